@@ -1,0 +1,240 @@
+//! Configuration: typed sections, the compiled-in defaults and (in
+//! `config::layers`) the layered loading with a tighten-only project overlay.
+
+use serde::{Deserialize, Serialize};
+
+use crate::decision::{Outcome, RiskLevel};
+
+/// The package defaults, compiled in.
+pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub reviewer: ReviewerConfig,
+    pub budget: BudgetConfig,
+    pub decision: DecisionConfig,
+    pub breaker: BreakerConfig,
+    pub turn: TurnConfig,
+    pub cache: CacheConfig,
+    pub grants: GrantsConfig,
+    pub overrides: OverridesConfig,
+    pub routing: RoutingConfig,
+    pub audit: AuditConfig,
+    pub server: ServerConfig,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    Openai,
+    Anthropic,
+    Ollama,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Estimator {
+    Utf8,
+    O200k,
+}
+
+/// An outcome that never allows: failure and breaker actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailClosed {
+    Deny,
+    Defer,
+}
+
+impl FailClosed {
+    pub fn outcome(self) -> Outcome {
+        match self {
+            FailClosed::Deny => Outcome::Deny,
+            FailClosed::Defer => Outcome::Defer,
+        }
+    }
+}
+
+/// Routing policy for a surface, rule or default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutePolicy {
+    /// The reviewer model decides.
+    Ai,
+    /// Defer to the human.
+    Human,
+    /// Deny without a model call.
+    Never,
+    /// Abstain: the harness's own rules decide.
+    Pass,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewerConfig {
+    pub provider: Provider,
+    pub base_url: String,
+    pub model: String,
+    pub api_key_env: String,
+    pub timeout_ms: u64,
+    pub max_output_tokens: u32,
+    pub retries: u32,
+    pub max_retry_after_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    pub max_reviewer_input_tokens: u32,
+    pub max_user_transcript_tokens: u32,
+    pub max_tool_transcript_tokens: u32,
+    pub max_relevant_result_tokens: u32,
+    pub estimator: Estimator,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecisionConfig {
+    pub failure_mode: FailClosed,
+    pub max_auto_allow_risk: RiskLevel,
+    pub on_risk_exceeded: Outcome,
+    pub on_uncertain: Outcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BreakerConfig {
+    pub consecutive_denials: u32,
+    pub window_denials: u32,
+    pub window_size: u32,
+    pub action: FailClosed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnConfig {
+    pub max_reviews: u32,
+    pub on_exhausted: FailClosed,
+    pub max_failures: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    pub ttl_ms: u64,
+    pub max_entries: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrantsConfig {
+    pub ttl_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverridesConfig {
+    pub ttl_ms: u64,
+    pub max_listed: u32,
+    pub break_glass_enabled: bool,
+    pub break_glass_window_ms: u64,
+}
+
+/// Which field a routing rule's regex is matched against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleField {
+    Surface,
+    Tool,
+    Command,
+    /// The canonical JSON of the action fields.
+    Request,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingRule {
+    pub pattern: String,
+    pub policy: RoutePolicy,
+    #[serde(default = "default_rule_field")]
+    pub field: RuleField,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+fn default_rule_field() -> RuleField {
+    RuleField::Command
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingConfig {
+    pub default: RoutePolicy,
+    pub rules: Vec<RoutingRule>,
+    pub sensitive_reads: RoutePolicy,
+    /// Surface name → policy. Ordered map so `config show` is stable.
+    pub surfaces: std::collections::BTreeMap<String, RoutePolicy>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditConfig {
+    pub enabled: bool,
+    pub retention_days: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    pub listen: String,
+    pub allow_remote: bool,
+    pub max_body_bytes: u64,
+    pub rate_limit_per_second: u32,
+    pub max_concurrent_reviews: u32,
+    pub shutdown_grace_ms: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: {message}")]
+    Parse { file: String, message: String },
+    #[error("{file}: key `{key}`: {problem}")]
+    Invalid {
+        file: String,
+        key: String,
+        problem: String,
+    },
+    #[error("{file}: key `{key}` would loosen the trusted configuration: {problem}")]
+    Loosening {
+        file: String,
+        key: String,
+        problem: String,
+    },
+    #[error("cannot read {file}: {message}")]
+    Io { file: String, message: String },
+}
+
+impl Config {
+    /// The compiled-in defaults.
+    pub fn defaults() -> Result<Config, ConfigError> {
+        toml::from_str(DEFAULT_TOML).map_err(|e| ConfigError::Parse {
+            file: "<defaults>".to_owned(),
+            message: e.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_parse() {
+        let c = Config::defaults().unwrap();
+        assert_eq!(c.reviewer.timeout_ms, 90_000);
+        assert_eq!(c.budget.max_reviewer_input_tokens, 8192);
+        assert_eq!(c.routing.surfaces.get("read"), Some(&RoutePolicy::Pass));
+        assert_eq!(c.decision.failure_mode, FailClosed::Deny);
+    }
+}

@@ -1,0 +1,37 @@
+//! vouch: a model-backed auto-review authorizer for coding agents.
+//!
+//! A coding agent about to cross a boundary (run a shell command, write
+//! outside its workspace, open a connection) asks vouch, which answers
+//! **allow**, **deny** or **defer** (hand it to the human). Deterministic hard
+//! denies run first; then routing; then per-turn session state; then a
+//! reviewer model over a small, redacted, fenced evidence packet; then risk
+//! ceilings; and for sandbox brokers a one-use grant. Every fault ends in the
+//! configured fail-closed outcome, never in an allow.
+//!
+//! # Layout
+//!
+//! - [`request`]: the canonical request, its validation and `request_hash`.
+//! - [`decision`]: the decision, its stages and the words said to the agent.
+//! - [`config`]: typed configuration, layers and the tighten-only project overlay.
+//! - [`paths`]: where vouch keeps its files (`VOUCH_HOME` or XDG).
+//! - [`shell`]: bash parsing into the units that would actually run.
+//! - [`policy`]: hard denies, routing and risk ceilings — pure functions.
+//! - [`pipeline`]: orders the stages and returns a [`decision::Decision`].
+
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+pub mod config;
+pub mod decision;
+pub mod paths;
+pub mod pipeline;
+pub mod policy;
+pub mod request;
+pub mod shell;

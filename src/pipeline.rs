@@ -1,0 +1,1 @@
+//! Orders the decision stages and returns a `Decision`.

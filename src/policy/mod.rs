@@ -1,0 +1,8 @@
+//! Deterministic policy: the stages that decide without a model.
+//!
+//! Each is a pure function over plain data so it can be tested alone and
+//! benchmarked on the hot path.
+
+pub mod credentials;
+pub mod hard_deny;
+pub mod routing;
