@@ -30,6 +30,7 @@
 
 pub mod config;
 pub mod decision;
+pub mod engine;
 pub mod paths;
 pub mod pipeline;
 pub mod policy;
