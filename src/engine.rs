@@ -3,17 +3,26 @@
 //! adapters all call.
 //!
 //! `review` never fails: every error inside becomes a fail-closed
-//! [`Decision`]. The operator calls return [`EngineError`], whose variants map
-//! onto HTTP status classes at the edge.
+//! [`Decision`]. The deterministic stages and all SQLite work run on the
+//! blocking pool (`spawn_blocking`); only the model call is awaited on the
+//! async runtime. The operator calls return [`EngineError`], whose variants
+//! map onto HTTP status classes at the edge.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::config::Config;
-use crate::decision::{Decision, Outcome, Stage};
+use crate::clock::{Clock, SystemClock};
+use crate::config::{Config, ConfigError, LoadedConfig};
+use crate::decision::{Decision, Grant, Outcome, Stage};
+use crate::grants;
+use crate::paths::Paths;
+use crate::pipeline::{self, Prepared, ReviewJob};
 use crate::request::Request;
+use crate::reviewer::{self, ModelInput, ReviewResult, Reviewer};
+use crate::session::{self, Selector};
+use crate::store::{Store, StoreError};
 
 /// Why an engine call (other than `review`) failed.
 #[derive(Debug, thiserror::Error)]
@@ -36,13 +45,63 @@ pub enum EngineError {
     Internal(String),
 }
 
+impl From<StoreError> for EngineError {
+    fn from(e: StoreError) -> Self {
+        EngineError::Internal(e.to_string())
+    }
+}
+
+impl From<session::OverrideError> for EngineError {
+    fn from(e: session::OverrideError) -> Self {
+        use session::OverrideError as E;
+        match e {
+            E::Store(inner) => EngineError::Internal(inner.to_string()),
+            E::InvalidSelector { .. } => EngineError::BadRequest(e.to_string()),
+            E::NoSuchDenial { .. } | E::NoSuchChallenge => EngineError::NotFound(e.to_string()),
+            E::BreakGlassDisabled => EngineError::Forbidden(e.to_string()),
+            E::AlreadyPending { .. }
+            | E::AlreadyUsed { .. }
+            | E::Ambiguous { .. }
+            | E::NotCritical { .. }
+            | E::OutsideWindow { .. }
+            | E::PhraseMismatch
+            | E::ChallengeExpired
+            | E::NothingEligible => EngineError::Conflict(e.to_string()),
+        }
+    }
+}
+
 /// What the engine needs to start.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct EngineOptions {
-    /// The effective trusted configuration.
-    pub config: Config,
-    /// Directory holding `vouch.sqlite`, tokens and keys.
-    pub state_dir: PathBuf,
+    /// Where vouch's files live.
+    pub paths: Paths,
+    /// The effective trusted configuration (defaults → user → `--config` →
+    /// environment).
+    pub trusted: LoadedConfig,
+    /// Time source for TTLs and expiry.
+    pub clock: Arc<dyn Clock>,
+    /// Reads the reviewer API key variable (`std::env::var` in production).
+    pub env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    /// Allow deciding for a project that contains vouch's own binary or
+    /// trusted config (`VOUCH_ALLOW_UNTRUSTED_DEV=1`, local development).
+    pub allow_untrusted_dev: bool,
+}
+
+impl EngineOptions {
+    /// Options for this process: real paths, clock and environment.
+    pub fn from_process(
+        paths: Paths,
+        trusted: LoadedConfig,
+    ) -> EngineOptions {
+        EngineOptions {
+            paths,
+            trusted,
+            clock: Arc::new(SystemClock),
+            env: Arc::new(|name| std::env::var(name).ok()),
+            allow_untrusted_dev: std::env::var("VOUCH_ALLOW_UNTRUSTED_DEV").as_deref() == Ok("1"),
+        }
+    }
 }
 
 /// A cheaply cloneable handle to one running vouch.
@@ -53,94 +112,254 @@ pub struct Engine {
 
 struct Inner {
     options: EngineOptions,
+    /// The state database, opened on first use. A failure is not cached: the
+    /// next request tries again, and meanwhile model-backed reviews fail
+    /// closed while hard denies still answer.
+    store: Mutex<Option<Arc<Store>>>,
+    /// The one HTTP client for every reviewer call.
+    http: reqwest::Client,
 }
 
 impl Engine {
     pub fn new(options: EngineOptions) -> Result<Engine, EngineError> {
+        let http = reviewer::http_client().map_err(|e| EngineError::Internal(e.to_string()))?;
         Ok(Engine {
-            inner: Arc::new(Inner { options }),
+            inner: Arc::new(Inner {
+                options,
+                store: Mutex::new(None),
+                http,
+            }),
         })
     }
 
+    /// The trusted configuration (before any project overlay).
     pub fn config(&self) -> &Config {
-        &self.inner.options.config
+        &self.inner.options.trusted.config
     }
 
-    pub fn state_dir(&self) -> &std::path::Path {
-        &self.inner.options.state_dir
+    pub fn state_dir(&self) -> &Path {
+        &self.inner.options.paths.state_dir
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        self.inner.options.clock.as_ref()
+    }
+
+    /// The state database, opening it on first use.
+    pub fn store(&self) -> Result<Arc<Store>, StoreError> {
+        let mut slot = self
+            .inner
+            .store
+            .lock()
+            .map_err(|_| StoreError::Poisoned)?;
+        if let Some(store) = slot.as_ref() {
+            return Ok(Arc::clone(store));
+        }
+        let store = Arc::new(Store::open(self.state_dir())?);
+        *slot = Some(Arc::clone(&store));
+        Ok(store)
     }
 
     /// Decides one request. Never fails: faults become fail-closed decisions.
     pub async fn review(&self, request: Request) -> Decision {
         let hash = request.request_hash();
-        let outcome = self.config().decision.failure_mode.outcome();
-        Decision::new(
-            outcome,
-            Stage::ReviewerFailure,
-            hash,
-            "the decision pipeline is not assembled in this build",
-        )
+        let failure_mode = self.config().decision.failure_mode.outcome();
+        let this = self.clone();
+        let prepared = tokio::task::spawn_blocking(move || this.prepare(request)).await;
+        let job = match prepared {
+            Ok(Prepared::Decided(decision)) => return *decision,
+            Ok(Prepared::Review(job)) => job,
+            Err(join) => {
+                tracing::error!(error = %join, "decision task failed");
+                return internal_failure(failure_mode, hash, "the decision task failed");
+            }
+        };
+        let result = self.call_model(&job).await;
+        let this = self.clone();
+        match tokio::task::spawn_blocking(move || this.finish(*job, result)).await {
+            Ok(decision) => decision,
+            Err(join) => {
+                tracing::error!(error = %join, "decision task failed");
+                internal_failure(failure_mode, hash, "the decision task failed")
+            }
+        }
+    }
+
+    /// Decides one request synchronously; for callers that are not on a
+    /// runtime (benchmarks, tests of the deterministic stages). Routes that
+    /// need the model end in `failure_mode` here.
+    pub fn prepare(&self, request: Request) -> Prepared {
+        let ctx = pipeline::Context {
+            paths: &self.inner.options.paths,
+            trusted: &self.inner.options.trusted,
+            clock: self.clock(),
+            allow_untrusted_dev: self.inner.options.allow_untrusted_dev,
+            store: &|| self.store(),
+            reviewer: &|cfg: &Config| self.reviewer_for(cfg),
+        };
+        pipeline::prepare(&ctx, request)
+    }
+
+    fn reviewer_for(&self, cfg: &Config) -> Result<Reviewer, reviewer::ReviewerError> {
+        let key = reviewer::api_key_from_env(&cfg.reviewer, &|name| (self.inner.options.env)(name));
+        Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)
+    }
+
+    async fn call_model(&self, job: &ReviewJob) -> ReviewResult {
+        let input = ModelInput {
+            system: &job.packet.system,
+            user: &job.packet.user,
+        };
+        job.reviewer.review(input, job.packet.estimated_tokens).await
+    }
+
+    fn finish(&self, job: ReviewJob, result: ReviewResult) -> Decision {
+        pipeline::finish(self.clock(), job, result)
     }
 
     /// Consumes a one-use grant for exactly this request. `Ok(false)` for any
     /// mismatch, replay or expiry.
     pub async fn consume_grant(
         &self,
-        _session_id: &str,
-        _token: &str,
-        _request: &Request,
+        session_id: &str,
+        token: &str,
+        request: &Request,
     ) -> Result<bool, EngineError> {
-        Err(EngineError::Internal(
-            "grant store is not assembled in this build".into(),
-        ))
+        let (this, session, token, hash) = (
+            self.clone(),
+            session_id.to_owned(),
+            token.to_owned(),
+            request.request_hash(),
+        );
+        blocking(move || {
+            let store = this.store()?;
+            Ok(grants::consume(&store, this.clock(), &session, &token, &hash)?)
+        })
+        .await
+    }
+
+    /// Mints a grant outside the pipeline; used by tests and tools.
+    pub async fn mint_grant(&self, session_id: &str, request: &Request) -> Result<Grant, EngineError> {
+        let (this, session, hash) = (self.clone(), session_id.to_owned(), request.request_hash());
+        blocking(move || {
+            let store = this.store()?;
+            let ttl = this.config().grants.ttl_ms;
+            Ok(grants::mint(&store, this.clock(), &session, &hash, ttl)?)
+        })
+        .await
     }
 
     /// Recent non-critical model denials of a session, newest first.
-    pub async fn list_denials(&self, _session_id: &str) -> Result<Vec<Value>, EngineError> {
-        Err(EngineError::Internal(
-            "session store is not assembled in this build".into(),
-        ))
+    pub async fn list_denials(&self, session_id: &str) -> Result<Vec<Value>, EngineError> {
+        let (this, session) = (self.clone(), session_id.to_owned());
+        blocking(move || {
+            let store = this.store()?;
+            let denials = session::list_denials(&store, this.clock(), this.config(), &session)?;
+            denials
+                .iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let mut v = serde_json::to_value(d)
+                        .map_err(|e| EngineError::Internal(e.to_string()))?;
+                    if let Some(obj) = v.as_object_mut() {
+                        obj.insert("index".to_owned(), Value::from(i.saturating_add(1)));
+                    }
+                    Ok(v)
+                })
+                .collect()
+        })
+        .await
     }
 
     /// Approves one exact retry of a listed denial (`selector`: 1-based index
     /// or request-hash prefix).
-    pub async fn approve(&self, _session_id: &str, _selector: &str) -> Result<Value, EngineError> {
-        Err(EngineError::Internal(
-            "session store is not assembled in this build".into(),
-        ))
+    pub async fn approve(&self, session_id: &str, selector: &str) -> Result<Value, EngineError> {
+        let selector: Selector = selector.parse()?;
+        let (this, session) = (self.clone(), session_id.to_owned());
+        blocking(move || {
+            let store = this.store()?;
+            let approval =
+                session::approve(&store, this.clock(), this.config(), &session, &selector)?;
+            serde_json::to_value(approval).map_err(|e| EngineError::Internal(e.to_string()))
+        })
+        .await
     }
 
     /// Starts break glass for a critical denial; returns the challenge
     /// (details and the phrase the human must type).
     pub async fn break_glass_challenge(
         &self,
-        _session_id: &str,
-        _selector: Option<&str>,
+        session_id: &str,
+        selector: Option<&str>,
     ) -> Result<Value, EngineError> {
-        Err(EngineError::Internal(
-            "session store is not assembled in this build".into(),
-        ))
+        let selector: Option<Selector> = selector.map(str::parse).transpose()?;
+        let (this, session) = (self.clone(), session_id.to_owned());
+        blocking(move || {
+            let store = this.store()?;
+            let challenge = session::break_glass_challenge(
+                &store,
+                this.clock(),
+                this.config(),
+                &session,
+                selector.as_ref(),
+            )?;
+            serde_json::to_value(challenge).map_err(|e| EngineError::Internal(e.to_string()))
+        })
+        .await
     }
 
     /// Confirms break glass with the typed phrase.
     pub async fn break_glass_confirm(
         &self,
-        _session_id: &str,
-        _challenge_id: &str,
-        _phrase: &str,
+        session_id: &str,
+        challenge_id: &str,
+        phrase: &str,
     ) -> Result<Value, EngineError> {
-        Err(EngineError::Internal(
-            "session store is not assembled in this build".into(),
-        ))
+        let (this, session, id, phrase) = (
+            self.clone(),
+            session_id.to_owned(),
+            challenge_id.to_owned(),
+            phrase.to_owned(),
+        );
+        blocking(move || {
+            let store = this.store()?;
+            let approval = session::break_glass_confirm(
+                &store,
+                this.clock(),
+                this.config(),
+                &session,
+                &id,
+                &phrase,
+            )?;
+            serde_json::to_value(approval).map_err(|e| EngineError::Internal(e.to_string()))
+        })
+        .await
+    }
+
+    /// What the operator CLI commands need.
+    pub fn operator_context(&self) -> Result<(Arc<Store>, &dyn Clock, &Config), StoreError> {
+        Ok((self.store()?, self.clock(), self.config()))
     }
 
     /// Store and reviewer status for `/healthz`.
     pub fn health(&self) -> Value {
         let cfg = self.config();
+        let store = match self.store() {
+            Ok(_) => Value::from("ok"),
+            Err(e) => {
+                tracing::warn!(error = %e, "state database unavailable");
+                Value::from("unavailable")
+            }
+        };
+        let reviewer = match self.reviewer_for(cfg) {
+            Ok(_) => "configured".to_owned(),
+            Err(e) => format!("invalid: {e}"),
+        };
         serde_json::json!({
             "status": "ok",
-            "store": "unknown",
+            "store": store,
             "reviewer": {
+                "status": reviewer,
                 "provider": cfg.reviewer.provider,
                 "model": cfg.reviewer.model,
             },
@@ -148,7 +367,26 @@ impl Engine {
     }
 }
 
-/// The outcome used whenever the engine cannot decide.
-pub fn fail_closed_outcome(config: &Config) -> Outcome {
-    config.decision.failure_mode.outcome()
+/// Runs blocking engine work off the async workers.
+async fn blocking<T, F>(f: F) -> Result<T, EngineError>
+where
+    F: FnOnce() -> Result<T, EngineError> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| EngineError::Internal(format!("engine task failed: {e}")))?
+}
+
+fn internal_failure(outcome: Outcome, hash: String, why: &str) -> Decision {
+    Decision::new(outcome, Stage::ReviewerFailure, hash, why)
+}
+
+/// Loads the trusted configuration for this process; used by the CLI.
+pub fn load_process_config(
+    paths: &Paths,
+    cli_config: Option<&Path>,
+) -> Result<LoadedConfig, ConfigError> {
+    let env = crate::config::process_env()?;
+    crate::config::load_trusted(paths, cli_config, env)
 }

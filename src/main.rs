@@ -1,1 +1,104 @@
-fn main() {}
+//! The `vouch` binary: parses arguments, sets up tracing, calls the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use vouch::cli::{self, Global};
+
+#[derive(Parser)]
+#[command(name = "vouch", version, about = "Model-backed auto-review authorizer for coding agents")]
+struct Cli {
+    /// One more trusted configuration overlay, after the user file.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP service.
+    Serve {
+        /// `host:port` or `unix:/path`; overrides `server.listen`.
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<String>,
+    },
+    /// Decide one canonical request read from stdin; prints one JSON line.
+    Review,
+    /// One-use grants for sandbox brokers.
+    Grant {
+        #[command(subcommand)]
+        command: GrantCommand,
+    },
+    /// List a session's recent model denials, or approve one exact retry.
+    Approve {
+        #[arg(long)]
+        session: String,
+        /// 1-based index as listed, or a request-hash prefix.
+        selector: Option<String>,
+    },
+    /// Authorize one exact retry of a critical model denial (needs a terminal).
+    BreakGlass {
+        #[arg(long)]
+        session: String,
+    },
+    /// Configuration.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum GrantCommand {
+    /// Consume a grant for the request on stdin; exit 0 when consumed, 1 when not.
+    Consume {
+        #[arg(long)]
+        session: String,
+        #[arg(long)]
+        token: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Print every effective value and the layer it came from.
+    Show {
+        /// Also fold in the project overlay of this directory.
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let global = Global { config: cli.config };
+    let serving = matches!(cli.command, Command::Serve { .. });
+    // Short-lived commands print one line; only warnings go to stderr unless
+    // RUST_LOG asks for more.
+    vouch::telemetry::init_with_default(if serving { "info" } else { "warn" });
+    let (stdin, stdout, stderr) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
+    let code = match cli.command {
+        Command::Serve { listen } => vouch::server::serve_command(&global, listen.as_deref()),
+        Command::Review => cli::review(&global, stdin.lock(), stdout.lock(), stderr.lock()),
+        Command::Grant {
+            command: GrantCommand::Consume { session, token },
+        } => cli::grant_consume(&global, &session, &token, stdin.lock(), stdout.lock(), stderr.lock()),
+        Command::Approve { session, selector } => cli::approve(
+            &global,
+            &session,
+            selector.as_deref(),
+            stdin.lock(),
+            stdout.lock(),
+            stderr.lock(),
+        ),
+        Command::BreakGlass { session } => {
+            cli::break_glass(&global, &session, stdin.lock(), stdout.lock(), stderr.lock())
+        }
+        Command::Config {
+            command: ConfigCommand::Show { project },
+        } => cli::config_show(&global, project.as_deref(), stdout.lock(), stderr.lock()),
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(2))
+}

@@ -1,0 +1,240 @@
+//! The command-line commands as library functions over explicit streams, so
+//! `main.rs` stays a thin argument parser and tests can call them directly.
+//!
+//! Exit codes: 0 success (a decision was printed, a grant was consumed),
+//! 1 a clean "no" (grant not consumed, operator command refused),
+//! 2 bad input or configuration.
+
+use std::io::{BufRead, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::config::{LoadedConfig, render_show};
+use crate::decision::{Decision, Stage};
+use crate::engine::{Engine, EngineOptions, load_process_config};
+use crate::paths::Paths;
+use crate::request::{MAX_REQUEST_BYTES, Request, RequestError};
+use crate::session::{self, OperatorContext};
+
+/// Options every command takes.
+#[derive(Debug, Clone, Default)]
+pub struct Global {
+    /// `--config FILE`: one more trusted overlay after the user file.
+    pub config: Option<PathBuf>,
+}
+
+/// A command failure: printed as one line on stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("invalid request: {0}")]
+    Request(#[from] RequestError),
+    #[error("cannot read standard input: {0}")]
+    Stdin(std::io::Error),
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// Paths and trusted configuration for this process.
+pub fn load(global: &Global) -> Result<(Paths, LoadedConfig), CliError> {
+    let paths = Paths::from_env().map_err(|e| CliError::Setup(e.to_string()))?;
+    let loaded = load_process_config(&paths, global.config.as_deref())
+        .map_err(|e| CliError::Setup(format!("invalid configuration: {e}")))?;
+    Ok((paths, loaded))
+}
+
+fn engine(global: &Global) -> Result<Engine, CliError> {
+    let (paths, loaded) = load(global)?;
+    Engine::new(EngineOptions::from_process(paths, loaded))
+        .map_err(|e| CliError::Setup(e.to_string()))
+}
+
+/// Reads at most one byte more than the request limit, so an oversized body
+/// is reported by its size instead of being buffered whole.
+pub fn read_request(mut input: impl Read) -> Result<Request, CliError> {
+    let limit = u64::try_from(MAX_REQUEST_BYTES).unwrap_or(u64::MAX);
+    let mut body = Vec::new();
+    input
+        .by_ref()
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut body)
+        .map_err(CliError::Stdin)?;
+    if body.len() > MAX_REQUEST_BYTES {
+        // Report the real size without keeping the rest.
+        let rest = std::io::copy(&mut input, &mut std::io::sink()).unwrap_or(0);
+        let size = body
+            .len()
+            .saturating_add(usize::try_from(rest).unwrap_or(usize::MAX));
+        return Err(RequestError::TooLarge {
+            size,
+            limit: MAX_REQUEST_BYTES,
+        }
+        .into());
+    }
+    Ok(Request::from_slice(&body)?)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::Setup(format!("cannot start the runtime: {e}")))
+}
+
+fn print_line(out: &mut impl Write, value: &impl serde::Serialize) -> std::io::Result<()> {
+    let line = serde_json::to_string(value).map_err(std::io::Error::other)?;
+    writeln!(out, "{line}")?;
+    out.flush()
+}
+
+fn fail(err: &mut impl Write, e: &dyn std::fmt::Display, code: i32) -> i32 {
+    // Nothing more can be done if stderr itself is gone.
+    let _ = writeln!(err, "vouch: {e}");
+    code
+}
+
+/// `vouch review`: one request on stdin → one decision line on stdout.
+///
+/// A configuration that cannot be loaded still yields a decision: the
+/// request's `failure_mode`-free default of deny, stage `config_error`.
+pub fn review(global: &Global, input: impl Read, mut out: impl Write, mut err: impl Write) -> i32 {
+    let request = match read_request(input) {
+        Ok(r) => r,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let decision = match engine(global) {
+        Ok(engine) => match runtime() {
+            Ok(rt) => rt.block_on(engine.review(request)),
+            Err(e) => config_error(&request, &e),
+        },
+        Err(e) => config_error(&request, &e),
+    };
+    match print_line(&mut out, &decision) {
+        Ok(()) => 0,
+        Err(e) => fail(&mut err, &e, 2),
+    }
+}
+
+/// Without a usable configuration there is no failure mode to consult: deny.
+fn config_error(request: &Request, e: &CliError) -> Decision {
+    Decision::new(
+        crate::decision::Outcome::Deny,
+        Stage::ConfigError,
+        request.request_hash(),
+        e.to_string(),
+    )
+}
+
+/// `vouch grant consume --session S --token T` with the request on stdin.
+pub fn grant_consume(
+    global: &Global,
+    session: &str,
+    token: &str,
+    input: impl Read,
+    mut out: impl Write,
+    mut err: impl Write,
+) -> i32 {
+    let request = match read_request(input) {
+        Ok(r) => r,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let engine = match engine(global) {
+        Ok(e) => e,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let consumed = match runtime() {
+        Ok(rt) => rt.block_on(engine.consume_grant(session, token, &request)),
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    match consumed {
+        Ok(consumed) => {
+            if let Err(e) = print_line(&mut out, &serde_json::json!({ "consumed": consumed })) {
+                return fail(&mut err, &e, 2);
+            }
+            if consumed { 0 } else { 1 }
+        }
+        Err(e) => fail(&mut err, &e, 2),
+    }
+}
+
+/// `vouch approve --session S [N|HASH]`.
+pub fn approve(
+    global: &Global,
+    session_id: &str,
+    selector: Option<&str>,
+    input: impl BufRead,
+    mut out: impl Write,
+    mut err: impl Write,
+) -> i32 {
+    let engine = match engine(global) {
+        Ok(e) => e,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let (store, clock, cfg) = match engine.operator_context() {
+        Ok(parts) => parts,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let ctx = OperatorContext {
+        store: &store,
+        clock,
+        cfg,
+        session: session_id,
+    };
+    let is_tty = std::io::stdin().is_terminal();
+    match session::run_approve(ctx, selector, input, &mut out, is_tty) {
+        Ok(_) => 0,
+        Err(e) => fail(&mut err, &e, 1),
+    }
+}
+
+/// `vouch break-glass --session S`: interactive, refuses without a terminal.
+pub fn break_glass(
+    global: &Global,
+    session_id: &str,
+    input: impl BufRead,
+    mut out: impl Write,
+    mut err: impl Write,
+) -> i32 {
+    let engine = match engine(global) {
+        Ok(e) => e,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let (store, clock, cfg) = match engine.operator_context() {
+        Ok(parts) => parts,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let ctx = OperatorContext {
+        store: &store,
+        clock,
+        cfg,
+        session: session_id,
+    };
+    let is_tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    match session::run_break_glass(ctx, input, &mut out, is_tty) {
+        Ok(_) => 0,
+        Err(e) => fail(&mut err, &e, 1),
+    }
+}
+
+/// `vouch config show`: every effective value with the layer it came from.
+/// With `--project DIR`, the project overlay of DIR is folded in too.
+pub fn config_show(
+    global: &Global,
+    project: Option<&Path>,
+    mut out: impl Write,
+    mut err: impl Write,
+) -> i32 {
+    let (_, loaded) = match load(global) {
+        Ok(l) => l,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let shown = match project {
+        None => loaded,
+        Some(dir) => match crate::config::for_project(&loaded, Some(dir)).effective {
+            Ok(l) => l,
+            Err(e) => return fail(&mut err, &e, 2),
+        },
+    };
+    match out.write_all(render_show(&shown).as_bytes()) {
+        Ok(()) => 0,
+        Err(e) => fail(&mut err, &e, 2),
+    }
+}
