@@ -97,27 +97,26 @@ pub fn review_complete(e: &CompleteEvent<'_>) {
     );
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum TelemetryError {
-    #[error("environment variable `RUST_LOG`: {0}")]
-    Filter(String),
-    #[error("a global tracing subscriber is already installed")]
-    AlreadyInstalled,
-}
-
 /// Installs the process-wide subscriber for `main.rs`: human-readable lines
 /// on stderr (stdout carries decision JSON), filtered by `RUST_LOG`
-/// (default `info`). An invalid `RUST_LOG` is an error, not silently `info`.
-pub fn init() -> Result<(), TelemetryError> {
-    let filter = match std::env::var("RUST_LOG") {
-        Ok(spec) if !spec.trim().is_empty() => {
-            EnvFilter::try_new(spec.trim()).map_err(|e| TelemetryError::Filter(e.to_string()))?
-        }
-        _ => EnvFilter::new("info"),
+/// (default `info`).
+///
+/// It cannot fail: a hook run must never crash into its harness's fail-open
+/// path over logging. An invalid `RUST_LOG` falls back to `info` and says so
+/// in a warning; a second call keeps the subscriber already installed.
+pub fn init() {
+    let spec = std::env::var("RUST_LOG").unwrap_or_default();
+    let (filter, rejected) = match EnvFilter::try_new(spec.trim()) {
+        Ok(filter) if !spec.trim().is_empty() => (filter, None),
+        Ok(_) => (EnvFilter::new("info"), None),
+        Err(e) => (EnvFilter::new("info"), Some(e.to_string())),
     };
-    tracing_subscriber::fmt()
+    let installed = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init()
-        .map_err(|_| TelemetryError::AlreadyInstalled)
+        .is_ok();
+    if let (true, Some(problem)) = (installed, rejected) {
+        tracing::warn!("environment variable `RUST_LOG` is invalid ({problem}); logging at `info`");
+    }
 }

@@ -8,7 +8,7 @@
 //! 600 characters). Several candidate objects are ambiguous, so they are
 //! invalid rather than guessed between.
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::decision::{Outcome, RiskLevel, UserAuthorization};
 
@@ -19,8 +19,9 @@ pub const VERDICT_SCHEMA: &str = include_str!("../../prompts/verdict.schema.json
 /// (JSON Schema counts Unicode code points, as `str::chars` does).
 pub const MAX_TEXT_CHARS: usize = 600;
 
-/// A schema-valid reviewer verdict.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A schema-valid reviewer verdict. Serializable in the schema's own shape,
+/// so a verdict cache can store and reload it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
     pub outcome: Outcome,
     pub risk_level: RiskLevel,
