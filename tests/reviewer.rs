@@ -379,6 +379,22 @@ async fn server_error_twice_fails_closed() {
 }
 
 #[tokio::test]
+async fn server_error_with_long_retry_after_fails_closed_without_waiting() {
+    let server = ModelServer::start(vec![
+        error_step(503, "overloaded").header("retry-after", "120"),
+        chat_ok(&allow_low()),
+    ])
+    .await;
+    let run = Setup::new(Provider::Openai, server.base_url()).run().await;
+    run.expect_failure(FailureClass::RetryAfterTooLong, 1);
+    assert!(
+        run.elapsed < Duration::from_millis(900),
+        "{:?}",
+        run.elapsed
+    );
+}
+
+#[tokio::test]
 async fn retries_zero_means_one_call() {
     let server =
         ModelServer::start(vec![error_step(500, "server_error"), chat_ok(&allow_low())]).await;

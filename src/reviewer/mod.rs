@@ -12,6 +12,24 @@
 //! The API key is held only as a sensitive header value: it is never logged,
 //! never part of an error, and never sent over plain HTTP to a host other
 //! than loopback.
+//!
+//! # Choices where the design is silent
+//!
+//! Made for a user who pays per token and fears a leaked key:
+//! - A 429 without `Retry-After` is retried once at once; an unparseable
+//!   `Retry-After` is not retried at all. A 5xx that carries `Retry-After`
+//!   is held to the same ceiling and deadline as a 429.
+//! - `stats.calls` counts attempts, including one that never connected.
+//! - The format retry appends only the fixed correction; the model's bad
+//!   output is not sent back (cheaper, and nothing it wrote is re-fed).
+//! - Replies over 1 MiB are not read; a 429 body is read (≤ 64 KiB) only to
+//!   spot `insufficient_quota` and is then dropped.
+//! - `base_url` may not embed credentials, a query or a fragment, and a key
+//!   is refused for plain `http` to a non-loopback host.
+//! - OpenAI `finish_reason: "content_filter"` counts as a refusal.
+//! - Anthropic cache read/write tokens are added to `input_tokens` (they are
+//!   billed); if a server ignores the forced tool, a text answer is still
+//!   parsed tolerantly.
 
 pub mod retry;
 pub mod verdict;
