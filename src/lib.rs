@@ -16,6 +16,9 @@
 //! - [`paths`]: where vouch keeps its files (`VOUCH_HOME` or XDG).
 //! - [`shell`]: bash parsing into the units that would actually run.
 //! - [`policy`]: hard denies, routing and risk ceilings — pure functions.
+//! - [`reviewer`]: the model client — wire formats, one deadline, bounded
+//!   retries, verdict parsing.
+//! - [`telemetry`]: review events and the stderr log setup.
 //! - [`pipeline`]: orders the stages and returns a [`decision::Decision`].
 
 #![cfg_attr(
@@ -35,4 +38,6 @@ pub mod paths;
 pub mod pipeline;
 pub mod policy;
 pub mod request;
+pub mod reviewer;
 pub mod shell;
+pub mod telemetry;

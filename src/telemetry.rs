@@ -1,0 +1,122 @@
+//! Structured events about reviews, and the log setup for the binary
+//! (design §9).
+//!
+//! A user paying per token wants to see what each review cost and why it
+//! failed; a user who fears a leak wants to know that the logs cannot hold
+//! what the model saw. So the events here take only counts, timings, stable
+//! class names and the configured model id — their types leave no room for
+//! prompt text, response text, provider error bodies, headers, keys or URLs.
+
+use tracing_subscriber::EnvFilter;
+
+/// `tracing` target of the review events, for `RUST_LOG=vouch::review=debug`.
+pub const REVIEW_TARGET: &str = "vouch::review";
+
+/// One model call (`review_attempt`).
+#[derive(Debug, Clone, Copy)]
+pub struct AttemptEvent<'a> {
+    pub provider: &'static str,
+    /// The configured model id (not secret; logged at service start too).
+    pub model: &'a str,
+    /// 1 for the first call, 2 for the retry.
+    pub attempt: u32,
+    /// HTTP status when a response arrived.
+    pub http_status: Option<u16>,
+    /// `ok` or a [`crate::reviewer::FailureClass`] name.
+    pub class: &'static str,
+    /// `done`, `stop`, `retry`, `retry_with_correction` or `wait_then_retry`.
+    pub next: &'static str,
+    pub duration_ms: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// One finished review (`review_complete`).
+#[derive(Debug, Clone, Copy)]
+pub struct CompleteEvent<'a> {
+    pub provider: &'static str,
+    pub model: &'a str,
+    /// `allow`, `deny`, `defer` (the model's verdict, before host rules) or
+    /// `failure`.
+    pub outcome: &'static str,
+    pub failure_class: Option<&'static str>,
+    pub risk_level: Option<&'static str>,
+    pub calls: u32,
+    pub duration_ms: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub packet_tokens_estimate: u64,
+}
+
+/// Emits `review_attempt`: info when the call produced a verdict, warn when
+/// it failed.
+pub fn review_attempt(e: &AttemptEvent<'_>) {
+    macro_rules! emit {
+        ($level:expr) => {
+            tracing::event!(
+                name: "review_attempt",
+                target: REVIEW_TARGET,
+                $level,
+                event = "review_attempt",
+                provider = e.provider,
+                model = e.model,
+                attempt = e.attempt,
+                http_status = e.http_status,
+                class = e.class,
+                next = e.next,
+                duration_ms = e.duration_ms,
+                input_tokens = e.input_tokens,
+                output_tokens = e.output_tokens,
+            )
+        };
+    }
+    if e.class == "ok" {
+        emit!(tracing::Level::INFO);
+    } else {
+        emit!(tracing::Level::WARN);
+    }
+}
+
+/// Emits `review_complete`.
+pub fn review_complete(e: &CompleteEvent<'_>) {
+    tracing::event!(
+        name: "review_complete",
+        target: REVIEW_TARGET,
+        tracing::Level::INFO,
+        event = "review_complete",
+        provider = e.provider,
+        model = e.model,
+        outcome = e.outcome,
+        failure_class = e.failure_class,
+        risk_level = e.risk_level,
+        calls = e.calls,
+        duration_ms = e.duration_ms,
+        input_tokens = e.input_tokens,
+        output_tokens = e.output_tokens,
+        packet_tokens_estimate = e.packet_tokens_estimate,
+    );
+}
+
+/// Installs the process-wide subscriber for `main.rs`: human-readable lines
+/// on stderr (stdout carries decision JSON), filtered by `RUST_LOG`
+/// (default `info`).
+///
+/// It cannot fail: a hook run must never crash into its harness's fail-open
+/// path over logging. An invalid `RUST_LOG` falls back to `info` and says so
+/// in a warning; a second call keeps the subscriber already installed.
+pub fn init() {
+    let spec = std::env::var("RUST_LOG").unwrap_or_default();
+    let (filter, rejected) = match EnvFilter::try_new(spec.trim()) {
+        Ok(filter) if !spec.trim().is_empty() => (filter, None),
+        Ok(_) => (EnvFilter::new("info"), None),
+        Err(e) => (EnvFilter::new("info"), Some(e.to_string())),
+    };
+    let installed = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init()
+        .is_ok();
+    if let (true, Some(problem)) = (installed, rejected) {
+        tracing::warn!("environment variable `RUST_LOG` is invalid ({problem}); logging at `info`");
+    }
+}
