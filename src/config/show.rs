@@ -31,7 +31,7 @@ pub fn render_show(loaded: &LoadedConfig) -> String {
             (Kind::Rules, Value::Array(rules)) if !rules.is_empty() => {
                 for (index, rule) in rules.iter().enumerate() {
                     let name = format!("{}[{index}]", key_spec.key);
-                    line(&mut out, &name, &rule.to_string(), loaded.source_of(&name));
+                    line(&mut out, &name, &render_rule(rule), loaded.source_of(&name));
                 }
             }
             (Kind::Surfaces, Value::Table(entries)) if !entries.is_empty() => {
@@ -74,6 +74,27 @@ fn line(out: &mut String, key: &str, value: &str, source: Option<&Source>) {
     out.push_str("  # ");
     out.push_str(&source);
     out.push('\n');
+}
+
+/// A rule as an inline table in a fixed, readable key order, with the
+/// default `field` spelled out.
+fn render_rule(rule: &Value) -> String {
+    let get = |k: &str| rule.get(k).map(ToString::to_string);
+    let mut parts = Vec::with_capacity(4);
+    if let Some(p) = get("pattern") {
+        parts.push(format!("pattern = {p}"));
+    }
+    parts.push(format!(
+        "field = {}",
+        get("field").unwrap_or_else(|| "\"command\"".to_owned())
+    ));
+    if let Some(p) = get("policy") {
+        parts.push(format!("policy = {p}"));
+    }
+    if let Some(n) = get("note") {
+        parts.push(format!("note = {n}"));
+    }
+    format!("{{ {} }}", parts.join(", "))
 }
 
 /// A surface name as a TOML key: bare when it can be, quoted otherwise.

@@ -218,3 +218,66 @@ pub fn quoted_list(values: &[&str]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::validate::validate_value;
+    use crate::config::{Config, DEFAULT_TOML};
+    use std::collections::BTreeSet;
+
+    fn leaves(table: &toml::Table) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for (section, body) in table {
+            for key in body.as_table().unwrap().keys() {
+                out.insert(format!("{section}.{key}"));
+            }
+        }
+        out
+    }
+
+    fn spec_keys() -> BTreeSet<String> {
+        KEYS.iter().map(|k| k.key.to_owned()).collect()
+    }
+
+    #[test]
+    fn every_default_key_has_a_spec_and_direction() {
+        let defaults: toml::Table = toml::from_str(DEFAULT_TOML).unwrap();
+        assert_eq!(leaves(&defaults), spec_keys());
+    }
+
+    #[test]
+    fn every_config_field_has_a_spec_and_direction() {
+        let typed = toml::Table::try_from(Config::defaults().unwrap()).unwrap();
+        assert_eq!(leaves(&typed), spec_keys());
+    }
+
+    #[test]
+    fn keys_are_unique_and_defaults_are_legal() {
+        assert_eq!(spec_keys().len(), KEYS.len());
+        let defaults: toml::Table = toml::from_str(DEFAULT_TOML).unwrap();
+        for k in KEYS {
+            let (section, key) = k.key.split_once('.').unwrap();
+            let value = &defaults[section][key];
+            validate_value(k, value).unwrap_or_else(|p| panic!("{}: {p:?}", k.key));
+            assert_eq!(lookup(section, key), Some(k));
+        }
+    }
+
+    #[test]
+    fn server_and_model_selection_are_trusted_only() {
+        for k in KEYS {
+            if k.key.starts_with("server.")
+                || [
+                    "reviewer.provider",
+                    "reviewer.base_url",
+                    "reviewer.model",
+                    "reviewer.api_key_env",
+                ]
+                .contains(&k.key)
+            {
+                assert_eq!(k.tighten, Tighten::TrustedOnly, "{}", k.key);
+            }
+        }
+    }
+}
