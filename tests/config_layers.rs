@@ -515,3 +515,27 @@ fn trusted_files_inside_a_project_are_reported() {
     let elsewhere = home.dir.path().join("elsewhere");
     assert_eq!(loaded.trusted_file_inside(&elsewhere), None);
 }
+
+#[test]
+fn environment_is_one_layer_for_cross_field_rules() {
+    let home = Home::new();
+    let loaded = home
+        .load(
+            None,
+            &[
+                ("VOUCH_BREAKER__WINDOW_DENIALS", "145"),
+                ("VOUCH_BREAKER__WINDOW_SIZE", "200"),
+            ],
+        )
+        .unwrap();
+    assert_eq!(loaded.config.breaker.window_denials, 145);
+    let err = home
+        .load(None, &[("VOUCH_BREAKER__WINDOW_DENIALS", "145")])
+        .unwrap_err();
+    assert_eq!(err.key(), Some("breaker.window_denials"));
+    assert!(
+        err.to_string()
+            .contains("environment variable `VOUCH_BREAKER__WINDOW_DENIALS`"),
+        "{err}"
+    );
+}

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use toml::{Table, Value};
 
 use super::spec::{self, Kind};
-use super::validate::{cross_field, validate_layer};
+use super::validate::{cross_field, cross_field_problem, validate_layer};
 use super::{Config, ConfigError, DEFAULT_TOML};
 use crate::paths::Paths;
 use crate::policy::routing::Router;
@@ -268,14 +268,27 @@ where
         .collect();
     vars.sort();
     let ignored = ignored_vars(&fold.table, &vars);
+    // The environment is one layer: each variable is validated alone, the
+    // cross-field rules once all are merged (so `…__WINDOW_DENIALS` and
+    // `…__WINDOW_SIZE` may be raised together), naming the variable that set
+    // the offending key.
     for (var, raw) in &vars {
         if ignored.iter().any(|i| i == var) {
             continue;
         }
         if let Some(layer) = env_layer(var, raw)? {
-            apply(&mut fold, &layer, &Source::Env(var.clone()))?;
+            let source = Source::Env(var.clone());
+            validate_layer(&source.layer_name(), &layer)?;
+            fold.merge(&layer, &source);
         }
     }
+    cross_field_problem(&fold.table).map_err(|p| {
+        let layer = fold
+            .sources
+            .get(&p.key)
+            .map_or_else(|| "environment".to_owned(), Source::layer_name);
+        p.in_layer(&layer)
+    })?;
 
     let config = fold.to_config("effective configuration")?;
     let router = Router::new(&config.routing).map_err(|e| ConfigError::Invalid {

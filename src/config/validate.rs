@@ -289,6 +289,11 @@ fn validate_surfaces(value: &Value) -> Result<(), Problem> {
 /// Rules across keys, checked on the merged result after each layer so the
 /// error names the layer that broke them.
 pub fn cross_field(layer: &str, merged: &Table) -> Result<(), ConfigError> {
+    cross_field_problem(merged).map_err(|p| p.in_layer(layer))
+}
+
+/// The cross-field rules, without a layer name.
+pub fn cross_field_problem(merged: &Table) -> Result<(), Problem> {
     let get = |section: &str, key: &str| merged.get(section).and_then(|s| s.get(key));
     if let (Some(Value::Integer(denials)), Some(Value::Integer(size))) = (
         get("breaker", "window_denials"),
@@ -300,17 +305,17 @@ pub fn cross_field(layer: &str, merged: &Table) -> Result<(), ConfigError> {
             format!(
                 "`{denials}` is larger than `breaker.window_size` (`{size}`); it must be at most the window size"
             ),
-        )
-        .in_layer(layer));
+        ));
     }
     if let Some(listen) = get("server", "listen").and_then(Value::as_str) {
         let allow_remote = get("server", "allow_remote").and_then(Value::as_bool) == Some(true);
         if !allow_remote && !is_loopback_listen(listen) {
             return Err(Problem::new(
                 "server.listen",
-                format!("`{listen}` is not a loopback address; set `server.allow_remote = true` to listen on it"),
-            )
-            .in_layer(layer));
+                format!(
+                    "`{listen}` is not a loopback address; set `server.allow_remote = true` to listen on it"
+                ),
+            ));
         }
     }
     Ok(())
