@@ -1,5 +1,27 @@
-//! Configuration: typed sections, the compiled-in defaults and (in
-//! `config::layers`) the layered loading with a tighten-only project overlay.
+//! Configuration (design §3): typed sections, the compiled-in defaults, the
+//! layered loading and the tighten-only project overlay.
+//!
+//! Layers, in order: package defaults → user overlay → `--config FILE` →
+//! `VOUCH_<SECTION>__<KEY>` environment variables → project overlay. The
+//! first four are trusted and may set any legal value; the project overlay
+//! (`<project root>/.vouch/config.toml`) is written where the agent works, so
+//! it may only tighten. The parts:
+//!
+//! - [`spec`]: the one table of keys, legal ranges and tighten directions.
+//! - [`validate`]: per-layer checks that name file, key and legal values.
+//! - [`layers`]: reading and folding the trusted layers, with sources.
+//! - [`tighten`]: the project overlay fold.
+//! - [`show`]: `vouch config show`.
+
+pub mod layers;
+pub mod show;
+pub mod spec;
+pub mod tighten;
+pub mod validate;
+
+pub use layers::{LoadedConfig, Source, load_trusted, process_env};
+pub use show::render_show;
+pub use tighten::{ProjectConfig, for_project, project_root};
 
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +90,28 @@ pub enum RoutePolicy {
     Never,
     /// Abstain: the harness's own rules decide.
     Pass,
+}
+
+impl RoutePolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoutePolicy::Ai => "ai",
+            RoutePolicy::Human => "human",
+            RoutePolicy::Never => "never",
+            RoutePolicy::Pass => "pass",
+        }
+    }
+
+    /// Strictness order for tighten-only routing: `pass` < `ai` < `human` <
+    /// `never`.
+    pub fn strictness(self) -> u8 {
+        match self {
+            RoutePolicy::Pass => 0,
+            RoutePolicy::Ai => 1,
+            RoutePolicy::Human => 2,
+            RoutePolicy::Never => 3,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -195,7 +239,9 @@ pub struct ServerConfig {
     pub shutdown_grace_ms: u64,
 }
 
-#[derive(Debug, thiserror::Error)]
+/// Why a configuration layer was rejected. Every message names the layer
+/// (file or environment variable) and, where there is one, the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     #[error("{file}: {message}")]
     Parse { file: String, message: String },
@@ -213,6 +259,18 @@ pub enum ConfigError {
     },
     #[error("cannot read {file}: {message}")]
     Io { file: String, message: String },
+    #[error("environment variable `{var}`: {problem}")]
+    Env { var: String, problem: String },
+}
+
+impl ConfigError {
+    /// The key the error is about, when there is one.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ConfigError::Invalid { key, .. } | ConfigError::Loosening { key, .. } => Some(key),
+            ConfigError::Parse { .. } | ConfigError::Io { .. } | ConfigError::Env { .. } => None,
+        }
+    }
 }
 
 impl Config {

@@ -1,1 +1,248 @@
-//! Where vouch keeps its files (design §2): filled in by the config work.
+//! Where vouch keeps its files (design §2).
+//!
+//! `VOUCH_HOME`, when set, holds everything: the trusted user overlay
+//! (`config.toml`) and `state/`. Otherwise the XDG base directories decide:
+//! `$XDG_CONFIG_HOME/vouch/config.toml` and `$XDG_STATE_HOME/vouch/`, with the
+//! spec's defaults under `$HOME`. The environment is read through an injected
+//! lookup so tests never see the real home. The same locations feed the
+//! `trust-boundary` hard deny: an agent must never be able to rewrite the
+//! files that decide what it may do.
+
+use std::path::{Path, PathBuf};
+
+/// Why vouch's file locations could not be determined.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathsError {
+    #[error("`VOUCH_HOME` must be an absolute path, got `{0}`")]
+    RelativeVouchHome(String),
+    #[error(
+        "cannot locate vouch's files: `VOUCH_HOME` is unset and `HOME` is unset or not absolute"
+    )]
+    NoHome,
+}
+
+/// vouch's file locations for this process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    /// `VOUCH_HOME` when set (absolute).
+    pub vouch_home: Option<PathBuf>,
+    /// The trusted user overlay; a missing file is fine.
+    pub user_config: PathBuf,
+    /// The state directory (databases, key, tokens).
+    pub state_dir: PathBuf,
+    /// The service's own `HOME`, when absolute.
+    pub home: Option<PathBuf>,
+}
+
+/// An absolute, non-empty path from an environment value; anything else is
+/// ignored, as the XDG base directory spec requires for relative values.
+fn absolute(value: Option<String>) -> Option<PathBuf> {
+    value
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+}
+
+impl Paths {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Paths, PathsError> {
+        Paths::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Resolves the locations from an injected environment lookup.
+    pub fn from_lookup(env: impl Fn(&str) -> Option<String>) -> Result<Paths, PathsError> {
+        let home = absolute(env("HOME"));
+        if let Some(raw) = env("VOUCH_HOME").filter(|v| !v.is_empty()) {
+            let vouch_home = PathBuf::from(&raw);
+            // A relative VOUCH_HOME would move with the working directory, so
+            // two processes could disagree about where state lives.
+            if !vouch_home.is_absolute() {
+                return Err(PathsError::RelativeVouchHome(raw));
+            }
+            return Ok(Paths {
+                user_config: vouch_home.join("config.toml"),
+                state_dir: vouch_home.join("state"),
+                vouch_home: Some(vouch_home),
+                home,
+            });
+        }
+        let config_base = absolute(env("XDG_CONFIG_HOME"))
+            .or_else(|| home.as_ref().map(|h| h.join(".config")))
+            .ok_or(PathsError::NoHome)?;
+        let state_base = absolute(env("XDG_STATE_HOME"))
+            .or_else(|| home.as_ref().map(|h| h.join(".local").join("state")))
+            .ok_or(PathsError::NoHome)?;
+        Ok(Paths {
+            vouch_home: None,
+            user_config: config_base.join("vouch").join("config.toml"),
+            state_dir: state_base.join("vouch"),
+            home,
+        })
+    }
+
+    /// The directory holding the user overlay.
+    pub fn config_dir(&self) -> &Path {
+        self.user_config.parent().unwrap_or(&self.user_config)
+    }
+
+    /// vouch's own files that an agent must never write (and whose tokens it
+    /// must never read): the active config file and its directory, the state
+    /// directory, `VOUCH_HOME`, the default locations under the request's
+    /// `home` and under the service's `HOME`, and the running executable.
+    ///
+    /// Each entry is a file or directory; anything at or below it is
+    /// protected. The defaults are listed even when another location is
+    /// active, because a later run without `VOUCH_HOME` (or with different
+    /// XDG variables) would trust them.
+    pub fn protected_paths(&self, request_home: &str) -> Vec<String> {
+        let mut out: Vec<PathBuf> = vec![
+            self.user_config.clone(),
+            self.config_dir().to_path_buf(),
+            self.state_dir.clone(),
+        ];
+        if let Some(vouch_home) = &self.vouch_home {
+            out.push(vouch_home.clone());
+        }
+        let homes = [Some(Path::new(request_home)), self.home.as_deref()];
+        for home in homes.into_iter().flatten() {
+            if home.is_absolute() {
+                out.push(home.join(".config").join("vouch"));
+                out.push(home.join(".local").join("state").join("vouch"));
+            }
+        }
+        if let Ok(exe) = std::env::current_exe() {
+            out.push(exe);
+        }
+        let mut strings: Vec<String> = Vec::with_capacity(out.len());
+        for path in out {
+            let s = path.to_string_lossy().into_owned();
+            if !strings.contains(&s) {
+                strings.push(s);
+            }
+        }
+        strings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn lookup(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn vouch_home_holds_everything() {
+        let p = Paths::from_lookup(lookup(&[
+            ("VOUCH_HOME", "/tmp/vh"),
+            ("HOME", "/home/dev"),
+            ("XDG_CONFIG_HOME", "/xdg/config"),
+        ]))
+        .unwrap();
+        assert_eq!(p.vouch_home.as_deref(), Some(Path::new("/tmp/vh")));
+        assert_eq!(p.user_config, PathBuf::from("/tmp/vh/config.toml"));
+        assert_eq!(p.state_dir, PathBuf::from("/tmp/vh/state"));
+        assert_eq!(p.home.as_deref(), Some(Path::new("/home/dev")));
+    }
+
+    #[test]
+    fn xdg_then_home_defaults() {
+        let p = Paths::from_lookup(lookup(&[
+            ("HOME", "/home/dev"),
+            ("XDG_CONFIG_HOME", "/xdg/config"),
+            ("XDG_STATE_HOME", "/xdg/state"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            p.user_config,
+            PathBuf::from("/xdg/config/vouch/config.toml")
+        );
+        assert_eq!(p.state_dir, PathBuf::from("/xdg/state/vouch"));
+
+        let p = Paths::from_lookup(lookup(&[("HOME", "/home/dev")])).unwrap();
+        assert_eq!(
+            p.user_config,
+            PathBuf::from("/home/dev/.config/vouch/config.toml")
+        );
+        assert_eq!(p.state_dir, PathBuf::from("/home/dev/.local/state/vouch"));
+    }
+
+    #[test]
+    fn relative_xdg_values_are_ignored() {
+        let p = Paths::from_lookup(lookup(&[
+            ("HOME", "/home/dev"),
+            ("XDG_CONFIG_HOME", "rel/config"),
+            ("XDG_STATE_HOME", ""),
+        ]))
+        .unwrap();
+        assert_eq!(
+            p.user_config,
+            PathBuf::from("/home/dev/.config/vouch/config.toml")
+        );
+        assert_eq!(p.state_dir, PathBuf::from("/home/dev/.local/state/vouch"));
+    }
+
+    #[test]
+    fn no_home_is_an_error_unless_everything_is_given() {
+        assert_eq!(Paths::from_lookup(lookup(&[])), Err(PathsError::NoHome));
+        assert_eq!(
+            Paths::from_lookup(lookup(&[("HOME", "relative")])),
+            Err(PathsError::NoHome)
+        );
+        assert!(Paths::from_lookup(lookup(&[("VOUCH_HOME", "/vh")])).is_ok());
+        let p = Paths::from_lookup(lookup(&[
+            ("XDG_CONFIG_HOME", "/c"),
+            ("XDG_STATE_HOME", "/s"),
+        ]))
+        .unwrap();
+        assert_eq!(p.state_dir, PathBuf::from("/s/vouch"));
+        assert_eq!(p.home, None);
+    }
+
+    #[test]
+    fn relative_vouch_home_is_an_error() {
+        assert_eq!(
+            Paths::from_lookup(lookup(&[("VOUCH_HOME", "vh"), ("HOME", "/h")])),
+            Err(PathsError::RelativeVouchHome("vh".into()))
+        );
+    }
+
+    #[test]
+    fn protected_paths_cover_active_and_default_locations() {
+        let p =
+            Paths::from_lookup(lookup(&[("VOUCH_HOME", "/vh"), ("HOME", "/home/svc")])).unwrap();
+        let protected = p.protected_paths("/home/dev");
+        for expected in [
+            "/vh/config.toml",
+            "/vh",
+            "/vh/state",
+            "/home/dev/.config/vouch",
+            "/home/dev/.local/state/vouch",
+            "/home/svc/.config/vouch",
+            "/home/svc/.local/state/vouch",
+        ] {
+            assert!(
+                protected.iter().any(|p| p == expected),
+                "{expected} missing from {protected:?}"
+            );
+        }
+        let exe = std::env::current_exe().unwrap();
+        assert!(protected.contains(&exe.to_string_lossy().into_owned()));
+        // No duplicates, and a relative request home adds nothing.
+        let mut sorted = protected.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), protected.len());
+        assert!(
+            !p.protected_paths("rel")
+                .iter()
+                .any(|p| p.starts_with("rel"))
+        );
+    }
+}
