@@ -16,6 +16,7 @@
 //! - [`paths`]: where vouch keeps its files (`VOUCH_HOME` or XDG).
 //! - [`shell`]: bash parsing into the units that would actually run.
 //! - [`policy`]: hard denies, routing and risk ceilings — pure functions.
+//! - [`evidence`]: redaction, token estimates and the fenced reviewer packet.
 //! - [`pipeline`]: orders the stages and returns a [`decision::Decision`].
 
 #![cfg_attr(
@@ -30,6 +31,7 @@
 
 pub mod config;
 pub mod decision;
+pub mod evidence;
 pub mod paths;
 pub mod pipeline;
 pub mod policy;
