@@ -467,26 +467,28 @@ fn is_exempt_value(v: &str) -> bool {
     )
 }
 
-/// `$NAME`, `${NAME}`, `$(cmd)`, `{{ name }}`, `%NAME%`.
+/// A shell expansion (`$NAME`, `${NAME}`, `$(cmd)`) or a template
+/// placeholder (`{{ name }}`, `%NAME%`, `<token>`): a reference to a secret,
+/// not the secret.
 fn is_variable_reference(v: &str) -> bool {
     let ident = |s: &str| {
         !s.is_empty()
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b' ' | b'-'))
     };
-    if let Some(rest) = v.strip_prefix("${") {
-        return rest.ends_with('}');
-    }
-    if let Some(rest) = v.strip_prefix("$(") {
-        return rest.ends_with(')');
-    }
     if let Some(rest) = v.strip_prefix('$') {
-        return ident(rest);
+        return rest
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'_' | b'{' | b'('));
     }
     if let Some(rest) = v.strip_prefix("{{").and_then(|r| r.strip_suffix("}}")) {
         return ident(rest.trim());
     }
     if let Some(rest) = v.strip_prefix('%').and_then(|r| r.strip_suffix('%')) {
+        return ident(rest);
+    }
+    if let Some(rest) = v.strip_prefix('<').and_then(|r| r.strip_suffix('>')) {
         return ident(rest);
     }
     false
@@ -539,6 +541,13 @@ fn shannon_entropy(v: &str) -> f64 {
         .sum()
 }
 
+/// `8080/path/@scope`: a port and a path that merely contain an `@`, not a
+/// password.
+fn is_port_and_path(v: &str) -> bool {
+    let port = v.split('/').next().unwrap_or_default();
+    v.contains('/') && !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit())
+}
+
 fn is_uuid(v: &str) -> bool {
     let v = v.as_bytes();
     v.len() == 36
@@ -565,11 +574,22 @@ struct Rule {
     triggers: &'static [&'static str],
     pattern: &'static str,
     collect: fn(&Captures<'_>, &mut Vec<Span>),
+    resume: Resume,
+}
+
+/// Where the next search starts after a match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resume {
+    AfterMatch,
+    /// At the start of the value: a bare value may swallow the name of the
+    /// next assignment (`apiKey: .*/apiKey: "x"`), which must still be seen.
+    AtValue,
 }
 
 struct CompiledRule {
     regex: Regex,
     collect: fn(&Captures<'_>, &mut Vec<Span>),
+    resume: Resume,
 }
 
 struct Rules {
@@ -605,6 +625,7 @@ impl Rules {
             rules.push(CompiledRule {
                 regex,
                 collect: spec.collect,
+                resume: spec.resume,
             });
             for word in spec.triggers {
                 match trigger_words
@@ -660,12 +681,66 @@ impl Rules {
             if !on {
                 continue;
             }
-            for caps in rule.regex.captures_iter(s) {
+            let mut at = 0;
+            while at <= s.len() {
+                let Some(caps) = rule.regex.captures_at(s, at) else {
+                    break;
+                };
                 (rule.collect)(&caps, &mut spans);
+                let Some(whole) = caps.get(0) else {
+                    break;
+                };
+                let value_start = match rule.resume {
+                    Resume::AfterMatch => None,
+                    Resume::AtValue => ["dq", "sq", "bare", "v"]
+                        .iter()
+                        .find_map(|g| caps.name(g))
+                        .map(|m| m.start()),
+                };
+                // Resume one character before the value, so the boundary
+                // in front of a name inside the value can match; always move
+                // forward, by at least one character.
+                let next = value_start
+                    .map(|v| {
+                        s.get(..v)
+                            .and_then(|h| h.chars().next_back())
+                            .map_or(v, |c| v - c.len_utf8())
+                    })
+                    .filter(|&v| v > at && v > whole.start())
+                    .unwrap_or(whole.end());
+                at = match next > at {
+                    true => next,
+                    false => s
+                        .get(at..)
+                        .and_then(|r| r.chars().next())
+                        .map_or(s.len() + 1, |c| at + c.len_utf8()),
+                };
             }
         }
+        drop_inside_markers(s, &mut spans);
         merge(spans)
     }
+}
+
+/// Removes findings that start inside an earlier `[REDACTED:kind]` marker:
+/// the marker's own `:` must not read as `user:password`, which keeps
+/// redaction idempotent.
+fn drop_inside_markers(s: &str, spans: &mut Vec<Span>) {
+    if !s.contains(MARKER_PREFIX) {
+        return;
+    }
+    let markers: Vec<(usize, usize)> = s
+        .match_indices(MARKER_PREFIX)
+        .filter_map(|(start, _)| {
+            let close = s.get(start..)?.find(']')?;
+            Some((start, start + close + 1))
+        })
+        .collect();
+    spans.retain(|span| {
+        !markers
+            .iter()
+            .any(|&(start, end)| span.start > start && span.start < end)
+    });
 }
 
 /// Merges overlapping or touching spans; the merged span keeps the most
@@ -704,11 +779,45 @@ fn value_of<'h>(caps: &Captures<'h>) -> Option<regex::Match<'h>> {
         .or_else(|| caps.name("bare"))
 }
 
-/// A quoted or bare value, as named groups for [`value_of`].
+/// A quoted or bare value, as named groups for [`value_of`]. A bare value
+/// runs to the next whitespace or quote; [`bare_end`] then shortens it where
+/// the syntax around it ends a word.
 macro_rules! value_re {
     () => {
-        r#"(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s'"`,;&|<>(){}\[\]]+))"#
+        r#"(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s'"`]+))"#
     };
+}
+
+/// Where a bare value really ends. After `=` (shell, env files, URL
+/// queries) a shell metacharacter or `&` ends it; after `:` (YAML, JSON,
+/// headers) only trailing punctuation is trimmed, so `Tr0ub4dor&3` stays
+/// whole.
+fn bare_end(value: &str, shell_like: bool) -> usize {
+    if shell_like {
+        return value
+            .find([';', '&', '|', '<', '>', '(', ')'])
+            .unwrap_or(value.len());
+    }
+    value.trim_end_matches([',', ';', ')', '}', ']']).len()
+}
+
+/// The value span to redact: quoted values whole, bare ones up to
+/// [`bare_end`]. `None` when the value is exempt (see [`is_exempt_value`]).
+fn secret_value<'h>(caps: &Captures<'h>, shell_like: bool) -> Option<(usize, usize, &'h str)> {
+    let v = value_of(caps)?;
+    let raw = v.as_str();
+    if is_exempt_value(raw) {
+        return None;
+    }
+    let end = match caps.name("bare") {
+        Some(_) => bare_end(raw, shell_like),
+        None => raw.len(),
+    };
+    let value = raw.get(..end)?;
+    if is_exempt_value(value) {
+        return None;
+    }
+    Some((v.start(), v.start() + end, value))
 }
 
 /// Word boundary without Unicode, so the lazy DFA never falls back.
@@ -720,12 +829,14 @@ macro_rules! wb {
 
 static RULE_SPECS: &[Rule] = &[
     Rule {
+        resume: Resume::AfterMatch,
         // Up to the END line; unterminated, up to the end of the key material.
         triggers: &["PRIVATE KEY"],
         pattern: r"-----BEGIN[ A-Z0-9]*PRIVATE KEY[ A-Z]*-----(?:(?s:.*?)-----END[ A-Z0-9]*PRIVATE KEY[ A-Z]*-----|(?:[A-Za-z0-9+/=:,. \t\r\n-]|\\[nrt])*)",
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::PrivateKey),
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["eyJ"],
         pattern: concat!(
             wb!(),
@@ -734,11 +845,13 @@ static RULE_SPECS: &[Rule] = &[
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::Jwt),
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["sk-ant-"],
         pattern: concat!(wb!(), r"sk-ant-[A-Za-z0-9_-]{20,}"),
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::Anthropic),
     },
     Rule {
+        resume: Resume::AfterMatch,
         // `sk-learn` and other short names are too short; real keys mix cases
         // and digits.
         triggers: &["sk-"],
@@ -756,11 +869,13 @@ static RULE_SPECS: &[Rule] = &[
         },
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["AKIA", "ASIA", "ABIA", "ACCA"],
         pattern: concat!(wb!(), r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}", wb!()),
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::AwsAccessKey),
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
         pattern: concat!(wb!(), r"gh(?P<t>[pousr])_[A-Za-z0-9]{30,255}", wb!()),
         collect: |caps, spans| {
@@ -772,16 +887,19 @@ static RULE_SPECS: &[Rule] = &[
         },
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["github_pat_"],
         pattern: concat!(wb!(), r"github_pat_[A-Za-z0-9_]{20,255}"),
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::GithubFineGrained),
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["glpat-"],
         pattern: concat!(wb!(), r"glpat-[A-Za-z0-9_-]{20,}"),
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::GitlabPat),
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xapp-"],
         pattern: concat!(
             wb!(),
@@ -797,11 +915,13 @@ static RULE_SPECS: &[Rule] = &[
         },
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["hooks.slack.com"],
         pattern: r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9/_-]+)",
         collect: |caps, spans| push(spans, caps.name("v"), SecretKind::SlackWebhook),
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["sk_live_", "rk_live_", "sk_test_", "rk_test_"],
         pattern: concat!(wb!(), r"(?P<t>[sr])k_(?P<env>live|test)_[A-Za-z0-9]{16,}"),
         collect: |caps, spans| {
@@ -817,21 +937,25 @@ static RULE_SPECS: &[Rule] = &[
         },
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["whsec_"],
         pattern: concat!(wb!(), r"whsec_[A-Za-z0-9+/=]{24,}"),
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::StripeWebhookSecret),
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["AIza"],
         pattern: r"AIza[0-9A-Za-z_-]{30,}",
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::GoogleApi),
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["npm_"],
         pattern: concat!(wb!(), r"npm_[A-Za-z0-9]{30,}"),
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::NpmToken),
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["hf_"],
         pattern: concat!(wb!(), r"hf_[A-Za-z0-9]{30,}"),
         collect: |caps, spans| {
@@ -844,36 +968,42 @@ static RULE_SPECS: &[Rule] = &[
         },
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["pypi-AgE"],
         pattern: r"pypi-AgE[A-Za-z0-9_-]{30,}",
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::Pypi),
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["SG."],
         pattern: concat!(wb!(), r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::Sendgrid),
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["dop_v1_", "doo_v1_", "dor_v1_"],
         pattern: concat!(wb!(), r"do[opr]_v1_[a-f0-9]{64}"),
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::Digitalocean),
     },
     Rule {
+        resume: Resume::AfterMatch,
         triggers: &["dckr_pat_"],
         pattern: concat!(wb!(), r"dckr_pat_[A-Za-z0-9_-]{20,}"),
         collect: |caps, spans| push(spans, caps.get(0), SecretKind::DockerPat),
     },
     Rule {
+        resume: Resume::AfterMatch,
         // scheme://user:password@host keeps user and host; a user part alone
         // is hidden only when it looks like a token.
         triggers: &["://"],
         pattern: concat!(
             wb!(),
-            r#"[A-Za-z][A-Za-z0-9+.-]{0,20}://(?P<user>[^\s:/?#@'"<>]*)(?::(?P<pass>[^\s/?#@'"<>]*))?@"#
+            r#"[A-Za-z][A-Za-z0-9+.-]{0,20}://(?P<user>[^\s:/?#@'"<>]*)(?::(?P<pass>[^\s?#@'"<>]*))?@"#
         ),
         collect: |caps, spans| {
             if let Some(pass) = caps.name("pass")
                 && !is_exempt_value(pass.as_str())
+                && !is_port_and_path(pass.as_str())
             {
                 push(spans, Some(pass), SecretKind::UrlPassword);
             } else if let Some(user) = caps.name("user")
@@ -885,6 +1015,7 @@ static RULE_SPECS: &[Rule] = &[
         },
     },
     Rule {
+        resume: Resume::AtValue,
         // --password=…, --db-password …, --token …, --api-key …
         triggers: &["--"],
         pattern: concat!(
@@ -892,9 +1023,8 @@ static RULE_SPECS: &[Rule] = &[
             value_re!()
         ),
         collect: |caps, spans| {
-            if let Some(v) = value_of(caps)
-                && !v.as_str().starts_with('-')
-                && !is_exempt_value(v.as_str())
+            if let Some((start, end, value)) = secret_value(caps, true)
+                && !value.starts_with('-')
             {
                 let password = caps
                     .name("name")
@@ -904,11 +1034,12 @@ static RULE_SPECS: &[Rule] = &[
                 } else {
                     SecretKind::CliSecret
                 };
-                push(spans, Some(v), kind);
+                spans.push(Span { start, end, kind });
             }
         },
     },
     Rule {
+        resume: Resume::AfterMatch,
         // mysql -pSECRET: the password is glued to -p. Only for the MySQL
         // family, where -p means password (elsewhere it is a port or a flag).
         triggers: &["mysql", "mariadb"],
@@ -927,6 +1058,7 @@ static RULE_SPECS: &[Rule] = &[
         },
     },
     Rule {
+        resume: Resume::AtValue,
         triggers: &[
             "authorization",
             "api-key",
@@ -949,6 +1081,7 @@ static RULE_SPECS: &[Rule] = &[
         },
     },
     Rule {
+        resume: Resume::AtValue,
         triggers: &["cookie"],
         pattern: concat!(
             r#"(?i)"#,
@@ -964,12 +1097,14 @@ static RULE_SPECS: &[Rule] = &[
         },
     },
     Rule {
+        resume: Resume::AfterMatch,
         // `aws configure set aws_secret_access_key X` has no `=`.
         triggers: &["secret"],
         pattern: r#"(?i)aws_?secret_?(?:access_?)?key["']?[ \t]*(?:[:=]|[ \t])[ \t]*["']?(?P<v>[A-Za-z0-9/+]{40})(?-u:\b)"#,
         collect: |caps, spans| push(spans, caps.name("v"), SecretKind::AwsSecretKey),
     },
     Rule {
+        resume: Resume::AtValue,
         // NAME=value, export NAME=value, "name": "value", name: value,
         // name := value, key => value.
         triggers: &[
@@ -991,23 +1126,32 @@ static RULE_SPECS: &[Rule] = &[
             "bearer",
         ],
         pattern: concat!(
-            r#"(?:^|[^A-Za-z0-9_.-])["']?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?[ \t]*(?::=|=>|=|:)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"#,
+            r#"(?:^|[^A-Za-z0-9_.-])["']?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?[ \t]*(?P<sep>:=|=>|=|:)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"#,
             value_re!()
         ),
         collect: |caps, spans| {
-            let (Some(name), Some(v)) = (caps.name("name"), value_of(caps)) else {
+            let Some(name) = caps.name("name") else {
                 return;
             };
-            let value = v.as_str();
-            let hide = match classify_key(name.as_str()) {
-                KeyClass::Secret => !is_exempt_value(value),
-                KeyClass::MaybeSecret => {
-                    !is_exempt_value(value) && looks_random(value) && !is_uuid(value)
-                }
+            let class = classify_key(name.as_str());
+            if class == KeyClass::Plain {
+                return;
+            }
+            let shell_like = caps.name("sep").is_some_and(|s| s.as_str() == "=");
+            let Some((start, end, value)) = secret_value(caps, shell_like) else {
+                return;
+            };
+            let hide = match class {
+                KeyClass::Secret => true,
+                KeyClass::MaybeSecret => looks_random(value) && !is_uuid(value),
                 KeyClass::Plain => false,
             };
             if hide {
-                push(spans, Some(v), SecretKind::GenericAssignment);
+                spans.push(Span {
+                    start,
+                    end,
+                    kind: SecretKind::GenericAssignment,
+                });
             }
         },
     },
