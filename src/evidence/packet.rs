@@ -154,7 +154,7 @@ enum Link {
 impl Link {
     fn label(self) -> &'static str {
         match self {
-            Link::ExactToolCallId => "this request's tool call",
+            Link::ExactToolCallId => "this request's call",
             Link::SameInput => "earlier call with the same input",
             Link::SameCommand => "earlier call with the same command",
             Link::SamePath => "earlier call on the same path",
@@ -188,6 +188,9 @@ struct Item {
     /// 0 for a producer / 1 for a result, own index).
     order: (usize, u8, usize),
     unit: Option<usize>,
+    /// Whether the line names its unit: only when the unit pairs a call
+    /// with results.
+    show_unit: bool,
     content: Content,
     line: String,
     cost: u64,
@@ -210,6 +213,7 @@ impl Item {
             role,
             order,
             unit,
+            show_unit: false,
             content,
             line: String::new(),
             cost: 0,
@@ -219,8 +223,12 @@ impl Item {
         }
     }
 
+    fn shown_unit(&self) -> Option<usize> {
+        self.unit.filter(|_| self.show_unit)
+    }
+
     fn render(&mut self, est: Estimator) {
-        self.line = render_line(&self.role, self.unit, &self.content);
+        self.line = render_line(&self.role, self.shown_unit(), &self.content);
         self.cost = est.count(&json_escaped(&self.line));
     }
 }
@@ -257,7 +265,7 @@ fn render_line(role: &Role, unit: Option<usize>, content: &Content) -> String {
             obj.insert("input".into(), value.clone());
         }
         Content::InputSameAsRequest => {
-            obj.insert("input".into(), json!("(same as the request's input)"));
+            obj.insert("input".into(), json!("same as the request"));
         }
         Content::InputExcerpt(text) => {
             obj.insert("input_excerpt".into(), json!(text));
@@ -318,7 +326,13 @@ pub fn build(
     };
 
     let mut items = select(&req);
+    let paired: Vec<usize> = items
+        .iter()
+        .filter(|i| i.role == Role::Result)
+        .filter_map(|i| i.unit)
+        .collect();
     for item in &mut items {
+        item.show_unit = item.unit.is_some_and(|u| paired.contains(&u));
         item.render(est);
     }
     let mut dropped = Vec::new();
@@ -331,7 +345,7 @@ pub fn build(
         .saturating_add(wire_overhead_tokens)
         .saturating_add(FRAMING_RESERVE_TOKENS);
     let nonce = new_nonce();
-    let mut drop_order = budget_drop_order(&items).into_iter();
+    let mut drop_order = budget_drop_order(&items).into_iter().peekable();
 
     let (user, estimated_tokens) = loop {
         let notes = Notes::of(&items, &dropped);
@@ -341,7 +355,9 @@ pub fn build(
             |sum, i| sum.saturating_add(i.cost),
         );
         let mut verified = planned;
-        if planned <= budget_tokens {
+        // The plan errs high (every item pays for its own quotes), so the
+        // real text is checked before giving up, too.
+        if planned <= budget_tokens || drop_order.peek().is_none() {
             let user = assemble(&head, &items, &notes, &nonce);
             verified = fixed.saturating_add(est.count(&json_escaped(&user)));
             if verified <= budget_tokens {
@@ -751,7 +767,7 @@ fn cut_to_fit(item: &mut Item, room: u64, est: Estimator) -> bool {
     for _ in 0..24 {
         let keep_bytes = usize::try_from(keep).unwrap_or(usize::MAX);
         let content = make(excerpt(&text, keep_bytes));
-        let line = render_line(&item.role, item.unit, &content);
+        let line = render_line(&item.role, item.shown_unit(), &content);
         let cost = est.count(&json_escaped(&line));
         if cost <= room {
             item.content = content;
@@ -874,11 +890,11 @@ fn assemble(head: &Head, items: &[Item], notes: &Notes, nonce: &str) -> String {
     let mut out = String::with_capacity(
         head.request_json.len() + items.iter().map(|i| i.line.len() + 1).sum::<usize>() + 512,
     );
-    out.push_str("Request under review (canonical JSON):\n");
+    out.push_str("Request (canonical JSON):\n");
     out.push_str(&head.request_json);
     out.push_str("\n\n");
     if let Some(text) = &head.trusted_override {
-        out.push_str("Trusted human override (from the operator, not the agent):\n");
+        out.push_str("Trusted override from a human operator, not the agent:\n");
         out.push_str(text);
         out.push_str("\n\n");
     }
@@ -890,7 +906,7 @@ fn assemble(head: &Head, items: &[Item], notes: &Notes, nonce: &str) -> String {
     if !head.has_latest_user {
         out.push_str("Host note: the transcript holds no user message.\n\n");
     }
-    out.push_str("Untrusted evidence, one JSON object per line:\n<<<EVIDENCE ");
+    out.push_str("Evidence (untrusted, one JSON object per line):\n<<<EVIDENCE ");
     out.push_str(nonce);
     out.push_str(">>>\n");
     for item in items.iter().filter(|i| i.included) {
@@ -902,8 +918,8 @@ fn assemble(head: &Head, items: &[Item], notes: &Notes, nonce: &str) -> String {
     out.push_str(">>>");
     if notes.cut > 0 || notes.dropped > 0 {
         out.push_str(&format!(
-            "\nHost note: to fit the token budget {} evidence item(s) were shortened (marked where cut) and {} left out.",
-            notes.cut, notes.dropped
+            "\nHost note: for the token budget, {} item(s) left out, {} cut where marked.",
+            notes.dropped, notes.cut
         ));
     }
     out
