@@ -16,10 +16,14 @@
 //! - [`paths`]: where vouch keeps its files (`VOUCH_HOME` or XDG).
 //! - [`shell`]: bash parsing into the units that would actually run.
 //! - [`policy`]: hard denies, routing and risk ceilings — pure functions.
-//! - [`reviewer`]: the model client — wire formats, one deadline, bounded
-//!   retries, verdict parsing.
-//! - [`telemetry`]: review events and the stderr log setup.
+//! - [`evidence`]: redaction, token estimates and the fenced evidence packet.
+//! - [`reviewer`]: model clients, verdict parsing, one deadline, bounded retries.
+//! - [`store`], [`session`], [`grants`], [`clock`]: shared SQLite state —
+//!   breaker, budgets, cache, overrides, break glass, one-use grants.
 //! - [`pipeline`]: orders the stages and returns a [`decision::Decision`].
+//! - [`engine`]: one running vouch behind an async API.
+//! - [`http`], [`server`]: the `vouch serve` HTTP service.
+//! - [`cli`]: the command-line commands; [`telemetry`]: tracing setup and events.
 
 #![cfg_attr(
     test,
@@ -31,13 +35,21 @@
     )
 )]
 
+pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod decision;
 pub mod engine;
+pub mod evidence;
+pub mod grants;
+pub mod http;
 pub mod paths;
 pub mod pipeline;
 pub mod policy;
 pub mod request;
 pub mod reviewer;
+pub mod server;
+pub mod session;
 pub mod shell;
+pub mod store;
 pub mod telemetry;
