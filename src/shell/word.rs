@@ -80,6 +80,20 @@ impl Word {
         Some(out)
     }
 
+    /// The text when the only expansions left are glob characters, which
+    /// bash keeps literally when nothing matches (`https://[::1]:8443/`).
+    pub fn literal_with_globs(&self) -> Option<String> {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Literal(text) => out.push_str(text),
+                Piece::Glob(c) => out.push(*c),
+                Piece::Home | Piece::Var { .. } | Piece::Subst => return None,
+            }
+        }
+        Some(out)
+    }
+
     /// The literal text as a borrowed string, when the word is one literal piece
     /// (or empty). Cheap check for option parsing.
     pub fn as_literal(&self) -> Option<&str> {

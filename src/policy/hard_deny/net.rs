@@ -282,7 +282,7 @@ pub(crate) fn all_loopback(words: &[Word]) -> bool {
     !words.is_empty()
         && words
             .iter()
-            .all(|w| w.literal().is_some_and(|t| is_loopback_url(&t)))
+            .all(|w| w.literal_with_globs().is_some_and(|t| is_loopback_url(&t)))
 }
 
 /// `https://127.0.0.1:8443/x`, `localhost:3000`, `[::1]`, `git@localhost:r`.

@@ -131,6 +131,10 @@ pub(crate) fn components(path: &str) -> Vec<&str> {
 
 /// Shell glob match of one path component (`*`, `?`, `[…]`).
 pub(crate) fn glob_component(pattern: &str, name: &str) -> bool {
+    // Without `dotglob`, a leading `.` is only matched by a literal dot.
+    if name.starts_with('.') && !pattern.starts_with('.') {
+        return false;
+    }
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
     glob_from(&p, &n, 0)
@@ -279,6 +283,8 @@ mod tests {
         assert!(!glob_component("id_[!r]sa", "id_rsa"));
         assert!(glob_component("?", "x"));
         assert!(!glob_component("*.md", "x.rs"));
+        assert!(!glob_component("*", ".vouch"));
+        assert!(glob_component(".*", ".vouch"));
     }
 
     #[test]

@@ -230,7 +230,9 @@ fn find_delete(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
 
 fn device(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
     if let Some(name) = unit.name()
-        && (name.starts_with("mkfs") || matches!(name, "mke2fs" | "wipefs" | "blkdiscard"))
+        && (name == "mkfs"
+            || name.starts_with("mkfs.")
+            || matches!(name, "mke2fs" | "wipefs" | "blkdiscard"))
     {
         {
             let target = unit
