@@ -219,8 +219,8 @@ pub(crate) fn effects(unit: &Unit) -> Vec<(Effect, Word)> {
             };
             if name == "ln" {
                 if let Some(dest) = dest {
+                    out.push((Effect::Write, dest.clone()));
                     push_into_dir(&mut out, &dest, &sources);
-                    out.push((Effect::Write, dest));
                 }
                 return out;
             }
@@ -231,8 +231,8 @@ pub(crate) fn effects(unit: &Unit) -> Vec<(Effect, Word)> {
             };
             all(source_effect, &sources, &mut out);
             if let Some(dest) = dest {
+                out.push((Effect::Write, dest.clone()));
                 push_into_dir(&mut out, &dest, &sources);
-                out.push((Effect::Write, dest));
             }
         }
         "tee" => {

@@ -234,27 +234,25 @@ fn device(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
             || name.starts_with("mkfs.")
             || matches!(name, "mke2fs" | "wipefs" | "blkdiscard"))
     {
-        {
-            let target = unit
-                .args()
-                .iter()
-                .rev()
-                .find(|w| !w.as_literal().is_some_and(|t| t.starts_with('-')))
-                .map(Word::display)
-                .unwrap_or_default();
-            let rule = if name == "wipefs" {
-                "device-destroy/wipefs"
-            } else if name == "blkdiscard" {
-                "device-destroy/blkdiscard"
-            } else {
-                "device-destroy/mkfs"
-            };
-            return deny(
-                Category::DeviceDestroy,
-                rule,
-                format!("`{name}` destroys the filesystem on `{target}`"),
-            );
-        }
+        let target = unit
+            .args()
+            .iter()
+            .rev()
+            .find(|w| !w.as_literal().is_some_and(|t| t.starts_with('-')))
+            .map(Word::display)
+            .unwrap_or_default();
+        let rule = if name == "wipefs" {
+            "device-destroy/wipefs"
+        } else if name == "blkdiscard" {
+            "device-destroy/blkdiscard"
+        } else {
+            "device-destroy/mkfs"
+        };
+        return deny(
+            Category::DeviceDestroy,
+            rule,
+            format!("`{name}` destroys the filesystem on `{target}`"),
+        );
     }
     let is_dd = unit.name() == Some("dd");
     let is_shred = unit.name() == Some("shred");
@@ -663,7 +661,8 @@ fn transport_unit(unit: &Unit) -> Option<HardDeny> {
     let weak =
         |rule: &'static str, what: String| deny(Category::TransportSecurityWeakening, rule, what);
     let target = || {
-        urls.first()
+        urls.iter()
+            .find(|w| !net::all_loopback(std::slice::from_ref(*w)))
             .map(|w| format!(" for `{}`", w.display()))
             .unwrap_or_default()
     };
