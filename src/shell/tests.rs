@@ -302,6 +302,11 @@ fn parse_errors_are_reported_with_the_units_that_parsed() {
     assert!(script.error().is_some());
     let script = parse("echo 'unterminated");
     assert!(script.error().is_some());
+    let script = parse("sudo if true; then rm x; fi");
+    assert!(
+        script.error().is_some(),
+        "a reserved word as a command name"
+    );
     let script = parse("bash -c 'ls $('");
     assert!(script.error().is_some(), "errors inside -c strings count");
 }

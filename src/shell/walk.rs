@@ -16,6 +16,9 @@ use super::{
     Script, ShellError, Sink, Unit, parse_tree,
 };
 
+/// Reserved words that bash never runs as a command name.
+const RESERVED_NOT_COMMANDS: &[&str] = &["then", "else", "elif", "fi", "do", "done", "esac", "}"];
+
 /// Where the walk is: script nesting, enclosing function, syntax depth.
 #[derive(Debug, Clone)]
 pub(crate) struct Scope {
@@ -476,6 +479,16 @@ impl Builder {
             }
         }
         own_redirects.append(&mut redirects);
+        if let Some(name) = node.child_by_field_name("name")
+            && RESERVED_NOT_COMMANDS.contains(&text(name, src))
+        {
+            // The grammar accepts `sudo if x; then y; fi` as three commands;
+            // bash rejects it, and so must we rather than judge `then y`.
+            self.errors.push(ShellError::Syntax {
+                offset: name.start_byte(),
+                snippet: text(name, src).to_owned(),
+            });
+        }
         let unit = Unit {
             argv,
             wrappers: Vec::new(),

@@ -113,6 +113,10 @@ fn strip(unit: &mut Unit, name: &str, skip: usize) {
     let cut = (1 + skip).min(unit.argv.len());
     unit.argv.drain(..cut);
     unit.wrappers.push(name.to_owned());
+    // `env`/`sudo` take `NAME=value` words before the command; other
+    // wrappers would run a command literally named `NAME=value`, which fails.
+    // Reading them as assignments everywhere only adds information.
+    take_assignments(unit);
 }
 
 /// `NAME=value` words at the start of the argv become assignments.
@@ -339,6 +343,16 @@ pub(crate) fn unwrap(unit: &mut Unit) -> Vec<Spawn> {
                 {
                     // `su root -c CMD`: options may follow the user name.
                     spawns.push(Spawn::Script(script.to_script()));
+                }
+                break;
+            }
+            "export" | "declare" | "typeset" | "readonly" | "local" => {
+                // Reached through a wrapper (`sudo export X=1`): the grammar
+                // saw a plain command, so record its assignments here.
+                for word in &args {
+                    if let Some((name, value)) = split_assignment(word) {
+                        unit.assignments.push(Assignment { name, value });
+                    }
                 }
                 break;
             }

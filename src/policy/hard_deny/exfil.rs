@@ -226,11 +226,27 @@ pub(crate) fn check(a: &Analysis<'_>) -> Option<HardDeny> {
             let Some(Some(carry)) = carried.get(i) else {
                 continue;
             };
-            for sink in &unit.sinks {
-                if let Sink::Variable(name) = sink
-                    && !tainted.contains_key(name)
-                {
-                    tainted.insert(name.clone(), carry.credential.clone());
+            let mut names: Vec<&str> = unit
+                .sinks
+                .iter()
+                .filter_map(|sink| match sink {
+                    Sink::Variable(name) => Some(name.as_str()),
+                    Sink::Unit { .. } => None,
+                })
+                .collect();
+            // `sudo K=$(cat key) …`: an assignment word whose substitution
+            // carries the secret taints the name (whichever shell sets it).
+            if carry.how == How::Substitution {
+                names.extend(
+                    unit.assignments
+                        .iter()
+                        .filter(|x| x.value.has_substitution())
+                        .map(|x| x.name.as_str()),
+                );
+            }
+            for name in names {
+                if !tainted.contains_key(name) {
+                    tainted.insert(name.to_owned(), carry.credential.clone());
                     changed = true;
                 }
             }

@@ -145,10 +145,18 @@ pub(crate) struct Analysis<'s> {
 impl<'s> Analysis<'s> {
     fn new(script: &'s Script, env: &'s Env) -> Self {
         let mut vars: Vars = HashMap::new();
-        for binding in &script.bindings {
-            vars.entry(binding.assignment.name.clone())
+        // Command-prefix assignments (`D=/ cmd`, `sudo D=/`) do not set the
+        // shell's variable, but counting them as candidate values only ever
+        // adds denials, and spares reasoning about which shell sets what.
+        let assigned = script
+            .bindings
+            .iter()
+            .map(|b| &b.assignment)
+            .chain(script.units.iter().flat_map(|u| u.assignments.iter()));
+        for assignment in assigned {
+            vars.entry(assignment.name.clone())
                 .or_default()
-                .push(binding.assignment.value.clone());
+                .push(assignment.value.clone());
         }
         let mut current: Vec<String> = env.cwd.iter().cloned().collect();
         let mut cwds = Vec::with_capacity(script.units.len());
