@@ -17,6 +17,11 @@
 //! - [`shell`]: bash parsing into the units that would actually run.
 //! - [`policy`]: hard denies, routing and risk ceilings — pure functions.
 //! - [`pipeline`]: orders the stages and returns a [`decision::Decision`].
+//! - [`clock`]: "now" behind a trait, so TTLs are tested without sleeping.
+//! - [`store`]: the state database (WAL, migrations, private file modes).
+//! - [`session`]: per-turn breaker, budgets, verdict cache, overrides and
+//!   break glass.
+//! - [`grants`]: one-use grants for sandbox brokers.
 
 #![cfg_attr(
     test,
@@ -28,10 +33,14 @@
     )
 )]
 
+pub mod clock;
 pub mod config;
 pub mod decision;
+pub mod grants;
 pub mod paths;
 pub mod pipeline;
 pub mod policy;
 pub mod request;
+pub mod session;
 pub mod shell;
+pub mod store;
