@@ -1,0 +1,375 @@
+//! The state database (`<state_dir>/vouch.sqlite`, design §2 and §6.3):
+//! session counters, the verdict cache, recent denials, one-use human
+//! authorizations and grants, shared safely by the daemon and any number of
+//! CLI hook processes.
+//!
+//! How it stays safe:
+//! - WAL journal, `busy_timeout` of 5 s, and every write in a
+//!   `BEGIN IMMEDIATE` transaction, so concurrent writers queue instead of
+//!   failing on a lock upgrade.
+//! - A small pool of connections behind a mutex: a `rusqlite::Connection` is
+//!   `Send` but not `Sync`, so each call borrows one connection for the
+//!   length of one transaction. The HTTP service calls in from
+//!   `spawn_blocking`; hook processes open their own `Store`.
+//! - Durability is chosen per transaction ([`Durability`]): counters run at
+//!   `synchronous=NORMAL` (a commit survives a process crash; an OS crash may
+//!   lose the last few, which only forgets a denial or a budget tick), while
+//!   anything that creates or spends a one-use authority (grants, overrides,
+//!   break glass) commits at `synchronous=FULL`, so a power cut can never
+//!   resurrect a spent grant.
+//! - `PRAGMA quick_check(1)` when opened: a corrupt database is reported as
+//!   [`StoreError::Corrupt`] and left exactly as it is — never deleted or
+//!   rebuilt, because it may be the evidence someone needs.
+
+mod files;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite_migration::{M, Migrations};
+
+pub use files::{DIR_MODE, FILE_MODE};
+
+/// File name of the state database inside the state directory.
+pub const DATABASE_FILE: &str = "vouch.sqlite";
+
+/// How long a writer waits for another process's transaction.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Idle connections kept for reuse; more are opened on demand and closed
+/// when returned to a full pool.
+const POOL_IDLE_MAX: usize = 8;
+
+/// Attempts at migrating when another process migrates at the same moment.
+const MIGRATION_ATTEMPTS: u32 = 3;
+
+/// Schema migrations, in order. Each file runs once, in one transaction.
+const MIGRATIONS: &[&str] = &[include_str!("../../migrations/state/V1__session_state.sql")];
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "state database `{path}` is corrupt ({detail}); it was left untouched: move it aside \
+         to start with empty state, or restore it from a backup"
+    )]
+    Corrupt { path: String, detail: String },
+    #[error("cannot {action} `{path}`: {source}")]
+    Io {
+        path: String,
+        action: &'static str,
+        source: std::io::Error,
+    },
+    #[error("`{path}` has mode {mode} and could not be made private: {source}")]
+    Permissions {
+        path: String,
+        mode: String,
+        source: std::io::Error,
+    },
+    #[error("`{path}` is a symbolic link; vouch refuses to keep its state through a link")]
+    Symlink { path: String },
+    #[error("state database `{path}`: cannot migrate the schema: {detail}")]
+    Migration { path: String, detail: String },
+    #[error("state database `{path}`: {source}")]
+    Sqlite {
+        path: String,
+        source: rusqlite::Error,
+    },
+    #[error("state database `{path}`: field `{field}` holds an unexpected value `{value}`")]
+    BadValue {
+        path: String,
+        field: &'static str,
+        value: String,
+    },
+}
+
+/// How hard a commit must reach the disk before it returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=NORMAL`: survives a process crash; an OS crash may lose
+    /// the most recent commits. For counters, caches and denial summaries.
+    Normal,
+    /// `synchronous=FULL`: the WAL is fsynced at commit. For anything that
+    /// creates or spends one-use authority.
+    Full,
+}
+
+struct Pooled {
+    conn: Connection,
+    durability: Durability,
+}
+
+impl Pooled {
+    fn set_durability(&mut self, wanted: Durability) -> rusqlite::Result<()> {
+        if self.durability != wanted {
+            let level = match wanted {
+                Durability::Normal => "NORMAL",
+                Durability::Full => "FULL",
+            };
+            self.conn.pragma_update(None, "synchronous", level)?;
+            self.durability = wanted;
+        }
+        Ok(())
+    }
+}
+
+/// The shared state database. Cheap to share (`Arc<Store>`); `Send + Sync`.
+pub struct Store {
+    db_path: PathBuf,
+    display_path: String,
+    idle: Mutex<Vec<Pooled>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.display_path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) `<state_dir>/vouch.sqlite`: private
+    /// directory and files, WAL, integrity quick check, migrations.
+    pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
+        files::ensure_private_dir(state_dir)?;
+        let db_path = state_dir.join(DATABASE_FILE);
+        // Created 0600 here, before SQLite touches it: SQLite gives the
+        // `-wal` and `-shm` files the main file's mode.
+        files::ensure_private_file(&db_path)?;
+        let store = Store {
+            display_path: db_path.display().to_string(),
+            db_path,
+            idle: Mutex::new(Vec::new()),
+        };
+        let mut first = store.connect()?;
+        store.quick_check(&first.conn)?;
+        let mode: String = first
+            .conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .map_err(|e| store.sql_error(e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::BadValue {
+                path: store.display_path.clone(),
+                field: "journal_mode",
+                value: mode,
+            });
+        }
+        store.migrate(&mut first.conn)?;
+        files::verify_database_modes(&store.db_path)?;
+        store.checkin(first);
+        Ok(store)
+    }
+
+    /// Path of the database file.
+    pub fn path(&self) -> &Path {
+        &self.db_path
+    }
+
+    /// Runs the full `PRAGMA integrity_check`; `["ok"]` when healthy.
+    pub fn integrity_check(&self) -> Result<Vec<String>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare("PRAGMA integrity_check")?;
+            let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
+            rows.collect()
+        })
+    }
+
+    /// Verifies that the database and its `-wal`/`-shm` files are `0600`,
+    /// tightening any that are not.
+    pub fn verify_file_modes(&self) -> Result<(), StoreError> {
+        files::verify_database_modes(&self.db_path)
+    }
+
+    /// Runs `f` inside one `BEGIN IMMEDIATE` transaction and commits it.
+    /// An error from `f` rolls everything back.
+    pub(crate) fn write<T>(
+        &self,
+        durability: Durability,
+        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let mut pooled = self.checkout()?;
+        let result = (|| {
+            pooled.set_durability(durability)?;
+            let tx = pooled
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })();
+        match result {
+            Ok(value) => {
+                self.checkin(pooled);
+                Ok(value)
+            }
+            // A connection that failed mid-transaction is dropped rather than
+            // reused: whatever state it is in, a fresh one is known-good.
+            Err(e) => Err(self.sql_error(e)),
+        }
+    }
+
+    /// Runs `f` inside one read transaction (a consistent snapshot).
+    pub(crate) fn read<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let mut pooled = self.checkout()?;
+        let result = (|| {
+            let tx = pooled
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Deferred)?;
+            let value = f(&tx)?;
+            tx.finish()?;
+            Ok(value)
+        })();
+        match result {
+            Ok(value) => {
+                self.checkin(pooled);
+                Ok(value)
+            }
+            Err(e) => Err(self.sql_error(e)),
+        }
+    }
+
+    /// A value read from the database that no code path writes.
+    pub(crate) fn bad_value(&self, field: &'static str, value: String) -> StoreError {
+        StoreError::BadValue {
+            path: self.display_path.clone(),
+            field,
+            value,
+        }
+    }
+
+    fn checkout(&self) -> Result<Pooled, StoreError> {
+        let idle = self
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        match idle {
+            Some(pooled) => Ok(pooled),
+            None => self.connect(),
+        }
+    }
+
+    fn checkin(&self, pooled: Pooled) {
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < POOL_IDLE_MAX {
+            idle.push(pooled);
+        }
+    }
+
+    fn connect(&self) -> Result<Pooled, StoreError> {
+        // No SQLITE_OPEN_CREATE: the file was created 0600 by `open`, and a
+        // file that vanished since then is an error, not something to
+        // recreate with SQLite's default mode.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn =
+            Connection::open_with_flags(&self.db_path, flags).map_err(|e| self.sql_error(e))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| self.sql_error(e))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| self.sql_error(e))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(|e| self.sql_error(e))?;
+        conn.pragma_update(None, "trusted_schema", "OFF")
+            .map_err(|e| self.sql_error(e))?;
+        Ok(Pooled {
+            conn,
+            durability: Durability::Normal,
+        })
+    }
+
+    fn quick_check(&self, conn: &Connection) -> Result<(), StoreError> {
+        let verdict: String = conn
+            .query_row("PRAGMA quick_check(1)", [], |row| row.get(0))
+            .map_err(|e| self.sql_error(e))?;
+        if verdict == "ok" {
+            Ok(())
+        } else {
+            Err(StoreError::Corrupt {
+                path: self.display_path.clone(),
+                detail: verdict,
+            })
+        }
+    }
+
+    fn migrate(&self, conn: &mut Connection) -> Result<(), StoreError> {
+        let migrations = Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect());
+        // Two processes opening a fresh database at once both see version 0;
+        // the second one's migration then fails on the first one's tables.
+        // Immediate transactions serialize them, and re-checking the version
+        // after a failure tells that race apart from a real error.
+        conn.set_transaction_behavior(TransactionBehavior::Immediate);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match migrations.to_latest(conn) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    let caught_up = migrations
+                        .pending_migrations(conn)
+                        .map(|pending| pending == 0)
+                        .unwrap_or(false);
+                    if caught_up {
+                        return Ok(());
+                    }
+                    if let rusqlite_migration::Error::RusqliteError { err, .. } = &e
+                        && is_corruption(err)
+                    {
+                        return Err(self.sql_error_ref(err));
+                    }
+                    if attempt >= MIGRATION_ATTEMPTS {
+                        return Err(StoreError::Migration {
+                            path: self.display_path.clone(),
+                            detail: e.to_string(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn sql_error(&self, e: rusqlite::Error) -> StoreError {
+        if is_corruption(&e) {
+            StoreError::Corrupt {
+                path: self.display_path.clone(),
+                detail: e.to_string(),
+            }
+        } else {
+            StoreError::Sqlite {
+                path: self.display_path.clone(),
+                source: e,
+            }
+        }
+    }
+
+    fn sql_error_ref(&self, e: &rusqlite::Error) -> StoreError {
+        StoreError::Corrupt {
+            path: self.display_path.clone(),
+            detail: e.to_string(),
+        }
+    }
+}
+
+fn is_corruption(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
+    )
+}
+
+/// Milliseconds as SQLite's signed integer, saturating far in the future.
+pub(crate) fn sql_ms(ms: u64) -> i64 {
+    i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+/// A stored millisecond value back as `u64` (negative values never occur;
+/// they would read as the epoch, i.e. long expired).
+pub(crate) fn ms_from_sql(ms: i64) -> u64 {
+    u64::try_from(ms).unwrap_or(0)
+}
