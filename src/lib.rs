@@ -17,6 +17,8 @@
 //! - [`shell`]: bash parsing into the units that would actually run.
 //! - [`policy`]: hard denies, routing and risk ceilings — pure functions.
 //! - [`pipeline`]: orders the stages and returns a [`decision::Decision`].
+//! - [`http`]: the authenticated HTTP edge (`fn app(state) -> Router`).
+//! - [`server`]: listening (TCP loopback or Unix socket), serving, graceful shutdown.
 
 #![cfg_attr(
     test,
@@ -31,8 +33,10 @@
 pub mod config;
 pub mod decision;
 pub mod engine;
+pub mod http;
 pub mod paths;
 pub mod pipeline;
 pub mod policy;
 pub mod request;
+pub mod server;
 pub mod shell;
