@@ -615,3 +615,57 @@ async fn unknown_routes_and_bad_session_ids() {
             .contains("session id")
     );
 }
+
+#[tokio::test]
+async fn large_bodies_are_parsed_off_the_worker_with_the_same_words() {
+    let h = harness();
+    let transcript: Vec<Value> = (0..500)
+        .map(|i| json!({"role": "user", "text": format!("message {i} {}", "x".repeat(64))}))
+        .collect();
+    let body =
+        json!({"session_id": "s", "surface": "bash", "command": "ls", "transcript": transcript});
+    assert!(body.to_string().len() > 32 * 1024);
+    let (status, v) = send_json(
+        &h.app,
+        req(Method::POST, "/v1/review", Some(ADAPTER), body.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let mut bad = body.clone();
+    bad["comand"] = "ls".into();
+    let (status, v) = send_json(
+        &h.app,
+        req(Method::POST, "/v1/review", Some(ADAPTER), bad.to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown field `comand`")
+    );
+    let hook = hook_body(
+        "Write",
+        json!({"file_path": "/srv/app/big.txt", "content": "y".repeat(40_000)}),
+    );
+    let (status, v) = send_json(
+        &h.app,
+        req(Method::POST, "/hooks/claude-code", Some(ADAPTER), hook),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    let hook = hook_body("Write", json!({"content": "y".repeat(40_000)}));
+    let (_, v) = send_json(
+        &h.app,
+        req(Method::POST, "/hooks/claude-code", Some(ADAPTER), hook),
+    )
+    .await;
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("tool_input.file_path")
+    );
+}

@@ -25,6 +25,29 @@ use super::metrics::HookFallback;
 /// Largest accepted `{id}` path segment, matching `session_id`'s limit.
 const MAX_SESSION_ID_BYTES: usize = 256;
 
+/// Bodies up to this size are parsed on the async worker (a few µs); larger
+/// ones (up to `server.max_body_bytes`, milliseconds of JSON work with a long
+/// transcript) go to the blocking pool so they never stall other requests.
+const INLINE_PARSE_BYTES: usize = 16 * 1024;
+
+/// Runs `parse` over `bytes`, off the async worker when the body is large.
+async fn parse_off_worker<T, E>(
+    bytes: Bytes,
+    parse: impl FnOnce(&[u8]) -> Result<T, E> + Send + 'static,
+) -> Result<T, AppError>
+where
+    T: Send + 'static,
+    E: Into<AppError> + Send + 'static,
+{
+    if bytes.len() <= INLINE_PARSE_BYTES {
+        return parse(&bytes).map_err(Into::into);
+    }
+    tokio::task::spawn_blocking(move || parse(&bytes))
+        .await
+        .map_err(|e| AppError::Internal(format!("parse task failed: {e}")))?
+        .map_err(Into::into)
+}
+
 /// Reads the whole body, refusing more than `server.max_body_bytes`.
 ///
 /// This is the same bounded read as tower-http's `RequestBodyLimitLayer`
@@ -113,7 +136,7 @@ pub async fn review(
     body: Body,
 ) -> Result<Json<Decision>, AppError> {
     let bytes = read_body(&state, &headers, body).await?;
-    let request = Request::from_slice(&bytes)?;
+    let request = parse_off_worker(bytes, Request::from_slice).await?;
     Ok(Json(reviewed(&state, request).await?))
 }
 
@@ -131,10 +154,14 @@ pub async fn consume_grant(
     body: Body,
 ) -> Result<Json<Value>, AppError> {
     let bytes = read_body(&state, &headers, body).await?;
-    let body: ConsumeBody = parse_json(&bytes)?;
-    // Re-read through the canonical parser so the words match `vouch review`.
-    let request = Request::from_slice(body.request.to_string().as_bytes())
-        .map_err(|e| AppError::BadRequest(format!("in field `request`: {e}")))?;
+    let (body, request) = parse_off_worker(bytes, |bytes| {
+        let body: ConsumeBody = parse_json(bytes)?;
+        // Re-read through the canonical parser so the words match `vouch review`.
+        let request = Request::from_slice(body.request.to_string().as_bytes())
+            .map_err(|e| AppError::BadRequest(format!("in field `request`: {e}")))?;
+        Ok::<_, AppError>((body, request))
+    })
+    .await?;
     let consumed = state
         .engine()
         .consume_grant(&body.session_id, &body.token, &request)
@@ -259,10 +286,23 @@ pub async fn claude_code_hook(
             ));
         }
     };
-    let request = match claude_code::parse(&bytes) {
-        Ok(Some(request)) => request,
-        Ok(None) => return Json(json!({})),
+    let parsed = parse_off_worker(bytes, |bytes| {
+        Ok::<_, AppError>(claude_code::parse(bytes).map_err(|e| e.to_string()))
+    })
+    .await;
+    let request = match parsed {
+        Ok(Ok(Some(request))) => request,
+        Ok(Ok(None)) => return Json(json!({})),
         Err(e) => {
+            state.metrics().record_hook_fallback(HookFallback::Internal);
+            tracing::error!(cause = %e, "claude code hook parse failed");
+            return Json(claude_code::fail_closed(
+                mode,
+                "vouch could not parse this tool call because of an internal error, so it \
+                 was not approved.",
+            ));
+        }
+        Ok(Err(e)) => {
             state
                 .metrics()
                 .record_hook_fallback(HookFallback::Malformed);
