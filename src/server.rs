@@ -150,9 +150,10 @@ async fn bind_unix(listen: &str, path: &Path) -> Result<UnixSocket, ServeError> 
     // into place: nobody can connect through the final path while the file
     // still has the umask's looser mode.
     let tmp = parent.join(format!(
-        ".{}.{}.tmp",
+        ".{}.{}.{:08x}.tmp",
         name.to_string_lossy(),
-        std::process::id()
+        std::process::id(),
+        rand::random::<u32>()
     ));
     let _ = std::fs::remove_file(&tmp);
     let listener = UnixListener::bind(&tmp).map_err(bind_err)?;

@@ -669,3 +669,75 @@ async fn large_bodies_are_parsed_off_the_worker_with_the_same_words() {
             .contains("tool_input.file_path")
     );
 }
+
+/// A request body that never finishes arriving.
+struct StalledBody;
+
+impl axum::body::HttpBody for StalledBody {
+    type Data = axum::body::Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::task::Poll::Pending
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn stalled_requests_time_out_as_504_or_a_hook_decision() {
+    let h = harness_with(|c| c.reviewer.timeout_ms = 1000);
+    let (status, v) = send_json(
+        &h.app,
+        req(
+            Method::POST,
+            "/v1/review",
+            Some(ADAPTER),
+            Body::new(StalledBody),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT);
+    assert_eq!(v["error"]["code"], "timeout");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("6000 ms"),
+        "{v}"
+    );
+
+    let (status, v) = send_json(
+        &h.app,
+        req(
+            Method::POST,
+            "/hooks/claude-code",
+            Some(ADAPTER),
+            Body::new(StalledBody),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("could not complete within")
+    );
+
+    let h = harness_with(|c| {
+        c.reviewer.timeout_ms = 1000;
+        c.decision.failure_mode = FailClosed::Defer;
+    });
+    let (status, v) = send_json(
+        &h.app,
+        req(
+            Method::POST,
+            "/hooks/claude-code",
+            Some(ADAPTER),
+            Body::new(StalledBody),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask");
+}

@@ -198,7 +198,13 @@ fn load_or_create_token(path: &Path) -> Result<String, TokenError> {
     // fails if another process got there first, so two starting services
     // never overwrite each other's token or read a half-written file.
     let token = mint_token();
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    // Unique per attempt, not just per process: threads of one process (and
+    // tests) may race here too.
+    let tmp = path.with_extension(format!(
+        "tmp.{}.{:016x}",
+        std::process::id(),
+        rand::rng().next_u64()
+    ));
     let io = |action: &'static str, e: std::io::Error| TokenError::Io {
         action,
         path: path.display().to_string(),
@@ -285,6 +291,25 @@ mod tests {
         assert_eq!(first.operator, second.operator);
         assert_ne!(first.adapter, first.operator);
         assert_eq!(first.adapter.len(), 43);
+    }
+
+    #[test]
+    fn concurrent_first_starts_agree_on_one_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                let state = state.clone();
+                std::thread::spawn(move || Tokens::load_or_create(&state).unwrap())
+            })
+            .collect();
+        let all: Vec<Tokens> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        for t in &all {
+            assert_eq!(t.adapter, all[0].adapter);
+            assert_eq!(t.operator, all[0].operator);
+        }
+        let leftovers = fs::read_dir(&state).unwrap().count();
+        assert_eq!(leftovers, 2, "temporary files left behind");
     }
 
     #[test]
