@@ -1,0 +1,160 @@
+//! The one error type of the HTTP edge and how it becomes a response.
+//!
+//! Every failure a client can see leaves through [`AppError`], so every
+//! non-2xx body has the same shape, `{"error": {"code", "message"}}`. 4xx
+//! messages are specific — they name the field and the problem, with the same
+//! words the CLI prints — because the caller can fix them. 5xx messages are
+//! generic: the cause may name files, SQL or upstream hosts, so it goes to the
+//! log and the client gets an opaque line.
+
+use std::time::Duration;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::engine::EngineError;
+use crate::request::RequestError;
+
+/// A failed request at the HTTP edge.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("missing or invalid bearer token")]
+    Unauthorized,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("request body is larger than the limit of {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    #[error("rate limit exceeded for this token; retry after {retry_after_secs} s")]
+    RateLimited { retry_after_secs: u64 },
+    #[error("the request did not complete within {} ms", .after.as_millis())]
+    Timeout { after: Duration },
+    #[error("{0}")]
+    NotImplemented(String),
+    /// The cause is logged, never sent.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl AppError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            AppError::Unauthorized => StatusCode::UNAUTHORIZED,
+            AppError::Forbidden(_) => StatusCode::FORBIDDEN,
+            AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            AppError::NotFound(_) => StatusCode::NOT_FOUND,
+            AppError::Conflict(_) => StatusCode::CONFLICT,
+            AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            AppError::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
+            AppError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The stable, machine-readable `error.code`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AppError::Unauthorized => "unauthorized",
+            AppError::Forbidden(_) => "forbidden",
+            AppError::BadRequest(_) => "invalid_request",
+            AppError::NotFound(_) => "not_found",
+            AppError::Conflict(_) => "conflict",
+            AppError::PayloadTooLarge { .. } => "payload_too_large",
+            AppError::RateLimited { .. } => "rate_limited",
+            AppError::Timeout { .. } => "timeout",
+            AppError::NotImplemented(_) => "not_implemented",
+            AppError::Internal(_) => "internal",
+        }
+    }
+
+    /// What the client is told: the detail for 4xx, a generic line for 5xx.
+    pub fn public_message(&self) -> String {
+        match self {
+            AppError::Internal(_) => {
+                "internal error; the cause is in the vouch service log".to_owned()
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
+impl From<RequestError> for AppError {
+    fn from(e: RequestError) -> Self {
+        match e {
+            RequestError::TooLarge { limit, .. } => AppError::PayloadTooLarge { limit },
+            other => AppError::BadRequest(other.to_string()),
+        }
+    }
+}
+
+impl From<EngineError> for AppError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::BadRequest(m) => AppError::BadRequest(m),
+            EngineError::NotFound(m) => AppError::NotFound(m),
+            EngineError::Conflict(m) => AppError::Conflict(m),
+            EngineError::Forbidden(m) => AppError::Forbidden(m),
+            EngineError::Internal(m) => AppError::Internal(m),
+        }
+    }
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() {
+            tracing::error!(code = self.code(), cause = %self, "request failed");
+        }
+        let body = json!({"error": {"code": self.code(), "message": self.public_message()}});
+        let mut response = (status, axum::Json(body)).into_response();
+        match &self {
+            AppError::RateLimited { retry_after_secs } => {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
+            }
+            AppError::Unauthorized => {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            AppError::Forbidden(_)
+            | AppError::BadRequest(_)
+            | AppError::NotFound(_)
+            | AppError::Conflict(_)
+            | AppError::PayloadTooLarge { .. }
+            | AppError::Timeout { .. }
+            | AppError::NotImplemented(_)
+            | AppError::Internal(_) => {}
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_causes_never_reach_the_client() {
+        let e = AppError::Internal("open /secret/vouch.sqlite: permission denied".into());
+        assert!(!e.public_message().contains("secret"));
+        assert_eq!(e.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    #[test]
+    fn request_errors_keep_their_words() {
+        let e = AppError::from(RequestError::EmptyField {
+            field: "session_id",
+        });
+        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+        assert!(e.public_message().contains("`session_id`"));
+    }
+}

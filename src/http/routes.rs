@@ -1,0 +1,370 @@
+//! Route handlers. Each one reads its body with the size limit, parses it
+//! strictly, calls one engine method and maps the result; none of them does
+//! blocking work on the async worker (the engine owns `spawn_blocking`).
+
+use std::time::Instant;
+
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::decision::Decision;
+use crate::request::Request;
+
+use super::AppState;
+use super::auth::Role;
+use super::claude_code;
+use super::errors::AppError;
+use super::metrics::HookFallback;
+
+/// Largest accepted `{id}` path segment, matching `session_id`'s limit.
+const MAX_SESSION_ID_BYTES: usize = 256;
+
+/// Bodies up to this size are parsed on the async worker (a few µs); larger
+/// ones (up to `server.max_body_bytes`, milliseconds of JSON work with a long
+/// transcript) go to the blocking pool so they never stall other requests.
+const INLINE_PARSE_BYTES: usize = 16 * 1024;
+
+/// Runs `parse` over `bytes`, off the async worker when the body is large.
+async fn parse_off_worker<T, E>(
+    bytes: Bytes,
+    parse: impl FnOnce(&[u8]) -> Result<T, E> + Send + 'static,
+) -> Result<T, AppError>
+where
+    T: Send + 'static,
+    E: Into<AppError> + Send + 'static,
+{
+    if bytes.len() <= INLINE_PARSE_BYTES {
+        return parse(&bytes).map_err(Into::into);
+    }
+    tokio::task::spawn_blocking(move || parse(&bytes))
+        .await
+        .map_err(|e| AppError::Internal(format!("parse task failed: {e}")))?
+        .map_err(Into::into)
+}
+
+/// Reads the whole body, refusing more than `server.max_body_bytes`.
+///
+/// This is the same bounded read as tower-http's `RequestBodyLimitLayer`
+/// (`http_body_util::Limited` underneath), done here rather than as a layer so
+/// that an oversized body gets the JSON error on the API routes and a
+/// fail-closed decision — not a bare 413 — on the hook route.
+async fn read_body(state: &AppState, headers: &HeaderMap, body: Body) -> Result<Bytes, AppError> {
+    let limit = state.limits().max_body_bytes;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(AppError::PayloadTooLarge { limit });
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let too_large = std::error::Error::source(&e)
+            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+        if too_large {
+            AppError::PayloadTooLarge { limit }
+        } else {
+            AppError::BadRequest(format!("cannot read the request body: {e}"))
+        }
+    })
+}
+
+/// Parses a small JSON body strictly, naming the field at fault.
+fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(AppError::BadRequest("request body is empty".to_owned()));
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path.is_empty() || path == "." {
+            AppError::BadRequest(inner.to_string())
+        } else {
+            AppError::BadRequest(format!("at `{path}`: {inner}"))
+        }
+    })?;
+    de.end()
+        .map_err(|e| AppError::BadRequest(format!("trailing data after the body: {e}")))?;
+    Ok(value)
+}
+
+fn session_id(id: &str) -> Result<&str, AppError> {
+    if id.is_empty() || id.len() > MAX_SESSION_ID_BYTES || id.chars().any(char::is_control) {
+        return Err(AppError::BadRequest(format!(
+            "session id in the path must be 1–{MAX_SESSION_ID_BYTES} bytes without control \
+             characters"
+        )));
+    }
+    Ok(id)
+}
+
+/// Runs one review in its own task under a concurrency slot.
+///
+/// Its own task, so that a panic inside the engine becomes an error the
+/// caller turns into a fail-closed answer instead of a dropped connection
+/// (which Claude Code would treat as "run the tool"), and so that a client
+/// hanging up does not cancel a review half-way through its bookkeeping.
+async fn reviewed(state: &AppState, request: Request) -> Result<Decision, AppError> {
+    let state = state.clone();
+    tokio::spawn(async move {
+        let _in_flight = state.metrics().review_started();
+        let _slot = state
+            .limits()
+            .review_slot()
+            .await
+            .ok_or_else(|| AppError::Internal("review semaphore closed".to_owned()))?;
+        let started = Instant::now();
+        let decision = state.engine().review(request).await;
+        state
+            .metrics()
+            .record_decision(&decision, started.elapsed());
+        Ok(decision)
+    })
+    .await
+    .map_err(|e| AppError::Internal(format!("review task failed: {e}")))?
+}
+
+pub async fn review(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Decision>, AppError> {
+    let bytes = read_body(&state, &headers, body).await?;
+    let request = parse_off_worker(bytes, Request::from_slice).await?;
+    Ok(Json(reviewed(&state, request).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConsumeBody {
+    session_id: String,
+    token: String,
+    request: Value,
+}
+
+pub async fn consume_grant(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, AppError> {
+    let bytes = read_body(&state, &headers, body).await?;
+    let (body, request) = parse_off_worker(bytes, |bytes| {
+        let body: ConsumeBody = parse_json(bytes)?;
+        // Re-read through the canonical parser so the words match `vouch review`.
+        let request = Request::from_slice(body.request.to_string().as_bytes())
+            .map_err(|e| AppError::BadRequest(format!("in field `request`: {e}")))?;
+        Ok::<_, AppError>((body, request))
+    })
+    .await?;
+    let consumed = state
+        .engine()
+        .consume_grant(&body.session_id, &body.token, &request)
+        .await?;
+    state.metrics().record_consume(consumed);
+    Ok(Json(json!({ "consumed": consumed })))
+}
+
+pub async fn list_denials(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    let id = session_id(&id)?;
+    let denials = state.engine().list_denials(id).await?;
+    Ok(Json(json!({ "session_id": id, "denials": denials })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApproveBody {
+    selector: String,
+}
+
+pub async fn approve(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, AppError> {
+    let id = session_id(&id)?;
+    let bytes = read_body(&state, &headers, body).await?;
+    let body: ApproveBody = parse_json(&bytes)?;
+    Ok(Json(state.engine().approve(id, &body.selector).await?))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ChallengeBody {
+    #[serde(default)]
+    selector: Option<String>,
+}
+
+pub async fn break_glass(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, AppError> {
+    let id = session_id(&id)?;
+    let bytes = read_body(&state, &headers, body).await?;
+    // The body is optional: no selector means "the most recent critical denial".
+    let body: ChallengeBody = if bytes.iter().all(u8::is_ascii_whitespace) {
+        ChallengeBody::default()
+    } else {
+        parse_json(&bytes)?
+    };
+    Ok(Json(
+        state
+            .engine()
+            .break_glass_challenge(id, body.selector.as_deref())
+            .await?,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfirmBody {
+    challenge_id: String,
+    phrase: String,
+}
+
+pub async fn break_glass_confirm(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, AppError> {
+    let id = session_id(&id)?;
+    let bytes = read_body(&state, &headers, body).await?;
+    let body: ConfirmBody = parse_json(&bytes)?;
+    Ok(Json(
+        state
+            .engine()
+            .break_glass_confirm(id, &body.challenge_id, &body.phrase)
+            .await?,
+    ))
+}
+
+pub async fn audit_events() -> AppError {
+    AppError::NotImplemented(
+        "the audit subsystem is not part of this build: `POST /v1/audit/events` stores nothing \
+         yet"
+        .to_owned(),
+    )
+}
+
+pub async fn audit_report() -> AppError {
+    AppError::NotImplemented(
+        "the audit subsystem is not part of this build: `GET /v1/audit/report` has no data yet"
+            .to_owned(),
+    )
+}
+
+/// `POST /hooks/claude-code`. Past the guard, every path answers 200.
+pub async fn claude_code_hook(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Body,
+) -> Json<Value> {
+    let mode = state.failure_mode();
+    let bytes = match read_body(&state, &headers, body).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            let why = match e {
+                AppError::PayloadTooLarge { .. } => HookFallback::TooLarge,
+                _ => HookFallback::Malformed,
+            };
+            state.metrics().record_hook_fallback(why);
+            return Json(claude_code::permission(
+                "deny",
+                &format!("vouch could not read this hook call, so it was not approved: {e}"),
+            ));
+        }
+    };
+    let parsed = parse_off_worker(bytes, |bytes| {
+        Ok::<_, AppError>(claude_code::parse(bytes).map_err(|e| e.to_string()))
+    })
+    .await;
+    let request = match parsed {
+        Ok(Ok(Some(request))) => request,
+        Ok(Ok(None)) => return Json(json!({})),
+        Err(e) => {
+            state.metrics().record_hook_fallback(HookFallback::Internal);
+            tracing::error!(cause = %e, "claude code hook parse failed");
+            return Json(claude_code::fail_closed(
+                mode,
+                "vouch could not parse this tool call because of an internal error, so it \
+                 was not approved.",
+            ));
+        }
+        Ok(Err(e)) => {
+            state
+                .metrics()
+                .record_hook_fallback(HookFallback::Malformed);
+            tracing::warn!(error = %e, "malformed claude code hook body");
+            return Json(claude_code::permission(
+                "deny",
+                &format!("vouch could not understand this tool call, so it was not approved: {e}"),
+            ));
+        }
+    };
+    match reviewed(&state, request).await {
+        Ok(decision) => Json(claude_code::answer(&decision)),
+        Err(e) => {
+            state.metrics().record_hook_fallback(HookFallback::Internal);
+            tracing::error!(cause = %e, "claude code hook review failed");
+            Json(claude_code::fail_closed(
+                mode,
+                "Automatic review could not complete because of an internal error in vouch, so \
+                 this call was not approved. This is a failure of the reviewer, not a \
+                 judgement that the action is risky.",
+            ))
+        }
+    }
+}
+
+pub async fn healthz(State(state): State<AppState>) -> Response {
+    let health = state.engine().health();
+    let ok = health.get("status").and_then(Value::as_str) == Some("ok");
+    let status = if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(health)).into_response()
+}
+
+pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    if !state.inner.metrics_open {
+        let role = super::auth::bearer(headers.get(header::AUTHORIZATION))
+            .and_then(|t| state.tokens().identify(t));
+        match role {
+            Some(Role::Operator) => {}
+            Some(Role::Adapter) => {
+                return AppError::Forbidden(
+                    "`/metrics` needs the operator token when `server.allow_remote` is set"
+                        .to_owned(),
+                )
+                .into_response();
+            }
+            None => return AppError::Unauthorized.into_response(),
+        }
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.metrics().render(),
+    )
+        .into_response()
+}
+
+pub async fn not_found() -> AppError {
+    AppError::NotFound("no such route".to_owned())
+}
