@@ -13,7 +13,7 @@ use crate::decision::{Decision, Stage};
 use crate::engine::{Engine, EngineOptions, load_process_config};
 use crate::paths::Paths;
 use crate::request::{MAX_REQUEST_BYTES, Request, RequestError};
-use crate::session::{self, OperatorContext};
+use crate::session::operator::{self, OperatorContext};
 
 /// Options every command takes.
 #[derive(Debug, Clone, Default)]
@@ -179,7 +179,7 @@ pub fn approve(
         session: session_id,
     };
     let is_tty = std::io::stdin().is_terminal();
-    match session::run_approve(ctx, selector, input, &mut out, is_tty) {
+    match operator::run_approve(ctx, selector, input, &mut out, is_tty) {
         Ok(_) => 0,
         Err(e) => fail(&mut err, &e, 1),
     }
@@ -208,7 +208,7 @@ pub fn break_glass(
         session: session_id,
     };
     let is_tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    match session::run_break_glass(ctx, input, &mut out, is_tty) {
+    match operator::run_break_glass(ctx, input, &mut out, is_tty) {
         Ok(_) => 0,
         Err(e) => fail(&mut err, &e, 1),
     }
@@ -236,5 +236,55 @@ pub fn config_show(
     match out.write_all(render_show(&shown).as_bytes()) {
         Ok(()) => 0,
         Err(e) => fail(&mut err, &e, 2),
+    }
+}
+
+/// `vouch serve`: loads the trusted configuration (an invalid one refuses to
+/// start, naming file, key and problem), binds, prints where the tokens are
+/// (never their values) and serves until SIGINT or SIGTERM.
+pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 {
+    let (paths, mut loaded) = match load(global) {
+        Ok(l) => l,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    if let Some(listen) = listen {
+        let mut cfg = (*loaded.config).clone();
+        cfg.server.listen = listen.to_owned();
+        loaded.config = std::sync::Arc::new(cfg);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(&mut err, &format!("cannot start the runtime: {e}"), 2),
+    };
+    let options = EngineOptions::from_process(paths, loaded);
+    let console = &mut err;
+    let result: Result<(), crate::server::ServeError> = runtime.block_on(async move {
+        let cfg = &options.trusted.config;
+        tracing::info!(
+            provider = ?cfg.reviewer.provider,
+            model = %cfg.reviewer.model,
+            "reviewer configured"
+        );
+        let (listener, state) = crate::server::prepare(options).await?;
+        // The service's stderr is its operator console: one line each.
+        let _ = writeln!(
+            console,
+            "vouch: adapter token in {}",
+            state.tokens().adapter_path().display()
+        );
+        let _ = writeln!(
+            console,
+            "vouch: operator token in {}",
+            state.tokens().operator_path().display()
+        );
+        let _ = writeln!(console, "vouch: listening on {}", listener.describe());
+        crate::server::run(listener, state, crate::server::shutdown_signal()).await
+    });
+    match result {
+        Ok(()) => 0,
+        Err(e) => fail(&mut err, &e, 1),
     }
 }

@@ -21,7 +21,7 @@ use crate::paths::Paths;
 use crate::pipeline::{self, Prepared, ReviewJob};
 use crate::request::Request;
 use crate::reviewer::{self, ModelInput, ReviewResult, Reviewer};
-use crate::session::{self, Selector};
+use crate::session::overrides::{self, OverrideError, Selector};
 use crate::store::{Store, StoreError};
 
 /// Why an engine call (other than `review`) failed.
@@ -51,25 +51,30 @@ impl From<StoreError> for EngineError {
     }
 }
 
-impl From<session::OverrideError> for EngineError {
-    fn from(e: session::OverrideError) -> Self {
-        use session::OverrideError as E;
+impl From<OverrideError> for EngineError {
+    fn from(e: OverrideError) -> Self {
+        use OverrideError as E;
         match e {
             E::Store(inner) => EngineError::Internal(inner.to_string()),
             E::InvalidSelector { .. } => EngineError::BadRequest(e.to_string()),
-            E::NoSuchDenial { .. } | E::NoSuchChallenge => EngineError::NotFound(e.to_string()),
+            E::NoSuchDenial { .. } | E::NoSuchChallenge { .. } | E::NoCriticalDenial { .. } => {
+                EngineError::NotFound(e.to_string())
+            }
             E::BreakGlassDisabled => EngineError::Forbidden(e.to_string()),
             E::AlreadyPending { .. }
             | E::AlreadyUsed { .. }
-            | E::Ambiguous { .. }
+            | E::AmbiguousPrefix { .. }
+            | E::CriticalNeedsBreakGlass { .. }
             | E::NotCritical { .. }
             | E::OutsideWindow { .. }
             | E::PhraseMismatch
-            | E::ChallengeExpired
-            | E::NothingEligible => EngineError::Conflict(e.to_string()),
+            | E::ChallengeExpired { .. } => EngineError::Conflict(e.to_string()),
         }
     }
 }
+
+/// Reads one environment variable (injectable so tests never see the real one).
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// What the engine needs to start.
 #[derive(Clone)]
@@ -82,18 +87,37 @@ pub struct EngineOptions {
     /// Time source for TTLs and expiry.
     pub clock: Arc<dyn Clock>,
     /// Reads the reviewer API key variable (`std::env::var` in production).
-    pub env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    pub env: EnvLookup,
     /// Allow deciding for a project that contains vouch's own binary or
     /// trusted config (`VOUCH_ALLOW_UNTRUSTED_DEV=1`, local development).
     pub allow_untrusted_dev: bool,
 }
 
 impl EngineOptions {
+    /// Options for an isolated instance: everything under `vouch_home` (as
+    /// with `VOUCH_HOME`), the given configuration, the system clock, no API
+    /// key unless `env` provides one. What tests and tools use.
+    pub fn isolated(vouch_home: &Path, config: &Config) -> Result<EngineOptions, ConfigError> {
+        let home = vouch_home.display().to_string();
+        let paths = Paths::from_lookup(|name| match name {
+            "VOUCH_HOME" => Some(home.clone()),
+            _ => None,
+        })
+        .map_err(|e| ConfigError::Io {
+            file: home.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(EngineOptions {
+            paths,
+            trusted: LoadedConfig::from_config(config)?,
+            clock: Arc::new(SystemClock),
+            env: Arc::new(|_| None),
+            allow_untrusted_dev: false,
+        })
+    }
+
     /// Options for this process: real paths, clock and environment.
-    pub fn from_process(
-        paths: Paths,
-        trusted: LoadedConfig,
-    ) -> EngineOptions {
+    pub fn from_process(paths: Paths, trusted: LoadedConfig) -> EngineOptions {
         EngineOptions {
             paths,
             trusted,
@@ -147,11 +171,13 @@ impl Engine {
 
     /// The state database, opening it on first use.
     pub fn store(&self) -> Result<Arc<Store>, StoreError> {
+        // A panic elsewhere cannot leave the slot half-written: it holds an
+        // `Option<Arc<Store>>` that is replaced whole.
         let mut slot = self
             .inner
             .store
             .lock()
-            .map_err(|_| StoreError::Poisoned)?;
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(store) = slot.as_ref() {
             return Ok(Arc::clone(store));
         }
@@ -210,7 +236,9 @@ impl Engine {
             system: &job.packet.system,
             user: &job.packet.user,
         };
-        job.reviewer.review(input, job.packet.estimated_tokens).await
+        job.reviewer
+            .review(input, job.packet.estimated_tokens)
+            .await
     }
 
     fn finish(&self, job: ReviewJob, result: ReviewResult) -> Decision {
@@ -233,13 +261,23 @@ impl Engine {
         );
         blocking(move || {
             let store = this.store()?;
-            Ok(grants::consume(&store, this.clock(), &session, &token, &hash)?)
+            Ok(grants::consume(
+                &store,
+                this.clock(),
+                &session,
+                &token,
+                &hash,
+            )?)
         })
         .await
     }
 
     /// Mints a grant outside the pipeline; used by tests and tools.
-    pub async fn mint_grant(&self, session_id: &str, request: &Request) -> Result<Grant, EngineError> {
+    pub async fn mint_grant(
+        &self,
+        session_id: &str,
+        request: &Request,
+    ) -> Result<Grant, EngineError> {
         let (this, session, hash) = (self.clone(), session_id.to_owned(), request.request_hash());
         blocking(move || {
             let store = this.store()?;
@@ -254,7 +292,7 @@ impl Engine {
         let (this, session) = (self.clone(), session_id.to_owned());
         blocking(move || {
             let store = this.store()?;
-            let denials = session::list_denials(&store, this.clock(), this.config(), &session)?;
+            let denials = overrides::list_denials(&store, this.clock(), this.config(), &session)?;
             denials
                 .iter()
                 .enumerate()
@@ -279,7 +317,7 @@ impl Engine {
         blocking(move || {
             let store = this.store()?;
             let approval =
-                session::approve(&store, this.clock(), this.config(), &session, &selector)?;
+                overrides::approve(&store, this.clock(), this.config(), &session, &selector)?;
             serde_json::to_value(approval).map_err(|e| EngineError::Internal(e.to_string()))
         })
         .await
@@ -296,7 +334,7 @@ impl Engine {
         let (this, session) = (self.clone(), session_id.to_owned());
         blocking(move || {
             let store = this.store()?;
-            let challenge = session::break_glass_challenge(
+            let challenge = overrides::break_glass_challenge(
                 &store,
                 this.clock(),
                 this.config(),
@@ -323,7 +361,7 @@ impl Engine {
         );
         blocking(move || {
             let store = this.store()?;
-            let approval = session::break_glass_confirm(
+            let approval = overrides::break_glass_confirm(
                 &store,
                 this.clock(),
                 this.config(),

@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 use vouch::cli::{self, Global};
 
 #[derive(Parser)]
-#[command(name = "vouch", version, about = "Model-backed auto-review authorizer for coding agents")]
+#[command(
+    name = "vouch",
+    version,
+    about = "Model-backed auto-review authorizer for coding agents"
+)]
 struct Cli {
     /// One more trusted configuration overlay, after the user file.
     #[arg(long, global = true, value_name = "FILE")]
@@ -80,11 +84,18 @@ fn main() -> ExitCode {
     vouch::telemetry::init_with_default(if serving { "info" } else { "warn" });
     let (stdin, stdout, stderr) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
     let code = match cli.command {
-        Command::Serve { listen } => vouch::server::serve_command(&global, listen.as_deref()),
+        Command::Serve { listen } => cli::serve(&global, listen.as_deref(), stderr.lock()),
         Command::Review => cli::review(&global, stdin.lock(), stdout.lock(), stderr.lock()),
         Command::Grant {
             command: GrantCommand::Consume { session, token },
-        } => cli::grant_consume(&global, &session, &token, stdin.lock(), stdout.lock(), stderr.lock()),
+        } => cli::grant_consume(
+            &global,
+            &session,
+            &token,
+            stdin.lock(),
+            stdout.lock(),
+            stderr.lock(),
+        ),
         Command::Approve { session, selector } => cli::approve(
             &global,
             &session,
@@ -93,9 +104,13 @@ fn main() -> ExitCode {
             stdout.lock(),
             stderr.lock(),
         ),
-        Command::BreakGlass { session } => {
-            cli::break_glass(&global, &session, stdin.lock(), stdout.lock(), stderr.lock())
-        }
+        Command::BreakGlass { session } => cli::break_glass(
+            &global,
+            &session,
+            stdin.lock(),
+            stdout.lock(),
+            stderr.lock(),
+        ),
         Command::Config {
             command: ConfigCommand::Show { project },
         } => cli::config_show(&global, project.as_deref(), stdout.lock(), stderr.lock()),

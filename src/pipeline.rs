@@ -115,7 +115,9 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
                 trusted_cfg,
                 Stage::ConfigError,
                 &hash,
-                format!("the project configuration was rejected, so the reviewer is disabled for this project: {e}"),
+                format!(
+                    "the project configuration was rejected, so the reviewer is disabled for this project: {e}"
+                ),
             );
         }
     };
@@ -207,14 +209,7 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
         session: &request.session_id,
         turn: request.turn(),
     };
-    let gate = match session::gate(
-        &store,
-        ctx.clock,
-        &cfg,
-        key,
-        &hash,
-        Some(&packet.cache_key),
-    ) {
+    let gate = match session::gate(&store, ctx.clock, &cfg, key, &hash, Some(&packet.cache_key)) {
         Ok(g) => g,
         Err(e) => {
             tracing::warn!(error = %e, "session gate failed; failing closed");
@@ -230,7 +225,9 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
         // A human broke glass for this exact request: allow without the model.
         Gate::BreakGlass(pass) => {
             let why = match pass.denied_rationale {
-                Some(r) => format!("a human broke glass for this exact request (denied earlier: {r})"),
+                Some(r) => {
+                    format!("a human broke glass for this exact request (denied earlier: {r})")
+                }
                 None => "a human broke glass for this exact request".to_owned(),
             };
             let d = Decision::new(Outcome::Allow, Stage::BreakGlass, hash.clone(), why);
@@ -267,7 +264,7 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
         // The same packet was judged moments ago: reuse the verdict.
         Gate::Cached(v) => {
             let result = ReviewResult {
-                outcome: ReviewOutcome::Verdict(from_cached(v)),
+                outcome: ReviewOutcome::Verdict(from_cached(&v)),
                 stats: Default::default(),
             };
             let mut d = ceiling::decide(&result, &cfg, hash);
@@ -298,7 +295,9 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
                                 &cfg,
                                 Stage::ReviewerFailure,
                                 &hash,
-                                format!("the evidence packet could not be built, so the model was not called: {e}"),
+                                format!(
+                                    "the evidence packet could not be built, so the model was not called: {e}"
+                                ),
                             );
                         }
                     }
@@ -318,10 +317,7 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
 
 /// Runs hard denies on the request, and again with vouch's own symlink
 /// resolution of `path` when it differs from what the adapter sent.
-fn check_with_resolved_path(
-    request: &Request,
-    ctx: &hard_deny::Context<'_>,
-) -> hard_deny::Verdict {
+fn check_with_resolved_path(request: &Request, ctx: &hard_deny::Context<'_>) -> hard_deny::Verdict {
     let first = hard_deny::check(request, ctx);
     let resolved = request
         .path

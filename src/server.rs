@@ -174,9 +174,9 @@ async fn bind_unix(listen: &str, path: &Path) -> Result<UnixSocket, ServeError> 
 /// Builds the engine, tokens and app state for `options`, and binds
 /// `server.listen`. Returns what [`run`] needs; the caller prints where.
 pub async fn prepare(options: EngineOptions) -> Result<(Listener, AppState), ServeError> {
-    let tokens = Tokens::load_or_create(&options.state_dir)?;
-    let listen = options.config.server.listen.clone();
-    let allow_remote = options.config.server.allow_remote;
+    let tokens = Tokens::load_or_create(&options.paths.state_dir)?;
+    let listen = options.trusted.config.server.listen.clone();
+    let allow_remote = options.trusted.config.server.allow_remote;
     let engine = Engine::new(options)?;
     let state = AppState::new(engine, tokens)?;
     let listener = bind(&listen, allow_remote).await?;

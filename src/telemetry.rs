@@ -105,11 +105,17 @@ pub fn review_complete(e: &CompleteEvent<'_>) {
 /// path over logging. An invalid `RUST_LOG` falls back to `info` and says so
 /// in a warning; a second call keeps the subscriber already installed.
 pub fn init() {
+    init_with_default("info");
+}
+
+/// [`init`] with another default level: short-lived commands whose stderr a
+/// harness reads use `warn`, so one request yields at most its one line.
+pub fn init_with_default(default: &str) {
     let spec = std::env::var("RUST_LOG").unwrap_or_default();
     let (filter, rejected) = match EnvFilter::try_new(spec.trim()) {
         Ok(filter) if !spec.trim().is_empty() => (filter, None),
-        Ok(_) => (EnvFilter::new("info"), None),
-        Err(e) => (EnvFilter::new("info"), Some(e.to_string())),
+        Ok(_) => (EnvFilter::new(default), None),
+        Err(e) => (EnvFilter::new(default), Some(e.to_string())),
     };
     let installed = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -117,6 +123,8 @@ pub fn init() {
         .try_init()
         .is_ok();
     if let (true, Some(problem)) = (installed, rejected) {
-        tracing::warn!("environment variable `RUST_LOG` is invalid ({problem}); logging at `info`");
+        tracing::warn!(
+            "environment variable `RUST_LOG` is invalid ({problem}); logging at `{default}`"
+        );
     }
 }

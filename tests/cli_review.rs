@@ -46,7 +46,11 @@ fn review(home: &std::path::Path, body: &[u8]) -> Run {
 
 fn assert_rejected(run: &Run, needle: &str) {
     assert_eq!(run.code, 2, "stderr: {}", run.stderr);
-    assert!(run.stdout.is_empty(), "stdout must be empty: {}", run.stdout);
+    assert!(
+        run.stdout.is_empty(),
+        "stdout must be empty: {}",
+        run.stdout
+    );
     assert!(
         !run.stderr.contains("panicked"),
         "must not panic: {}",
@@ -110,7 +114,10 @@ fn invalid_utf8_is_rejected() {
 #[test]
 fn nul_bytes_are_rejected() {
     let home = tempfile::tempdir().unwrap();
-    let raw = review(home.path(), b"{\"session_id\":\"s\0\",\"surface\":\"bash\"}");
+    let raw = review(
+        home.path(),
+        b"{\"session_id\":\"s\0\",\"surface\":\"bash\"}",
+    );
     assert_rejected(&raw, "control character");
     let escaped = review(
         home.path(),

@@ -29,11 +29,7 @@ fn harness_with(edit: impl FnOnce(&mut Config)) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::defaults().unwrap();
     edit(&mut config);
-    let engine = Engine::new(EngineOptions {
-        config,
-        state_dir: dir.path().join("state"),
-    })
-    .unwrap();
+    let engine = Engine::new(EngineOptions::isolated(dir.path(), &config).unwrap()).unwrap();
     let state = AppState::new(engine, Tokens::from_values(ADAPTER, OPERATOR)).unwrap();
     Harness {
         app: app(state),

@@ -416,3 +416,34 @@ fn parse_env_value(kind: Kind, raw: &str) -> Value {
         }
     }
 }
+
+impl LoadedConfig {
+    /// A loaded configuration from a typed [`Config`] built in code (tests,
+    /// tools): validated exactly like a trusted layer, every value reported
+    /// as coming from the defaults.
+    pub fn from_config(config: &Config) -> Result<LoadedConfig, ConfigError> {
+        let layer = "<programmatic configuration>";
+        let table = Table::try_from(config).map_err(|e| ConfigError::Parse {
+            file: layer.to_owned(),
+            message: e.to_string(),
+        })?;
+        let mut fold = Fold {
+            table: Table::new(),
+            sources: BTreeMap::new(),
+        };
+        apply(&mut fold, &table, &Source::Default)?;
+        let config = fold.to_config(layer)?;
+        let router = Router::new(&config.routing).map_err(|e| ConfigError::Invalid {
+            file: layer.to_owned(),
+            key: format!("routing.rules[{}].pattern", e.index),
+            problem: e.message,
+        })?;
+        Ok(LoadedConfig {
+            config: Arc::new(config),
+            sources: Arc::new(fold.sources),
+            router,
+            trusted_files: Vec::new(),
+            table: Arc::new(fold.table),
+        })
+    }
+}
