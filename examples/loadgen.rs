@@ -77,7 +77,7 @@ fn serve_child(home: &Path) -> anyhow::Result<()> {
     config.server.listen = "127.0.0.1:0".to_owned();
     // The top of the legal range: this measures the service, not the limiter.
     config.server.rate_limit_per_second = 100_000;
-    let options = vouch::engine::EngineOptions::isolated(&home, &config)?;
+    let options = vouch::engine::EngineOptions::isolated(home, &config)?;
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let (listener, state) = vouch::server::prepare(options).await?;
