@@ -81,18 +81,22 @@ pub struct LoadedConfig {
     pub router: Router,
     /// The trusted files that were read (user overlay if present, `--config`).
     pub trusted_files: Vec<PathBuf>,
+    /// Where trusted files are looked for, present or not: the user overlay
+    /// path (creating it would make it trusted on the next load) and the
+    /// `--config` file.
+    pub trusted_locations: Vec<PathBuf>,
     /// The folded table, kept for the project fold and `config show`.
     pub(crate) table: Arc<Table>,
 }
 
 impl LoadedConfig {
-    /// The first trusted file, or the running executable, that lies inside
-    /// `project_root`, where the agent could have rewritten it. The caller
-    /// refuses to decide for such a project (design §6.1 `trust-boundary`)
-    /// unless `VOUCH_ALLOW_UNTRUSTED_DEV=1`.
+    /// The first trusted file location (present or not), or the running
+    /// executable, that lies inside `project_root`, where the agent could
+    /// have written it. The caller refuses to decide for such a project
+    /// (design §6.1 `trust-boundary`) unless `VOUCH_ALLOW_UNTRUSTED_DEV=1`.
     pub fn trusted_file_inside(&self, project_root: &Path) -> Option<PathBuf> {
         let exe = std::env::current_exe().ok();
-        self.trusted_files
+        self.trusted_locations
             .iter()
             .chain(exe.iter())
             .find(|file| file.starts_with(project_root))
@@ -246,6 +250,7 @@ where
         sources: BTreeMap::new(),
     };
     let mut trusted_files = Vec::new();
+    let mut trusted_locations = vec![paths.user_config.clone()];
 
     let defaults = parse_layer("<defaults>", DEFAULT_TOML)?;
     apply(&mut fold, &defaults, &Source::Default)?;
@@ -255,6 +260,7 @@ where
         trusted_files.push(paths.user_config.clone());
     }
     if let Some(path) = cli_config {
+        trusted_locations.push(path.to_path_buf());
         // INVARIANT: `required = true` never yields `Ok(None)`.
         if let Some(cli) = read_layer_file(path, true)? {
             apply(&mut fold, &cli, &Source::CliConfig(path.to_path_buf()))?;
@@ -301,6 +307,7 @@ where
         sources: Arc::new(fold.sources),
         router,
         trusted_files,
+        trusted_locations,
         table: Arc::new(fold.table),
     })
 }

@@ -146,6 +146,7 @@ pub fn apply_project(
         sources: Arc::new(fold.sources),
         router,
         trusted_files: trusted.trusted_files.clone(),
+        trusted_locations: trusted.trusted_locations.clone(),
         table: Arc::new(fold.table),
     })
 }
