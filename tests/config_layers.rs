@@ -519,6 +519,11 @@ fn trusted_files_inside_a_project_are_reported() {
     assert_eq!(loaded.trusted_file_inside(&project), Some(cli));
     let elsewhere = home.dir.path().join("elsewhere");
     assert_eq!(loaded.trusted_file_inside(&elsewhere), None);
+    // A symlink to the project does not hide the overlap.
+    let link = home.dir.path().join("link");
+    std::os::unix::fs::symlink(&project, &link).unwrap();
+    let loaded = home.load(Some(&link.join("vouch.toml")), &[]).unwrap();
+    assert!(loaded.trusted_file_inside(&project).is_some());
     // The user overlay counts even while absent: creating it would make it
     // trusted on the next load.
     let loaded = home.load(None, &[]).unwrap();

@@ -94,18 +94,42 @@ impl LoadedConfig {
     /// executable, that lies inside `project_root`, where the agent could
     /// have written it. The caller refuses to decide for such a project
     /// (design §6.1 `trust-boundary`) unless `VOUCH_ALLOW_UNTRUSTED_DEV=1`.
+    ///
+    /// Paths are compared as given and with symlinks resolved (for a file
+    /// that does not exist yet, through its parent), so a symlinked home or
+    /// project directory does not hide the overlap.
     pub fn trusted_file_inside(&self, project_root: &Path) -> Option<PathBuf> {
         let exe = std::env::current_exe().ok();
+        let roots = [project_root.to_path_buf(), resolved(project_root)];
         self.trusted_locations
             .iter()
             .chain(exe.iter())
-            .find(|file| file.starts_with(project_root))
+            .find(|file| {
+                let forms = [file.to_path_buf(), resolved(file)];
+                forms
+                    .iter()
+                    .any(|f| roots.iter().any(|root| f.starts_with(root)))
+            })
             .cloned()
     }
 
     /// The source of one leaf key.
     pub fn source_of(&self, key: &str) -> Option<&Source> {
         self.sources.get(key)
+    }
+}
+
+/// `path` with symlinks resolved; for a missing file, its resolved parent
+/// joined with its name; else `path` unchanged.
+fn resolved(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => std::fs::canonicalize(parent)
+            .map(|p| p.join(name))
+            .unwrap_or_else(|_| path.to_path_buf()),
+        _ => path.to_path_buf(),
     }
 }
 
