@@ -12,13 +12,16 @@
 //! - [`layers`]: reading and folding the trusted layers, with sources.
 //! - [`tighten`]: the project overlay fold.
 //! - [`show`]: `vouch config show`.
+//! - [`cache`]: per-project results, re-validated with one `stat`.
 
+pub mod cache;
 pub mod layers;
 pub mod show;
 pub mod spec;
 pub mod tighten;
 pub mod validate;
 
+pub use cache::ProjectCache;
 pub use layers::{LoadedConfig, Source, load_trusted, process_env};
 pub use show::render_show;
 pub use tighten::{ProjectConfig, for_project, project_root};

@@ -192,6 +192,11 @@ fn wrong_type_and_range_name_file_key_and_legal_range() {
             "reviewer.api_key_env",
             "environment variable",
         ),
+        (
+            "[reviewer]\napi_key_env = \"VOUCH_REVIEWER__MODEL\"\n",
+            "reviewer.api_key_env",
+            "not `VOUCH_<SECTION>__<KEY>`",
+        ),
         ("[reviewer]\nretries = 3\n", "reviewer.retries", "0–2"),
         (
             "[budget]\nmax_reviewer_input_tokens = 1024\n",
@@ -514,6 +519,19 @@ fn trusted_files_inside_a_project_are_reported() {
     assert_eq!(loaded.trusted_file_inside(&project), Some(cli));
     let elsewhere = home.dir.path().join("elsewhere");
     assert_eq!(loaded.trusted_file_inside(&elsewhere), None);
+    // A symlink to the project does not hide the overlap.
+    let link = home.dir.path().join("link");
+    std::os::unix::fs::symlink(&project, &link).unwrap();
+    let loaded = home.load(Some(&link.join("vouch.toml")), &[]).unwrap();
+    assert!(loaded.trusted_file_inside(&project).is_some());
+    // The user overlay counts even while absent: creating it would make it
+    // trusted on the next load.
+    let loaded = home.load(None, &[]).unwrap();
+    assert!(loaded.trusted_files.is_empty());
+    assert_eq!(
+        loaded.trusted_file_inside(home.dir.path()),
+        Some(home.paths.user_config.clone())
+    );
 }
 
 #[test]

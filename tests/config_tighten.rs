@@ -439,3 +439,69 @@ fn every_key_moves_only_in_its_direction() {
 fn render_table(loaded: &LoadedConfig) -> String {
     toml::to_string(&*loaded.config).unwrap()
 }
+
+#[test]
+fn surface_floor_is_the_trusted_value_not_the_projects_own_default() {
+    let f = Fixture::new("");
+    let loaded = f
+        .apply("[routing]\ndefault = \"never\"\n[routing.surfaces]\nbash = \"human\"\n")
+        .unwrap();
+    assert_eq!(
+        loaded.router.route(&request("bash", "make")).policy,
+        RoutePolicy::Human
+    );
+    assert_eq!(
+        loaded.router.route(&request("network", "x")).policy,
+        RoutePolicy::Never
+    );
+    // Still never looser than trusted: reads pass in trusted, the project
+    // default (never) applies to them.
+    assert_eq!(
+        loaded
+            .router
+            .route(&request("read", "cat README.md"))
+            .policy,
+        RoutePolicy::Never
+    );
+}
+
+#[test]
+fn cache_matches_the_uncached_fold_and_notices_changes() {
+    use vouch::config::ProjectCache;
+    let f = Fixture::new("");
+    let cache = ProjectCache::new(8);
+    let cwd = f.project("[reviewer]\ntimeout_ms = 30000\n");
+    let first = cache.for_project(&f.trusted, Some(&cwd));
+    assert_eq!(
+        first.effective.as_ref().unwrap().config.reviewer.timeout_ms,
+        30_000
+    );
+    let again = cache.for_project(&f.trusted, Some(&cwd));
+    assert!(std::sync::Arc::ptr_eq(
+        &first.effective.as_ref().unwrap().config,
+        &again.effective.as_ref().unwrap().config
+    ));
+
+    // A rewrite (here a loosening one) is noticed on the next lookup.
+    std::fs::write(f.overlay_path(), "[reviewer]\ntimeout_ms = 600000\n").unwrap();
+    let changed = cache.for_project(&f.trusted, Some(&cwd));
+    assert!(matches!(
+        changed.effective,
+        Err(ConfigError::Loosening { .. })
+    ));
+
+    // Removal: back to the trusted configuration.
+    std::fs::remove_file(f.overlay_path()).unwrap();
+    let gone = cache.for_project(&f.trusted, Some(&cwd));
+    assert_eq!(gone.overlay, None);
+    assert_eq!(gone.effective.unwrap().config.reviewer.timeout_ms, 90_000);
+
+    // A new trusted configuration is never answered from an old fold.
+    std::fs::write(f.overlay_path(), "[turn]\nmax_reviews = 3\n").unwrap();
+    let _ = cache.for_project(&f.trusted, Some(&cwd));
+    let other = Fixture::new("[turn]\nmax_reviews = 2\n");
+    let p = cache.for_project(&other.trusted, Some(&cwd));
+    assert_eq!(loosening_key(p.effective), "turn.max_reviews");
+
+    assert!(cache.for_project(&f.trusted, None).effective.is_ok());
+}

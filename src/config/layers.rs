@@ -81,27 +81,55 @@ pub struct LoadedConfig {
     pub router: Router,
     /// The trusted files that were read (user overlay if present, `--config`).
     pub trusted_files: Vec<PathBuf>,
+    /// Where trusted files are looked for, present or not: the user overlay
+    /// path (creating it would make it trusted on the next load) and the
+    /// `--config` file.
+    pub trusted_locations: Vec<PathBuf>,
     /// The folded table, kept for the project fold and `config show`.
     pub(crate) table: Arc<Table>,
 }
 
 impl LoadedConfig {
-    /// The first trusted file, or the running executable, that lies inside
-    /// `project_root`, where the agent could have rewritten it. The caller
-    /// refuses to decide for such a project (design §6.1 `trust-boundary`)
-    /// unless `VOUCH_ALLOW_UNTRUSTED_DEV=1`.
+    /// The first trusted file location (present or not), or the running
+    /// executable, that lies inside `project_root`, where the agent could
+    /// have written it. The caller refuses to decide for such a project
+    /// (design §6.1 `trust-boundary`) unless `VOUCH_ALLOW_UNTRUSTED_DEV=1`.
+    ///
+    /// Paths are compared as given and with symlinks resolved (for a file
+    /// that does not exist yet, through its parent), so a symlinked home or
+    /// project directory does not hide the overlap.
     pub fn trusted_file_inside(&self, project_root: &Path) -> Option<PathBuf> {
         let exe = std::env::current_exe().ok();
-        self.trusted_files
+        let roots = [project_root.to_path_buf(), resolved(project_root)];
+        self.trusted_locations
             .iter()
             .chain(exe.iter())
-            .find(|file| file.starts_with(project_root))
+            .find(|file| {
+                let forms = [file.to_path_buf(), resolved(file)];
+                forms
+                    .iter()
+                    .any(|f| roots.iter().any(|root| f.starts_with(root)))
+            })
             .cloned()
     }
 
     /// The source of one leaf key.
     pub fn source_of(&self, key: &str) -> Option<&Source> {
         self.sources.get(key)
+    }
+}
+
+/// `path` with symlinks resolved; for a missing file, its resolved parent
+/// joined with its name; else `path` unchanged.
+fn resolved(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => std::fs::canonicalize(parent)
+            .map(|p| p.join(name))
+            .unwrap_or_else(|_| path.to_path_buf()),
+        _ => path.to_path_buf(),
     }
 }
 
@@ -246,6 +274,7 @@ where
         sources: BTreeMap::new(),
     };
     let mut trusted_files = Vec::new();
+    let mut trusted_locations = vec![paths.user_config.clone()];
 
     let defaults = parse_layer("<defaults>", DEFAULT_TOML)?;
     apply(&mut fold, &defaults, &Source::Default)?;
@@ -255,6 +284,7 @@ where
         trusted_files.push(paths.user_config.clone());
     }
     if let Some(path) = cli_config {
+        trusted_locations.push(path.to_path_buf());
         // INVARIANT: `required = true` never yields `Ok(None)`.
         if let Some(cli) = read_layer_file(path, true)? {
             apply(&mut fold, &cli, &Source::CliConfig(path.to_path_buf()))?;
@@ -301,6 +331,7 @@ where
         sources: Arc::new(fold.sources),
         router,
         trusted_files,
+        trusted_locations,
         table: Arc::new(fold.table),
     })
 }

@@ -203,7 +203,7 @@ pub fn describe(kind: Kind) -> String {
         Kind::Text(TextShape::Url) => "an `http://` or `https://` URL".to_owned(),
         Kind::Text(TextShape::ModelId) => "a model id of 1–256 printable characters".to_owned(),
         Kind::Text(TextShape::EnvVarName) => {
-            "an environment variable name (`[A-Za-z_][A-Za-z0-9_]*`) or empty".to_owned()
+            "an environment variable name (`[A-Za-z_][A-Za-z0-9_]*`, not `VOUCH_<SECTION>__<KEY>`) or empty".to_owned()
         }
         Kind::Text(TextShape::Listen) => "`host:port` or `unix:/absolute/path`".to_owned(),
         Kind::Rules => "an array of `{pattern, policy, field, note}` tables".to_owned(),

@@ -55,7 +55,11 @@ pub fn for_project(trusted: &LoadedConfig, cwd: Option<&Path>) -> ProjectConfig 
             effective: Ok(trusted.clone()),
         };
     };
-    let root = project_root(cwd);
+    overlay_at(trusted, project_root(cwd))
+}
+
+/// The effective configuration for a known project root.
+pub(crate) fn overlay_at(trusted: &LoadedConfig, root: PathBuf) -> ProjectConfig {
     let file = root.join(PROJECT_OVERLAY);
     let (overlay, effective) = match read_layer_file(&file, false) {
         Ok(None) => (None, Ok(trusted.clone())),
@@ -97,7 +101,7 @@ pub fn apply_project(
                 // INVARIANT: validate_layer rejected unknown keys.
                 return Err(loosening(&full, "unknown key".to_owned()));
             };
-            let base = fold.table.get(section).and_then(|s| s.get(key));
+            let base = trusted.table.get(section).and_then(|s| s.get(key));
             match key_spec.tighten {
                 Tighten::TrustedOnly => {
                     return Err(loosening(
@@ -120,7 +124,7 @@ pub fn apply_project(
                         .map_err(|(k, p)| loosening(&k, p))?;
                 }
                 Tighten::StricterSurfaces => {
-                    tighten_surfaces(&mut fold, value, &source, &mut routing)
+                    tighten_surfaces(&mut fold, &trusted.table, value, &source, &mut routing)
                         .map_err(|(k, p)| loosening(&k, p))?;
                 }
             }
@@ -142,6 +146,7 @@ pub fn apply_project(
         sources: Arc::new(fold.sources),
         router,
         trusted_files: trusted.trusted_files.clone(),
+        trusted_locations: trusted.trusted_locations.clone(),
         table: Arc::new(fold.table),
     })
 }
@@ -260,6 +265,7 @@ fn append_rules(
 /// `pass` is never accepted.
 fn tighten_surfaces(
     fold: &mut Fold,
+    trusted: &Table,
     value: &Value,
     source: &Source,
     routing: &mut ProjectRouting,
@@ -270,7 +276,7 @@ fn tighten_surfaces(
     let policy_kind = Kind::Enum(ROUTE_POLICIES);
     for (name, policy) in entries {
         let key = format!("routing.surfaces.{name}");
-        let routing_table = fold.table.get("routing");
+        let routing_table = trusted.get("routing");
         let floor = routing_table
             .and_then(|r| r.get("surfaces"))
             .and_then(|s| s.get(name))

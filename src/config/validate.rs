@@ -134,8 +134,11 @@ fn text_ok(shape: TextShape, s: &str) -> bool {
             (1..=256).contains(&s.len()) && !s.chars().any(|c| c.is_control() || c == ' ')
         }
         TextShape::EnvVarName => {
+            // A configuration-shaped name would be ignored as configuration.
+            let config_shaped = s.starts_with("VOUCH_") && s.contains("__");
             s.is_empty()
                 || (s.len() <= 128
+                    && !config_shaped
                     && s.bytes().enumerate().all(|(i, b)| {
                         b == b'_' || b.is_ascii_alphabetic() || (i > 0 && b.is_ascii_digit())
                     }))
