@@ -128,6 +128,9 @@ impl EngineOptions {
     }
 }
 
+/// Project roots whose folded overlay is kept in memory.
+const PROJECT_CACHE_ENTRIES: usize = 256;
+
 /// A cheaply cloneable handle to one running vouch.
 #[derive(Clone)]
 pub struct Engine {
@@ -142,6 +145,8 @@ struct Inner {
     store: Mutex<Option<Arc<Store>>>,
     /// The one HTTP client for every reviewer call.
     http: reqwest::Client,
+    /// Project overlays already folded, keyed by project root.
+    projects: crate::config::ProjectCache,
 }
 
 impl Engine {
@@ -152,6 +157,7 @@ impl Engine {
                 options,
                 store: Mutex::new(None),
                 http,
+                projects: crate::config::ProjectCache::new(PROJECT_CACHE_ENTRIES),
             }),
         })
     }
@@ -218,6 +224,7 @@ impl Engine {
         let ctx = pipeline::Context {
             paths: &self.inner.options.paths,
             trusted: &self.inner.options.trusted,
+            projects: &self.inner.projects,
             clock: self.clock(),
             allow_untrusted_dev: self.inner.options.allow_untrusted_dev,
             store: &|| self.store(),

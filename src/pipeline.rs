@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::clock::Clock;
-use crate::config::{Config, LoadedConfig, RoutePolicy, for_project};
+use crate::config::{Config, LoadedConfig, ProjectCache, RoutePolicy};
 use crate::decision::{Decision, Outcome, OverrideHint, Stage};
 use crate::evidence::packet::{self, Packet, PacketContext};
 use crate::evidence::redact;
@@ -31,6 +31,8 @@ use crate::store::{Store, StoreError};
 pub struct Context<'a> {
     pub paths: &'a Paths,
     pub trusted: &'a LoadedConfig,
+    /// Folded project overlays, re-checked with one `stat` per request.
+    pub projects: &'a ProjectCache,
     pub clock: &'a dyn Clock,
     pub allow_untrusted_dev: bool,
     pub store: &'a dyn Fn() -> Result<Arc<Store>, StoreError>,
@@ -81,7 +83,7 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
         .or_else(|| ctx.paths.home.as_ref().map(|h| h.display().to_string()))
         .unwrap_or_else(|| "/root".to_owned());
     let cwd_path = request.cwd.as_deref().map(Path::new);
-    let project = for_project(ctx.trusted, cwd_path);
+    let project = ctx.projects.for_project(ctx.trusted, cwd_path);
     let mut protected = ctx.paths.protected_paths(&home);
     if let Some(root) = &project.root {
         protected.push(root.join(".vouch").display().to_string());

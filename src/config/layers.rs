@@ -474,6 +474,7 @@ impl LoadedConfig {
             sources: Arc::new(fold.sources),
             router,
             trusted_files: Vec::new(),
+            trusted_locations: Vec::new(),
             table: Arc::new(fold.table),
         })
     }
