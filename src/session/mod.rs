@@ -156,6 +156,8 @@ struct TurnRow {
     /// 'D' (denial) or 'A' (anything else) per verdict, oldest first.
     recent: String,
     breaker_open: bool,
+    /// Whether the row was in the database when loaded.
+    stored: bool,
 }
 
 impl TurnRow {
@@ -173,6 +175,7 @@ impl TurnRow {
                 consecutive_denials: row.get(4)?,
                 recent: row.get(5)?,
                 breaker_open: row.get(6)?,
+                stored: true,
             })
         })
         .optional()
@@ -180,6 +183,12 @@ impl TurnRow {
     }
 
     fn save(&self, tx: &Transaction<'_>, key: TurnKey<'_>, now: u64) -> rusqlite::Result<()> {
+        if !self.stored {
+            // A new turn is the moment old ones pile up; pruning here keeps
+            // the table bounded without an index write on every review.
+            tx.prepare_cached("DELETE FROM turn_state WHERE updated_at_ms < ?1")?
+                .execute(params![sql_ms(now.saturating_sub(TURN_STATE_RETENTION_MS))])?;
+        }
         tx.prepare_cached(
             "INSERT INTO turn_state (session_id, turn_id, reviews, failures, verdicts, denials, \
              consecutive_denials, recent, breaker_open, updated_at_ms) \
@@ -466,8 +475,6 @@ pub fn record(
             }
         }
         turn.save(tx, key, now)?;
-        tx.prepare_cached("DELETE FROM turn_state WHERE updated_at_ms < ?1")?
-            .execute(params![sql_ms(now.saturating_sub(TURN_STATE_RETENTION_MS))])?;
         Ok(())
     })
 }
@@ -572,9 +579,11 @@ fn cache_store(
     ])?;
     tx.prepare_cached("DELETE FROM verdict_cache WHERE expires_at_ms <= ?1")?
         .execute(params![sql_ms(now)])?;
-    // Oldest first (ids grow with every insert, including replacements).
+    // Oldest first: every entry of one config has the same TTL, so the
+    // earliest expiry is the earliest insert.
     tx.prepare_cached(
-        "DELETE FROM verdict_cache WHERE id IN (SELECT id FROM verdict_cache ORDER BY id \
+        "DELETE FROM verdict_cache WHERE cache_key IN (SELECT cache_key FROM verdict_cache \
+         ORDER BY expires_at_ms, cache_key \
          LIMIT max(0, (SELECT count(*) FROM verdict_cache) - ?1))",
     )?
     .execute(params![cfg.cache.max_entries])?;
