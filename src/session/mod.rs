@@ -307,10 +307,12 @@ pub fn gate(
             })?;
             match step {
                 GateStep::Done(gate) => Ok(gate),
-                // INVARIANT: with `may_spend` true, gate_tx never asks again.
+                // INVARIANT: with `may_spend` true, gate_tx never asks again;
+                // should it ever, nothing was spent and the review fails
+                // closed on the error.
                 GateStep::NeedsFullSync => Err(store.bad_value(
-                    "gate",
-                    "authorization could not be spent durably".to_owned(),
+                    "synchronous",
+                    "an authorization was found but not spent at FULL".to_owned(),
                 )),
             }
         }
@@ -320,6 +322,7 @@ pub fn gate(
 struct PendingAuthorization {
     id: i64,
     kind: String,
+    created_at_ms: u64,
     denied_rationale: Option<String>,
     denied_risk: Option<String>,
 }
@@ -331,7 +334,7 @@ fn pending_authorizations(
     now: u64,
 ) -> rusqlite::Result<Vec<PendingAuthorization>> {
     let mut stmt = tx.prepare_cached(
-        "SELECT a.id, a.kind, d.rationale, d.risk_level FROM authorizations a \
+        "SELECT a.id, a.kind, a.created_at_ms, d.rationale, d.risk_level FROM authorizations a \
          LEFT JOIN denials d ON d.id = a.denial_id \
          WHERE a.session_id = ?1 AND a.request_hash = ?2 AND a.used_at_ms IS NULL \
          AND a.expires_at_ms > ?3 ORDER BY a.id",
@@ -340,8 +343,9 @@ fn pending_authorizations(
         Ok(PendingAuthorization {
             id: row.get(0)?,
             kind: row.get(1)?,
-            denied_rationale: row.get(2)?,
-            denied_risk: row.get(3)?,
+            created_at_ms: ms_column(row, 2)?,
+            denied_rationale: row.get(3)?,
+            denied_risk: row.get(4)?,
         })
     })?;
     rows.collect()
@@ -378,7 +382,7 @@ fn gate_tx(
         turn.save(tx, key, now)?;
         return Ok(GateStep::Done(Gate::BreakGlass(BreakGlassPass {
             request_hash: request_hash.to_owned(),
-            confirmed_at_ms: now,
+            confirmed_at_ms: auth.created_at_ms,
             denied_rationale: auth.denied_rationale.clone(),
         })));
     }
@@ -413,7 +417,7 @@ fn gate_tx(
             spend_authorization(tx, auth.id, now)?;
             Some(OverridePass {
                 request_hash: request_hash.to_owned(),
-                approved_at_ms: now,
+                approved_at_ms: auth.created_at_ms,
                 denied_rationale: auth.denied_rationale.clone(),
                 denied_risk_level: auth.denied_risk.as_deref().and_then(parse_risk),
             })
