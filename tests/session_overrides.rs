@@ -184,6 +184,10 @@ fn an_override_is_single_use_and_reaches_the_model_as_context() {
             override_pass: Some(pass),
         } => {
             assert_eq!(pass.request_hash, a);
+            assert_eq!(
+                pass.approved_at_ms,
+                approval.expires_at_ms - cfg.overrides.ttl_ms
+            );
             assert_eq!(pass.denied_risk_level, Some(RiskLevel::High));
             assert!(pass.denied_rationale.unwrap().contains("risky action"));
         }
@@ -765,4 +769,18 @@ fn run_approve_with_nothing_to_approve_says_so() {
     deny(&store, &clock, &cfg, T1, &hash("aa"), RiskLevel::Low);
     let err = run_approve(ctx(&store, &clock, &cfg), None, &b"\n"[..], &mut out, true).unwrap_err();
     assert!(matches!(err, OperatorError::Cancelled), "{err}");
+}
+
+#[test]
+fn a_challenge_for_a_denial_that_was_repeated_is_stale() {
+    let (_h, store, clock, cfg) = setup();
+    let c = hash("cc");
+    deny(&store, &clock, &cfg, T1, &c, RiskLevel::Critical);
+    let challenge = break_glass_challenge(&store, &clock, &cfg, S, None).unwrap();
+    deny(&store, &clock, &cfg, T2, &c, RiskLevel::Critical);
+    let err =
+        break_glass_confirm(&store, &clock, &cfg, S, &challenge.id, &challenge.phrase).unwrap_err();
+    assert!(matches!(err, OverrideError::StaleChallenge { .. }), "{err}");
+    let challenge = break_glass_challenge(&store, &clock, &cfg, S, None).unwrap();
+    break_glass_confirm(&store, &clock, &cfg, S, &challenge.id, &challenge.phrase).unwrap();
 }

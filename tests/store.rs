@@ -306,3 +306,20 @@ fn kill_nine_mid_write_leaves_an_intact_database() {
     // between gate and record is reserved but unrecorded.
     assert!(status.reviews >= status.verdicts && status.reviews <= status.verdicts + 1);
 }
+
+#[test]
+fn a_database_from_a_newer_vouch_is_refused_and_left_alone() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("state");
+    drop(Store::open(&dir).unwrap());
+    let db = dir.join(DATABASE_FILE);
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    let err = Store::open(&dir).unwrap_err();
+    assert!(matches!(err, StoreError::Migration { .. }), "{err}");
+    assert!(err.to_string().contains("cannot migrate"), "{err}");
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}

@@ -23,12 +23,15 @@ CREATE TABLE turn_state (
     updated_at_ms INTEGER NOT NULL,
     PRIMARY KEY (session_id, turn_id)
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX turn_state_updated ON turn_state (updated_at_ms);
+-- No index on updated_at_ms on purpose: it would add a page write to every
+-- review. Idle turns are pruned by a scan whenever a new turn starts.
 
 -- Verdict cache keyed by the packet hash (fence nonce left out).
+-- Keyed by the hash itself (no rowid) so an insert touches one table page
+-- and one index page. The TTL is one value per config, so expiry order is
+-- insertion order: the oldest entries are evicted first.
 CREATE TABLE verdict_cache (
-    id INTEGER PRIMARY KEY,
-    cache_key TEXT NOT NULL UNIQUE,
+    cache_key TEXT PRIMARY KEY,
     outcome TEXT NOT NULL CHECK (outcome IN ('allow', 'deny', 'defer')),
     risk_level TEXT NOT NULL CHECK (risk_level IN ('low', 'medium', 'high', 'critical')),
     user_authorization TEXT NOT NULL
@@ -37,7 +40,7 @@ CREATE TABLE verdict_cache (
     suggestion TEXT,
     created_at_ms INTEGER NOT NULL,
     expires_at_ms INTEGER NOT NULL
-) STRICT;
+) STRICT, WITHOUT ROWID;
 CREATE INDEX verdict_cache_expiry ON verdict_cache (expires_at_ms);
 
 -- Recent model denials, shown to operators for exact retry and break glass.

@@ -156,6 +156,8 @@ struct TurnRow {
     /// 'D' (denial) or 'A' (anything else) per verdict, oldest first.
     recent: String,
     breaker_open: bool,
+    /// Whether the row was in the database when loaded.
+    stored: bool,
 }
 
 impl TurnRow {
@@ -173,6 +175,7 @@ impl TurnRow {
                 consecutive_denials: row.get(4)?,
                 recent: row.get(5)?,
                 breaker_open: row.get(6)?,
+                stored: true,
             })
         })
         .optional()
@@ -180,6 +183,12 @@ impl TurnRow {
     }
 
     fn save(&self, tx: &Transaction<'_>, key: TurnKey<'_>, now: u64) -> rusqlite::Result<()> {
+        if !self.stored {
+            // A new turn is the moment old ones pile up; pruning here keeps
+            // the table bounded without an index write on every review.
+            tx.prepare_cached("DELETE FROM turn_state WHERE updated_at_ms < ?1")?
+                .execute(params![sql_ms(now.saturating_sub(TURN_STATE_RETENTION_MS))])?;
+        }
         tx.prepare_cached(
             "INSERT INTO turn_state (session_id, turn_id, reviews, failures, verdicts, denials, \
              consecutive_denials, recent, breaker_open, updated_at_ms) \
@@ -298,10 +307,12 @@ pub fn gate(
             })?;
             match step {
                 GateStep::Done(gate) => Ok(gate),
-                // INVARIANT: with `may_spend` true, gate_tx never asks again.
+                // INVARIANT: with `may_spend` true, gate_tx never asks again;
+                // should it ever, nothing was spent and the review fails
+                // closed on the error.
                 GateStep::NeedsFullSync => Err(store.bad_value(
-                    "gate",
-                    "authorization could not be spent durably".to_owned(),
+                    "synchronous",
+                    "an authorization was found but not spent at FULL".to_owned(),
                 )),
             }
         }
@@ -311,6 +322,7 @@ pub fn gate(
 struct PendingAuthorization {
     id: i64,
     kind: String,
+    created_at_ms: u64,
     denied_rationale: Option<String>,
     denied_risk: Option<String>,
 }
@@ -322,7 +334,7 @@ fn pending_authorizations(
     now: u64,
 ) -> rusqlite::Result<Vec<PendingAuthorization>> {
     let mut stmt = tx.prepare_cached(
-        "SELECT a.id, a.kind, d.rationale, d.risk_level FROM authorizations a \
+        "SELECT a.id, a.kind, a.created_at_ms, d.rationale, d.risk_level FROM authorizations a \
          LEFT JOIN denials d ON d.id = a.denial_id \
          WHERE a.session_id = ?1 AND a.request_hash = ?2 AND a.used_at_ms IS NULL \
          AND a.expires_at_ms > ?3 ORDER BY a.id",
@@ -331,8 +343,9 @@ fn pending_authorizations(
         Ok(PendingAuthorization {
             id: row.get(0)?,
             kind: row.get(1)?,
-            denied_rationale: row.get(2)?,
-            denied_risk: row.get(3)?,
+            created_at_ms: ms_column(row, 2)?,
+            denied_rationale: row.get(3)?,
+            denied_risk: row.get(4)?,
         })
     })?;
     rows.collect()
@@ -369,7 +382,7 @@ fn gate_tx(
         turn.save(tx, key, now)?;
         return Ok(GateStep::Done(Gate::BreakGlass(BreakGlassPass {
             request_hash: request_hash.to_owned(),
-            confirmed_at_ms: now,
+            confirmed_at_ms: auth.created_at_ms,
             denied_rationale: auth.denied_rationale.clone(),
         })));
     }
@@ -404,7 +417,7 @@ fn gate_tx(
             spend_authorization(tx, auth.id, now)?;
             Some(OverridePass {
                 request_hash: request_hash.to_owned(),
-                approved_at_ms: now,
+                approved_at_ms: auth.created_at_ms,
                 denied_rationale: auth.denied_rationale.clone(),
                 denied_risk_level: auth.denied_risk.as_deref().and_then(parse_risk),
             })
@@ -466,8 +479,6 @@ pub fn record(
             }
         }
         turn.save(tx, key, now)?;
-        tx.prepare_cached("DELETE FROM turn_state WHERE updated_at_ms < ?1")?
-            .execute(params![sql_ms(now.saturating_sub(TURN_STATE_RETENTION_MS))])?;
         Ok(())
     })
 }
@@ -572,9 +583,11 @@ fn cache_store(
     ])?;
     tx.prepare_cached("DELETE FROM verdict_cache WHERE expires_at_ms <= ?1")?
         .execute(params![sql_ms(now)])?;
-    // Oldest first (ids grow with every insert, including replacements).
+    // Oldest first: every entry of one config has the same TTL, so the
+    // earliest expiry is the earliest insert.
     tx.prepare_cached(
-        "DELETE FROM verdict_cache WHERE id IN (SELECT id FROM verdict_cache ORDER BY id \
+        "DELETE FROM verdict_cache WHERE cache_key IN (SELECT cache_key FROM verdict_cache \
+         ORDER BY expires_at_ms, cache_key \
          LIMIT max(0, (SELECT count(*) FROM verdict_cache) - ?1))",
     )?
     .execute(params![cfg.cache.max_entries])?;

@@ -80,6 +80,10 @@ pub enum OverrideError {
         "no such break glass challenge `{id}` in session `{session}` (already spent or never issued)"
     )]
     NoSuchChallenge { id: String, session: String },
+    #[error(
+        "the action was denied again after challenge `{id}` was issued; start a new one to see the current denial"
+    )]
+    StaleChallenge { id: String },
     #[error("phrase does not match; the challenge is spent, start a new one")]
     PhraseMismatch,
     #[error("challenge expired: the phrase must be typed within {ttl_s} s; start a new one")]
@@ -558,9 +562,8 @@ pub fn break_glass_confirm(
             let Some(denial) = all.into_iter().find(|d| d.denial_id == denial_id) else {
                 // The action was denied again (a newer row) or the row aged
                 // out; the human must look at the current denial.
-                return Ok(Err(OverrideError::NoSuchDenial {
-                    selector: challenge_id.to_owned(),
-                    session: session.to_owned(),
+                return Ok(Err(OverrideError::StaleChallenge {
+                    id: challenge_id.to_owned(),
                 }));
             };
             if let Err(e) = check_approvable(&denial, now) {
