@@ -68,6 +68,7 @@ impl From<OverrideError> for EngineError {
             | E::NotCritical { .. }
             | E::OutsideWindow { .. }
             | E::PhraseMismatch
+            | E::StaleChallenge { .. }
             | E::ChallengeExpired { .. } => EngineError::Conflict(e.to_string()),
         }
     }
