@@ -658,8 +658,12 @@ fn apply_section_caps(
         .filter_map(|i| i.unit)
         .collect();
     for item in items.iter_mut() {
-        if is_result(item) && item.unit.is_some_and(|u| gone_units.contains(&u)) {
+        if is_result(item) && item.included && item.unit.is_some_and(|u| gone_units.contains(&u)) {
             item.included = false;
+            dropped.push(DropStep {
+                what: Dropped::ToolResult,
+                cause: DropCause::SectionCap,
+            });
         }
     }
     fit_section(

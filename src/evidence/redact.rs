@@ -350,6 +350,10 @@ const SECRET_WORDS: &[&str] = &[
     "clientsecret",
 ];
 
+/// Endings that make a single run-together word secret. `pass` is not one:
+/// `bypass` and `compass` are ordinary words.
+const SECRET_SUFFIXES: &[&str] = &["password", "passwd", "secret", "token", "apikey"];
+
 /// Words that, before a final `key`, make the name secret (`api_key`).
 const SECRET_KEY_QUALIFIERS: &[&str] = &[
     "api",
@@ -392,6 +396,10 @@ pub fn classify_key(name: &str) -> KeyClass {
         .and_then(|i| words.get(i))
         .map(String::as_str);
     if SECRET_WORDS.contains(&last.as_str()) {
+        return KeyClass::Secret;
+    }
+    // Run-together environment names: `PGPASSWORD`, `NPMTOKEN`.
+    if SECRET_SUFFIXES.iter().any(|suffix| last.ends_with(suffix)) {
         return KeyClass::Secret;
     }
     if last == "key" {
@@ -1040,6 +1048,34 @@ static RULE_SPECS: &[Rule] = &[
     },
     Rule {
         resume: Resume::AfterMatch,
+        // curl -u user:password, --user=user:password. `docker run -u
+        // 1000:1000` is a uid:gid, not a password.
+        triggers: &["-u", "--user"],
+        pattern: r#"(?:^|[ \t])(?:-u|--user)(?:=|[ \t]+)?["']?[^\s:'"]+:(?P<v>[^\s'"]+)"#,
+        collect: |caps, spans| {
+            if let Some(v) = caps.name("v")
+                && !is_exempt_value(v.as_str())
+                && !v.as_str().bytes().all(|b| b.is_ascii_digit())
+            {
+                push(spans, Some(v), SecretKind::CliPassword);
+            }
+        },
+    },
+    Rule {
+        resume: Resume::AfterMatch,
+        // sshpass -p SECRET (or -pSECRET).
+        triggers: &["sshpass"],
+        pattern: r#"(?-u:\b)sshpass[ \t]+(?:-[a-oq-zA-Z][^\s]*[ \t]+)*-p[ \t]*(?:'(?P<sq>[^'\n]*)'|"(?P<dq>[^"\n]*)"|(?P<bare>[^\s'";&|]+))"#,
+        collect: |caps, spans| {
+            if let Some(v) = value_of(caps)
+                && !is_exempt_value(v.as_str())
+            {
+                push(spans, Some(v), SecretKind::CliPassword);
+            }
+        },
+    },
+    Rule {
+        resume: Resume::AfterMatch,
         // mysql -pSECRET: the password is glued to -p. Only for the MySQL
         // family, where -p means password (elsewhere it is a port or a flag).
         triggers: &["mysql", "mariadb"],
@@ -1126,7 +1162,7 @@ static RULE_SPECS: &[Rule] = &[
             "bearer",
         ],
         pattern: concat!(
-            r#"(?:^|[^A-Za-z0-9_.-])["']?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?[ \t]*(?P<sep>:=|=>|=|:)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"#,
+            r#"(?:^|[^A-Za-z0-9_.$-])["']?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?[ \t]*(?P<sep>:=|=>|=|:)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"#,
             value_re!()
         ),
         collect: |caps, spans| {
