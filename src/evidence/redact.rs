@@ -380,8 +380,6 @@ const MAYBE_SECRET_WORDS: &[&str] = &[
     "signature",
     "sig",
     "salt",
-    "pat",
-    "sid",
 ];
 
 /// Classifies a key name by its words; see the module docs.
@@ -1098,7 +1096,6 @@ static RULE_SPECS: &[Rule] = &[
         triggers: &[
             "authorization",
             "api-key",
-            "apikey",
             "auth-token",
             "access-token",
             "private-token",
@@ -1106,7 +1103,7 @@ static RULE_SPECS: &[Rule] = &[
         pattern: concat!(
             r#"(?i)"#,
             wb!(),
-            r#"(?:proxy-authorization|authorization|x-api-key|api-key|apikey|x-auth-token|x-access-token|x-goog-api-key|private-token)["']?[ \t]*:[ \t]*["']?(?:(?:bearer|basic|token|bot|digest|negotiate|apikey)[ \t]+)?(?P<v>[^\s'"]+)"#
+            r#"(?:proxy-authorization|authorization|x-api-key|api-key|x-auth-token|x-access-token|x-goog-api-key|private-token)["']?[ \t]*:[ \t]*["']?(?:(?:bearer|basic|token|bot|digest|negotiate|apikey)[ \t]+)?(?P<v>[^\s'"=][^\s'"]*)"#
         ),
         collect: |caps, spans| {
             if let Some(v) = caps.name("v")
@@ -1142,7 +1139,9 @@ static RULE_SPECS: &[Rule] = &[
     Rule {
         resume: Resume::AtValue,
         // NAME=value, export NAME=value, "name": "value", name: value,
-        // name := value, key => value.
+        // name := value, key => value. Only names holding a trigger word
+        // match, so the ordinary `"key": value` pairs of JSON tool output
+        // never reach the capture engine.
         triggers: &[
             "pass",
             "pwd",
@@ -1157,12 +1156,10 @@ static RULE_SPECS: &[Rule] = &[
             "signature",
             "sig",
             "salt",
-            "pat",
-            "sid",
             "bearer",
         ],
         pattern: concat!(
-            r#"(?:^|[^A-Za-z0-9_.$-])["']?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?[ \t]*(?P<sep>:=|=>|=|:)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"#,
+            r#"(?:^|[^A-Za-z0-9_.$-])["']?(?P<name>(?:[A-Za-z_][A-Za-z0-9_.-]*?)?(?i:pass|pwd|token|secret|key|cred|auth|cookie|session|sig|salt|bearer)[A-Za-z0-9_.-]*)["']?[ \t]*(?P<sep>:=|=>|=|:)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"#,
             value_re!()
         ),
         collect: |caps, spans| {
@@ -1296,6 +1293,32 @@ mod tests {
                 }
             ]
         );
+    }
+
+    #[test]
+    fn assignment_forms() {
+        let g = "[REDACTED:generic_assignment]";
+        for (input, expected) in [
+            ("token=hunter2", format!("token={g}")),
+            ("password: hunter2", format!("password: {g}")),
+            (r#""secret": "abc""#, format!(r#""secret": "{g}""#)),
+            ("key=9f8e7d6c5b4a39281706f5e4d3c2b1a0", format!("key={g}")),
+            ("key=name", "key=name".to_owned()),
+            (
+                "export GITHUB_TOKEN=abc x",
+                format!("export GITHUB_TOKEN={g} x"),
+            ),
+            (r#"apiKey := "abc""#, format!(r#"apiKey := "{g}""#)),
+            ("{:password => 'abc'}", format!("{{:password => '{g}'}}")),
+            ("a?access_token=abc&b=1", format!("a?access_token={g}&b=1")),
+            ("PASS=abc;make", format!("PASS={g};make")),
+            (
+                "path: /srv/app, session: 42",
+                "path: /srv/app, session: 42".to_owned(),
+            ),
+        ] {
+            assert_eq!(redact_text(input), expected, "{input}");
+        }
     }
 
     #[test]
