@@ -173,6 +173,13 @@ impl RedactionReport {
 // Public entry points
 // ---------------------------------------------------------------------------
 
+/// Compiles the redaction rules now rather than on first use, so a service
+/// pays that cost at start. Returns whether they compiled; if they did not,
+/// every text is withheld whole (see [`SecretKind::Unscanned`]).
+pub fn prepare() -> bool {
+    RULES.is_some()
+}
+
 /// Redacts secret-shaped text. Borrows when nothing was found.
 pub fn redact_text(s: &str) -> Cow<'_, str> {
     redact_text_with(s, &mut RedactionReport::default())
@@ -1198,7 +1205,7 @@ mod tests {
     fn rules_compile() {
         let rules = Rules::compile(RULE_SPECS);
         assert!(rules.is_ok(), "{:?}", rules.err().map(|e| e.to_string()));
-        assert!(RULES.is_some());
+        assert!(prepare());
     }
 
     #[test]
