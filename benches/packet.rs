@@ -63,13 +63,14 @@ fn bench(c: &mut Criterion) {
     c.bench_function("redact_text/16KiB", |b| {
         b.iter(|| redact_text(black_box(&text)).len())
     });
-    for est in [Estimator::Utf8, Estimator::O200k] {
+    assert!(vouch::evidence::redact::prepare());
+    for (est, name) in [(Estimator::Utf8, "utf8"), (Estimator::O200k, "o200k")] {
         est.prepare();
         let mut budget = Config::defaults().unwrap().budget;
         budget.estimator = est;
         let ctx = PacketContext::default();
         assert!(build(&r, &ctx, &budget, 300).is_ok());
-        c.bench_function(&format!("redact_and_build/16KiB/{}", est.as_str()), |b| {
+        c.bench_function(&format!("redact_and_build/16KiB/{name}"), |b| {
             b.iter(|| build(black_box(&r), &ctx, &budget, 300).map(|p| p.estimated_tokens))
         });
     }
