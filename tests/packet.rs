@@ -577,3 +577,23 @@ fn the_caller_may_pass_an_unredacted_request() {
         1
     );
 }
+
+#[test]
+fn what_is_kept_never_depends_on_the_nonce() {
+    let r = oversized();
+    for est in [Estimator::Utf8, Estimator::O200k] {
+        for max in [2048u32, 2100, 2500, 4096, 8192] {
+            let b = budget(max, est);
+            let a = build(&r, &PacketContext::default(), &b, WIRE).unwrap();
+            let c = build(&r, &PacketContext::default(), &b, WIRE).unwrap();
+            assert_ne!(a.nonce, c.nonce);
+            assert_eq!(a.cache_key, c.cache_key, "{est:?} {max}");
+            assert_eq!(a.dropped, c.dropped, "{est:?} {max}");
+            assert_eq!(
+                a.user.replace(&a.nonce, "N"),
+                c.user.replace(&c.nonce, "N"),
+                "{est:?} {max}"
+            );
+        }
+    }
+}

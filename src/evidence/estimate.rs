@@ -46,6 +46,17 @@ impl Estimator {
         }
     }
 
+    /// The most tokens any text of `bytes` bytes can be estimated at: no
+    /// tokenizer emits more tokens than bytes, plus the margin.
+    pub fn upper_bound_for_bytes(&self, bytes: u64) -> u64 {
+        match self {
+            Estimator::Utf8 => bytes,
+            Estimator::O200k => bytes
+                .saturating_mul(100 + O200K_MARGIN_PERCENT)
+                .div_ceil(100),
+        }
+    }
+
     /// Builds whatever the estimator needs ahead of time. Cheap after the
     /// first call; a no-op for `utf8`.
     pub fn prepare(&self) {
@@ -54,13 +65,6 @@ impl Estimator {
             Estimator::O200k => {
                 let _ = o200k();
             }
-        }
-    }
-
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Estimator::Utf8 => "utf8",
-            Estimator::O200k => "o200k",
         }
     }
 }

@@ -345,11 +345,15 @@ pub fn build(
         .saturating_add(wire_overhead_tokens)
         .saturating_add(FRAMING_RESERVE_TOKENS);
     let nonce = new_nonce();
+    // Sizes are judged without the nonce, plus the most its two copies can
+    // cost, so what is kept never depends on the random nonce: an identical
+    // retry keeps identical evidence and hits the cache.
+    let fixed = fixed.saturating_add(est.upper_bound_for_bytes(2 * NONCE_HEX_LEN));
     let mut drop_order = budget_drop_order(&items).into_iter().peekable();
 
     let (user, estimated_tokens) = loop {
         let notes = Notes::of(&items, &dropped);
-        let skeleton = assemble(&head, &[], &notes, NONCE_PLACEHOLDER_FOR_COST);
+        let skeleton = assemble(&head, &[], &notes, "");
         let planned = items.iter().filter(|i| i.included).fold(
             fixed.saturating_add(est.count(&json_escaped(&skeleton))),
             |sum, i| sum.saturating_add(i.cost),
@@ -358,10 +362,18 @@ pub fn build(
         // The plan errs high (every item pays for its own quotes), so the
         // real text is checked before giving up, too.
         if planned <= budget_tokens || drop_order.peek().is_none() {
-            let user = assemble(&head, &items, &notes, &nonce);
-            verified = fixed.saturating_add(est.count(&json_escaped(&user)));
+            let without_nonce = assemble(&head, &items, &notes, "");
+            verified = fixed.saturating_add(est.count(&json_escaped(&without_nonce)));
             if verified <= budget_tokens {
-                break (user, verified);
+                let user = assemble(&head, &items, &notes, &nonce);
+                // INVARIANT: the estimate covers the text actually sent.
+                let sent = fixed
+                    .saturating_sub(est.upper_bound_for_bytes(2 * NONCE_HEX_LEN))
+                    .saturating_add(est.count(&json_escaped(&user)));
+                let estimate = verified.max(sent);
+                if estimate <= budget_tokens {
+                    break (user, estimate);
+                }
             }
         }
         let Some((what, members)) = drop_order.next() else {
@@ -396,8 +408,8 @@ pub fn build(
     })
 }
 
-/// Stands in for the nonce when only the size of the text matters.
-const NONCE_PLACEHOLDER_FOR_COST: &str = "00000000000000000000000000000000";
+/// Length of the nonce: 128 random bits in hex.
+const NONCE_HEX_LEN: u64 = 32;
 
 /// 128 random bits as 32 lowercase hex characters.
 fn new_nonce() -> String {
@@ -658,8 +670,12 @@ fn apply_section_caps(
         .filter_map(|i| i.unit)
         .collect();
     for item in items.iter_mut() {
-        if is_result(item) && item.unit.is_some_and(|u| gone_units.contains(&u)) {
+        if is_result(item) && item.included && item.unit.is_some_and(|u| gone_units.contains(&u)) {
             item.included = false;
+            dropped.push(DropStep {
+                what: Dropped::ToolResult,
+                cause: DropCause::SectionCap,
+            });
         }
     }
     fit_section(

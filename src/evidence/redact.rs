@@ -173,6 +173,13 @@ impl RedactionReport {
 // Public entry points
 // ---------------------------------------------------------------------------
 
+/// Compiles the redaction rules now rather than on first use, so a service
+/// pays that cost at start. Returns whether they compiled; if they did not,
+/// every text is withheld whole (see [`SecretKind::Unscanned`]).
+pub fn prepare() -> bool {
+    RULES.is_some()
+}
+
 /// Redacts secret-shaped text. Borrows when nothing was found.
 pub fn redact_text(s: &str) -> Cow<'_, str> {
     redact_text_with(s, &mut RedactionReport::default())
@@ -350,6 +357,10 @@ const SECRET_WORDS: &[&str] = &[
     "clientsecret",
 ];
 
+/// Endings that make a single run-together word secret. `pass` is not one:
+/// `bypass` and `compass` are ordinary words.
+const SECRET_SUFFIXES: &[&str] = &["password", "passwd", "secret", "token", "apikey"];
+
 /// Words that, before a final `key`, make the name secret (`api_key`).
 const SECRET_KEY_QUALIFIERS: &[&str] = &[
     "api",
@@ -376,8 +387,6 @@ const MAYBE_SECRET_WORDS: &[&str] = &[
     "signature",
     "sig",
     "salt",
-    "pat",
-    "sid",
 ];
 
 /// Classifies a key name by its words; see the module docs.
@@ -392,6 +401,10 @@ pub fn classify_key(name: &str) -> KeyClass {
         .and_then(|i| words.get(i))
         .map(String::as_str);
     if SECRET_WORDS.contains(&last.as_str()) {
+        return KeyClass::Secret;
+    }
+    // Run-together environment names: `PGPASSWORD`, `NPMTOKEN`.
+    if SECRET_SUFFIXES.iter().any(|suffix| last.ends_with(suffix)) {
         return KeyClass::Secret;
     }
     if last == "key" {
@@ -1040,6 +1053,34 @@ static RULE_SPECS: &[Rule] = &[
     },
     Rule {
         resume: Resume::AfterMatch,
+        // curl -u user:password, --user=user:password. `docker run -u
+        // 1000:1000` is a uid:gid, not a password.
+        triggers: &["-u", "--user"],
+        pattern: r#"(?:^|[ \t])(?:-u|--user)(?:=|[ \t]+)?["']?[^\s:'"]+:(?P<v>[^\s'"]+)"#,
+        collect: |caps, spans| {
+            if let Some(v) = caps.name("v")
+                && !is_exempt_value(v.as_str())
+                && !v.as_str().bytes().all(|b| b.is_ascii_digit())
+            {
+                push(spans, Some(v), SecretKind::CliPassword);
+            }
+        },
+    },
+    Rule {
+        resume: Resume::AfterMatch,
+        // sshpass -p SECRET (or -pSECRET).
+        triggers: &["sshpass"],
+        pattern: r#"(?-u:\b)sshpass[ \t]+(?:-[a-oq-zA-Z][^\s]*[ \t]+)*-p[ \t]*(?:'(?P<sq>[^'\n]*)'|"(?P<dq>[^"\n]*)"|(?P<bare>[^\s'";&|]+))"#,
+        collect: |caps, spans| {
+            if let Some(v) = value_of(caps)
+                && !is_exempt_value(v.as_str())
+            {
+                push(spans, Some(v), SecretKind::CliPassword);
+            }
+        },
+    },
+    Rule {
+        resume: Resume::AfterMatch,
         // mysql -pSECRET: the password is glued to -p. Only for the MySQL
         // family, where -p means password (elsewhere it is a port or a flag).
         triggers: &["mysql", "mariadb"],
@@ -1062,7 +1103,6 @@ static RULE_SPECS: &[Rule] = &[
         triggers: &[
             "authorization",
             "api-key",
-            "apikey",
             "auth-token",
             "access-token",
             "private-token",
@@ -1070,7 +1110,7 @@ static RULE_SPECS: &[Rule] = &[
         pattern: concat!(
             r#"(?i)"#,
             wb!(),
-            r#"(?:proxy-authorization|authorization|x-api-key|api-key|apikey|x-auth-token|x-access-token|x-goog-api-key|private-token)["']?[ \t]*:[ \t]*["']?(?:(?:bearer|basic|token|bot|digest|negotiate|apikey)[ \t]+)?(?P<v>[^\s'"]+)"#
+            r#"(?:proxy-authorization|authorization|x-api-key|api-key|x-auth-token|x-access-token|x-goog-api-key|private-token)["']?[ \t]*:[ \t]*["']?(?:(?:bearer|basic|token|bot|digest|negotiate|apikey)[ \t]+)?(?P<v>[^\s'"=][^\s'"]*)"#
         ),
         collect: |caps, spans| {
             if let Some(v) = caps.name("v")
@@ -1106,7 +1146,9 @@ static RULE_SPECS: &[Rule] = &[
     Rule {
         resume: Resume::AtValue,
         // NAME=value, export NAME=value, "name": "value", name: value,
-        // name := value, key => value.
+        // name := value, key => value. Only names holding a trigger word
+        // match, so the ordinary `"key": value` pairs of JSON tool output
+        // never reach the capture engine.
         triggers: &[
             "pass",
             "pwd",
@@ -1121,12 +1163,10 @@ static RULE_SPECS: &[Rule] = &[
             "signature",
             "sig",
             "salt",
-            "pat",
-            "sid",
             "bearer",
         ],
         pattern: concat!(
-            r#"(?:^|[^A-Za-z0-9_.-])["']?(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?[ \t]*(?P<sep>:=|=>|=|:)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"#,
+            r#"(?:^|[^A-Za-z0-9_.$-])["']?(?P<name>(?:[A-Za-z_][A-Za-z0-9_.-]*?)?(?i:pass|pwd|token|secret|key|cred|auth|cookie|session|sig|salt|bearer)[A-Za-z0-9_.-]*)["']?[ \t]*(?P<sep>:=|=>|=|:)[ \t]*(?:(?i:bearer|basic|token)[ \t]+)?"#,
             value_re!()
         ),
         collect: |caps, spans| {
@@ -1165,7 +1205,7 @@ mod tests {
     fn rules_compile() {
         let rules = Rules::compile(RULE_SPECS);
         assert!(rules.is_ok(), "{:?}", rules.err().map(|e| e.to_string()));
-        assert!(RULES.is_some());
+        assert!(prepare());
     }
 
     #[test]
@@ -1260,6 +1300,32 @@ mod tests {
                 }
             ]
         );
+    }
+
+    #[test]
+    fn assignment_forms() {
+        let g = "[REDACTED:generic_assignment]";
+        for (input, expected) in [
+            ("token=hunter2", format!("token={g}")),
+            ("password: hunter2", format!("password: {g}")),
+            (r#""secret": "abc""#, format!(r#""secret": "{g}""#)),
+            ("key=9f8e7d6c5b4a39281706f5e4d3c2b1a0", format!("key={g}")),
+            ("key=name", "key=name".to_owned()),
+            (
+                "export GITHUB_TOKEN=abc x",
+                format!("export GITHUB_TOKEN={g} x"),
+            ),
+            (r#"apiKey := "abc""#, format!(r#"apiKey := "{g}""#)),
+            ("{:password => 'abc'}", format!("{{:password => '{g}'}}")),
+            ("a?access_token=abc&b=1", format!("a?access_token={g}&b=1")),
+            ("PASS=abc;make", format!("PASS={g};make")),
+            (
+                "path: /srv/app, session: 42",
+                "path: /srv/app, session: 42".to_owned(),
+            ),
+        ] {
+            assert_eq!(redact_text(input), expected, "{input}");
+        }
     }
 
     #[test]
