@@ -14,8 +14,7 @@ use serde_json::{Value, json};
 use vouch::config::{BudgetConfig, Config, Estimator};
 use vouch::evidence::estimate::json_escaped;
 use vouch::evidence::packet::{
-    DropCause, Dropped, FORMAT_CORRECTION, FRAMING_RESERVE_TOKENS, POLICY, Packet, PacketContext,
-    PacketError, build,
+    DropCause, Dropped, FRAMING_RESERVE_TOKENS, POLICY, Packet, PacketContext, PacketError, build,
 };
 use vouch::request::Request;
 
@@ -88,7 +87,6 @@ fn inside_fence(p: &Packet, needle: &str) -> bool {
 fn recount(p: &Packet, est: Estimator) -> u64 {
     est.count(&json_escaped(&p.system))
         + est.count(&json_escaped(&p.user))
-        + est.count(&json_escaped(FORMAT_CORRECTION))
         + WIRE
         + FRAMING_RESERVE_TOKENS
 }
@@ -342,7 +340,7 @@ fn every_budget_holds_with_both_estimators() {
                     assert!(p.user.contains("bytes omitted]"));
                 }
                 if !p.dropped.is_empty() || p.counts.cut > 0 {
-                    assert!(p.user.contains("Host note: for the token budget"));
+                    assert!(p.user.contains("to fit the budget"));
                 }
                 assert!(!p.user.contains("unrelated unrelated"));
                 assert!(!p.user.contains("prose prose"));

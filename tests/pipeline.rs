@@ -507,7 +507,6 @@ fn oversized_request(turn: &str) -> Request {
     request(json!({
         "session_id": "budget",
         "turn_id": turn,
-        "tool_call_id": "toolu_39",
         "surface": "bash",
         "tool": "Bash",
         "command": "make deploy",

@@ -35,10 +35,6 @@ use crate::request::{Request, TranscriptEntry, canonical_json};
 /// The fixed reviewer policy, sent as the system message.
 pub const POLICY: &str = include_str!("../../prompts/policy.md");
 
-/// The text a format retry appends; budgeted up front so a retry never
-/// exceeds the budget the first call fitted.
-pub const FORMAT_CORRECTION: &str = include_str!("../../prompts/format-correction.md");
-
 /// Tokens reserved for provider framing the caller cannot see (role markers,
 /// message separators).
 pub const FRAMING_RESERVE_TOKENS: u64 = 64;
@@ -295,8 +291,10 @@ fn neutralize_fences(s: &str) -> Cow<'_, str> {
 
 /// Builds the packet for `request` (redacted here first) within `budget`.
 ///
-/// `wire_overhead_tokens` is the caller's estimate of the provider body
-/// around the two messages: model name, schema, JSON framing.
+/// `wire_overhead_tokens` is the caller's estimate of everything in the
+/// provider body except the two messages: model name, schema, JSON framing,
+/// and the format correction a retry appends (the reviewer client knows its
+/// own wire, so it counts that; counting it here too would charge it twice).
 pub fn build(
     request: &Request,
     ctx: &PacketContext,
@@ -341,7 +339,6 @@ pub fn build(
     let budget_tokens = u64::from(budget.max_reviewer_input_tokens);
     let fixed = est
         .count(&json_escaped(POLICY))
-        .saturating_add(est.count(&json_escaped(FORMAT_CORRECTION)))
         .saturating_add(wire_overhead_tokens)
         .saturating_add(FRAMING_RESERVE_TOKENS);
     let nonce = new_nonce();
@@ -922,7 +919,7 @@ fn assemble(head: &Head, items: &[Item], notes: &Notes, nonce: &str) -> String {
     if !head.has_latest_user {
         out.push_str("Host note: the transcript holds no user message.\n\n");
     }
-    out.push_str("Evidence (untrusted, one JSON object per line):\n<<<EVIDENCE ");
+    out.push_str("Evidence (untrusted, one JSON item per line):\n<<<EVIDENCE ");
     out.push_str(nonce);
     out.push_str(">>>\n");
     for item in items.iter().filter(|i| i.included) {
@@ -934,7 +931,7 @@ fn assemble(head: &Head, items: &[Item], notes: &Notes, nonce: &str) -> String {
     out.push_str(">>>");
     if notes.cut > 0 || notes.dropped > 0 {
         out.push_str(&format!(
-            "\nHost note: for the token budget, {} item(s) left out, {} cut where marked.",
+            "\nHost note: {} item(s) left out and {} cut (marked) to fit the budget.",
             notes.dropped, notes.cut
         ));
     }

@@ -15,8 +15,9 @@ use crate::decision::{Outcome, RiskLevel, UserAuthorization};
 /// The verdict JSON schema sent to the provider (structured output or tool).
 pub const VERDICT_SCHEMA: &str = include_str!("../../prompts/verdict.schema.json");
 
-/// `maxLength` of `rationale` and `suggestion` in the schema, in characters
-/// (JSON Schema counts Unicode code points, as `str::chars` does).
+/// Longest `rationale` or `suggestion`, in characters (Unicode code points,
+/// as JSON Schema and `str::chars` count). The schema sends the rationale's
+/// `maxLength`; the suggestion's cap is enforced only here.
 pub const MAX_TEXT_CHARS: usize = 600;
 
 /// A schema-valid reviewer verdict. Serializable in the schema's own shape,
@@ -169,9 +170,12 @@ mod tests {
             schema["properties"]["rationale"]["maxLength"],
             MAX_TEXT_CHARS
         );
-        assert_eq!(
-            schema["properties"]["suggestion"]["maxLength"],
-            MAX_TEXT_CHARS
+        // The suggestion's cap is enforced here, not sent: every schema
+        // byte is paid on every call.
+        assert!(
+            schema["properties"]["suggestion"]
+                .get("maxLength")
+                .is_none()
         );
     }
 
