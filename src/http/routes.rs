@@ -275,9 +275,10 @@ pub async fn claude_code_hook(
     let bytes = match read_body(&state, &headers, body).await {
         Ok(bytes) => bytes,
         Err(e) => {
-            let why = match e {
-                AppError::PayloadTooLarge { .. } => HookFallback::TooLarge,
-                _ => HookFallback::Malformed,
+            let why = if matches!(e, AppError::PayloadTooLarge { .. }) {
+                HookFallback::TooLarge
+            } else {
+                HookFallback::Malformed
             };
             state.metrics().record_hook_fallback(why);
             return Json(claude_code::permission(
