@@ -369,3 +369,7 @@ pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Respo
 pub async fn not_found() -> AppError {
     AppError::NotFound("no such route".to_owned())
 }
+
+pub async fn method_not_allowed() -> AppError {
+    AppError::MethodNotAllowed
+}
