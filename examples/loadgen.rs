@@ -38,6 +38,11 @@ struct Args {
     /// Stop after this many requests in total.
     #[arg(long, default_value_t = 1_000_000)]
     requests: u64,
+    /// Offered load in requests/s across all connections (open loop, latency
+    /// measured from each request's scheduled time). Default: as fast as the
+    /// connections go (closed loop, which measures saturation throughput).
+    #[arg(long)]
+    rate: Option<f64>,
     /// The command under review (a hard deny by default).
     #[arg(long, default_value = "rm -rf /")]
     command: String,
@@ -95,6 +100,43 @@ fn serve_child(home: &Path) -> anyhow::Result<()> {
     })
 }
 
+/// One keep-alive HTTP/1.1 connection to the service.
+struct Connection {
+    sender: hyper::client::conn::http1::SendRequest<http_body_util::Full<axum::body::Bytes>>,
+    authorization: axum::http::HeaderValue,
+}
+
+impl Connection {
+    async fn open(addr: SocketAddr, authorization: &str) -> anyhow::Result<Connection> {
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
+        tokio::spawn(connection);
+        Ok(Connection {
+            sender,
+            authorization: authorization.parse()?,
+        })
+    }
+
+    async fn post(&mut self, body: &axum::body::Bytes) -> anyhow::Result<(u16, axum::body::Bytes)> {
+        use http_body_util::BodyExt;
+        self.sender.ready().await?;
+        let request = axum::http::Request::post("/v1/review")
+            .header(axum::http::header::HOST, "vouch")
+            .header(
+                axum::http::header::AUTHORIZATION,
+                self.authorization.clone(),
+            )
+            .header(axum::http::header::CONTENT_TYPE, "application/json")
+            .body(http_body_util::Full::new(body.clone()))?;
+        let response = self.sender.send_request(request).await?;
+        let status = response.status().as_u16();
+        let bytes = response.into_body().collect().await?.to_bytes();
+        Ok((status, bytes))
+    }
+}
+
 struct Target {
     addr: SocketAddr,
     token: String,
@@ -146,6 +188,18 @@ fn memory_kib(pid: u32) -> Option<(u64, u64)> {
     Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
+/// User + system CPU time of `pid`, from `/proc/<pid>/stat` (clock ticks of
+/// 10 ms, the Linux `USER_HZ`).
+fn cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command name; utime and stime are the
+    // 14th and 15th fields of the whole line.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
 fn percentile(sorted: &[u32], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -174,35 +228,27 @@ async fn drive(args: Args) -> anyhow::Result<()> {
         }
         None => start_child()?,
     };
-    let url = format!("http://{}/v1/review", target.addr);
     let body = serde_json::json!({
         "session_id": "loadgen", "surface": "bash", "command": args.command,
         "cwd": "/srv/app", "home": "/home/dev"
     })
     .to_string();
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(args.connections)
-        .tcp_nodelay(true)
-        .build()?;
-
+    let body = axum::body::Bytes::from(body);
+    let authorization = format!("Bearer {}", target.token);
     // Warm up (and check the token) with one request.
-    let warm = client
-        .post(&url)
-        .bearer_auth(&target.token)
-        .header("content-type", "application/json")
-        .body(body.clone())
-        .send()
-        .await?;
-    if !warm.status().is_success() {
+    let mut warm = Connection::open(target.addr, &authorization).await?;
+    let (status, answer) = warm.post(&body).await?;
+    if status != 200 {
         bail!(
-            "warm-up request answered {}: {}",
-            warm.status(),
-            warm.text().await?
+            "warm-up request answered {status}: {}",
+            String::from_utf8_lossy(&answer)
         );
     }
-    let decision: serde_json::Value = warm.json().await?;
+    let decision: serde_json::Value = serde_json::from_slice(&answer)?;
+    drop(warm);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let idle = target.pid.and_then(memory_kib);
+    let cpu_before = target.pid.and_then(cpu_time);
 
     let issued = Arc::new(AtomicU64::new(0));
     let failures = Arc::new(AtomicU64::new(0));
@@ -223,36 +269,53 @@ async fn drive(args: Args) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut workers = Vec::with_capacity(args.connections);
     for _ in 0..args.connections {
-        let (client, url, body, token) = (
-            client.clone(),
-            url.clone(),
-            body.clone(),
-            target.token.clone(),
-        );
+        let (addr, body, authorization) = (target.addr, body.clone(), authorization.clone());
         let (issued, failures, stop) = (
             Arc::clone(&issued),
             Arc::clone(&failures),
             Arc::clone(&stop),
         );
         let budget = args.requests;
+        // Open loop: this connection's share of the offered rate, staggered so
+        // the connections do not fire in lockstep.
+        let period = args
+            .rate
+            .map(|rate| Duration::from_secs_f64(args.connections as f64 / rate));
+        let offset = period.map(|p| p.mul_f64(workers.len() as f64 / args.connections as f64));
         workers.push(tokio::spawn(async move {
             let mut latencies: Vec<u32> = Vec::with_capacity(100_000);
+            let mut connection = Connection::open(addr, &authorization).await.ok();
+            let mut scheduled = started + offset.unwrap_or_default();
             while Instant::now() < deadline
                 && !stop.load(Ordering::Relaxed)
                 && issued.fetch_add(1, Ordering::Relaxed) < budget
             {
-                let sent = Instant::now();
-                let ok = match client
-                    .post(&url)
-                    .bearer_auth(&token)
-                    .header("content-type", "application/json")
-                    .body(body.clone())
-                    .send()
-                    .await
-                {
-                    Ok(r) => r.status().is_success() && r.bytes().await.is_ok(),
-                    Err(_) => false,
+                // A request whose slot passed while the previous answer was
+                // still coming counts from its scheduled time, so slow answers
+                // are not hidden (coordinated omission); one that waited for
+                // its slot counts from when the timer woke it, so the 1 ms
+                // timer granularity is not billed to the server.
+                let sent = match period {
+                    Some(p) => {
+                        let at = scheduled;
+                        scheduled += p;
+                        if at > Instant::now() {
+                            tokio::time::sleep_until(at.into()).await;
+                            Instant::now()
+                        } else {
+                            at
+                        }
+                    }
+                    None => Instant::now(),
                 };
+                let ok = match connection.as_mut() {
+                    Some(c) => matches!(c.post(&body).await, Ok((200, _))),
+                    None => false,
+                };
+                if !ok {
+                    // A broken connection is replaced, not retried silently.
+                    connection = Connection::open(addr, &authorization).await.ok();
+                }
                 latencies.push(u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX));
                 if !ok {
                     failures.fetch_add(1, Ordering::Relaxed);
@@ -271,11 +334,20 @@ async fn drive(args: Args) -> anyhow::Result<()> {
         let _ = s.await;
     }
     let end = target.pid.and_then(memory_kib);
+    let cpu_used = target
+        .pid
+        .and_then(cpu_time)
+        .zip(cpu_before)
+        .map(|(after, before)| after.saturating_sub(before));
     latencies.sort_unstable();
 
     let n = latencies.len();
+    let mode = args.rate.map_or_else(
+        || "closed loop".to_owned(),
+        |r| format!("open loop at {r:.0} req/s offered"),
+    );
     println!(
-        "target            http://{} ({} connections, keep-alive)",
+        "target            http://{} ({} connections, keep-alive, {mode})",
         target.addr, args.connections
     );
     println!(
@@ -308,6 +380,14 @@ async fn drive(args: Args) -> anyhow::Result<()> {
             hwm as f64 / 1024.0
         ),
         _ => println!("server memory     unknown (no --pid)"),
+    }
+    if let Some(cpu) = cpu_used {
+        println!(
+            "server CPU        {:.2} s ({:.0}% of one core, {:.0} µs per request)",
+            cpu.as_secs_f64(),
+            100.0 * cpu.as_secs_f64() / elapsed.as_secs_f64(),
+            1e6 * cpu.as_secs_f64() / n.max(1) as f64
+        );
     }
     if let Some(mut child) = target.child.take() {
         drop(child.stdin.take());

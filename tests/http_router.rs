@@ -592,6 +592,9 @@ async fn unknown_routes_and_bad_session_ids() {
     let (status, v) = send_json(&h.app, req(Method::GET, "/v2/nothing", Some(ADAPTER), "")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(v["error"]["code"], "not_found");
+    let (status, v) = send_json(&h.app, req(Method::GET, "/v1/review", Some(ADAPTER), "")).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(v["error"]["code"], "method_not_allowed");
     let long = "x".repeat(300);
     let (status, v) = send_json(
         &h.app,

@@ -29,6 +29,8 @@ pub enum AppError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    #[error("method not allowed on this route")]
+    MethodNotAllowed,
     #[error("request body is larger than the limit of {limit} bytes")]
     PayloadTooLarge { limit: usize },
     #[error("rate limit exceeded for this token; retry after {retry_after_secs} s")]
@@ -50,6 +52,7 @@ impl AppError {
             AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::Conflict(_) => StatusCode::CONFLICT,
+            AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             AppError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             AppError::Timeout { .. } => StatusCode::GATEWAY_TIMEOUT,
@@ -66,6 +69,7 @@ impl AppError {
             AppError::BadRequest(_) => "invalid_request",
             AppError::NotFound(_) => "not_found",
             AppError::Conflict(_) => "conflict",
+            AppError::MethodNotAllowed => "method_not_allowed",
             AppError::PayloadTooLarge { .. } => "payload_too_large",
             AppError::RateLimited { .. } => "rate_limited",
             AppError::Timeout { .. } => "timeout",
@@ -129,6 +133,7 @@ impl IntoResponse for AppError {
             | AppError::BadRequest(_)
             | AppError::NotFound(_)
             | AppError::Conflict(_)
+            | AppError::MethodNotAllowed
             | AppError::PayloadTooLarge { .. }
             | AppError::Timeout { .. }
             | AppError::NotImplemented(_)

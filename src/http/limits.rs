@@ -86,7 +86,7 @@ impl Limits {
         match self.limiter.check_key(&role) {
             Ok(()) => Ok(()),
             Err(not_until) => {
-                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                let wait = not_until.wait_time_from(self.limiter.clock().now());
                 let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
                 Err(secs.max(1))
             }

@@ -129,6 +129,7 @@ pub fn app(state: AppState) -> Router {
         .merge(hooks)
         .merge(open)
         .fallback(routes::not_found)
+        .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), access_log))
         .with_state(state)
 }

@@ -275,9 +275,10 @@ pub async fn claude_code_hook(
     let bytes = match read_body(&state, &headers, body).await {
         Ok(bytes) => bytes,
         Err(e) => {
-            let why = match e {
-                AppError::PayloadTooLarge { .. } => HookFallback::TooLarge,
-                _ => HookFallback::Malformed,
+            let why = if matches!(e, AppError::PayloadTooLarge { .. }) {
+                HookFallback::TooLarge
+            } else {
+                HookFallback::Malformed
             };
             state.metrics().record_hook_fallback(why);
             return Json(claude_code::permission(
@@ -367,4 +368,8 @@ pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Respo
 
 pub async fn not_found() -> AppError {
     AppError::NotFound("no such route".to_owned())
+}
+
+pub async fn method_not_allowed() -> AppError {
+    AppError::MethodNotAllowed
 }
