@@ -82,10 +82,12 @@ fn main() -> ExitCode {
     // Short-lived commands print one line; only warnings go to stderr unless
     // RUST_LOG asks for more.
     vouch::telemetry::init_with_default(if serving { "info" } else { "warn" });
-    let (stdin, stdout, stderr) = (std::io::stdin(), std::io::stdout(), std::io::stderr());
+    // Output handles stay unlocked: tracing writes to stderr from other
+    // threads, and a lock held for the whole command would block it.
+    let stdin = std::io::stdin();
     let code = match cli.command {
-        Command::Serve { listen } => cli::serve(&global, listen.as_deref(), stderr.lock()),
-        Command::Review => cli::review(&global, stdin.lock(), stdout.lock(), stderr.lock()),
+        Command::Serve { listen } => cli::serve(&global, listen.as_deref(), std::io::stderr()),
+        Command::Review => cli::review(&global, stdin.lock(), std::io::stdout(), std::io::stderr()),
         Command::Grant {
             command: GrantCommand::Consume { session, token },
         } => cli::grant_consume(
@@ -93,27 +95,32 @@ fn main() -> ExitCode {
             &session,
             &token,
             stdin.lock(),
-            stdout.lock(),
-            stderr.lock(),
+            std::io::stdout(),
+            std::io::stderr(),
         ),
         Command::Approve { session, selector } => cli::approve(
             &global,
             &session,
             selector.as_deref(),
             stdin.lock(),
-            stdout.lock(),
-            stderr.lock(),
+            std::io::stdout(),
+            std::io::stderr(),
         ),
         Command::BreakGlass { session } => cli::break_glass(
             &global,
             &session,
             stdin.lock(),
-            stdout.lock(),
-            stderr.lock(),
+            std::io::stdout(),
+            std::io::stderr(),
         ),
         Command::Config {
             command: ConfigCommand::Show { project },
-        } => cli::config_show(&global, project.as_deref(), stdout.lock(), stderr.lock()),
+        } => cli::config_show(
+            &global,
+            project.as_deref(),
+            std::io::stdout(),
+            std::io::stderr(),
+        ),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }

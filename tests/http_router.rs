@@ -482,11 +482,21 @@ async fn hook_uses_ask_when_failure_mode_is_defer() {
 
 #[tokio::test]
 async fn engine_faults_are_500_with_a_generic_body() {
-    let h = harness();
+    // A real fault: the state directory's path is taken by a plain file, so
+    // the state database cannot be opened.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("state"), b"not a directory").unwrap();
+    let config = Config::defaults().unwrap();
+    let engine = Engine::new(EngineOptions::isolated(dir.path(), &config).unwrap()).unwrap();
+    let state = AppState::new(engine, Tokens::from_values(ADAPTER, OPERATOR)).unwrap();
+    let h = Harness {
+        app: app(state),
+        _dir: dir,
+    };
     for (method, uri, body) in [
         (Method::GET, "/v1/sessions/s-1/denials", String::new()),
         (Method::POST, "/v1/sessions/s-1/overrides", json!({"selector": "1"}).to_string()),
-        (Method::POST, "/v1/sessions/s-1/break-glass", json!({"selector": "ab12"}).to_string()),
+        (Method::POST, "/v1/sessions/s-1/break-glass", json!({"selector": "ab12cd34"}).to_string()),
         (
             Method::POST,
             "/v1/grants/consume",
@@ -551,10 +561,10 @@ async fn metrics_count_what_happened() {
     );
     let text = String::from_utf8(body).unwrap();
     assert!(
-        text.contains("vouch_decisions_total{decision=\"deny\",stage=\"reviewer_failure\"} 3"),
+        text.contains("vouch_decisions_total{decision=\"deny\",stage=\"hard_deny\"} 3"),
         "{text}"
     );
-    assert!(text.contains("vouch_review_duration_seconds_count{stage=\"reviewer_failure\"} 3"));
+    assert!(text.contains("vouch_review_duration_seconds_count{stage=\"hard_deny\"} 3"));
     assert!(text.contains("vouch_http_requests_total{route=\"/v1/review\",status=\"200\"} 3"));
     assert!(text.contains("vouch_http_requests_total{route=\"/v1/review\",status=\"401\"} 1"));
     assert!(text.contains("# TYPE vouch_review_duration_seconds histogram"));
