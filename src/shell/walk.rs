@@ -357,8 +357,24 @@ impl Builder {
                 direct
             }
             None => {
-                self.wire_pending(&[], pending);
-                Vec::new()
+                // A bare redirection (`> file`) still opens and truncates.
+                let unit = Unit {
+                    argv: Vec::new(),
+                    wrappers: Vec::new(),
+                    assignments: Vec::new(),
+                    redirects,
+                    extra_args_unknown: false,
+                    background: false,
+                    in_pipeline: false,
+                    in_function: scope.in_function.clone(),
+                    depth: scope.depth,
+                    origin: scope.origin,
+                    sinks: Vec::new(),
+                    sources: Vec::new(),
+                };
+                let direct = self.push_unit(unit, scope);
+                self.wire_pending(&direct, pending);
+                direct
             }
         };
         let mut result = if trailing_pipeline.is_empty() {
@@ -847,7 +863,12 @@ impl Builder {
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .unwrap_or(inner.len());
         let (name, rest) = inner.split_at(name_end);
-        if rest.is_empty() && name == "HOME" {
+        // `${HOME}`, `${HOME:-…}`, `${HOME%/}`, `${HOME:?}` all name home.
+        let keeps_value = rest.is_empty()
+            || [":-", "-", ":=", "=", ":?", "?", "%", "#"]
+                .iter()
+                .any(|op| rest.starts_with(op) && !rest.starts_with("#/"));
+        if name == "HOME" && keeps_value && !inner.starts_with('#') && !inner.starts_with('!') {
             word.push(Piece::Home);
             return;
         }

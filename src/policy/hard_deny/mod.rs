@@ -158,6 +158,19 @@ impl<'s> Analysis<'s> {
                 .or_default()
                 .push(assignment.value.clone());
         }
+        // Variables the shell sets itself; assigned values above take part too.
+        if let Some(cwd) = &env.cwd {
+            vars.entry("PWD".to_owned())
+                .or_default()
+                .push(shell::Word::literal_text(cwd));
+        }
+        if let Some(user) = env.home.rsplit('/').next().filter(|u| !u.is_empty()) {
+            for name in ["USER", "LOGNAME"] {
+                vars.entry(name.to_owned())
+                    .or_default()
+                    .push(shell::Word::literal_text(user));
+            }
+        }
         let mut current: Vec<String> = env.cwd.iter().cloned().collect();
         let mut cwds = Vec::with_capacity(script.units.len());
         for unit in &script.units {

@@ -91,14 +91,30 @@ fn piped_words(a: &Analysis<'_>, unit: &Unit) -> Vec<Word> {
         return out;
     }
     for &source in &unit.sources {
-        if let Some(src) = a.script.units.get(source)
-            && matches!(src.name(), Some("echo" | "printf"))
-        {
-            for word in src.args() {
-                if !word.as_literal().is_some_and(|t| t.starts_with('-')) {
+        let Some(src) = a.script.units.get(source) else {
+            continue;
+        };
+        match src.name() {
+            Some("echo" | "printf") => {
+                for word in src.args() {
+                    if !word.as_literal().is_some_and(|t| t.starts_with('-')) {
+                        out.push(word.clone());
+                    }
+                }
+            }
+            // `find ROOT …` prints ROOT first.
+            Some("find") => {
+                for word in src.args() {
+                    if word
+                        .as_literal()
+                        .is_some_and(|t| t.starts_with('-') || t == "(" || t == "!")
+                    {
+                        break;
+                    }
                     out.push(word.clone());
                 }
             }
+            _ => {}
         }
     }
     out
@@ -122,7 +138,9 @@ fn wipe(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
                     "`rm --no-preserve-root` disables the guard against deleting the root directory".to_owned(),
                 );
             }
-            let recursive = name == "rimraf" || args.has(&["r", "R", "recursive"]);
+            // A word that is not literal (`rm $FLAGS /`) may hold `-rf`.
+            let unknown_flags = args.operands.iter().any(|w| w.has_expansion());
+            let recursive = name == "rimraf" || unknown_flags || args.has(&["r", "R", "recursive"]);
             if !recursive {
                 return None;
             }
@@ -254,6 +272,9 @@ fn device(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
             format!("`{name}` destroys the filesystem on `{target}`"),
         );
     }
+    if let Some(d) = partition_table(a, i, unit) {
+        return Some(d);
+    }
     let is_dd = unit.name() == Some("dd");
     let is_shred = unit.name() == Some("shred");
     let redirect_targets: Vec<&Word> = unit
@@ -296,6 +317,44 @@ fn device(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
                         format!("`mkswap` formats the block device `{}`", r.path),
                     );
                 }
+            }
+        }
+    }
+    None
+}
+
+/// `sgdisk --zap-all`, `parted … mklabel`, `sfdisk DEVICE`: the partition
+/// table of a block device is rewritten.
+fn partition_table(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
+    let name = unit.name()?;
+    let words: Vec<String> = unit.args().iter().map(Word::display).collect();
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    let destructive = match name {
+        "sgdisk" | "gdisk" => has(&["-Z", "--zap-all", "-z", "--zap", "-o", "--clear"]),
+        "parted" => has(&["mklabel", "mktable", "rm"]),
+        "sfdisk" => !has(&[
+            "-l",
+            "--list",
+            "-d",
+            "--dump",
+            "-s",
+            "--show-size",
+            "-V",
+            "--verify",
+        ]),
+        _ => false,
+    };
+    if !destructive {
+        return None;
+    }
+    for word in unit.args() {
+        for r in a.resolve(i, word) {
+            if is_block_device(&r) {
+                return deny(
+                    Category::DeviceDestroy,
+                    "device-destroy/partition-table",
+                    format!("`{name}` rewrites the partition table of `{}`", r.path),
+                );
             }
         }
     }
@@ -460,6 +519,7 @@ fn trust_rule(effect: Effect) -> &'static str {
         Effect::Delete { .. } => "trust-boundary/delete",
         Effect::MoveAway => "trust-boundary/move",
         Effect::Mode { .. } => "trust-boundary/chmod",
+        Effect::Link => "trust-boundary/link",
         Effect::Read { .. } => "trust-boundary/read-secret",
     }
 }
