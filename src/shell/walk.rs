@@ -195,8 +195,7 @@ impl Builder {
                 let mut direct = Vec::new();
                 for child in named_children(node) {
                     if child.kind() == "case_item" {
-                        for (i, item_child) in children(child).into_iter().enumerate() {
-                            let field = child.field_name_for_child(i as u32);
+                        for (field, item_child) in fielded_children(child) {
                             if field == Some("value") {
                                 self.scan(item_child, src, &scope);
                             } else if item_child.is_named() {
@@ -314,8 +313,8 @@ impl Builder {
         let mut trailing_pipeline: Vec<Node<'_>> = Vec::new();
         let mut trailing_statements: Vec<Node<'_>> = Vec::new();
         let mut body = None;
-        for (i, child) in children(node).into_iter().enumerate() {
-            if node.field_name_for_child(i as u32) == Some("body") {
+        for (field, child) in fielded_children(node) {
+            if field == Some("body") {
                 body = Some(child);
                 continue;
             }
@@ -404,8 +403,7 @@ impl Builder {
     ) {
         let mut quoted_delimiter = false;
         let mut body = Word::default();
-        for (i, child) in children(node).into_iter().enumerate() {
-            let field = node.field_name_for_child(i as u32);
+        for (field, child) in fielded_children(node) {
             match child.kind() {
                 "heredoc_start" => {
                     let delimiter = text(child, src);
@@ -466,8 +464,7 @@ impl Builder {
         let mut assignments = Vec::new();
         let mut own_redirects = Vec::new();
         let mut nested_direct = Vec::new();
-        for (i, child) in children(node).into_iter().enumerate() {
-            let field = node.field_name_for_child(i as u32);
+        for (field, child) in fielded_children(node) {
             match (field, child.kind()) {
                 (_, "variable_assignment") => {
                     let mut local = Pending::default();
@@ -636,8 +633,8 @@ impl Builder {
             .map(|n| text(n, src).to_owned())
             .unwrap_or_default();
         let mut direct = Vec::new();
-        for (i, child) in children(node).into_iter().enumerate() {
-            match node.field_name_for_child(i as u32) {
+        for (field, child) in fielded_children(node) {
+            match field {
                 Some("value") => {
                     let mut pending = Pending::default();
                     self.word(child, src, scope, &mut pending);
@@ -665,8 +662,7 @@ impl Builder {
         let mut operator = "";
         let mut target = Word::default();
         let mut target_is_number = false;
-        for (i, child) in children(node).into_iter().enumerate() {
-            let field = node.field_name_for_child(i as u32);
+        for (field, child) in fielded_children(node) {
             if field == Some("descriptor") {
                 fd = text(child, src).parse().ok();
             } else if !child.is_named() {
@@ -968,6 +964,22 @@ impl Builder {
 fn children(node: Node<'_>) -> Vec<Node<'_>> {
     let mut cursor = node.walk();
     node.children(&mut cursor).collect()
+}
+
+/// Children with their field names, read from one cursor walk
+/// (`field_name_for_child` rescans the children on every call).
+fn fielded_children(node: Node<'_>) -> Vec<(Option<&'static str>, Node<'_>)> {
+    let mut out = Vec::with_capacity(node.child_count());
+    let mut cursor = node.walk();
+    if cursor.goto_first_child() {
+        loop {
+            out.push((cursor.field_name(), cursor.node()));
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    out
 }
 
 fn named_children(node: Node<'_>) -> Vec<Node<'_>> {

@@ -431,6 +431,14 @@ pub(crate) fn reads_script_from_stdin(unit: &Unit) -> bool {
 /// The text an `echo`/`printf` with literal arguments prints.
 pub(crate) fn printed_text(unit: &Unit) -> Option<String> {
     let name = unit.name()?;
+    if name == "cat" && unit.args().is_empty() {
+        // `cat <<EOF | sh`: the here-document is the script.
+        return unit
+            .redirects
+            .iter()
+            .find(|r| matches!(r.op, RedirectOp::HereDoc | RedirectOp::HereString))
+            .map(|r| r.target.to_script());
+    }
     if name != "echo" && name != "printf" {
         return None;
     }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use crate::policy::credentials::is_credential_path;
 use crate::shell::{Flow, Sink, Unit, Word};
 
-use super::effects::{Effect, effects};
+use super::effects::Effect;
 use super::paths::{Resolved, components, glob_component, is_within};
 use super::{Analysis, Category, HardDeny, net};
 
@@ -97,14 +97,14 @@ fn direct_read(a: &Analysis<'_>, i: usize, unit: &Unit, staged: &[String]) -> Op
     if prints_names_only(unit) {
         return None;
     }
-    for (effect, word) in effects(unit) {
+    for (effect, word) in a.effects_of(i) {
         let Effect::Read { recursive } = effect else {
             continue;
         };
         if word.display().contains("://") {
             continue;
         }
-        for r in a.resolve(i, &word) {
+        for r in a.resolve(i, word) {
             if let Some(how) = is_credential(&r, recursive, staged) {
                 return Some(Carry {
                     credential: word.display(),
@@ -250,11 +250,11 @@ pub(crate) fn check(a: &Analysis<'_>) -> Option<HardDeny> {
                     changed = true;
                 }
             }
-            for (effect, word) in effects(unit) {
+            for (effect, word) in a.effects_of(i) {
                 if effect != Effect::Write {
                     continue;
                 }
-                for r in a.resolve(i, &word) {
+                for r in a.resolve(i, word) {
                     if !r.glob && !staged.contains(&r.path) && r.path != "/dev/null" {
                         staged.push(r.path);
                         changed = true;

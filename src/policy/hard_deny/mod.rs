@@ -140,6 +140,8 @@ pub(crate) struct Analysis<'s> {
     /// Candidate working directories per unit (request `cwd` plus every
     /// directory an earlier `cd`/`pushd` in the command moved to).
     pub cwds: Vec<Vec<String>>,
+    /// Path effects per unit, computed once for all rules.
+    pub effects: Vec<Vec<(effects::Effect, shell::Word)>>,
 }
 
 impl<'s> Analysis<'s> {
@@ -196,12 +198,26 @@ impl<'s> Analysis<'s> {
                 }
             }
         }
+        let effects = script.units.iter().map(effects::effects).collect();
         Analysis {
             script,
             env,
             vars,
             cwds,
+            effects,
         }
+    }
+
+    /// The path effects of unit `index`.
+    pub(crate) fn effects_of(
+        &self,
+        index: usize,
+    ) -> impl Iterator<Item = (effects::Effect, &shell::Word)> {
+        self.effects
+            .get(index)
+            .into_iter()
+            .flatten()
+            .map(|(effect, word)| (*effect, word))
     }
 
     /// Resolves a word of unit `index` to candidate absolute paths.
@@ -263,3 +279,6 @@ pub(crate) fn surface_reads_only(surface: &Surface) -> bool {
         | Surface::Custom(_) => false,
     }
 }
+
+#[cfg(test)]
+mod tests;

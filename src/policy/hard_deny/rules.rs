@@ -4,7 +4,7 @@
 use crate::request::Surface;
 use crate::shell::{Assignment, Unit, Word};
 
-use super::effects::{Args, Effect, effects};
+use super::effects::{Args, Effect};
 use super::paths::{
     self, Resolved, components, covers, glob_component, inside, is_block_device, is_match_all,
     is_within,
@@ -283,15 +283,15 @@ fn device(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
         .filter(|r| r.op.writes())
         .map(|r| &r.target)
         .collect();
-    for (effect, word) in effects(unit) {
+    for (effect, word) in a.effects_of(i) {
         if !matches!(effect, Effect::Write | Effect::Delete { .. }) {
             continue;
         }
-        for r in a.resolve(i, &word) {
+        for r in a.resolve(i, word) {
             if !is_block_device(&r) {
                 continue;
             }
-            let rule = if redirect_targets.contains(&&word) {
+            let rule = if redirect_targets.contains(&word) {
                 "device-destroy/redirect-to-device"
             } else if is_dd {
                 "device-destroy/dd-to-device"
@@ -524,9 +524,9 @@ fn trust_rule(effect: Effect) -> &'static str {
     }
 }
 
-fn trust_boundary(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
-    for (effect, word) in effects(unit) {
-        for r in a.resolve(i, &word) {
+fn trust_boundary(a: &Analysis<'_>, i: usize, _unit: &Unit) -> Option<HardDeny> {
+    for (effect, word) in a.effects_of(i) {
+        for r in a.resolve(i, word) {
             if let Some(what) = trust_hit(a.env, effect, &r) {
                 return deny(
                     Category::TrustBoundary,
@@ -563,11 +563,11 @@ fn persistence_target(r: &Resolved) -> Option<&'static str> {
 const ADMIN_GROUPS: &[&str] = &["sudo", "wheel", "admin", "root", "adm"];
 
 fn access_persistence(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
-    for (effect, word) in effects(unit) {
+    for (effect, word) in a.effects_of(i) {
         if effect != Effect::Write {
             continue;
         }
-        for r in a.resolve(i, &word) {
+        for r in a.resolve(i, word) {
             if let Some(what) = persistence_target(&r) {
                 let rule = if what.starts_with("SSH") {
                     "access-persistence/authorized-keys"
