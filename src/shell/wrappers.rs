@@ -233,7 +233,7 @@ pub(crate) fn unwrap(unit: &mut Unit) -> Vec<Spawn> {
                 }
                 strip(unit, &name, at);
             }
-            "nohup" | "builtin" | "busybox" | "toybox" | "unbuffer" => {
+            "nohup" | "builtin" | "busybox" | "toybox" | "unbuffer" | "coproc" => {
                 let (_, at) = options(&args, "", &[]);
                 strip(unit, &name, at);
             }

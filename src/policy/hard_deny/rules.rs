@@ -420,6 +420,9 @@ fn harness_config(r: &Resolved, effect: Effect) -> Option<&'static str> {
                     .is_some_and(|c| names.iter().any(|name| comp_is(c, g, name)))
         };
         let dir_is = |dir: &str| comp_is(part, g, dir);
+        if k + 1 == n && comp_is(part, g, ".claude.json") {
+            return Some("Claude Code's user configuration");
+        }
         if dir_is(".vouch") {
             return Some("the project's `.vouch/` configuration");
         }
