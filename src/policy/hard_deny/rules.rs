@@ -550,14 +550,7 @@ fn persistence_target(r: &Resolved) -> Option<&'static str> {
     if comp_is(last, r.glob, "authorized_keys") || comp_is(last, r.glob, "authorized_keys2") {
         return Some("SSH `authorized_keys`");
     }
-    let sudoers = Resolved {
-        path: "/etc/sudoers".to_owned(),
-        glob: false,
-    };
-    if paths::path_matches(r, "/etc/sudoers")
-        || inside(r, "/etc/sudoers.d")
-        || (r.glob && paths::path_matches(r, &sudoers.path))
-    {
+    if paths::path_matches(r, "/etc/sudoers") || inside(r, "/etc/sudoers.d") {
         return Some("sudo rules");
     }
     None
