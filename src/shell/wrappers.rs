@@ -157,11 +157,50 @@ fn join_script(words: &[Word]) -> String {
         .join(" ")
 }
 
+/// Commands handled by [`unwrap`]; everything else is left as it is.
+const RUNNERS: &[&str] = &[
+    "sudo",
+    "doas",
+    "env",
+    "nice",
+    "ionice",
+    "nohup",
+    "builtin",
+    "busybox",
+    "toybox",
+    "unbuffer",
+    "coproc",
+    "setsid",
+    "caffeinate",
+    "time",
+    "stdbuf",
+    "chroot",
+    "timeout",
+    "command",
+    "exec",
+    "xargs",
+    "flock",
+    "watch",
+    "eval",
+    "su",
+    "runuser",
+    "find",
+    "export",
+    "declare",
+    "typeset",
+    "readonly",
+    "local",
+];
+
+fn is_runner(name: &str) -> bool {
+    RUNNERS.contains(&name) || SHELLS.contains(&name)
+}
+
 /// Removes wrappers from `unit` in place; returns what else it runs.
 pub(crate) fn unwrap(unit: &mut Unit) -> Vec<Spawn> {
     let mut spawns = Vec::new();
     for _ in 0..MAX_WRAPPERS {
-        let Some(name) = unit.name().map(str::to_owned) else {
+        let Some(name) = unit.name().filter(|n| is_runner(n)).map(str::to_owned) else {
             break;
         };
         let args = unit.args().to_vec();

@@ -109,15 +109,16 @@ fn direct_read(a: &Analysis<'_>, i: usize, unit: &Unit, staged: &[Staged]) -> Op
     if prints_names_only(unit) {
         return None;
     }
-    for (effect, word) in a.effects_of(i) {
+    for touch in a.effects_of(i) {
+        let (effect, word) = (touch.effect, &touch.word);
         let Effect::Read { recursive } = effect else {
             continue;
         };
         if word.display().contains("://") {
             continue;
         }
-        for r in a.resolve(i, word) {
-            if let Some((how, original)) = is_credential(&r, recursive, staged) {
+        for r in &touch.targets {
+            if let Some((how, original)) = is_credential(r, recursive, staged) {
                 return Some(Carry {
                     credential: original.unwrap_or_else(|| word.display()),
                     how,
@@ -262,15 +263,16 @@ pub(crate) fn check(a: &Analysis<'_>) -> Option<HardDeny> {
                     changed = true;
                 }
             }
-            for (effect, word) in a.effects_of(i) {
+            for touch in a.effects_of(i) {
+                let effect = touch.effect;
                 if effect != Effect::Write {
                     continue;
                 }
-                for r in a.resolve(i, word) {
+                for r in &touch.targets {
                     if !r.glob && r.path != "/dev/null" && !staged.iter().any(|s| s.path == r.path)
                     {
                         staged.push(Staged {
-                            path: r.path,
+                            path: r.path.clone(),
                             credential: carry.credential.clone(),
                         });
                         changed = true;

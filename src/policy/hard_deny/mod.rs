@@ -140,8 +140,16 @@ pub(crate) struct Analysis<'s> {
     /// Candidate working directories per unit (request `cwd` plus every
     /// directory an earlier `cd`/`pushd` in the command moved to).
     pub cwds: Vec<Vec<String>>,
-    /// Path effects per unit, computed once for all rules.
-    pub effects: Vec<Vec<(effects::Effect, shell::Word)>>,
+    /// Path effects per unit with their resolved targets, computed once
+    /// for all rules.
+    pub effects: Vec<Vec<Touch>>,
+}
+
+/// One path effect of a unit: what, the word naming it, where it resolves.
+pub(crate) struct Touch {
+    pub effect: effects::Effect,
+    pub word: shell::Word,
+    pub targets: Vec<paths::Resolved>,
 }
 
 impl<'s> Analysis<'s> {
@@ -198,7 +206,22 @@ impl<'s> Analysis<'s> {
                 }
             }
         }
-        let effects = script.units.iter().map(effects::effects).collect();
+        let effects = script
+            .units
+            .iter()
+            .enumerate()
+            .map(|(i, unit)| {
+                let unit_cwds = cwds.get(i).map(Vec::as_slice).unwrap_or(&[]);
+                effects::effects(unit)
+                    .into_iter()
+                    .map(|(effect, word)| Touch {
+                        effect,
+                        targets: paths::resolve(&word, &env.home, unit_cwds, &vars),
+                        word,
+                    })
+                    .collect()
+            })
+            .collect();
         Analysis {
             script,
             env,
@@ -209,15 +232,8 @@ impl<'s> Analysis<'s> {
     }
 
     /// The path effects of unit `index`.
-    pub(crate) fn effects_of(
-        &self,
-        index: usize,
-    ) -> impl Iterator<Item = (effects::Effect, &shell::Word)> {
-        self.effects
-            .get(index)
-            .into_iter()
-            .flatten()
-            .map(|(effect, word)| (*effect, word))
+    pub(crate) fn effects_of(&self, index: usize) -> &[Touch] {
+        self.effects.get(index).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Resolves a word of unit `index` to candidate absolute paths.

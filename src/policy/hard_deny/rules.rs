@@ -283,12 +283,13 @@ fn device(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
         .filter(|r| r.op.writes())
         .map(|r| &r.target)
         .collect();
-    for (effect, word) in a.effects_of(i) {
+    for touch in a.effects_of(i) {
+        let (effect, word) = (touch.effect, &touch.word);
         if !matches!(effect, Effect::Write | Effect::Delete { .. }) {
             continue;
         }
-        for r in a.resolve(i, word) {
-            if !is_block_device(&r) {
+        for r in &touch.targets {
+            if !is_block_device(r) {
                 continue;
             }
             let rule = if redirect_targets.contains(&word) {
@@ -326,7 +327,9 @@ fn device(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
 /// `sgdisk --zap-all`, `parted … mklabel`, `sfdisk DEVICE`: the partition
 /// table of a block device is rewritten.
 fn partition_table(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
-    let name = unit.name()?;
+    let name = unit
+        .name()
+        .filter(|n| matches!(*n, "sgdisk" | "gdisk" | "parted" | "sfdisk"))?;
     let words: Vec<String> = unit.args().iter().map(Word::display).collect();
     let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
     let destructive = match name {
@@ -528,9 +531,10 @@ fn trust_rule(effect: Effect) -> &'static str {
 }
 
 fn trust_boundary(a: &Analysis<'_>, i: usize, _unit: &Unit) -> Option<HardDeny> {
-    for (effect, word) in a.effects_of(i) {
-        for r in a.resolve(i, word) {
-            if let Some(what) = trust_hit(a.env, effect, &r) {
+    for touch in a.effects_of(i) {
+        let effect = touch.effect;
+        for r in &touch.targets {
+            if let Some(what) = trust_hit(a.env, effect, r) {
                 return deny(
                     Category::TrustBoundary,
                     trust_rule(effect),
@@ -559,12 +563,13 @@ fn persistence_target(r: &Resolved) -> Option<&'static str> {
 const ADMIN_GROUPS: &[&str] = &["sudo", "wheel", "admin", "root", "adm"];
 
 fn access_persistence(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
-    for (effect, word) in a.effects_of(i) {
+    for touch in a.effects_of(i) {
+        let effect = touch.effect;
         if effect != Effect::Write {
             continue;
         }
-        for r in a.resolve(i, word) {
-            if let Some(what) = persistence_target(&r) {
+        for r in &touch.targets {
+            if let Some(what) = persistence_target(r) {
                 let rule = if what.starts_with("SSH") {
                     "access-persistence/authorized-keys"
                 } else {
