@@ -7,6 +7,8 @@
 //! is the statement's output, which is what a pipe or a redirection on the
 //! enclosing statement connects to.
 
+use std::rc::Rc;
+
 use tree_sitter::Node;
 
 use super::word::{Piece, Word, decode_ansi_c, decode_double_quoted, decode_unquoted};
@@ -24,7 +26,8 @@ const RESERVED_NOT_COMMANDS: &[&str] = &["then", "else", "elif", "fi", "do", "do
 pub(crate) struct Scope {
     depth: usize,
     tree_depth: usize,
-    in_function: Option<String>,
+    /// Shared: the scope is cloned at every syntax level.
+    in_function: Option<Rc<str>>,
     origin: Origin,
 }
 
@@ -171,7 +174,7 @@ impl Builder {
                 let mut inner = scope.clone();
                 inner.in_function = node
                     .child_by_field_name("name")
-                    .map(|n| text(n, src).to_owned());
+                    .map(|n| Rc::from(text(n, src)));
                 if let Some(body) = node.child_by_field_name("body") {
                     self.statement(body, src, &inner);
                 }
@@ -365,7 +368,7 @@ impl Builder {
                     extra_args_unknown: false,
                     background: false,
                     in_pipeline: false,
-                    in_function: scope.in_function.clone(),
+                    in_function: scope.in_function.as_deref().map(str::to_owned),
                     depth: scope.depth,
                     origin: scope.origin,
                     sinks: Vec::new(),
@@ -510,7 +513,7 @@ impl Builder {
             extra_args_unknown: false,
             background: false,
             in_pipeline: false,
-            in_function: scope.in_function.clone(),
+            in_function: scope.in_function.as_deref().map(str::to_owned),
             depth: scope.depth,
             origin: scope.origin,
             sinks: Vec::new(),
@@ -527,8 +530,11 @@ impl Builder {
     fn push_unit(&mut self, mut unit: Unit, scope: &Scope) -> Vec<usize> {
         let spawns = wrappers::unwrap(&mut unit);
         let index = self.units.len();
-        let inherited_redirects = unit.redirects.clone();
-        let inherited_assignments = unit.assignments.clone();
+        let (inherited_redirects, inherited_assignments) = if spawns.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            (unit.redirects.clone(), unit.assignments.clone())
+        };
         self.units.push(unit);
         let mut direct = vec![index];
         for spawn in spawns {
@@ -546,7 +552,7 @@ impl Builder {
                         extra_args_unknown: true,
                         background: false,
                         in_pipeline: false,
-                        in_function: scope.in_function.clone(),
+                        in_function: scope.in_function.as_deref().map(str::to_owned),
                         depth: scope.depth,
                         origin: Origin::FindExec,
                         sinks: Vec::new(),
