@@ -359,22 +359,7 @@ impl Builder {
                 direct
             }
             None => {
-                // A bare redirection (`> file`) still opens and truncates.
-                let unit = Unit {
-                    argv: Vec::new(),
-                    wrappers: Vec::new(),
-                    assignments: Vec::new(),
-                    redirects,
-                    extra_args_unknown: false,
-                    background: false,
-                    in_pipeline: false,
-                    in_function: scope.in_function.as_deref().map(str::to_owned),
-                    depth: scope.depth,
-                    origin: scope.origin,
-                    sinks: Vec::new(),
-                    sources: Vec::new(),
-                };
-                let direct = self.push_unit(unit, scope);
+                let direct = self.bare_redirects(redirects, scope);
                 self.wire_pending(&direct, pending);
                 direct
             }
@@ -444,6 +429,26 @@ impl Builder {
             op: RedirectOp::HereDoc,
             target: body,
         });
+    }
+
+    /// A redirection without a command (`> file`, `$(< file)`) still opens
+    /// the file: it becomes a unit with an empty argv.
+    fn bare_redirects(&mut self, redirects: Vec<Redirect>, scope: &Scope) -> Vec<usize> {
+        let unit = Unit {
+            argv: Vec::new(),
+            wrappers: Vec::new(),
+            assignments: Vec::new(),
+            redirects,
+            extra_args_unknown: false,
+            background: false,
+            in_pipeline: false,
+            in_function: scope.in_function.as_deref().map(str::to_owned),
+            depth: scope.depth,
+            origin: scope.origin,
+            sinks: Vec::new(),
+            sources: Vec::new(),
+        };
+        self.push_unit(unit, scope)
     }
 
     fn wire_pending(&mut self, targets: &[usize], pending: Pending) {
@@ -930,11 +935,19 @@ impl Builder {
             return self.script(&unescaped, inner_scope.nested_script());
         }
         let mut direct = Vec::new();
+        let mut redirects = Vec::new();
+        let mut pending = Pending::default();
         for child in named_children(node) {
             if child.kind() == "file_redirect" {
+                redirects.push(self.redirect(child, src, &inner_scope, &mut pending));
                 continue;
             }
             direct.extend(self.statement(child, src, &inner_scope));
+        }
+        if !redirects.is_empty() {
+            let bare = self.bare_redirects(redirects, &inner_scope);
+            self.wire_pending(&bare, pending);
+            direct.extend(bare);
         }
         direct
     }
