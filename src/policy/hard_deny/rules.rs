@@ -183,8 +183,43 @@ fn wipe(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
             })
         }
         "find" => find_delete(a, i, unit),
+        "rsync" => rsync_delete(a, i, unit),
         _ => None,
     }
+}
+
+/// `rsync -a --delete empty/ ~/` empties the destination.
+fn rsync_delete(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
+    let args = Args::parse(
+        unit.args(),
+        "efTB",
+        &[
+            "exclude",
+            "include",
+            "filter",
+            "rsh",
+            "rsync-path",
+            "chmod",
+            "chown",
+        ],
+    );
+    if !args.opts.iter().any(|(name, _)| name.starts_with("delete")) {
+        return None;
+    }
+    let dest = args.operands.last()?;
+    for r in a.resolve(i, dest) {
+        if wipe_target(a.env, &r) {
+            return deny(
+                Category::WipeRootOrHome,
+                "wipe-root-or-home/rsync-delete",
+                format!(
+                    "`rsync --delete` into {} removes everything not in the source",
+                    describe_dir(a.env, &r)
+                ),
+            );
+        }
+    }
+    None
 }
 
 fn find_delete(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
