@@ -75,8 +75,24 @@ pub(crate) fn expand(word: &Word, home: &str, vars: &Vars, depth: usize) -> Vec<
     out
 }
 
+/// True when `path` is absolute with no empty, `.` or `..` component and no
+/// trailing slash: already in the form [`normalize`] produces.
+fn is_normal(path: &str) -> bool {
+    path == "/"
+        || (path.starts_with('/')
+            && !path.ends_with('/')
+            && path
+                .get(1..)
+                .unwrap_or("")
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != ".."))
+}
+
 /// Folds `.`, `..` and repeated slashes of an absolute path.
 pub(crate) fn normalize(path: &str) -> String {
+    if is_normal(path) {
+        return path.to_owned();
+    }
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
@@ -102,6 +118,10 @@ pub(crate) fn normalize(path: &str) -> String {
 pub(crate) fn resolve(word: &Word, home: &str, cwds: &[String], vars: &Vars) -> Vec<Resolved> {
     let mut out = Vec::new();
     for (text, glob) in expand(word, home, vars, 0) {
+        if !text.contains('{') {
+            out.extend(resolve_text(&text, glob, cwds));
+            continue;
+        }
         let mut alternatives = Vec::new();
         brace_expand(&text, &mut alternatives);
         let expanded = alternatives.len() > 1;
@@ -179,9 +199,15 @@ pub(crate) fn resolve_text(text: &str, glob: bool, cwds: &[String]) -> Vec<Resol
         }];
     }
     cwds.iter()
-        .map(|cwd| Resolved {
-            path: normalize(&format!("{cwd}/{text}")),
-            glob,
+        .map(|cwd| {
+            let mut joined = String::with_capacity(cwd.len() + 1 + text.len());
+            joined.push_str(cwd);
+            joined.push('/');
+            joined.push_str(text);
+            Resolved {
+                path: normalize(&joined),
+                glob,
+            }
         })
         .collect()
 }
@@ -288,6 +314,9 @@ pub(crate) fn covers(pattern: &Resolved, concrete: &str) -> bool {
 
 /// The pattern names something at or below `base`.
 pub(crate) fn inside(pattern: &Resolved, base: &str) -> bool {
+    if !pattern.glob {
+        return is_within(&pattern.path, base);
+    }
     let literal_prefix = literal_prefix(pattern);
     is_within(&literal_prefix, base) || (pattern.glob && covers(pattern, base))
 }
@@ -346,6 +375,10 @@ mod tests {
         assert_eq!(normalize("/a/./b/../c//"), "/a/c");
         assert_eq!(normalize("/.."), "/");
         assert_eq!(normalize("/home/dev/.."), "/home");
+        assert_eq!(normalize("/home/dev"), "/home/dev");
+        assert_eq!(normalize("/"), "/");
+        assert_eq!(normalize("/a/"), "/a");
+        assert_eq!(normalize("/a/.../b"), "/a/.../b");
     }
 
     #[test]
