@@ -6,7 +6,9 @@
 //! `$( … )`, …), must still be denied; every benign corpus command, wrapped
 //! the same way, must not be hard-denied. A wrap that would make the text
 //! invalid bash (a prefix before a function definition, say) is applied as
-//! `sh -c '…'` instead, so every generated command is valid bash.
+//! `sh -c '…'` instead, so every generated command is valid bash. A third
+//! property feeds shell-flavoured noise: it must never panic, and a command
+//! with a syntax error is never `Clear`.
 
 #![allow(
     clippy::unwrap_used,
@@ -140,5 +142,20 @@ proptest! {
     ) {
         let got = verdict(&case, &command);
         prop_assert!(!matches!(got, Verdict::Deny(_)), "`{}` gave {:?}", command, got);
+    }
+
+    #[test]
+    fn arbitrary_input_never_panics_and_errors_are_never_clear(
+        command in "[a-z0-9 $'\"\\\\(){};|&<>`~*/=.-]{0,80}"
+    ) {
+        let case = Case {
+            command: Some(command.clone()),
+            cwd: "/srv/app".to_owned(),
+            home: "/home/dev".to_owned(),
+        };
+        let got = verdict(&case, &command);
+        if !vouch::shell::parse(&command).errors.is_empty() {
+            prop_assert!(!matches!(got, Verdict::Clear), "`{}` has errors but is clear", command);
+        }
     }
 }

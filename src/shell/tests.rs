@@ -84,6 +84,7 @@ fn script_strings_are_parsed_again() {
     has_unit("su -c 'rm x' root", "rm x");
     has_unit("bash -c \"sh -c 'rm x'\"", "rm x");
     has_unit("echo 'rm x' | bash", "rm x");
+    has_unit("cat <<'EOF' | sh\nrm x\nEOF", "rm x");
     has_unit("bash <<< 'rm x'", "rm x");
     has_unit("sh <<'EOF'\nrm x\nEOF", "rm x");
     has_unit("env -S 'rm x'", "rm x");

@@ -7,6 +7,8 @@
 //! is the statement's output, which is what a pipe or a redirection on the
 //! enclosing statement connects to.
 
+use std::rc::Rc;
+
 use tree_sitter::Node;
 
 use super::word::{Piece, Word, decode_ansi_c, decode_double_quoted, decode_unquoted};
@@ -24,7 +26,8 @@ const RESERVED_NOT_COMMANDS: &[&str] = &["then", "else", "elif", "fi", "do", "do
 pub(crate) struct Scope {
     depth: usize,
     tree_depth: usize,
-    in_function: Option<String>,
+    /// Shared: the scope is cloned at every syntax level.
+    in_function: Option<Rc<str>>,
     origin: Origin,
 }
 
@@ -171,7 +174,7 @@ impl Builder {
                 let mut inner = scope.clone();
                 inner.in_function = node
                     .child_by_field_name("name")
-                    .map(|n| text(n, src).to_owned());
+                    .map(|n| Rc::from(text(n, src)));
                 if let Some(body) = node.child_by_field_name("body") {
                     self.statement(body, src, &inner);
                 }
@@ -195,8 +198,7 @@ impl Builder {
                 let mut direct = Vec::new();
                 for child in named_children(node) {
                     if child.kind() == "case_item" {
-                        for (i, item_child) in children(child).into_iter().enumerate() {
-                            let field = child.field_name_for_child(i as u32);
+                        for (field, item_child) in fielded_children(child) {
                             if field == Some("value") {
                                 self.scan(item_child, src, &scope);
                             } else if item_child.is_named() {
@@ -314,8 +316,8 @@ impl Builder {
         let mut trailing_pipeline: Vec<Node<'_>> = Vec::new();
         let mut trailing_statements: Vec<Node<'_>> = Vec::new();
         let mut body = None;
-        for (i, child) in children(node).into_iter().enumerate() {
-            if node.field_name_for_child(i as u32) == Some("body") {
+        for (field, child) in fielded_children(node) {
+            if field == Some("body") {
                 body = Some(child);
                 continue;
             }
@@ -357,8 +359,9 @@ impl Builder {
                 direct
             }
             None => {
-                self.wire_pending(&[], pending);
-                Vec::new()
+                let direct = self.bare_redirects(redirects, scope);
+                self.wire_pending(&direct, pending);
+                direct
             }
         };
         let mut result = if trailing_pipeline.is_empty() {
@@ -388,8 +391,7 @@ impl Builder {
     ) {
         let mut quoted_delimiter = false;
         let mut body = Word::default();
-        for (i, child) in children(node).into_iter().enumerate() {
-            let field = node.field_name_for_child(i as u32);
+        for (field, child) in fielded_children(node) {
             match child.kind() {
                 "heredoc_start" => {
                     let delimiter = text(child, src);
@@ -429,6 +431,26 @@ impl Builder {
         });
     }
 
+    /// A redirection without a command (`> file`, `$(< file)`) still opens
+    /// the file: it becomes a unit with an empty argv.
+    fn bare_redirects(&mut self, redirects: Vec<Redirect>, scope: &Scope) -> Vec<usize> {
+        let unit = Unit {
+            argv: Vec::new(),
+            wrappers: Vec::new(),
+            assignments: Vec::new(),
+            redirects,
+            extra_args_unknown: false,
+            background: false,
+            in_pipeline: false,
+            in_function: scope.in_function.as_deref().map(str::to_owned),
+            depth: scope.depth,
+            origin: scope.origin,
+            sinks: Vec::new(),
+            sources: Vec::new(),
+        };
+        self.push_unit(unit, scope)
+    }
+
     fn wire_pending(&mut self, targets: &[usize], pending: Pending) {
         for (source, flow) in pending.into_unit {
             self.connect(&[source], targets, flow);
@@ -450,8 +472,7 @@ impl Builder {
         let mut assignments = Vec::new();
         let mut own_redirects = Vec::new();
         let mut nested_direct = Vec::new();
-        for (i, child) in children(node).into_iter().enumerate() {
-            let field = node.field_name_for_child(i as u32);
+        for (field, child) in fielded_children(node) {
             match (field, child.kind()) {
                 (_, "variable_assignment") => {
                     let mut local = Pending::default();
@@ -497,7 +518,7 @@ impl Builder {
             extra_args_unknown: false,
             background: false,
             in_pipeline: false,
-            in_function: scope.in_function.clone(),
+            in_function: scope.in_function.as_deref().map(str::to_owned),
             depth: scope.depth,
             origin: scope.origin,
             sinks: Vec::new(),
@@ -514,8 +535,11 @@ impl Builder {
     fn push_unit(&mut self, mut unit: Unit, scope: &Scope) -> Vec<usize> {
         let spawns = wrappers::unwrap(&mut unit);
         let index = self.units.len();
-        let inherited_redirects = unit.redirects.clone();
-        let inherited_assignments = unit.assignments.clone();
+        let (inherited_redirects, inherited_assignments) = if spawns.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            (unit.redirects.clone(), unit.assignments.clone())
+        };
         self.units.push(unit);
         let mut direct = vec![index];
         for spawn in spawns {
@@ -533,7 +557,7 @@ impl Builder {
                         extra_args_unknown: true,
                         background: false,
                         in_pipeline: false,
-                        in_function: scope.in_function.clone(),
+                        in_function: scope.in_function.as_deref().map(str::to_owned),
                         depth: scope.depth,
                         origin: Origin::FindExec,
                         sinks: Vec::new(),
@@ -620,8 +644,8 @@ impl Builder {
             .map(|n| text(n, src).to_owned())
             .unwrap_or_default();
         let mut direct = Vec::new();
-        for (i, child) in children(node).into_iter().enumerate() {
-            match node.field_name_for_child(i as u32) {
+        for (field, child) in fielded_children(node) {
+            match field {
                 Some("value") => {
                     let mut pending = Pending::default();
                     self.word(child, src, scope, &mut pending);
@@ -649,8 +673,7 @@ impl Builder {
         let mut operator = "";
         let mut target = Word::default();
         let mut target_is_number = false;
-        for (i, child) in children(node).into_iter().enumerate() {
-            let field = node.field_name_for_child(i as u32);
+        for (field, child) in fielded_children(node) {
             if field == Some("descriptor") {
                 fd = text(child, src).parse().ok();
             } else if !child.is_named() {
@@ -847,7 +870,12 @@ impl Builder {
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .unwrap_or(inner.len());
         let (name, rest) = inner.split_at(name_end);
-        if rest.is_empty() && name == "HOME" {
+        // `${HOME}`, `${HOME:-…}`, `${HOME%/}`, `${HOME:?}` all name home.
+        let keeps_value = rest.is_empty()
+            || [":-", "-", ":=", "=", ":?", "?", "%", "#"]
+                .iter()
+                .any(|op| rest.starts_with(op) && !rest.starts_with("#/"));
+        if name == "HOME" && keeps_value && !inner.starts_with('#') && !inner.starts_with('!') {
             word.push(Piece::Home);
             return;
         }
@@ -907,11 +935,19 @@ impl Builder {
             return self.script(&unescaped, inner_scope.nested_script());
         }
         let mut direct = Vec::new();
+        let mut redirects = Vec::new();
+        let mut pending = Pending::default();
         for child in named_children(node) {
             if child.kind() == "file_redirect" {
+                redirects.push(self.redirect(child, src, &inner_scope, &mut pending));
                 continue;
             }
             direct.extend(self.statement(child, src, &inner_scope));
+        }
+        if !redirects.is_empty() {
+            let bare = self.bare_redirects(redirects, &inner_scope);
+            self.wire_pending(&bare, pending);
+            direct.extend(bare);
         }
         direct
     }
@@ -947,6 +983,22 @@ impl Builder {
 fn children(node: Node<'_>) -> Vec<Node<'_>> {
     let mut cursor = node.walk();
     node.children(&mut cursor).collect()
+}
+
+/// Children with their field names, read from one cursor walk
+/// (`field_name_for_child` rescans the children on every call).
+fn fielded_children(node: Node<'_>) -> Vec<(Option<&'static str>, Node<'_>)> {
+    let mut out = Vec::with_capacity(node.child_count());
+    let mut cursor = node.walk();
+    if cursor.goto_first_child() {
+        loop {
+            out.push((cursor.field_name(), cursor.node()));
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    out
 }
 
 fn named_children(node: Node<'_>) -> Vec<Node<'_>> {

@@ -264,6 +264,10 @@ fn push_code(out: &mut String, code: u32) {
 /// Decodes text inside double quotes: only `\$`, `` \` ``, `\"`, `\\` and
 /// backslash-newline are escapes there.
 pub fn decode_double_quoted(text: &str, word: &mut Word) {
+    if !text.contains('\\') {
+        word.push_str(text);
+        return;
+    }
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         if c == '\\' {
@@ -287,6 +291,10 @@ pub fn decode_double_quoted(text: &str, word: &mut Word) {
 /// Decodes unquoted text: backslash escapes any character, unquoted glob
 /// characters stay globs, and a leading `~` (alone or before `/`) is home.
 pub fn decode_unquoted(text: &str, at_word_start: bool, word: &mut Word) {
+    if !text.contains(['\\', '*', '?', '[', '~']) {
+        word.push_str(text);
+        return;
+    }
     let mut rest = text;
     if at_word_start && let Some(after) = rest.strip_prefix('~') {
         let user_end = after.find('/').unwrap_or(after.len());

@@ -157,11 +157,50 @@ fn join_script(words: &[Word]) -> String {
         .join(" ")
 }
 
+/// Commands handled by [`unwrap`]; everything else is left as it is.
+const RUNNERS: &[&str] = &[
+    "sudo",
+    "doas",
+    "env",
+    "nice",
+    "ionice",
+    "nohup",
+    "builtin",
+    "busybox",
+    "toybox",
+    "unbuffer",
+    "coproc",
+    "setsid",
+    "caffeinate",
+    "time",
+    "stdbuf",
+    "chroot",
+    "timeout",
+    "command",
+    "exec",
+    "xargs",
+    "flock",
+    "watch",
+    "eval",
+    "su",
+    "runuser",
+    "find",
+    "export",
+    "declare",
+    "typeset",
+    "readonly",
+    "local",
+];
+
+fn is_runner(name: &str) -> bool {
+    RUNNERS.contains(&name) || SHELLS.contains(&name)
+}
+
 /// Removes wrappers from `unit` in place; returns what else it runs.
 pub(crate) fn unwrap(unit: &mut Unit) -> Vec<Spawn> {
     let mut spawns = Vec::new();
     for _ in 0..MAX_WRAPPERS {
-        let Some(name) = unit.name().map(str::to_owned) else {
+        let Some(name) = unit.name().filter(|n| is_runner(n)).map(str::to_owned) else {
             break;
         };
         let args = unit.args().to_vec();
@@ -233,7 +272,7 @@ pub(crate) fn unwrap(unit: &mut Unit) -> Vec<Spawn> {
                 }
                 strip(unit, &name, at);
             }
-            "nohup" | "builtin" | "busybox" | "toybox" | "unbuffer" => {
+            "nohup" | "builtin" | "busybox" | "toybox" | "unbuffer" | "coproc" => {
                 let (_, at) = options(&args, "", &[]);
                 strip(unit, &name, at);
             }
@@ -431,6 +470,14 @@ pub(crate) fn reads_script_from_stdin(unit: &Unit) -> bool {
 /// The text an `echo`/`printf` with literal arguments prints.
 pub(crate) fn printed_text(unit: &Unit) -> Option<String> {
     let name = unit.name()?;
+    if name == "cat" && unit.args().is_empty() {
+        // `cat <<EOF | sh`: the here-document is the script.
+        return unit
+            .redirects
+            .iter()
+            .find(|r| matches!(r.op, RedirectOp::HereDoc | RedirectOp::HereString))
+            .map(|r| r.target.to_script());
+    }
     if name != "echo" && name != "printf" {
         return None;
     }

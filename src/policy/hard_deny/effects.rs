@@ -20,6 +20,9 @@ pub(crate) enum Effect {
     Mode {
         recursive: bool,
     },
+    /// Made the target of a link (`ln -s PROTECTED alias` opens a second
+    /// name through which the protected file can be changed).
+    Link,
     Read {
         recursive: bool,
     },
@@ -32,6 +35,7 @@ impl Effect {
             Effect::Delete { .. } => "deletes",
             Effect::MoveAway => "moves",
             Effect::Mode { .. } => "changes permissions of",
+            Effect::Link => "links to",
             Effect::Read { .. } => "reads",
         }
     }
@@ -183,9 +187,15 @@ pub(crate) fn effects(unit: &Unit) -> Vec<(Effect, Word)> {
             all(Effect::Delete { recursive }, &a.operands, &mut out);
         }
         "mv" | "cp" | "install" | "ln" | "rsync" | "scp" | "ditto" => {
+            let value_short = match name {
+                "install" => "tSmog",
+                "rsync" => "efTB",
+                "scp" => "cFiJlOoPS",
+                _ => "tS",
+            };
             let a = Args::parse(
                 args,
-                "tSmogbeiFPT",
+                value_short,
                 &[
                     "target-directory",
                     "suffix",
@@ -218,6 +228,7 @@ pub(crate) fn effects(unit: &Unit) -> Vec<(Effect, Word)> {
                 },
             };
             if name == "ln" {
+                all(Effect::Link, &sources, &mut out);
                 if let Some(dest) = dest {
                     out.push((Effect::Write, dest.clone()));
                     push_into_dir(&mut out, &dest, &sources);
@@ -235,6 +246,8 @@ pub(crate) fn effects(unit: &Unit) -> Vec<(Effect, Word)> {
                 push_into_dir(&mut out, &dest, &sources);
             }
         }
+        // The identity file (`-i`) authenticates; nothing named is sent.
+        "ssh" => {}
         "tee" => {
             let a = Args::parse(args, "", &["output-error"]);
             all(Effect::Write, &a.operands, &mut out);

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use crate::policy::credentials::is_credential_path;
 use crate::shell::{Flow, Sink, Unit, Word};
 
-use super::effects::{Effect, effects};
+use super::effects::Effect;
 use super::paths::{Resolved, components, glob_component, is_within};
 use super::{Analysis, Category, HardDeny, net};
 
@@ -63,15 +63,27 @@ const CANDIDATE_NAMES: &[&str] = &[
 /// Directories whose recursive read takes credentials along.
 const CREDENTIAL_DIRS: &[&str] = &[".ssh", ".aws", ".kube", ".docker", ".gnupg", ".codex"];
 
-fn is_credential(r: &Resolved, recursive: bool, staged: &[String]) -> Option<How> {
-    if staged.iter().any(|s| is_within(&r.path, s)) {
-        return Some(How::StagedFile);
+/// A file written by a unit that carried a credential.
+struct Staged {
+    path: String,
+    /// The credential it holds a copy of.
+    credential: String,
+}
+
+/// How `r` holds a credential; for a staged copy, also the original.
+fn is_credential(
+    r: &Resolved,
+    recursive: bool,
+    staged: &[Staged],
+) -> Option<(How, Option<String>)> {
+    if let Some(copy) = staged.iter().find(|s| is_within(&r.path, &s.path)) {
+        return Some((How::StagedFile, Some(copy.credential.clone())));
     }
     let parts = components(&r.path);
     let last = parts.last().copied().unwrap_or("");
     if !r.glob {
         let hit = is_credential_path(&r.path) || (recursive && CREDENTIAL_DIRS.contains(&last));
-        return hit.then_some(How::Read);
+        return hit.then_some((How::Read, None));
     }
     let dir = parts
         .get(..parts.len().saturating_sub(1))
@@ -81,7 +93,7 @@ fn is_credential(r: &Resolved, recursive: bool, staged: &[String]) -> Option<How
         .iter()
         .any(|name| glob_component(last, name) && is_credential_path(&format!("/{dir}/{name}")))
         || (recursive && CREDENTIAL_DIRS.iter().any(|d| glob_component(last, d)));
-    hit.then_some(How::Read)
+    hit.then_some((How::Read, None))
 }
 
 /// Commands that print file names rather than file contents.
@@ -93,21 +105,22 @@ fn prints_names_only(unit: &Unit) -> bool {
 }
 
 /// The credential a unit reads itself, if any.
-fn direct_read(a: &Analysis<'_>, i: usize, unit: &Unit, staged: &[String]) -> Option<Carry> {
+fn direct_read(a: &Analysis<'_>, i: usize, unit: &Unit, staged: &[Staged]) -> Option<Carry> {
     if prints_names_only(unit) {
         return None;
     }
-    for (effect, word) in effects(unit) {
+    for touch in a.effects_of(i) {
+        let (effect, word) = (touch.effect, &touch.word);
         let Effect::Read { recursive } = effect else {
             continue;
         };
         if word.display().contains("://") {
             continue;
         }
-        for r in a.resolve(i, &word) {
-            if let Some(how) = is_credential(&r, recursive, staged) {
+        for r in &touch.targets {
+            if let Some((how, original)) = is_credential(r, recursive, staged) {
                 return Some(Carry {
-                    credential: word.display(),
+                    credential: original.unwrap_or_else(|| word.display()),
                     how,
                 });
             }
@@ -129,9 +142,9 @@ fn direct_read(a: &Analysis<'_>, i: usize, unit: &Unit, staged: &[String]) -> Op
                 for r in
                     super::paths::resolve(&Word::literal_text(path), &a.env.home, cwds, &a.vars)
                 {
-                    if let Some(how) = is_credential(&r, false, staged) {
+                    if let Some((how, original)) = is_credential(&r, false, staged) {
                         return Some(Carry {
-                            credential: path.to_owned(),
+                            credential: original.unwrap_or_else(|| path.to_owned()),
                             how,
                         });
                     }
@@ -169,7 +182,7 @@ pub(crate) fn check(a: &Analysis<'_>) -> Option<HardDeny> {
         return None;
     }
     let mut carried: Vec<Option<Carry>> = vec![None; units.len()];
-    let mut staged: Vec<String> = Vec::new();
+    let mut staged: Vec<Staged> = Vec::new();
     let mut tainted: HashMap<String, String> = HashMap::new();
     // Each round adds at least one carrier, variable or staged file, so the
     // loop ends; the bound is a guard, and the walk is monotone.
@@ -250,13 +263,18 @@ pub(crate) fn check(a: &Analysis<'_>) -> Option<HardDeny> {
                     changed = true;
                 }
             }
-            for (effect, word) in effects(unit) {
+            for touch in a.effects_of(i) {
+                let effect = touch.effect;
                 if effect != Effect::Write {
                     continue;
                 }
-                for r in a.resolve(i, &word) {
-                    if !r.glob && !staged.contains(&r.path) && r.path != "/dev/null" {
-                        staged.push(r.path);
+                for r in &touch.targets {
+                    if !r.glob && r.path != "/dev/null" && !staged.iter().any(|s| s.path == r.path)
+                    {
+                        staged.push(Staged {
+                            path: r.path.clone(),
+                            credential: carry.credential.clone(),
+                        });
                         changed = true;
                     }
                 }
@@ -289,17 +307,22 @@ pub(crate) fn check(a: &Analysis<'_>) -> Option<HardDeny> {
         let sink_name = unit.name().unwrap_or("a socket");
         for (file, option) in net::uploaded_files(unit) {
             for r in a.resolve(i, &file) {
-                if let Some(how) = is_credential(&r, false, &staged) {
-                    let rule = if how == How::StagedFile {
-                        "credential-exfiltration/staged-file"
-                    } else {
-                        "credential-exfiltration/upload-option"
+                if let Some((how, original)) = is_credential(&r, false, &staged) {
+                    let (rule, what) = match original {
+                        Some(original) if how == How::StagedFile => (
+                            "credential-exfiltration/staged-file",
+                            format!("a staged copy of the credential file `{original}`"),
+                        ),
+                        _ => (
+                            "credential-exfiltration/upload-option",
+                            "a credential file".to_owned(),
+                        ),
                     };
                     return Some(HardDeny {
                         category: Category::CredentialExfiltration,
                         rule_id: rule,
                         rationale: format!(
-                            "`{sink_name} {option}` uploads `{}`, a credential file",
+                            "`{sink_name} {option}` uploads `{}`, {what}",
                             file.display()
                         ),
                     });

@@ -140,6 +140,16 @@ pub(crate) struct Analysis<'s> {
     /// Candidate working directories per unit (request `cwd` plus every
     /// directory an earlier `cd`/`pushd` in the command moved to).
     pub cwds: Vec<Vec<String>>,
+    /// Path effects per unit with their resolved targets, computed once
+    /// for all rules.
+    pub effects: Vec<Vec<Touch>>,
+}
+
+/// One path effect of a unit: what, the word naming it, where it resolves.
+pub(crate) struct Touch {
+    pub effect: effects::Effect,
+    pub word: shell::Word,
+    pub targets: Vec<paths::Resolved>,
 }
 
 impl<'s> Analysis<'s> {
@@ -157,6 +167,19 @@ impl<'s> Analysis<'s> {
             vars.entry(assignment.name.clone())
                 .or_default()
                 .push(assignment.value.clone());
+        }
+        // Variables the shell sets itself; assigned values above take part too.
+        if let Some(cwd) = &env.cwd {
+            vars.entry("PWD".to_owned())
+                .or_default()
+                .push(shell::Word::literal_text(cwd));
+        }
+        if let Some(user) = env.home.rsplit('/').next().filter(|u| !u.is_empty()) {
+            for name in ["USER", "LOGNAME"] {
+                vars.entry(name.to_owned())
+                    .or_default()
+                    .push(shell::Word::literal_text(user));
+            }
         }
         let mut current: Vec<String> = env.cwd.iter().cloned().collect();
         let mut cwds = Vec::with_capacity(script.units.len());
@@ -183,12 +206,34 @@ impl<'s> Analysis<'s> {
                 }
             }
         }
+        let effects = script
+            .units
+            .iter()
+            .enumerate()
+            .map(|(i, unit)| {
+                let unit_cwds = cwds.get(i).map(Vec::as_slice).unwrap_or(&[]);
+                effects::effects(unit)
+                    .into_iter()
+                    .map(|(effect, word)| Touch {
+                        effect,
+                        targets: paths::resolve(&word, &env.home, unit_cwds, &vars),
+                        word,
+                    })
+                    .collect()
+            })
+            .collect();
         Analysis {
             script,
             env,
             vars,
             cwds,
+            effects,
         }
+    }
+
+    /// The path effects of unit `index`.
+    pub(crate) fn effects_of(&self, index: usize) -> &[Touch] {
+        self.effects.get(index).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Resolves a word of unit `index` to candidate absolute paths.
@@ -250,3 +295,6 @@ pub(crate) fn surface_reads_only(surface: &Surface) -> bool {
         | Surface::Custom(_) => false,
     }
 }
+
+#[cfg(test)]
+mod tests;

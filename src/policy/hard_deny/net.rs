@@ -107,7 +107,7 @@ pub(crate) const WGET_VALUE_LONG: &[&str] = &[
 /// Commands that send data over the network.
 const SINKS: &[&str] = &[
     "curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "scp", "sftp", "rsync", "ftp",
-    "http", "https", "xh", "openssl", "aria2c", "lftp", "curlie",
+    "http", "https", "xh", "openssl", "aria2c", "lftp", "curlie", "ssh",
 ];
 
 /// A unit that can send its input or named files over the network.

@@ -38,6 +38,17 @@ pub(crate) fn expand(word: &Word, home: &str, vars: &Vars, depth: usize) -> Vec<
                 s.push(*c);
                 *g = true;
             }),
+            Piece::Var { name, .. } if name.starts_with('~') => {
+                let user = name.get(1..).unwrap_or("");
+                let path = if home.rsplit('/').next() == Some(user) {
+                    home.to_owned()
+                } else if user == "root" {
+                    "/root".to_owned()
+                } else {
+                    format!("/home/{user}")
+                };
+                out.iter_mut().for_each(|(s, _)| s.push_str(&path));
+            }
             Piece::Var { name, .. } => {
                 // Bounded: `A=$B; B=$A` must not loop.
                 let values = match vars.get(name) {
@@ -64,8 +75,24 @@ pub(crate) fn expand(word: &Word, home: &str, vars: &Vars, depth: usize) -> Vec<
     out
 }
 
+/// True when `path` is absolute with no empty, `.` or `..` component and no
+/// trailing slash: already in the form [`normalize`] produces.
+fn is_normal(path: &str) -> bool {
+    path == "/"
+        || (path.starts_with('/')
+            && !path.ends_with('/')
+            && path
+                .get(1..)
+                .unwrap_or("")
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != ".."))
+}
+
 /// Folds `.`, `..` and repeated slashes of an absolute path.
 pub(crate) fn normalize(path: &str) -> String {
+    if is_normal(path) {
+        return path.to_owned();
+    }
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
@@ -89,10 +116,76 @@ pub(crate) fn normalize(path: &str) -> String {
 
 /// Resolves `word` against each candidate working directory.
 pub(crate) fn resolve(word: &Word, home: &str, cwds: &[String], vars: &Vars) -> Vec<Resolved> {
-    expand(word, home, vars, 0)
-        .into_iter()
-        .flat_map(|(text, glob)| resolve_text(&text, glob, cwds))
-        .collect()
+    let mut out = Vec::new();
+    for (text, glob) in expand(word, home, vars, 0) {
+        if !text.contains('{') {
+            out.extend(resolve_text(&text, glob, cwds));
+            continue;
+        }
+        let mut alternatives = Vec::new();
+        brace_expand(&text, &mut alternatives);
+        let expanded = alternatives.len() > 1;
+        for alternative in alternatives {
+            // Brace expansion happens before tilde expansion: `{x,~}`.
+            let alternative = match alternative.strip_prefix('~') {
+                Some(rest) if expanded && (rest.is_empty() || rest.starts_with('/')) => {
+                    format!("{home}{rest}")
+                }
+                _ => alternative,
+            };
+            out.extend(resolve_text(&alternative, glob, cwds));
+        }
+    }
+    out
+}
+
+/// Most words one brace expansion may produce here.
+const MAX_BRACE_WORDS: usize = 32;
+
+/// `{a,b}` alternatives (`rm -rf {/,~}`). Quoted braces are expanded too:
+/// the extra candidates can only add denials.
+pub(crate) fn brace_expand(text: &str, out: &mut Vec<String>) {
+    if out.len() >= MAX_BRACE_WORDS {
+        return;
+    }
+    let Some((open, close, commas)) = find_brace(text) else {
+        out.push(text.to_owned());
+        return;
+    };
+    let prefix = text.get(..open).unwrap_or("");
+    let suffix = text.get(close + 1..).unwrap_or("");
+    let mut start = open + 1;
+    for cut in commas.into_iter().chain(std::iter::once(close)) {
+        let alternative = text.get(start..cut).unwrap_or("");
+        brace_expand(&format!("{prefix}{alternative}{suffix}"), out);
+        start = cut + 1;
+    }
+}
+
+/// The first `{…}` holding a top-level comma: its bounds and comma offsets.
+fn find_brace(text: &str) -> Option<(usize, usize, Vec<usize>)> {
+    let bytes = text.as_bytes();
+    for (open, _) in text.match_indices('{') {
+        let mut depth = 0usize;
+        let mut commas = Vec::new();
+        for (k, b) in bytes.iter().enumerate().skip(open) {
+            match b {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        if !commas.is_empty() {
+                            return Some((open, k, commas));
+                        }
+                        break;
+                    }
+                }
+                b',' if depth == 1 => commas.push(k),
+                _ => {}
+            }
+        }
+    }
+    None
 }
 
 pub(crate) fn resolve_text(text: &str, glob: bool, cwds: &[String]) -> Vec<Resolved> {
@@ -106,9 +199,15 @@ pub(crate) fn resolve_text(text: &str, glob: bool, cwds: &[String]) -> Vec<Resol
         }];
     }
     cwds.iter()
-        .map(|cwd| Resolved {
-            path: normalize(&format!("{cwd}/{text}")),
-            glob,
+        .map(|cwd| {
+            let mut joined = String::with_capacity(cwd.len() + 1 + text.len());
+            joined.push_str(cwd);
+            joined.push('/');
+            joined.push_str(text);
+            Resolved {
+                path: normalize(&joined),
+                glob,
+            }
         })
         .collect()
 }
@@ -215,6 +314,9 @@ pub(crate) fn covers(pattern: &Resolved, concrete: &str) -> bool {
 
 /// The pattern names something at or below `base`.
 pub(crate) fn inside(pattern: &Resolved, base: &str) -> bool {
+    if !pattern.glob {
+        return is_within(&pattern.path, base);
+    }
     let literal_prefix = literal_prefix(pattern);
     is_within(&literal_prefix, base) || (pattern.glob && covers(pattern, base))
 }
@@ -273,6 +375,10 @@ mod tests {
         assert_eq!(normalize("/a/./b/../c//"), "/a/c");
         assert_eq!(normalize("/.."), "/");
         assert_eq!(normalize("/home/dev/.."), "/home");
+        assert_eq!(normalize("/home/dev"), "/home/dev");
+        assert_eq!(normalize("/"), "/");
+        assert_eq!(normalize("/a/"), "/a");
+        assert_eq!(normalize("/a/.../b"), "/a/.../b");
     }
 
     #[test]
@@ -285,6 +391,19 @@ mod tests {
         assert!(!glob_component("*.md", "x.rs"));
         assert!(!glob_component("*", ".vouch"));
         assert!(glob_component(".*", ".vouch"));
+    }
+
+    #[test]
+    fn braces_expand() {
+        let mut out = Vec::new();
+        brace_expand("{/,~}x", &mut out);
+        assert_eq!(out, ["/x", "~x"]);
+        let mut out = Vec::new();
+        brace_expand("a{b,c{d,e}}f", &mut out);
+        assert_eq!(out, ["abf", "acdf", "acef"]);
+        let mut out = Vec::new();
+        brace_expand("${x}{}", &mut out);
+        assert_eq!(out, ["${x}{}"]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use crate::request::Surface;
 use crate::shell::{Assignment, Unit, Word};
 
-use super::effects::{Args, Effect, effects};
+use super::effects::{Args, Effect};
 use super::paths::{
     self, Resolved, components, covers, glob_component, inside, is_block_device, is_match_all,
     is_within,
@@ -91,14 +91,30 @@ fn piped_words(a: &Analysis<'_>, unit: &Unit) -> Vec<Word> {
         return out;
     }
     for &source in &unit.sources {
-        if let Some(src) = a.script.units.get(source)
-            && matches!(src.name(), Some("echo" | "printf"))
-        {
-            for word in src.args() {
-                if !word.as_literal().is_some_and(|t| t.starts_with('-')) {
+        let Some(src) = a.script.units.get(source) else {
+            continue;
+        };
+        match src.name() {
+            Some("echo" | "printf") => {
+                for word in src.args() {
+                    if !word.as_literal().is_some_and(|t| t.starts_with('-')) {
+                        out.push(word.clone());
+                    }
+                }
+            }
+            // `find ROOT …` prints ROOT first.
+            Some("find") => {
+                for word in src.args() {
+                    if word
+                        .as_literal()
+                        .is_some_and(|t| t.starts_with('-') || t == "(" || t == "!")
+                    {
+                        break;
+                    }
                     out.push(word.clone());
                 }
             }
+            _ => {}
         }
     }
     out
@@ -122,7 +138,9 @@ fn wipe(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
                     "`rm --no-preserve-root` disables the guard against deleting the root directory".to_owned(),
                 );
             }
-            let recursive = name == "rimraf" || args.has(&["r", "R", "recursive"]);
+            // A word that is not literal (`rm $FLAGS /`) may hold `-rf`.
+            let unknown_flags = args.operands.iter().any(|w| w.has_expansion());
+            let recursive = name == "rimraf" || unknown_flags || args.has(&["r", "R", "recursive"]);
             if !recursive {
                 return None;
             }
@@ -165,8 +183,43 @@ fn wipe(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
             })
         }
         "find" => find_delete(a, i, unit),
+        "rsync" => rsync_delete(a, i, unit),
         _ => None,
     }
+}
+
+/// `rsync -a --delete empty/ ~/` empties the destination.
+fn rsync_delete(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
+    let args = Args::parse(
+        unit.args(),
+        "efTB",
+        &[
+            "exclude",
+            "include",
+            "filter",
+            "rsh",
+            "rsync-path",
+            "chmod",
+            "chown",
+        ],
+    );
+    if !args.opts.iter().any(|(name, _)| name.starts_with("delete")) {
+        return None;
+    }
+    let dest = args.operands.last()?;
+    for r in a.resolve(i, dest) {
+        if wipe_target(a.env, &r) {
+            return deny(
+                Category::WipeRootOrHome,
+                "wipe-root-or-home/rsync-delete",
+                format!(
+                    "`rsync --delete` into {} removes everything not in the source",
+                    describe_dir(a.env, &r)
+                ),
+            );
+        }
+    }
+    None
 }
 
 fn find_delete(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
@@ -254,6 +307,9 @@ fn device(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
             format!("`{name}` destroys the filesystem on `{target}`"),
         );
     }
+    if let Some(d) = partition_table(a, i, unit) {
+        return Some(d);
+    }
     let is_dd = unit.name() == Some("dd");
     let is_shred = unit.name() == Some("shred");
     let redirect_targets: Vec<&Word> = unit
@@ -262,15 +318,16 @@ fn device(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
         .filter(|r| r.op.writes())
         .map(|r| &r.target)
         .collect();
-    for (effect, word) in effects(unit) {
+    for touch in a.effects_of(i) {
+        let (effect, word) = (touch.effect, &touch.word);
         if !matches!(effect, Effect::Write | Effect::Delete { .. }) {
             continue;
         }
-        for r in a.resolve(i, &word) {
-            if !is_block_device(&r) {
+        for r in &touch.targets {
+            if !is_block_device(r) {
                 continue;
             }
-            let rule = if redirect_targets.contains(&&word) {
+            let rule = if redirect_targets.contains(&word) {
                 "device-destroy/redirect-to-device"
             } else if is_dd {
                 "device-destroy/dd-to-device"
@@ -296,6 +353,46 @@ fn device(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
                         format!("`mkswap` formats the block device `{}`", r.path),
                     );
                 }
+            }
+        }
+    }
+    None
+}
+
+/// `sgdisk --zap-all`, `parted … mklabel`, `sfdisk DEVICE`: the partition
+/// table of a block device is rewritten.
+fn partition_table(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
+    let name = unit
+        .name()
+        .filter(|n| matches!(*n, "sgdisk" | "gdisk" | "parted" | "sfdisk"))?;
+    let words: Vec<String> = unit.args().iter().map(Word::display).collect();
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+    let destructive = match name {
+        "sgdisk" | "gdisk" => has(&["-Z", "--zap-all", "-z", "--zap", "-o", "--clear"]),
+        "parted" => has(&["mklabel", "mktable", "rm"]),
+        "sfdisk" => !has(&[
+            "-l",
+            "--list",
+            "-d",
+            "--dump",
+            "-s",
+            "--show-size",
+            "-V",
+            "--verify",
+        ]),
+        _ => false,
+    };
+    if !destructive {
+        return None;
+    }
+    for word in unit.args() {
+        for r in a.resolve(i, word) {
+            if is_block_device(&r) {
+                return deny(
+                    Category::DeviceDestroy,
+                    "device-destroy/partition-table",
+                    format!("`{name}` rewrites the partition table of `{}`", r.path),
+                );
             }
         }
     }
@@ -361,6 +458,9 @@ fn harness_config(r: &Resolved, effect: Effect) -> Option<&'static str> {
                     .is_some_and(|c| names.iter().any(|name| comp_is(c, g, name)))
         };
         let dir_is = |dir: &str| comp_is(part, g, dir);
+        if k + 1 == n && comp_is(part, g, ".claude.json") {
+            return Some("Claude Code's user configuration");
+        }
         if dir_is(".vouch") {
             return Some("the project's `.vouch/` configuration");
         }
@@ -460,14 +560,16 @@ fn trust_rule(effect: Effect) -> &'static str {
         Effect::Delete { .. } => "trust-boundary/delete",
         Effect::MoveAway => "trust-boundary/move",
         Effect::Mode { .. } => "trust-boundary/chmod",
+        Effect::Link => "trust-boundary/link",
         Effect::Read { .. } => "trust-boundary/read-secret",
     }
 }
 
-fn trust_boundary(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
-    for (effect, word) in effects(unit) {
-        for r in a.resolve(i, &word) {
-            if let Some(what) = trust_hit(a.env, effect, &r) {
+fn trust_boundary(a: &Analysis<'_>, i: usize, _unit: &Unit) -> Option<HardDeny> {
+    for touch in a.effects_of(i) {
+        let effect = touch.effect;
+        for r in &touch.targets {
+            if let Some(what) = trust_hit(a.env, effect, r) {
                 return deny(
                     Category::TrustBoundary,
                     trust_rule(effect),
@@ -487,14 +589,7 @@ fn persistence_target(r: &Resolved) -> Option<&'static str> {
     if comp_is(last, r.glob, "authorized_keys") || comp_is(last, r.glob, "authorized_keys2") {
         return Some("SSH `authorized_keys`");
     }
-    let sudoers = Resolved {
-        path: "/etc/sudoers".to_owned(),
-        glob: false,
-    };
-    if paths::path_matches(r, "/etc/sudoers")
-        || inside(r, "/etc/sudoers.d")
-        || (r.glob && paths::path_matches(r, &sudoers.path))
-    {
+    if paths::path_matches(r, "/etc/sudoers") || inside(r, "/etc/sudoers.d") {
         return Some("sudo rules");
     }
     None
@@ -503,12 +598,13 @@ fn persistence_target(r: &Resolved) -> Option<&'static str> {
 const ADMIN_GROUPS: &[&str] = &["sudo", "wheel", "admin", "root", "adm"];
 
 fn access_persistence(a: &Analysis<'_>, i: usize, unit: &Unit) -> Option<HardDeny> {
-    for (effect, word) in effects(unit) {
+    for touch in a.effects_of(i) {
+        let effect = touch.effect;
         if effect != Effect::Write {
             continue;
         }
-        for r in a.resolve(i, &word) {
-            if let Some(what) = persistence_target(&r) {
+        for r in &touch.targets {
+            if let Some(what) = persistence_target(r) {
                 let rule = if what.starts_with("SSH") {
                     "access-persistence/authorized-keys"
                 } else {

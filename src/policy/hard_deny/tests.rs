@@ -1,0 +1,178 @@
+//! Unit tests for the hard-deny stage: verdict shapes, parse failures,
+//! categories, path surfaces and protected locations.
+
+use super::*;
+
+fn ctx<'a>(protected: &'a Protected) -> Context<'a> {
+    Context {
+        home: "/home/dev",
+        cwd: Some("/srv/app"),
+        protected,
+    }
+}
+
+fn command(c: &str) -> Verdict {
+    let protected = Protected::default();
+    check_command(c, &ctx(&protected))
+}
+
+fn request(json: serde_json::Value) -> Request {
+    Request::from_slice(json.to_string().as_bytes()).unwrap()
+}
+
+#[test]
+fn category_ids_are_stable() {
+    let all = [
+        (Category::WipeRootOrHome, "wipe-root-or-home"),
+        (Category::DeviceDestroy, "device-destroy"),
+        (Category::ForkBomb, "fork-bomb"),
+        (Category::TrustBoundary, "trust-boundary"),
+        (Category::CredentialExfiltration, "credential-exfiltration"),
+        (Category::AccessPersistence, "access-persistence"),
+        (
+            Category::TransportSecurityWeakening,
+            "transport-security-weakening",
+        ),
+    ];
+    for (category, id) in all {
+        assert_eq!(category.id(), id);
+    }
+}
+
+#[test]
+fn deny_names_rule_and_target() {
+    let Verdict::Deny(d) = command("rm -fr ~") else {
+        panic!("expected a deny")
+    };
+    assert_eq!(d.category, Category::WipeRootOrHome);
+    assert_eq!(d.rule_id, "wipe-root-or-home/rm-recursive-force");
+    assert!(d.rationale.contains("/home/dev"), "{}", d.rationale);
+}
+
+#[test]
+fn unparseable_commands_fail_closed() {
+    assert!(matches!(command("ls $("), Verdict::ParseFailed { .. }));
+    assert!(matches!(
+        command("cat <<A <<B\nx\nA\ny\nB"),
+        Verdict::ParseFailed { .. }
+    ));
+    let mut nested = "ls".to_owned();
+    for _ in 0..=shell::MAX_SCRIPT_NESTING {
+        nested = format!("eval '{}'", nested.replace('\'', "'\\''"));
+    }
+    match command(&nested) {
+        Verdict::ParseFailed { error } => assert!(error.contains("nesting"), "{error}"),
+        other => panic!("too deep must not be clear: {other:?}"),
+    }
+}
+
+#[test]
+fn a_deny_in_the_parsed_part_wins_over_a_parse_error() {
+    assert!(matches!(command("rm -rf / ; ls $("), Verdict::Deny(_)));
+}
+
+#[test]
+fn pipeline_protected_paths_are_honoured() {
+    let protected = Protected {
+        paths: vec![
+            "/var/lib/vouch-state".to_owned(),
+            "/usr/local/bin/vouch".to_owned(),
+        ],
+    };
+    let c = ctx(&protected);
+    assert!(matches!(
+        check_command("rm -rf /var/lib/vouch-state", &c),
+        Verdict::Deny(_)
+    ));
+    assert!(matches!(
+        check_command("cp evil /usr/local/bin/vouch", &c),
+        Verdict::Deny(_)
+    ));
+    assert!(matches!(
+        check_command("cat /var/lib/vouch-state/adapter.token", &c),
+        Verdict::Deny(_)
+    ));
+    assert!(matches!(
+        check_command("cat /var/lib/vouch-state/*", &c),
+        Verdict::Deny(_)
+    ));
+    assert!(matches!(
+        check_command("ls /var/lib/vouch-state", &c),
+        Verdict::Clear
+    ));
+    assert!(matches!(
+        check_command("cat /usr/local/bin/vouchers.txt", &c),
+        Verdict::Clear
+    ));
+}
+
+#[test]
+fn protected_paths_compare_without_case() {
+    assert!(matches!(
+        command("rm ~/.Config/Vouch/config.toml"),
+        Verdict::Deny(_)
+    ));
+}
+
+#[test]
+fn path_surfaces_are_checked() {
+    let protected = Protected::default();
+    let c = ctx(&protected);
+    let r = request(serde_json::json!({
+        "session_id": "s", "surface": "write", "path": "x",
+        "resolved_path": "/home/dev/.local/state/vouch/vouch.sqlite"
+    }));
+    let Verdict::Deny(d) = check(&r, &c) else {
+        panic!("symlink-resolved path into the state dir must deny")
+    };
+    assert_eq!(d.category, Category::TrustBoundary);
+    let r = request(serde_json::json!({
+        "session_id": "s", "surface": "read", "path": "~/.local/state/vouch/hmac.key"
+    }));
+    assert!(matches!(check(&r, &c), Verdict::Deny(_)));
+    let r = request(serde_json::json!({
+        "session_id": "s", "surface": "read", "path": "/home/dev/.ssh/authorized_keys"
+    }));
+    assert_eq!(check(&r, &c), Verdict::Clear);
+    let r = request(serde_json::json!({
+        "session_id": "s", "surface": "edit", "path": "/root/.ssh/authorized_keys"
+    }));
+    assert!(matches!(check(&r, &c), Verdict::Deny(d) if d.category == Category::AccessPersistence));
+}
+
+#[test]
+fn commands_on_any_surface_are_checked() {
+    let protected = Protected::default();
+    let r = request(serde_json::json!({
+        "session_id": "s", "surface": "shell_exec", "command": "rm -rf ~", "home": "/home/dev"
+    }));
+    assert!(matches!(check(&r, &ctx(&protected)), Verdict::Deny(_)));
+}
+
+#[test]
+fn cwd_changes_inside_the_command_are_followed() {
+    assert!(matches!(command("cd && rm -rf *"), Verdict::Deny(_)));
+    assert!(matches!(command("cd / ; rm -rf ./"), Verdict::Deny(_)));
+    assert!(matches!(command("cd build && rm -rf *"), Verdict::Clear));
+}
+
+#[test]
+fn loopback_exemption_needs_every_url_loopback() {
+    assert_eq!(
+        command("curl -k https://127.0.0.1:8443/health"),
+        Verdict::Clear
+    );
+    assert!(matches!(
+        command("curl -k https://127.0.0.1:8443/ https://evil.example/"),
+        Verdict::Deny(_)
+    ));
+    assert!(matches!(command("curl -k \"$URL\""), Verdict::Deny(_)));
+    assert_eq!(
+        command("git -c http.sslVerify=false clone https://localhost:3000/r.git"),
+        Verdict::Clear
+    );
+    assert_eq!(
+        command("git config http.https://localhost:8443/.sslVerify false"),
+        Verdict::Clear
+    );
+}
