@@ -1,10 +1,10 @@
-//! Deterministic hot path: bash parsing plus every hard-deny rule, over all
-//! corpus commands (hard-deny and benign, public and extra fixtures).
+//! Deterministic hot path: bash parsing, every hard-deny rule and routing
+//! (the default routing configuration), over all corpus commands (hard-deny
+//! and benign, public and extra fixtures) as canonical requests.
 //!
 //! Prints the per-request median first (each corpus command timed alone,
 //! then the median over commands), then lets criterion measure the whole
-//! corpus and a few typical commands. Routing joins this bench when it is
-//! wired in.
+//! corpus and a few typical commands.
 
 #![allow(
     clippy::unwrap_used,
@@ -17,12 +17,35 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use vouch::policy::hard_deny::{Context, Protected, check_command};
+use vouch::config::{Config, LoadedConfig};
+use vouch::policy::hard_deny::{Context, Protected, Verdict, check};
+use vouch::policy::routing::Router;
+use vouch::request::Request;
 
 struct Case {
-    command: String,
+    request: Request,
     cwd: String,
     home: String,
+}
+
+fn bash_request(command: &str, cwd: &str, home: &str) -> Request {
+    let v = serde_json::json!({
+        "session_id": "bench", "surface": "bash", "tool": "Bash",
+        "command": command, "cwd": cwd, "home": home,
+    });
+    Request::from_slice(v.to_string().as_bytes()).unwrap()
+}
+
+/// What the pipeline's deterministic part does for one request.
+fn decide(request: &Request, ctx: &Context<'_>, router: &Router) {
+    match check(request, ctx) {
+        Verdict::Deny(deny) => {
+            black_box(deny);
+        }
+        Verdict::Clear | Verdict::ParseFailed { .. } => {
+            black_box(router.route(request));
+        }
+    }
 }
 
 fn corpus() -> Vec<Case> {
@@ -37,10 +60,12 @@ fn corpus() -> Vec<Case> {
         for line in std::fs::read_to_string(path).unwrap().lines() {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
             if let Some(command) = v["command"].as_str() {
+                let cwd = v["cwd"].as_str().unwrap().to_owned();
+                let home = v["home"].as_str().unwrap().to_owned();
                 out.push(Case {
-                    command: command.to_owned(),
-                    cwd: v["cwd"].as_str().unwrap().to_owned(),
-                    home: v["home"].as_str().unwrap().to_owned(),
+                    request: bash_request(command, &cwd, &home),
+                    cwd,
+                    home,
                 });
             }
         }
@@ -50,7 +75,7 @@ fn corpus() -> Vec<Case> {
 
 /// Times every command alone (best of several batches, to shed scheduler
 /// noise) and prints the median over commands.
-fn per_request_median(cases: &[Case], protected: &Protected) {
+fn per_request_median(cases: &[Case], protected: &Protected, router: &Router) {
     const BATCH: u32 = 200;
     let mut per_request: Vec<f64> = cases
         .iter()
@@ -64,7 +89,7 @@ fn per_request_median(cases: &[Case], protected: &Protected) {
                 .map(|_| {
                     let start = Instant::now();
                     for _ in 0..BATCH {
-                        black_box(check_command(black_box(&case.command), &ctx));
+                        decide(black_box(&case.request), &ctx, router);
                     }
                     start.elapsed().as_secs_f64() * 1e6 / f64::from(BATCH)
                 })
@@ -75,7 +100,7 @@ fn per_request_median(cases: &[Case], protected: &Protected) {
     let median = per_request[per_request.len() / 2];
     let p90 = per_request[per_request.len() * 9 / 10];
     eprintln!(
-        "hard_deny per-request over {} corpus commands: median {median:.1} µs, p90 {p90:.1} µs",
+        "parse + hard deny + routing per request over {} corpus commands: median {median:.1} µs, p90 {p90:.1} µs",
         per_request.len()
     );
 }
@@ -85,8 +110,10 @@ fn bench(c: &mut Criterion) {
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
     };
-    per_request_median(&cases, &protected);
-    let mut group = c.benchmark_group("hard_deny");
+    let loaded = LoadedConfig::from_config(&Config::defaults().unwrap()).unwrap();
+    let router = &loaded.router;
+    per_request_median(&cases, &protected, router);
+    let mut group = c.benchmark_group("deterministic");
     group.throughput(Throughput::Elements(cases.len() as u64));
     group.bench_function(format!("corpus_{}_requests", cases.len()), |b| {
         b.iter(|| {
@@ -96,7 +123,7 @@ fn bench(c: &mut Criterion) {
                     cwd: Some(&case.cwd),
                     protected: &protected,
                 };
-                black_box(check_command(black_box(&case.command), &ctx));
+                decide(black_box(&case.request), &ctx, router);
             }
         })
     });
@@ -110,14 +137,17 @@ fn bench(c: &mut Criterion) {
         |b| {
             b.iter(|| {
                 for case in &cases {
-                    black_box(parser.parse(black_box(&case.command), None));
+                    black_box(parser.parse(
+                        black_box(case.request.command.as_deref().unwrap_or("")),
+                        None,
+                    ));
                 }
             })
         },
     );
     group.finish();
 
-    let mut typical = c.benchmark_group("hard_deny_typical");
+    let mut typical = c.benchmark_group("deterministic_typical");
     for command in [
         "git status --short",
         "rm -rf node_modules && npm ci",
@@ -129,8 +159,9 @@ fn bench(c: &mut Criterion) {
             cwd: Some("/srv/app"),
             protected: &protected,
         };
+        let request = bash_request(command, "/srv/app", "/home/dev");
         typical.bench_function(command, |b| {
-            b.iter(|| black_box(check_command(black_box(command), &ctx)))
+            b.iter(|| decide(black_box(&request), &ctx, router))
         });
     }
     typical.finish();
