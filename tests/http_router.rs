@@ -750,3 +750,27 @@ async fn stalled_requests_time_out_as_504_or_a_hook_decision() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "ask");
 }
+
+#[tokio::test]
+async fn hook_answers_200_deny_when_the_pipeline_errors() {
+    // A real internal error: the state directory's path is a plain file, so
+    // the pipeline cannot open its state for a model-backed review.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("state"), b"not a directory").unwrap();
+    let config = Config::defaults().unwrap();
+    let engine = Engine::new(EngineOptions::isolated(dir.path(), &config).unwrap()).unwrap();
+    let state = AppState::new(engine, Tokens::from_values(ADAPTER, OPERATOR)).unwrap();
+    let app = app(state);
+    let body = hook_body("Bash", json!({"command": "git push origin main"}));
+    let (status, v) = send_json(
+        &app,
+        req(Method::POST, "/hooks/claude-code", Some(ADAPTER), body),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(reason.contains("could not complete"), "{reason}");
+}
