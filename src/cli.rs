@@ -155,14 +155,14 @@ pub fn grant_consume(
     }
 }
 
-/// `vouch approve --session S [N|HASH]`.
-pub fn approve(
+/// Runs an operator command against the shared state. The trusted
+/// configuration decides here; a project overlay that disables break glass
+/// is enforced again when the exact retry reaches the pipeline.
+fn with_operator(
     global: &Global,
     session_id: &str,
-    selector: Option<&str>,
-    input: impl BufRead,
-    mut out: impl Write,
     mut err: impl Write,
+    run: impl FnOnce(OperatorContext<'_>) -> Result<(), operator::OperatorError>,
 ) -> i32 {
     let engine = match engine(global) {
         Ok(e) => e,
@@ -178,11 +178,25 @@ pub fn approve(
         cfg,
         session: session_id,
     };
-    let is_tty = std::io::stdin().is_terminal();
-    match operator::run_approve(ctx, selector, input, &mut out, is_tty) {
-        Ok(_) => 0,
+    match run(ctx) {
+        Ok(()) => 0,
         Err(e) => fail(&mut err, &e, 1),
     }
+}
+
+/// `vouch approve --session S [N|HASH]`.
+pub fn approve(
+    global: &Global,
+    session_id: &str,
+    selector: Option<&str>,
+    input: impl BufRead,
+    mut out: impl Write,
+    err: impl Write,
+) -> i32 {
+    let is_tty = std::io::stdin().is_terminal();
+    with_operator(global, session_id, err, |ctx| {
+        operator::run_approve(ctx, selector, input, &mut out, is_tty).map(drop)
+    })
 }
 
 /// `vouch break-glass --session S`: interactive, refuses without a terminal.
@@ -191,27 +205,12 @@ pub fn break_glass(
     session_id: &str,
     input: impl BufRead,
     mut out: impl Write,
-    mut err: impl Write,
+    err: impl Write,
 ) -> i32 {
-    let engine = match engine(global) {
-        Ok(e) => e,
-        Err(e) => return fail(&mut err, &e, 2),
-    };
-    let (store, clock, cfg) = match engine.operator_context() {
-        Ok(parts) => parts,
-        Err(e) => return fail(&mut err, &e, 2),
-    };
-    let ctx = OperatorContext {
-        store: &store,
-        clock,
-        cfg,
-        session: session_id,
-    };
     let is_tty = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    match operator::run_break_glass(ctx, input, &mut out, is_tty) {
-        Ok(_) => 0,
-        Err(e) => fail(&mut err, &e, 1),
-    }
+    with_operator(global, session_id, err, |ctx| {
+        operator::run_break_glass(ctx, input, &mut out, is_tty).map(drop)
+    })
 }
 
 /// `vouch config show`: every effective value with the layer it came from.

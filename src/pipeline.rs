@@ -169,41 +169,27 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
         Ok(store) => store,
         Err(e) => {
             tracing::warn!(error = %e, "state database unavailable; failing closed");
-            return failure(
-                &cfg,
-                Stage::ReviewerFailure,
-                &hash,
-                format!("the state database is unavailable: {e}"),
-            );
+            let why = format!("the state database is unavailable: {e}");
+            return failure(&cfg, Stage::ReviewerFailure, &hash, why);
         }
     };
     let reviewer = match (ctx.reviewer)(&cfg) {
         Ok(r) => r,
         Err(e) => {
-            return failure(
-                &cfg,
-                Stage::ReviewerFailure,
-                &hash,
-                format!("the reviewer is not usable: {e}"),
-            );
+            let why = format!("the reviewer is not usable: {e}");
+            return failure(&cfg, Stage::ReviewerFailure, &hash, why);
         }
-    };
-    let packet_ctx = PacketContext {
-        parse_note,
-        trusted_override: None,
     };
     let estimator = cfg.budget.estimator;
-    let overhead = reviewer.wire_overhead_tokens(&|s| estimator.count(s));
-    let packet = match packet::build(&request, &packet_ctx, &cfg.budget, overhead) {
+    let packets = PacketSource {
+        request: &request,
+        parse_note,
+        budget: &cfg.budget,
+        overhead: reviewer.wire_overhead_tokens(&|s| estimator.count(s)),
+    };
+    let packet = match packets.build(None) {
         Ok(p) => p,
-        Err(e) => {
-            return failure(
-                &cfg,
-                Stage::ReviewerFailure,
-                &hash,
-                format!("the evidence packet could not be built, so the model was not called: {e}"),
-            );
-        }
+        Err(why) => return failure(&cfg, Stage::ReviewerFailure, &hash, why),
     };
 
     // 5. Session gate: break glass, breaker, budgets, cache, overrides.
@@ -277,33 +263,10 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
         }
         // Call the model, with the human's override as trusted context.
         Gate::Review { override_pass } => {
-            let packet = match override_pass {
+            let packet = match override_pass.map(|pass| packets.build(Some(override_note(&pass)))) {
                 None => packet,
-                Some(pass) => {
-                    let note = match pass.denied_rationale {
-                        Some(r) => format!(
-                            "A human operator approved one exact retry of this request after it was denied (denial rationale: {r}). Treat this as explicit user authorization for this exact action only."
-                        ),
-                        None => "A human operator approved one exact retry of this request after it was denied. Treat this as explicit user authorization for this exact action only.".to_owned(),
-                    };
-                    let ctx = PacketContext {
-                        trusted_override: Some(note),
-                        ..packet_ctx
-                    };
-                    match packet::build(&request, &ctx, &cfg.budget, overhead) {
-                        Ok(p) => p,
-                        Err(e) => {
-                            return failure(
-                                &cfg,
-                                Stage::ReviewerFailure,
-                                &hash,
-                                format!(
-                                    "the evidence packet could not be built, so the model was not called: {e}"
-                                ),
-                            );
-                        }
-                    }
-                }
+                Some(Ok(with_override)) => with_override,
+                Some(Err(why)) => return failure(&cfg, Stage::ReviewerFailure, &hash, why),
             };
             Prepared::Review(Box::new(ReviewJob {
                 request,
@@ -315,6 +278,39 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
             }))
         }
     }
+}
+
+/// Builds the evidence packet for one request, with or without a trusted
+/// override; the error is the rationale of a fail-closed decision.
+struct PacketSource<'a> {
+    request: &'a Request,
+    parse_note: Option<String>,
+    budget: &'a crate::config::BudgetConfig,
+    overhead: u64,
+}
+
+impl PacketSource<'_> {
+    fn build(&self, trusted_override: Option<String>) -> Result<Packet, String> {
+        let ctx = PacketContext {
+            parse_note: self.parse_note.clone(),
+            trusted_override,
+        };
+        packet::build(self.request, &ctx, self.budget, self.overhead).map_err(|e| {
+            format!("the evidence packet could not be built, so the model was not called: {e}")
+        })
+    }
+}
+
+/// The trusted note an exact-retry override adds to the packet.
+fn override_note(pass: &session::OverridePass) -> String {
+    let denied = match &pass.denied_rationale {
+        Some(r) => format!(" (denial rationale: {r})"),
+        None => String::new(),
+    };
+    format!(
+        "A human operator approved one exact retry of this request after it was denied{denied}. \
+         Treat this as explicit user authorization for this exact action only."
+    )
 }
 
 /// Runs hard denies on the request, and again with vouch's own symlink

@@ -177,7 +177,7 @@ async fn review_returns_the_engine_decision() {
     )
     .await;
     assert_eq!(status, StatusCode::OK);
-    // The interim engine fails closed; whatever the engine, never an allow here.
+    // The pipeline fails closed; whatever it decides, never an allow here.
     assert_ne!(v["decision"], "allow");
     assert_eq!(v["request_hash"].as_str().unwrap().len(), 64);
     for key in ["stage", "rationale", "message", "grant", "review"] {
@@ -394,7 +394,7 @@ async fn rate_limit_answers_429_with_retry_after_but_never_on_the_hook() {
 #[tokio::test]
 async fn hook_answers_200_with_a_decision_on_every_path() {
     let h = harness();
-    // The pipeline's own (fail-closed, interim) decision, mapped.
+    // The pipeline's own decision (a hard deny), mapped.
     let body = hook_body("Bash", json!({"command": "rm -rf /"}));
     let (status, v) = send_json(
         &h.app,
