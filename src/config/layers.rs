@@ -321,11 +321,7 @@ where
     })?;
 
     let config = fold.to_config("effective configuration")?;
-    let router = Router::new(&config.routing).map_err(|e| ConfigError::Invalid {
-        file: "effective configuration".to_owned(),
-        key: format!("routing.rules[{}].pattern", e.index),
-        problem: e.message,
-    })?;
+    let router = Router::new(&config.routing).map_err(|e| e.in_layer("effective configuration"))?;
     Ok(LoadedConfig {
         config: Arc::new(config),
         sources: Arc::new(fold.sources),
@@ -464,11 +460,7 @@ impl LoadedConfig {
         };
         apply(&mut fold, &table, &Source::Default)?;
         let config = fold.to_config(layer)?;
-        let router = Router::new(&config.routing).map_err(|e| ConfigError::Invalid {
-            file: layer.to_owned(),
-            key: format!("routing.rules[{}].pattern", e.index),
-            problem: e.message,
-        })?;
+        let router = Router::new(&config.routing).map_err(|e| e.in_layer(layer))?;
         Ok(LoadedConfig {
             config: Arc::new(config),
             sources: Arc::new(fold.sources),

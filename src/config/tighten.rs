@@ -136,11 +136,7 @@ pub fn apply_project(
     let router = trusted
         .router
         .with_project(&routing)
-        .map_err(|e| ConfigError::Invalid {
-            file: layer.clone(),
-            key: format!("routing.rules[{}].pattern", e.index),
-            problem: e.message,
-        })?;
+        .map_err(|e| e.in_layer(&layer))?;
     Ok(LoadedConfig {
         config: Arc::new(config),
         sources: Arc::new(fold.sources),

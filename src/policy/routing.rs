@@ -43,6 +43,17 @@ pub struct RoutingError {
     pub message: String,
 }
 
+impl RoutingError {
+    /// The configuration error naming the rule's pattern key in `file`.
+    pub fn in_layer(self, file: &str) -> crate::config::ConfigError {
+        crate::config::ConfigError::Invalid {
+            file: file.to_owned(),
+            key: format!("routing.rules[{}].pattern", self.index),
+            problem: self.message,
+        }
+    }
+}
+
 /// Which configuration a routing answer came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RuleOrigin {
