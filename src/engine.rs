@@ -387,25 +387,30 @@ impl Engine {
         Ok((self.store()?, self.clock(), self.config()))
     }
 
-    /// Store and reviewer status for `/healthz`.
-    pub fn health(&self) -> Value {
+    /// Store and reviewer status for `/healthz`: `status` is `ok` when the
+    /// state database opens and the reviewer configuration is usable, else
+    /// `degraded` (hard denies still answer; model reviews fail closed).
+    pub async fn health(&self) -> Value {
+        let this = self.clone();
+        let store = tokio::task::spawn_blocking(move || this.store().map(drop))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|opened| opened.map_err(|e| e.to_string()));
         let cfg = self.config();
-        let store = match self.store() {
-            Ok(_) => Value::from("ok"),
-            Err(e) => {
-                tracing::warn!(error = %e, "state database unavailable");
-                Value::from("unavailable")
-            }
+        let reviewer = self.reviewer_for(cfg).map(drop).map_err(|e| e.to_string());
+        let status = match (&store, &reviewer) {
+            (Ok(()), Ok(())) => "ok",
+            // Either part missing means model reviews fail closed.
+            (Err(_), _) | (_, Err(_)) => "degraded",
         };
-        let reviewer = match self.reviewer_for(cfg) {
-            Ok(_) => "configured".to_owned(),
-            Err(e) => format!("invalid: {e}"),
-        };
+        if let Err(e) = &store {
+            tracing::warn!(error = %e, "state database unavailable");
+        }
         serde_json::json!({
-            "status": "ok",
-            "store": store,
+            "status": status,
+            "store": match &store { Ok(()) => "ok".to_owned(), Err(_) => "unavailable".to_owned() },
             "reviewer": {
-                "status": reviewer,
+                "status": match &reviewer { Ok(()) => "configured".to_owned(), Err(e) => format!("invalid: {e}") },
                 "provider": cfg.reviewer.provider,
                 "model": cfg.reviewer.model,
             },

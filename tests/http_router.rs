@@ -773,4 +773,9 @@ async fn hook_answers_200_deny_when_the_pipeline_errors() {
         .as_str()
         .unwrap();
     assert!(reason.contains("could not complete"), "{reason}");
+
+    let (status, v) = send_json(&app, req(Method::GET, "/healthz", None, "")).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(v["status"], "degraded");
+    assert_eq!(v["store"], "unavailable");
 }

@@ -330,7 +330,7 @@ pub async fn claude_code_hook(
 }
 
 pub async fn healthz(State(state): State<AppState>) -> Response {
-    let health = state.engine().health();
+    let health = state.engine().health().await;
     let ok = health.get("status").and_then(Value::as_str) == Some("ok");
     let status = if ok {
         StatusCode::OK
