@@ -441,7 +441,10 @@ fn a_budget_just_short_drops_only_the_reason() {
     assert_eq!(p.dropped[0].cause, DropCause::Budget);
     assert_eq!(p.counts.reasons, 0);
     assert!(!p.user.contains("agent's stated reason"));
-    assert!(p.user.contains("1 item(s) left out and 0 cut (marked) to fit the budget"));
+    assert!(
+        p.user
+            .contains("1 item(s) left out and 0 cut (marked) to fit the budget")
+    );
     assert!(p.estimated_tokens <= u64::from(max));
 }
 

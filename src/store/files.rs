@@ -21,7 +21,7 @@ pub const DIR_MODE: u32 = 0o700;
 /// Mode of every database file (`vouch.sqlite`, `-wal`, `-shm`).
 pub const FILE_MODE: u32 = 0o600;
 
-fn io_err(path: &Path, action: &'static str, source: io::Error) -> StoreError {
+pub(crate) fn io_err(path: &Path, action: &'static str, source: io::Error) -> StoreError {
     StoreError::Io {
         path: path.display().to_string(),
         action,

@@ -34,6 +34,10 @@ pub use files::{DIR_MODE, FILE_MODE};
 
 /// File name of the state database inside the state directory.
 pub const DATABASE_FILE: &str = "vouch.sqlite";
+/// Held (OS file lock) while a process opens and migrates the database, so
+/// processes starting together do not race SQLite's journal-mode switch and
+/// schema creation, where its busy handler does not help.
+pub const OPEN_LOCK_FILE: &str = "vouch.sqlite.lock";
 
 /// How long a writer waits for another process's transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -132,6 +136,49 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// An exclusive OS lock on [`OPEN_LOCK_FILE`], released on drop.
+struct InitLock(std::fs::File);
+
+impl InitLock {
+    /// Waits at most the busy timeout: a process stuck holding it must not
+    /// stall every hook forever (the caller then fails closed).
+    fn acquire(path: &Path) -> Result<InitLock, StoreError> {
+        files::ensure_private_file(path)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| files::io_err(path, "open", e))?;
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(InitLock(file)),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let e = std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "another process held the lock for too long",
+                    );
+                    return Err(files::io_err(path, "lock", e));
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(files::io_err(path, "lock", e));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for InitLock {
+    fn drop(&mut self) {
+        // Closing the file releases the lock too; unlocking first just makes
+        // the release immediate and explicit.
+        let _ = self.0.unlock();
+    }
+}
+
 impl Store {
     /// Opens (creating if needed) `<state_dir>/vouch.sqlite`: private
     /// directory and files, WAL, integrity quick check, migrations.
@@ -141,6 +188,7 @@ impl Store {
         // Created 0600 here, before SQLite touches it: SQLite gives the
         // `-wal` and `-shm` files the main file's mode.
         files::ensure_private_file(&db_path)?;
+        let _init = InitLock::acquire(&state_dir.join(OPEN_LOCK_FILE))?;
         let store = Store {
             display_path: db_path.display().to_string(),
             db_path,
