@@ -351,7 +351,7 @@ async fn drive(args: Args) -> anyhow::Result<()> {
         target.addr, args.connections
     );
     println!(
-        "decision          {} / {} (interim engine: no hard-deny stage yet)",
+        "decision          {} / {}",
         decision["decision"], decision["stage"]
     );
     println!(
