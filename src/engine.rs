@@ -239,13 +239,29 @@ impl Engine {
         Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)
     }
 
+    /// Calls the model inside a span carrying the evidence counts, so the
+    /// reviewer's `review_attempt` and `review_complete` events are reported
+    /// with them (counts only: never text).
     async fn call_model(&self, job: &ReviewJob) -> ReviewResult {
+        use tracing::Instrument as _;
+        let counts = &job.packet.counts;
+        let span = tracing::info_span!(
+            "review",
+            evidence.user_messages = counts.user_messages,
+            evidence.tool_calls = counts.tool_calls,
+            evidence.tool_results = counts.tool_results,
+            evidence.summaries = counts.summaries,
+            evidence.cut = counts.cut,
+            evidence.dropped = counts.dropped,
+            evidence.redactions = counts.redactions.total(),
+        );
         let input = ModelInput {
             system: &job.packet.system,
             user: &job.packet.user,
         };
         job.reviewer
             .review(input, job.packet.estimated_tokens)
+            .instrument(span)
             .await
     }
 

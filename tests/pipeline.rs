@@ -492,6 +492,10 @@ async fn no_secret_reaches_the_model_the_logs_or_the_state() {
         assert!(!contains(&logs, secret), "secret `{secret}` is in the logs");
     }
     assert!(bodies.iter().any(|b| b.contains("[REDACTED:")));
+    // Telemetry reported the reviews, with evidence counts, and no secret.
+    let text = String::from_utf8_lossy(&logs);
+    assert!(text.contains("review_complete"), "no review_complete event");
+    assert!(text.contains("evidence.redactions="), "no evidence counts");
 }
 
 // ---- budgets ------------------------------------------------------------
