@@ -368,6 +368,7 @@ fn captured_logs() -> &'static Mutex<Vec<u8>> {
         let writer_buf = Arc::clone(&buf);
         let subscriber = tracing_subscriber::fmt()
             .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
             .with_writer(move || LogWriter(Arc::clone(&writer_buf)))
             .finish();
         tracing::subscriber::set_global_default(subscriber).unwrap();
