@@ -120,6 +120,7 @@ pub fn init_with_default(default: &str) {
     let installed = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init()
         .is_ok();
     if let (true, Some(problem)) = (installed, rejected) {
