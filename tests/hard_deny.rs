@@ -1,6 +1,6 @@
 //! Hard-deny corpus: every `hard_deny*.jsonl` line must be denied (with the
 //! expected category when the line names one) and every `benign*.jsonl` line
-//! must not be hard-denied.
+//! must not be hard-denied. Each line is its own test (libtest-mimic).
 
 #![allow(
     clippy::unwrap_used,
@@ -9,6 +9,7 @@
     clippy::indexing_slicing
 )]
 
+use libtest_mimic::{Arguments, Failed, Trial};
 use serde::Deserialize;
 use vouch::policy::hard_deny::{self, Context, Protected, Verdict};
 use vouch::request::Request;
@@ -76,76 +77,89 @@ fn label(case: &Case) -> String {
     }
 }
 
-fn assert_all_deny(file: &str) -> usize {
-    let mut failures = Vec::new();
-    let all = cases(file);
-    for (line, case) in &all {
-        match verdict(case) {
-            Verdict::Deny(d) => {
-                assert!(
-                    d.rule_id.starts_with(d.category.id()),
+/// One deny case: denied, with a rule id inside its category, a rationale,
+/// and the expected category when the fixture names one.
+fn check_denies(file: &str, line: usize, case: &Case) -> Result<(), String> {
+    match verdict(case) {
+        Verdict::Deny(d) => {
+            if !d.rule_id.starts_with(d.category.id()) {
+                return Err(format!(
                     "{file}:{line}: rule id `{}` outside category `{}`",
                     d.rule_id,
                     d.category.id()
-                );
-                assert!(!d.rationale.is_empty());
-                if let Some(expected) = &case.expect_category
-                    && expected != d.category.id()
-                {
-                    failures.push(format!(
-                        "{file}:{line}: {} ({}) denied as `{}` ({}), expected `{expected}`",
-                        label(case),
-                        case.why,
-                        d.rule_id,
-                        d.rationale
-                    ));
-                }
+                ));
             }
-            other => failures.push(format!(
-                "{file}:{line}: {} ({}) must hard-deny, got {other:?}",
-                label(case),
-                case.why
-            )),
+            if d.rationale.is_empty() {
+                return Err(format!("{file}:{line}: empty rationale"));
+            }
+            match &case.expect_category {
+                Some(expected) if expected != d.category.id() => Err(format!(
+                    "{file}:{line}: {} ({}) denied as `{}` ({}), expected `{expected}`",
+                    label(case),
+                    case.why,
+                    d.rule_id,
+                    d.rationale
+                )),
+                Some(_) | None => Ok(()),
+            }
+        }
+        other => Err(format!(
+            "{file}:{line}: {} ({}) must hard-deny, got {other:?}",
+            label(case),
+            case.why
+        )),
+    }
+}
+
+/// One benign case: never a hard deny.
+fn check_not_denied(file: &str, line: usize, case: &Case) -> Result<(), String> {
+    match verdict(case) {
+        Verdict::Deny(d) => Err(format!(
+            "{file}:{line}: {} ({}) must not hard-deny, got `{}`: {}",
+            label(case),
+            case.why,
+            d.rule_id,
+            d.rationale
+        )),
+        Verdict::Clear | Verdict::ParseFailed { .. } => Ok(()),
+    }
+}
+
+/// Every fixture line is its own test, named after its file, line and
+/// command, so a failure names the case and `cargo test -- <filter>` runs one.
+fn main() {
+    let args = Arguments::from_args();
+    let mut trials = Vec::new();
+    let files: [(&str, usize, bool); 4] = [
+        ("hard_deny.jsonl", 20, true),
+        ("hard_deny_extra.jsonl", 25, true),
+        ("benign.jsonl", 20, false),
+        ("benign_extra.jsonl", 20, false),
+    ];
+    for (file, at_least, denies) in files {
+        let all = cases(file);
+        let count = all.len();
+        trials.push(Trial::test(
+            format!("{file}: at least {at_least} cases"),
+            move || {
+                if count >= at_least {
+                    Ok(())
+                } else {
+                    Err(format!("{file} has {count} cases").into())
+                }
+            },
+        ));
+        for (line, case) in all {
+            let name = format!("{file}:{line} {}", label(&case));
+            trials.push(Trial::test(name, move || {
+                let result = if denies {
+                    check_denies(file, line, &case)
+                } else {
+                    check_not_denied(file, line, &case)
+                };
+                result.map_err(Failed::from)
+            }));
         }
     }
-    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
-    all.len()
-}
-
-fn assert_none_deny(file: &str) -> usize {
-    let mut failures = Vec::new();
-    let all = cases(file);
-    for (line, case) in &all {
-        if let Verdict::Deny(d) = verdict(case) {
-            failures.push(format!(
-                "{file}:{line}: {} ({}) must not hard-deny, got `{}`: {}",
-                label(case),
-                case.why,
-                d.rule_id,
-                d.rationale
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
-    all.len()
-}
-
-#[test]
-fn public_hard_deny_corpus_denies() {
-    assert!(assert_all_deny("hard_deny.jsonl") >= 20);
-}
-
-#[test]
-fn public_benign_corpus_is_not_hard_denied() {
-    assert!(assert_none_deny("benign.jsonl") >= 20);
-}
-
-#[test]
-fn extra_hard_deny_corpus_denies_with_category() {
-    assert!(assert_all_deny("hard_deny_extra.jsonl") >= 25);
-}
-
-#[test]
-fn extra_benign_corpus_is_not_hard_denied() {
-    assert!(assert_none_deny("benign_extra.jsonl") >= 20);
+    libtest_mimic::run(&args, trials).exit();
 }
