@@ -37,6 +37,20 @@ fn harness_with(edit: impl FnOnce(&mut Config)) -> Harness {
     }
 }
 
+/// A real internal fault: the state directory's path is taken by a plain
+/// file, so the state database cannot be opened.
+fn broken_state_harness() -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("state"), b"not a directory").unwrap();
+    let config = Config::defaults().unwrap();
+    let engine = Engine::new(EngineOptions::isolated(dir.path(), &config).unwrap()).unwrap();
+    let state = AppState::new(engine, Tokens::from_values(ADAPTER, OPERATOR)).unwrap();
+    Harness {
+        app: app(state),
+        _dir: dir,
+    }
+}
+
 fn harness() -> Harness {
     harness_with(|_| {})
 }
@@ -482,17 +496,7 @@ async fn hook_uses_ask_when_failure_mode_is_defer() {
 
 #[tokio::test]
 async fn engine_faults_are_500_with_a_generic_body() {
-    // A real fault: the state directory's path is taken by a plain file, so
-    // the state database cannot be opened.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("state"), b"not a directory").unwrap();
-    let config = Config::defaults().unwrap();
-    let engine = Engine::new(EngineOptions::isolated(dir.path(), &config).unwrap()).unwrap();
-    let state = AppState::new(engine, Tokens::from_values(ADAPTER, OPERATOR)).unwrap();
-    let h = Harness {
-        app: app(state),
-        _dir: dir,
-    };
+    let h = broken_state_harness();
     for (method, uri, body) in [
         (Method::GET, "/v1/sessions/s-1/denials", String::new()),
         (Method::POST, "/v1/sessions/s-1/overrides", json!({"selector": "1"}).to_string()),
@@ -753,17 +757,11 @@ async fn stalled_requests_time_out_as_504_or_a_hook_decision() {
 
 #[tokio::test]
 async fn hook_answers_200_deny_when_the_pipeline_errors() {
-    // A real internal error: the state directory's path is a plain file, so
-    // the pipeline cannot open its state for a model-backed review.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("state"), b"not a directory").unwrap();
-    let config = Config::defaults().unwrap();
-    let engine = Engine::new(EngineOptions::isolated(dir.path(), &config).unwrap()).unwrap();
-    let state = AppState::new(engine, Tokens::from_values(ADAPTER, OPERATOR)).unwrap();
-    let app = app(state);
+    let h = broken_state_harness();
+    let app = &h.app;
     let body = hook_body("Bash", json!({"command": "git push origin main"}));
     let (status, v) = send_json(
-        &app,
+        app,
         req(Method::POST, "/hooks/claude-code", Some(ADAPTER), body),
     )
     .await;
@@ -774,7 +772,7 @@ async fn hook_answers_200_deny_when_the_pipeline_errors() {
         .unwrap();
     assert!(reason.contains("could not complete"), "{reason}");
 
-    let (status, v) = send_json(&app, req(Method::GET, "/healthz", None, "")).await;
+    let (status, v) = send_json(app, req(Method::GET, "/healthz", None, "")).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(v["status"], "degraded");
     assert_eq!(v["store"], "unavailable");
