@@ -10,6 +10,14 @@
 
 use std::path::{Path, PathBuf};
 
+/// The running executable, looked up once: it cannot change while the
+/// process runs, and both the hard denies and the project trust check ask
+/// for it on every request.
+pub fn current_exe() -> Option<&'static Path> {
+    static EXE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| std::env::current_exe().ok()).as_deref()
+}
+
 /// Why vouch's file locations could not be determined.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathsError {
@@ -110,8 +118,8 @@ impl Paths {
                 out.push(home.join(".local").join("state").join("vouch"));
             }
         }
-        if let Ok(exe) = std::env::current_exe() {
-            out.push(exe);
+        if let Some(exe) = current_exe() {
+            out.push(exe.to_path_buf());
         }
         let mut strings: Vec<String> = Vec::with_capacity(out.len());
         for path in out {

@@ -99,24 +99,32 @@ impl LoadedConfig {
     /// that does not exist yet, through its parent), so a symlinked home or
     /// project directory does not hide the overlap.
     pub fn trusted_file_inside(&self, project_root: &Path) -> Option<PathBuf> {
-        let exe = std::env::current_exe().ok();
         let roots = [project_root.to_path_buf(), resolved(project_root)];
+        // `trusted_locations` already holds each file's resolved form (made
+        // once at load), so a request costs one resolution: its root's.
         self.trusted_locations
             .iter()
-            .chain(exe.iter())
-            .find(|file| {
-                let forms = [file.to_path_buf(), resolved(file)];
-                forms
-                    .iter()
-                    .any(|f| roots.iter().any(|root| f.starts_with(root)))
-            })
-            .cloned()
+            .map(PathBuf::as_path)
+            .chain(crate::paths::current_exe())
+            .find(|file| roots.iter().any(|root| file.starts_with(root)))
+            .map(Path::to_path_buf)
     }
 
     /// The source of one leaf key.
     pub fn source_of(&self, key: &str) -> Option<&Source> {
         self.sources.get(key)
     }
+}
+
+/// Adds each location's symlink-resolved form (when it differs), so the
+/// per-request trust check compares paths without touching the filesystem.
+fn with_resolved_forms(locations: &mut Vec<PathBuf>) {
+    let extra: Vec<PathBuf> = locations
+        .iter()
+        .map(|p| resolved(p))
+        .filter(|r| !locations.contains(r))
+        .collect();
+    locations.extend(extra);
 }
 
 /// `path` with symlinks resolved; for a missing file, its resolved parent
@@ -298,6 +306,7 @@ where
         .collect();
     vars.sort();
     let ignored = ignored_vars(&fold.table, &vars);
+    with_resolved_forms(&mut trusted_locations);
     // The environment is one layer: each variable is validated alone, the
     // cross-field rules once all are merged (so `…__WINDOW_DENIALS` and
     // `…__WINDOW_SIZE` may be raised together), naming the variable that set
