@@ -21,7 +21,7 @@ use crate::evidence::redact;
 use crate::grants;
 use crate::paths::Paths;
 use crate::policy::{ceiling, hard_deny};
-use crate::request::{Request, Surface};
+use crate::request::Request;
 use crate::reviewer::{ReviewOutcome, ReviewResult, Reviewer, ReviewerError, Verdict};
 use crate::session::{self, ActionSummary, CachedVerdict, Gate, ReviewEvent, TurnKey};
 use crate::store::{Store, StoreError};
@@ -141,10 +141,11 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
     }
     let cfg = Arc::clone(&loaded.config);
 
-    // 3. Routing. Unparseable bash is never passed through unreviewed.
+    // 3. Routing. A command nobody could parse is never passed through
+    // unreviewed, whatever surface carried it.
     let route = loaded.router.route(&request);
     let policy = match (route.policy, &parse_note) {
-        (RoutePolicy::Pass, Some(_)) if request.surface == Surface::Bash => RoutePolicy::Ai,
+        (RoutePolicy::Pass, Some(_)) => RoutePolicy::Ai,
         (policy, _) => policy,
     };
     let routed = |outcome: Outcome, abstain: bool| {
