@@ -218,9 +218,9 @@ impl Engine {
         }
     }
 
-    /// Decides one request synchronously; for callers that are not on a
-    /// runtime (benchmarks, tests of the deterministic stages). Routes that
-    /// need the model end in `failure_mode` here.
+    /// Runs the stages before the model call (blocking: filesystem and
+    /// SQLite). Either a decision, or the job [`Engine::review`] hands to the
+    /// model and then to [`pipeline::finish`].
     pub fn prepare(&self, request: Request) -> Prepared {
         let ctx = pipeline::Context {
             paths: &self.inner.options.paths,
