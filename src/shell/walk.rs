@@ -32,6 +32,30 @@ pub(crate) struct Scope {
 }
 
 impl Scope {
+    /// A unit found at this scope: in its function, depth and origin, not
+    /// yet wired to pipes, wrappers or background.
+    fn unit(
+        &self,
+        argv: Vec<Word>,
+        assignments: Vec<Assignment>,
+        redirects: Vec<Redirect>,
+    ) -> Unit {
+        Unit {
+            argv,
+            wrappers: Vec::new(),
+            assignments,
+            redirects,
+            extra_args_unknown: false,
+            background: false,
+            in_pipeline: false,
+            in_function: self.in_function.as_deref().map(str::to_owned),
+            depth: self.depth,
+            origin: self.origin,
+            sinks: Vec::new(),
+            sources: Vec::new(),
+        }
+    }
+
     pub(crate) fn top() -> Self {
         Scope {
             depth: 0,
@@ -434,20 +458,7 @@ impl Builder {
     /// A redirection without a command (`> file`, `$(< file)`) still opens
     /// the file: it becomes a unit with an empty argv.
     fn bare_redirects(&mut self, redirects: Vec<Redirect>, scope: &Scope) -> Vec<usize> {
-        let unit = Unit {
-            argv: Vec::new(),
-            wrappers: Vec::new(),
-            assignments: Vec::new(),
-            redirects,
-            extra_args_unknown: false,
-            background: false,
-            in_pipeline: false,
-            in_function: scope.in_function.as_deref().map(str::to_owned),
-            depth: scope.depth,
-            origin: scope.origin,
-            sinks: Vec::new(),
-            sources: Vec::new(),
-        };
+        let unit = scope.unit(Vec::new(), Vec::new(), redirects);
         self.push_unit(unit, scope)
     }
 
@@ -510,20 +521,7 @@ impl Builder {
                 snippet: text(name, src).to_owned(),
             });
         }
-        let unit = Unit {
-            argv,
-            wrappers: Vec::new(),
-            assignments,
-            redirects: own_redirects,
-            extra_args_unknown: false,
-            background: false,
-            in_pipeline: false,
-            in_function: scope.in_function.as_deref().map(str::to_owned),
-            depth: scope.depth,
-            origin: scope.origin,
-            sinks: Vec::new(),
-            sources: Vec::new(),
-        };
+        let unit = scope.unit(argv, assignments, own_redirects);
         let mut direct = self.push_unit(unit, scope);
         self.wire_pending(&direct, pending);
         direct.extend(nested_direct);
@@ -550,18 +548,9 @@ impl Builder {
                         return self.too_deep();
                     };
                     let child = Unit {
-                        argv,
-                        wrappers: Vec::new(),
-                        assignments: Vec::new(),
-                        redirects: Vec::new(),
                         extra_args_unknown: true,
-                        background: false,
-                        in_pipeline: false,
-                        in_function: scope.in_function.as_deref().map(str::to_owned),
-                        depth: scope.depth,
                         origin: Origin::FindExec,
-                        sinks: Vec::new(),
-                        sources: Vec::new(),
+                        ..scope.unit(argv, Vec::new(), Vec::new())
                     };
                     self.push_unit(child, &inner)
                 }
