@@ -48,23 +48,17 @@ fn engine(global: &Global) -> Result<Engine, CliError> {
 }
 
 /// Reads at most one byte more than the request limit, so an oversized body
-/// is reported by its size instead of being buffered whole.
-pub fn read_request(mut input: impl Read) -> Result<Request, CliError> {
+/// is refused without being buffered whole.
+pub fn read_request(input: impl Read) -> Result<Request, CliError> {
     let limit = u64::try_from(MAX_REQUEST_BYTES).unwrap_or(u64::MAX);
     let mut body = Vec::new();
     input
-        .by_ref()
         .take(limit.saturating_add(1))
         .read_to_end(&mut body)
         .map_err(CliError::Stdin)?;
     if body.len() > MAX_REQUEST_BYTES {
-        // Report the real size without keeping the rest.
-        let rest = std::io::copy(&mut input, &mut std::io::sink()).unwrap_or(0);
-        let size = body
-            .len()
-            .saturating_add(usize::try_from(rest).unwrap_or(usize::MAX));
-        return Err(RequestError::TooLarge {
-            size,
+        // Not drained to learn the exact size: an endless stdin would hang.
+        return Err(RequestError::StreamTooLarge {
             limit: MAX_REQUEST_BYTES,
         }
         .into());

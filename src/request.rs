@@ -28,6 +28,8 @@ pub const MAX_TRANSCRIPT_ENTRIES: usize = 10_000;
 pub enum RequestError {
     #[error("request body is {size} bytes, larger than the limit of {limit} bytes")]
     TooLarge { size: usize, limit: usize },
+    #[error("request body is larger than the limit of {limit} bytes")]
+    StreamTooLarge { limit: usize },
     #[error("request body is empty")]
     Empty,
     #[error("request body is not valid UTF-8 (at byte {offset})")]
