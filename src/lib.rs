@@ -25,16 +25,6 @@
 //! - [`http`], [`server`]: the `vouch serve` HTTP service.
 //! - [`cli`]: the command-line commands; [`telemetry`]: tracing setup and events.
 
-#![cfg_attr(
-    test,
-    allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing
-    )
-)]
-
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -72,6 +72,10 @@ fn failure(cfg: &Config, stage: Stage, hash: &str, why: impl Into<String>) -> Pr
 }
 
 /// Runs the stages up to the model call.
+#[expect(
+    clippy::too_many_lines,
+    reason = "predates the 80-line limit; split by issue 10"
+)]
 pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
     let hash = request.request_hash();
     let trusted_cfg: &Config = &ctx.trusted.config;

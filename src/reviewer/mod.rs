@@ -393,6 +393,10 @@ impl Reviewer {
 
     /// Runs one review under one deadline. Never panics, never returns an
     /// allow that the model did not give in a schema-valid verdict.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "predates the 80-line limit; split by issue 10"
+    )]
     pub async fn review(&self, input: ModelInput<'_>, packet_tokens_estimate: u64) -> ReviewResult {
         let started = Instant::now();
         let deadline = started + self.timeout;

@@ -176,6 +176,10 @@ fn is_network_sink(unit: &Unit) -> bool {
     }
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "predates the 80-line limit; split by issue 8"
+)]
 pub(crate) fn check(a: &Analysis<'_>) -> Option<HardDeny> {
     let units = &a.script.units;
     if !units.iter().any(is_network_sink) {

@@ -5,12 +5,6 @@
 //!
 //! The looseness check is written here from the key table's directions
 //! (`spec::KEYS`), independently of the fold's own comparison.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use std::path::Path;
 

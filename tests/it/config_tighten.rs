@@ -1,11 +1,5 @@
 //! The tighten-only project overlay: every key's direction, the named
 //! rules of design §3, and project routing that can only get stricter.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use std::path::{Path, PathBuf};
 

@@ -1,13 +1,6 @@
 //! Redaction against the vendored secret vectors, our own positives, and
 //! the false-positive guards that must come through unchanged.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use proptest::prelude::*;
 use serde::Deserialize;
 use serde_json::json;

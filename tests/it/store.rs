@@ -2,13 +2,6 @@
 //! left untouched, state surviving a restart, and a database that stays
 //! intact when a writer is killed mid-loop.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -277,7 +270,7 @@ fn kill_nine_mid_write_leaves_an_intact_database() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "write_loop_child",
+            "store::write_loop_child",
             "--nocapture",
             "--include-ignored",
             "--test-threads=1",

@@ -2,13 +2,6 @@
 //! on stdout, exit 0; malformed input → one line on stderr, exit 2, and never
 //! a panic.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 

@@ -2,22 +2,12 @@
 //! one SQLite state. Hammering the same session and turn concurrently must
 //! lose no breaker or budget update.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
-#[path = "support/model_server.rs"]
-mod model_server;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use model_server::{ModelServer, Step};
+use crate::support::model_server::{ModelServer, Step};
 use vouch::config::Config;
 use vouch::session::{TurnKey, turn_status};
 use vouch::store::Store;

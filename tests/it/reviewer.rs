@@ -7,23 +7,13 @@
 //! no fault became an allow, and that the captured tracing output holds
 //! neither the API key nor prompt, response or provider-error text.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
-#[path = "support/model_server.rs"]
-mod model_server;
-
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
-use model_server::{DroppingServer, ModelServer, RawStep, Recorded, Step};
+use crate::support::model_server::{DroppingServer, ModelServer, RawStep, Recorded, Step};
 use vouch::config::{Config, FailClosed, Provider};
 use vouch::decision::{Decision, Outcome, Stage};
 use vouch::policy::ceiling;

@@ -10,13 +10,6 @@
 //! property feeds shell-flavoured noise: it must never panic, and a command
 //! with a syntax error is never `Clear`.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use proptest::prelude::*;
 use serde::Deserialize;
 use vouch::policy::hard_deny::{Context, Protected, Verdict, check_command};

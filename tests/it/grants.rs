@@ -1,13 +1,6 @@
 //! One-use grants (design §6.7): exactly once, only for the same session and
 //! an identical request, only before expiry — across threads and processes.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
@@ -198,7 +191,7 @@ fn eight_processes_racing_on_one_grant_yield_exactly_one_winner() {
             Command::new(std::env::current_exe().unwrap())
                 .args([
                     "--exact",
-                    "grant_race_child",
+                    "grants::grant_race_child",
                     "--nocapture",
                     "--include-ignored",
                     "--test-threads=1",

@@ -1,11 +1,5 @@
 //! Trusted configuration layers: precedence, source tracking, environment
 //! parsing, error messages, paths and `config show`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

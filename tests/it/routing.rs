@@ -1,12 +1,6 @@
 //! Routing (design §6.2) over the fixture vectors in
 //! `tests/fixtures/routing.jsonl`, plus sensitive-read strictness and the
 //! wording of rationales.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
 
 use std::path::Path;
 

@@ -3,13 +3,6 @@
 //! (`tests/fixtures/verdicts.jsonl`) and the host rules over a verdict
 //! (`tests/fixtures/risk_ceiling.jsonl`).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use proptest::prelude::*;
 use serde::Deserialize;
 

@@ -2,13 +2,6 @@
 //! evidence, deterministic selection, budgets with an observable drop order,
 //! and a nonce-free cache key.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use serde::Deserialize;
 use serde_json::{Value, json};
 use vouch::config::{BudgetConfig, Config, Estimator};

@@ -1,13 +1,6 @@
 //! Router tests for `vouch serve` without a socket: every route through
 //! `tower::ServiceExt::oneshot`, against the real engine facade.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};

@@ -3,22 +3,12 @@
 //! sees (redacted, bounded), what the session state does (cache, breaker,
 //! overrides, break glass, grants), and that no fault becomes an allow.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
-#[path = "support/model_server.rs"]
-mod model_server;
-
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 
-use model_server::{ModelServer, Step};
+use crate::support::model_server::{ModelServer, Step};
 use vouch::config::{Config, Estimator};
 use vouch::decision::{Decision, Outcome, Stage};
 use vouch::engine::{Engine, EngineOptions};

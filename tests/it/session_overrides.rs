@@ -1,13 +1,6 @@
 //! Human authorizations (design §6.6): exact-retry overrides and break
 //! glass, through the library API and the interactive CLI logic.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use std::io::{BufReader, Read};
 use std::sync::{Arc, Mutex};
 

@@ -1,13 +1,6 @@
 //! End-to-end tests of `vouch serve`: the real binary, a temp `VOUCH_HOME`,
 //! real sockets (TCP on 127.0.0.1:0 and a Unix socket), real signals.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -1,13 +1,6 @@
 //! The operator and configuration commands as a user runs them: real binary,
 //! `VOUCH_HOME` in a temp dir, state shared with an in-process engine.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,13 +1,6 @@
 //! Per-turn session state (design §6.3): circuit breaker, budgets, verdict
 //! cache, and many processes updating one turn without losing a count.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
 use std::process::{Command, Stdio};
 
 use vouch::clock::ManualClock;
@@ -468,7 +461,7 @@ fn processes_hammering_one_turn_lose_no_update() {
             Command::new(std::env::current_exe().unwrap())
                 .args([
                     "--exact",
-                    "record_hammer_child",
+                    "session::record_hammer_child",
                     "--nocapture",
                     "--include-ignored",
                     "--test-threads=1",

@@ -1,0 +1,34 @@
+//! vouch's integration tests, one crate so the suite links once.
+//!
+//! Each module is one area (CLI, config, HTTP, pipeline, state, ...); shared
+//! helpers live in [`support`]. Test code may unwrap, expect, panic and index.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::too_many_lines
+)]
+
+mod support;
+
+mod cli_commands;
+mod cli_review;
+mod config_layers;
+mod config_props;
+mod config_tighten;
+mod grants;
+mod hard_deny_wrapping;
+mod http_router;
+mod multiprocess;
+mod packet;
+mod pipeline;
+mod redaction;
+mod reviewer;
+mod reviewer_vectors;
+mod routing;
+mod serve_e2e;
+mod session;
+mod session_overrides;
+mod store;

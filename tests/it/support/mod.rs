@@ -1,0 +1,3 @@
+//! Shared test support for the integration tests.
+
+pub mod model_server;
