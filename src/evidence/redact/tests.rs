@@ -1,0 +1,140 @@
+//! Unit tests of the scanner as a whole: forms, whole values, exemptions,
+//! idempotence.
+
+use super::*;
+
+fn red(s: &str) -> String {
+    redact_text(s).into_owned()
+}
+
+#[test]
+fn rules_compile() {
+    assert!(prepare(), "{:?}", rule_error());
+    let rules = provider_rules();
+    assert!(rules.len() >= 200, "{}", rules.len());
+}
+
+#[test]
+fn provider_labels_are_unique_and_distinct_from_structural_ones() {
+    let rules = provider_rules();
+    let mut labels: Vec<&str> = rules.iter().map(|r| r.1).collect();
+    labels.extend(SecretKind::structural_labels());
+    let before = labels.len();
+    labels.sort_unstable();
+    labels.dedup();
+    assert_eq!(before, labels.len(), "duplicate labels");
+}
+
+const REPLACED_IDS: &[&str] = &[];
+
+#[test]
+fn unbounded_rules_keep_their_keyword_early() {
+    for (id, _, unbounded, first) in provider_rules() {
+        if unbounded && !REPLACED_IDS.contains(&id) {
+            let at = first.unwrap_or(usize::MAX);
+            assert!(at < 120, "{id}: first keyword at {at} in an unbounded pattern");
+        }
+    }
+}
+
+#[test]
+fn assignment_forms() {
+    let g = "[REDACTED:generic_assignment]";
+    for (input, expected) in [
+        ("token=hunter2", format!("token={g}")),
+        ("password: hunter2", format!("password: {g}")),
+        (r#""secret": "abc""#, format!(r#""secret": "{g}""#)),
+        ("key=9f8e7d6c5b4a39281706f5e4d3c2b1a0", format!("key={g}")),
+        ("key=name", "key=name".to_owned()),
+        ("export GITHUB_TOKEN=abc x", format!("export GITHUB_TOKEN={g} x")),
+        (r#"apiKey := "abc""#, format!(r#"apiKey := "{g}""#)),
+        ("{:password => 'abc'}", format!("{{:password => '{g}'}}")),
+        ("a?access_token=abc&b=1", format!("a?access_token={g}&b=1")),
+        ("PASS=abc;make", format!("PASS={g};make")),
+        ("path: /srv/app, session: 42", "path: /srv/app, session: 42".to_owned()),
+        ("db:\n  password: correct horse battery\n  user: app", format!("db:\n  password: {g}\n  user: app")),
+        (r#"PW="a\"b c" ./run"#, format!(r#"PW="{g}" ./run"#)),
+        (r"PW='ab'\''cd' ./run", format!("PW='{g}' ./run")),
+        ("SecretString=abc", format!("SecretString={g}")),
+        ("WEBHOOK_HMAC=abc", format!("WEBHOOK_HMAC={g}")),
+        ("clientSecretValue: abc", format!("clientSecretValue: {g}")),
+    ] {
+        assert_eq!(red(input), expected, "{input}");
+    }
+}
+
+#[test]
+fn exempt_values_stay_and_lookalikes_do_not() {
+    for kept in [
+        "PASSWORD=$DB_PASSWORD ./run",
+        "token: ${{ secrets.NPM_TOKEN }}",
+        "password_file: /run/secrets/db",
+        "PASSWORD=/run/secrets/db_password",
+    ] {
+        assert_eq!(red(kept), kept);
+    }
+    for hidden in [
+        "PASSWORD='$up3rS3cret!' ./run",
+        "PASSWORD=[REDACTED:jwt]hunter2",
+        "password: /Xq7vB2mK9pL/aB3dE5gH7j",
+        "PASSWORD=${PW:-hunter2}",
+    ] {
+        let out = red(hidden);
+        assert!(out.contains("[REDACTED:generic_assignment]"), "{hidden} -> {out}");
+    }
+}
+
+#[test]
+fn encodings_are_decoded_before_matching() {
+    let key = "sk-ant-api03-9wMxEhh2FDEEtfjgVvVqE1SkHbn88HxjSI6bWHtP3fS2qHx6kwXoIIXGvOoNZYW2mZp0zVZomHFwUbbYAA";
+    let url = format!("curl 'https://x/?q=%3D{key}'");
+    assert!(!red(&url).contains("9wMxEhh2"), "{}", red(&url));
+    let jwt = "eyJhbGciOiJIUzI1NiJ9.fUkkibjL5DZPjN0MEQ7wjJJibaZUPgHV7iB3m03n.bqnsGpWLuqIA1id6Vw5DQL05HA064GiIjHGb3CXlMaX";
+    let url = format!("curl 'https://x/?auth=Bearer%20{jwt}'");
+    assert!(!red(&url).contains("fUkkibjL"), "{}", red(&url));
+    let json = r#"echo "{\"password\":\"Hx9lBYOvfZ8\"}" > cfg.json"#;
+    assert!(!red(json).contains("Hx9lBYOvfZ8"), "{}", red(json));
+    let spliced = r"export DB_PASS='Hx9'\''lBYOvfZ8' && run";
+    assert!(!red(spliced).contains("lBYOvfZ8"), "{}", red(spliced));
+}
+
+#[test]
+fn repeated_values_are_found_where_nothing_says_secret() {
+    let out = red("password: Qx7vB2mK9pLz\nlater we echo Qx7vB2mK9pLz to a file");
+    assert!(!out.contains("Qx7vB2mK9pLz"), "{out}");
+}
+
+#[test]
+fn pem_blocks_in_file_viewer_lines() {
+    let text = "     1→-----BEGIN RSA PRIVATE KEY-----\n     2→MIIEpAIBAAKCAQEA4PzJ59FHz5r1pY4OjE2jBMptUsGr7CmY\n     3→uCu3ZR1zTOlUcR64cXQLioDnkHI";
+    let out = red(text);
+    assert!(!out.contains("MIIEpAIB") && !out.contains("uCu3ZR1z"), "{out}");
+}
+
+#[test]
+fn har_pairs_are_read_as_pairs() {
+    let v = serde_json::json!({"headers": [{"name": "Authorization", "value": "Basic ZGVwbG95OnM2T0JR"}, {"name": "Accept", "value": "text/html"}]});
+    let out = redact_value(&v);
+    assert_eq!(out["headers"][0]["value"], "[REDACTED:secret_field]");
+    assert_eq!(out["headers"][1]["value"], "text/html");
+    let text = r#"{"name": "X-Api-Key", "value": "abc123def456"}"#;
+    assert!(!red(text).contains("abc123def456"), "{}", red(text));
+}
+
+#[test]
+fn text_without_triggers_is_borrowed() {
+    assert!(matches!(redact_text("cargo build --release"), Cow::Borrowed(_)));
+}
+
+#[test]
+fn overlapping_findings_merge_to_the_most_specific_kind() {
+    let merged = merge(vec![
+        Span::new(5, 20, SecretKind::AuthHeader),
+        Span::new(5, 18, SecretKind::Jwt),
+        Span::new(30, 31, SecretKind::Cookie),
+    ]);
+    assert_eq!(
+        merged,
+        vec![Span::new(5, 20, SecretKind::Jwt), Span::new(30, 31, SecretKind::Cookie)]
+    );
+}
