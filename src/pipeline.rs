@@ -401,16 +401,17 @@ pub fn finish(clock: &dyn Clock, job: ReviewJob, result: ReviewResult) -> Decisi
         session: &request.session_id,
         turn: request.turn(),
     };
-    let target = redact::redact_text(
-        request
-            .command
-            .as_deref()
-            .or(request.path.as_deref())
-            .or(request.destination.as_deref())
-            .or(request.tool.as_deref())
-            .unwrap_or(""),
-    )
-    .into_owned();
+    // The stored summary comes from the request redacted as a whole, so a
+    // secret recognised in any field is hidden wherever it repeats.
+    let redacted = redact::redact_request(request);
+    let target = redacted
+        .command
+        .as_deref()
+        .or(redacted.path.as_deref())
+        .or(redacted.destination.as_deref())
+        .or(redacted.tool.as_deref())
+        .unwrap_or("")
+        .to_owned();
     let surface = request.surface.as_str().to_owned();
     let cached: Option<CachedVerdict> = match &result.outcome {
         ReviewOutcome::Verdict(v) => Some(to_cached(v)),
@@ -422,7 +423,7 @@ pub fn finish(clock: &dyn Clock, job: ReviewJob, result: ReviewResult) -> Decisi
             cache_key: Some(&job.packet.cache_key),
             action: ActionSummary {
                 surface: &surface,
-                cwd: request.cwd.as_deref(),
+                cwd: redacted.cwd.as_deref(),
                 target: &target,
             },
         },

@@ -470,7 +470,7 @@ fn freerdp_password(argv: &[&[u8]], out: &mut Vec<Found>) {
 // ---------------------------------------------------------------------------
 
 /// Most words read after a command name found in text.
-pub const MAX_WORDS: usize = 256;
+pub const MAX_WORDS: usize = 128;
 
 /// Every command name of the table, for the keyword prefilter.
 pub fn command_names() -> impl Iterator<Item = &'static str> {
@@ -478,10 +478,10 @@ pub fn command_names() -> impl Iterator<Item = &'static str> {
 }
 
 /// One shell word found in text: its raw extent and its decoded bytes.
-struct TextWord {
+struct TextWord<'h> {
     start: usize,
     end: usize,
-    decoded: Vec<u8>,
+    decoded: std::borrow::Cow<'h, [u8]>,
 }
 
 /// Reads the command whose name starts at `at` (and ends at `name_end`)
@@ -491,7 +491,7 @@ pub fn scan_command(hay: &[u8], at: usize, name_end: usize, out: &mut Vec<Span>)
     let mut words = vec![TextWord {
         start: at,
         end: name_end,
-        decoded: hay.get(at..name_end).unwrap_or_default().to_vec(),
+        decoded: std::borrow::Cow::Borrowed(hay.get(at..name_end).unwrap_or_default()),
     }];
     let mut i = name_end;
     while words.len() < MAX_WORDS {
@@ -511,14 +511,18 @@ pub fn scan_command(hay: &[u8], at: usize, name_end: usize, out: &mut Vec<Span>)
             break;
         }
         let raw = hay.get(i..e.next).unwrap_or_default();
+        let decoded = match memchr::memchr3(b'\'', b'"', b'\\', raw) {
+            Some(_) => std::borrow::Cow::Owned(super::views::dequote(raw)),
+            None => std::borrow::Cow::Borrowed(raw),
+        };
         words.push(TextWord {
             start: i,
             end: e.next,
-            decoded: super::views::dequote(raw),
+            decoded,
         });
         i = e.next;
     }
-    let argv: Vec<&[u8]> = words.iter().map(|w| w.decoded.as_slice()).collect();
+    let argv: Vec<&[u8]> = words.iter().map(|w| w.decoded.as_ref()).collect();
     for found in secrets_in(&argv) {
         if let Some(word) = words.get(found.word) {
             out.push(word_span(hay, word, found));
@@ -528,7 +532,7 @@ pub fn scan_command(hay: &[u8], at: usize, name_end: usize, out: &mut Vec<Span>)
 }
 
 /// The raw span of the decoded bytes `found.from..` of `word`.
-fn word_span(hay: &[u8], word: &TextWord, found: Found) -> Span {
+fn word_span(hay: &[u8], word: &TextWord<'_>, found: Found) -> Span {
     let raw = hay.get(word.start..word.end).unwrap_or_default();
     let prefix = word.decoded.get(..found.from).unwrap_or_default();
     // When the raw word starts with the same bytes as the decoded one (the
@@ -550,9 +554,10 @@ fn word_span(hay: &[u8], word: &TextWord, found: Found) -> Span {
 
 /// Any command's secret-named long option in text: `--db-password X`,
 /// `--api-key=X`.
-pub fn scan_long_options(hay: &[u8], out: &mut Vec<Span>) {
-    let mut resume = 0;
-    for pos in memchr::memmem::find_iter(hay, b"--") {
+pub fn scan_long_options(hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) {
+    let mut resume = from;
+    for pos in memchr::memmem::find_iter(hay.get(from..to).unwrap_or_default(), b"--") {
+        let pos = pos + from;
         if pos < resume {
             continue;
         }

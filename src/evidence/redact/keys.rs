@@ -163,7 +163,8 @@ const DESCRIPTOR_WORDS: &[&str] = &[
 
 /// What the name `name` says about its value.
 pub fn classify_key(name: &str) -> KeyClass {
-    let words = split_words(name);
+    let lower = name.to_ascii_lowercase();
+    let words = word_slices(name, &lower);
     let mut class = KeyClass::Plain;
     for (i, word) in words.iter().enumerate() {
         let here = word_class(&words, i, word);
@@ -173,7 +174,7 @@ pub fn classify_key(name: &str) -> KeyClass {
         // The class of the last secret-ish word decides; words after it
         // may make it metadata.
         let after = words.get(i + 1..).unwrap_or_default();
-        if after.iter().any(|w| DESCRIPTOR_WORDS.contains(&w.as_str())) {
+        if after.iter().any(|w| DESCRIPTOR_WORDS.contains(w)) {
             class = KeyClass::Plain;
             continue;
         }
@@ -191,8 +192,8 @@ fn stronger(a: KeyClass, b: KeyClass) -> KeyClass {
 }
 
 /// The class one word gives the name, looking at its neighbours.
-fn word_class(words: &[String], i: usize, word: &str) -> KeyClass {
-    let before = i.checked_sub(1).and_then(|p| words.get(p)).map(String::as_str);
+fn word_class(words: &[&str], i: usize, word: &str) -> KeyClass {
+    let before = i.checked_sub(1).and_then(|p| words.get(p)).copied();
     if before.is_some_and(|b| PUBLIC_QUALIFIERS.contains(&b)) {
         return KeyClass::Plain;
     }
@@ -220,7 +221,41 @@ fn word_class(words: &[String], i: usize, word: &str) -> KeyClass {
     KeyClass::Plain
 }
 
+/// The words of `name` as slices of `lower` (its lowercase form).
+fn word_slices<'a>(name: &str, lower: &'a str) -> Vec<&'a str> {
+    let bytes = name.as_bytes();
+    let mut words = Vec::new();
+    let mut start = None;
+    for (i, &c) in bytes.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            if let Some(s) = start.take() {
+                words.push(lower.get(s..i).unwrap_or_default());
+            }
+            continue;
+        }
+        let prev = i.checked_sub(1).and_then(|p| bytes.get(p)).copied();
+        let next = bytes.get(i + 1).copied();
+        let boundary = c.is_ascii_uppercase()
+            && prev.is_some_and(|p| {
+                p.is_ascii_lowercase()
+                    || p.is_ascii_digit()
+                    || (p.is_ascii_uppercase() && next.is_some_and(|n| n.is_ascii_lowercase()))
+            });
+        if boundary && let Some(s) = start.take() {
+            words.push(lower.get(s..i).unwrap_or_default());
+        }
+        if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        words.push(lower.get(s..).unwrap_or_default());
+    }
+    words
+}
+
 /// Splits `fooBar_baz-QUXName` into `[foo, bar, baz, qux, name]`.
+#[cfg(test)]
 pub fn split_words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();

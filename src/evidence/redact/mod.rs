@@ -34,6 +34,7 @@ mod values;
 mod views;
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use serde_json::Value;
@@ -238,6 +239,7 @@ struct Pass {
     found: Vec<Vec<Span>>,
     next: usize,
     repeats: Vec<(Vec<u8>, SecretKind)>,
+    known: HashSet<Vec<u8>>,
     repeat_finder: Option<AhoCorasick>,
 }
 
@@ -248,6 +250,7 @@ impl Pass {
             found: Vec::new(),
             next: 0,
             repeats: Vec::new(),
+            known: HashSet::new(),
             repeat_finder: None,
         }
     }
@@ -285,10 +288,8 @@ impl Pass {
 
     fn remember(&mut self, value: &[u8], kind: SecretKind) {
         let value = value.trim_ascii();
-        if value.len() >= MIN_REPEAT_BYTES
-            && !values::is_exempt(value)
-            && !self.repeats.iter().any(|(v, _)| v == value)
-        {
+        if value.len() >= MIN_REPEAT_BYTES && !self.known.contains(value) && !values::is_exempt(value) {
+            self.known.insert(value.to_vec());
             self.repeats.push((value.to_vec(), kind));
         }
     }
@@ -341,7 +342,12 @@ impl Pass {
         let Some(finder) = &self.repeat_finder else { return };
         let views = Views::of(s.as_bytes());
         for (index, view) in views.views.iter().enumerate() {
-            for m in finder.find_iter(&view.bytes) {
+            let whole = [(0, view.bytes.len())];
+            let regions = view.dirty();
+            let hits = regions.as_deref().unwrap_or(&whole).iter().flat_map(|&(from, to)| {
+                finder.find_iter(aho_corasick::Input::new(&view.bytes).range(from..to))
+            });
+            for m in hits {
                 let kind = self
                     .repeats
                     .get(m.pattern().as_usize())

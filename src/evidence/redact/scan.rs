@@ -70,7 +70,7 @@ pub(crate) struct Scanner {
 
 pub(crate) static SCANNER: LazyLock<Result<Scanner, ScanError>> = LazyLock::new(Scanner::build);
 
-const WHICH: [Which; 6] = [
+pub(crate) const WHICH: [Which; 6] = [
     Which::Assignment,
     Which::Pem,
     Which::Jwt,
@@ -116,6 +116,7 @@ impl Scanner {
         let triggers = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(&words)
             .map_err(|e| ScanError::Triggers(e.to_string()))?;
         Ok(Scanner {
@@ -134,7 +135,11 @@ impl Scanner {
         let mut local = Vec::new();
         for (index, view) in views.views.iter().enumerate() {
             local.clear();
-            self.scan_view(&view.bytes, &mut local);
+            let regions = view.dirty();
+            let whole = [(0, view.bytes.len())];
+            for &(start, end) in regions.as_deref().unwrap_or(&whole) {
+                self.scan_view(&view.bytes, start, end, &mut local);
+            }
             for span in &local {
                 let (start, end) = views.to_original(index, span.start, span.end);
                 if start >= end {
@@ -149,12 +154,62 @@ impl Scanner {
         out
     }
 
-    fn scan_view(&self, hay: &[u8], out: &mut Vec<Span>) {
+    #[cfg(test)]
+    pub fn triggers_count(&self, hay: &[u8]) -> usize {
+        self.triggers.find_overlapping_iter(hay).count()
+    }
+
+    #[cfg(test)]
+    pub fn rule_times(&self, hay: &[u8]) -> Vec<(std::time::Duration, String, usize)> {
+        let mut windows: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.providers.rules.len()];
+        for m in self.triggers.find_overlapping_iter(hay) {
+            for target in self.targets.get(m.pattern().as_usize()).map(Vec::as_slice).unwrap_or_default() {
+                if let Target::Provider(rule) = *target
+                    && let (Some(list), Some(w)) = (
+                        windows.get_mut(rule),
+                        self.providers.window(rule, m.start(), m.end(), hay.len()),
+                    )
+                {
+                    push_window(list, w);
+                }
+            }
+        }
+        let mut times = Vec::new();
+        for (i, w) in windows.iter().enumerate() {
+            let mut only = vec![Vec::new(); windows.len()];
+            only[i] = w.clone();
+            let covered: usize = w.iter().map(|(a, b)| b - a).sum();
+            let t = std::time::Instant::now();
+            let mut f = Vec::new();
+            self.providers.find(hay, &only, &mut f);
+            times.push((t.elapsed(), self.providers.rules[i].id.clone(), covered));
+        }
+        times.sort();
+        times.reverse();
+        times.truncate(15);
+        times
+    }
+
+    #[cfg(test)]
+    pub fn structural_only(&self, which: Which, hay: &[u8], out: &mut Vec<Span>) {
+        self.structural.run(which, hay, 0, hay.len(), out);
+    }
+
+    #[cfg(test)]
+    pub fn scan_view_pub(&self, hay: &[u8], out: &mut Vec<Span>) {
+        self.scan_view(hay, 0, hay.len(), out);
+    }
+
+    /// Scans `hay`, looking for triggers and heads that start in
+    /// `from..to` (values may run past it).
+    fn scan_view(&self, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) {
         let mut windows: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.providers.rules.len()];
         let mut enabled = [false; WHICH.len()];
         let mut commands: Vec<(usize, usize, usize)> = Vec::new();
         let mut long_options = false;
-        for m in self.triggers.find_overlapping_iter(hay) {
+        let mut names: Vec<(usize, usize)> = Vec::new();
+        let input = aho_corasick::Input::new(hay).range(from..to);
+        for m in self.triggers.find_overlapping_iter(input) {
             let pattern = m.pattern().as_usize();
             for target in self.targets.get(pattern).map(Vec::as_slice).unwrap_or_default() {
                 match *target {
@@ -166,6 +221,7 @@ impl Scanner {
                             push_window(list, w);
                         }
                     }
+                    Target::Structural(Which::Assignment) => names.push((m.start(), m.end())),
                     Target::Structural(which) => {
                         if let Some(flag) = WHICH.iter().position(|w| *w == which).and_then(|i| enabled.get_mut(i)) {
                             *flag = true;
@@ -187,34 +243,27 @@ impl Scanner {
                 .iter()
                 .map(|f| Span::new(f.start, f.end, SecretKind::Provider(f.rule))),
         );
+        Structural::assignments(hay, &names, out);
         for (which, on) in WHICH.iter().zip(enabled) {
             if on {
-                self.structural.run(*which, hay, out);
+                self.structural.run(*which, hay, from, to, out);
             }
         }
         self.commands(hay, &commands, out);
         if long_options {
-            cli::scan_long_options(hay, out);
+            cli::scan_long_options(hay, from, to, out);
         }
     }
 
-    /// Reads each command found in the text once: a name inside the words
-    /// already read for the same name starts nothing new.
+    /// Reads each command found in the text once: a command name inside the
+    /// words already read starts nothing new, so no word is read twice.
     fn commands(&self, hay: &[u8], hits: &[(usize, usize, usize)], out: &mut Vec<Span>) {
-        let mut covered: Vec<(usize, usize)> = Vec::new();
-        for &(pattern, start, end) in hits {
-            let until = covered
-                .iter()
-                .find(|(p, _)| *p == pattern)
-                .map_or(0, |(_, u)| *u);
-            if start < until {
+        let mut covered = 0;
+        for &(_, start, end) in hits {
+            if start < covered {
                 continue;
             }
-            let read_to = cli::scan_command(hay, start, end, out);
-            match covered.iter_mut().find(|(p, _)| *p == pattern) {
-                Some(slot) => slot.1 = read_to,
-                None => covered.push((pattern, read_to)),
-            }
+            covered = cli::scan_command(hay, start, end, out);
         }
     }
 }

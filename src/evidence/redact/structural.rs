@@ -19,7 +19,6 @@ use super::values::{self, Extent, JUDGE_BYTES, Syntax};
 
 /// The structural rules, compiled.
 pub(crate) struct Structural {
-    assignment: meta::Regex,
     pem_begin: meta::Regex,
     pem_end: meta::Regex,
     jwt: meta::Regex,
@@ -70,9 +69,6 @@ pub(crate) const TRIGGERS: &[(&str, Which)] = &[
     ("\"value\"", Which::Pair),
 ];
 
-/// A name that may hold a secret, its quote and its separator. The value
-/// after it is walked by hand.
-const ASSIGNMENT: &str = r#"(?i)(?:\\?["'`])?\b[a-z0-9_.-]{0,80}?(?:pass|pwd|token|secret|key|cred|auth|cookie|session|sid|sig|salt|bearer|hmac|pat|pin|otp|mfa|dsn|jwt|nonce|seed)[a-z0-9_.-]{0,80}(?:\\?["'`])?[ \t]{0,16}(?::=|=>|=|:)[ \t]{0,16}"#;
 const PEM_BEGIN: &str = r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----";
 const PEM_END: &str = r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----";
 const JWT: &str = r"\beyJ[A-Za-z0-9_-]{8,}\.(?:eyJ)?[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}";
@@ -91,7 +87,6 @@ fn build(pattern: &str) -> Result<meta::Regex, String> {
 impl Structural {
     pub fn compile() -> Result<Structural, String> {
         Ok(Structural {
-            assignment: build(ASSIGNMENT)?,
             pem_begin: build(PEM_BEGIN)?,
             pem_end: build(PEM_END)?,
             jwt: build(JWT)?,
@@ -101,72 +96,97 @@ impl Structural {
         })
     }
 
-    pub fn run(&self, which: Which, hay: &[u8], out: &mut Vec<Span>) {
+    /// Runs one rule over the heads that start in `from..to`.
+    pub fn run(&self, which: Which, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) {
+        let range = from..to.saturating_add(HEAD_REACH).min(hay.len());
+        let starts_here = |m: &regex_automata::Match| m.start() < to;
         match which {
-            Which::Assignment => self.assignments(hay, out),
-            Which::Pem => self.pem(hay, out),
+            // Driven by the trigger hits instead: see [`Structural::assignments`].
+            Which::Assignment => {}
+            Which::Pem => self.pem(hay, from, to, out),
             Which::Jwt => {
-                for m in self.jwt.find_iter(hay) {
+                for m in self.jwt.find_iter(Input::new(hay).range(range)).filter(starts_here) {
                     out.push(Span::new(m.start(), m.end(), SecretKind::Jwt));
                 }
             }
-            Which::Url => self.urls(hay, out),
+            Which::Url => self.urls(hay, from, to, out),
             Which::Netrc => {
-                for m in self.netrc.find_iter(hay) {
+                for m in self.netrc.find_iter(Input::new(hay).range(range)).filter(starts_here) {
                     let e = values::extent(hay, m.end(), Syntax::Inline, 0, usize::MAX);
                     push_value(hay, e, SecretKind::NetrcPassword, out);
                 }
             }
-            Which::Pair => self.pairs(hay, out),
+            Which::Pair => {
+                for m in self.pair.find_iter(Input::new(hay).range(range)).filter(starts_here) {
+                    pair(hay, m.start(), m.end(), out);
+                }
+            }
         }
     }
 
-    fn assignments(&self, hay: &[u8], out: &mut Vec<Span>) {
-        let mut at = 0;
-        while at < hay.len() {
-            let Some(m) = self.assignment.search(&Input::new(hay).range(at..)) else {
-                break;
-            };
-            let head = parse_head(hay, m.start(), m.end());
-            let next = match head {
-                Some(head) => judge(hay, &head, out),
-                None => None,
+    /// Reads the name around each trigger word hit (`pass`, `token`, …)
+    /// and judges the value after it. Each name is read once, and a run of
+    /// name characters too long to be a name is skipped whole.
+    pub fn assignments(hay: &[u8], hits: &[(usize, usize)], out: &mut Vec<Span>) {
+        let mut resume = 0;
+        let mut last: Option<(Vec<u8>, KeyClass)> = None;
+        let mut sorted: Vec<(usize, usize)> = hits.to_vec();
+        sorted.sort_unstable();
+        for (s, e) in sorted {
+            if s < resume {
+                continue;
+            }
+            let mut ns = s;
+            while ns > 0 && s - ns < NAME_REACH && hay.get(ns - 1).copied().is_some_and(is_name_byte) {
+                ns -= 1;
+            }
+            let mut ne = e;
+            while ne - e < NAME_REACH && hay.get(ne).copied().is_some_and(is_name_byte) {
+                ne += 1;
+            }
+            let too_long = (ns > 0 && hay.get(ns - 1).copied().is_some_and(is_name_byte))
+                || hay.get(ne).copied().is_some_and(is_name_byte);
+            if too_long {
+                resume = ne + hay.get(ne..).unwrap_or_default().iter().take_while(|b| is_name_byte(**b)).count();
+                continue;
+            }
+            resume = ne;
+            let Some(head) = head_at(hay, ns, ne) else { continue };
+            let class = match &last {
+                Some((name, class)) if name.as_slice() == head.name.as_bytes() => *class,
+                Some(_) | None => {
+                    let class = classify_key(head.name);
+                    last = Some((head.name.as_bytes().to_vec(), class));
+                    class
+                }
             };
             // Resume after a hidden value; else at the value's start, where a
             // name inside the kept value may begin.
-            at = next.unwrap_or(m.end()).max(m.start() + 1);
+            resume = judge(hay, &head, class, out).unwrap_or(head.value_start).max(ne);
         }
     }
 
-    fn pairs(&self, hay: &[u8], out: &mut Vec<Span>) {
-        for m in self.pair.find_iter(hay) {
-            let Some(name) = pair_name(hay.get(m.start()..m.end()).unwrap_or_default()) else {
-                continue;
-            };
-            if classify_key(&name) != KeyClass::Secret {
-                continue;
-            }
-            let e = values::extent(hay, m.end(), Syntax::Inline, 0, usize::MAX);
-            push_value(hay, e, kind_for(&name, true), out);
-        }
-    }
-
-    fn pem(&self, hay: &[u8], out: &mut Vec<Span>) {
+    fn pem(&self, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) {
+        let range = from..to.saturating_add(HEAD_REACH).min(hay.len());
         let mut covered = 0;
-        for m in self.pem_begin.find_iter(hay) {
-            if m.start() < covered {
+        let mut blocks: Vec<(usize, usize)> = Vec::new();
+        for m in self.pem_begin.find_iter(Input::new(hay).range(range.clone())) {
+            if m.start() < covered || m.start() >= to {
                 continue;
             }
             let end = key_material_end(hay, m.end(), &self.pem_end);
             out.push(Span::new(m.start(), end, SecretKind::PrivateKey));
+            blocks.push((m.start(), end));
             covered = end;
         }
         // The tail of a block whose start was cut off.
-        for m in self.pem_end.find_iter(hay) {
-            if out
-                .iter()
-                .any(|s| s.kind == SecretKind::PrivateKey && s.start <= m.start() && m.end() <= s.end)
-            {
+        for m in self.pem_end.find_iter(Input::new(hay).range(range)) {
+            if m.start() >= to {
+                break;
+            }
+            // Blocks are sorted and disjoint: one binary search.
+            let i = blocks.partition_point(|b| b.0 <= m.start());
+            if i.checked_sub(1).and_then(|i| blocks.get(i)).is_some_and(|b| m.end() <= b.1) {
                 continue;
             }
             let start = key_material_start(hay, m.start());
@@ -174,9 +194,13 @@ impl Structural {
         }
     }
 
-    fn urls(&self, hay: &[u8], out: &mut Vec<Span>) {
-        let mut at = 0;
-        while let Some(m) = self.url.search(&Input::new(hay).range(at..)) {
+    fn urls(&self, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) {
+        let mut at = from;
+        let reach = to.saturating_add(HEAD_REACH).min(hay.len());
+        while at < to
+            && let Some(m) = self.url.search(&Input::new(hay).range(at..reach))
+            && m.start() < to
+        {
             let authority_end = hay
                 .get(m.end()..)
                 .and_then(|r| {
@@ -196,46 +220,56 @@ impl Structural {
 /// to judge whether it looks random.
 const MAYBE_JUDGE_BYTES: usize = 48;
 
+/// How far past the end of a scanned region a head that starts in it may
+/// reach (the longest head the patterns allow).
+const HEAD_REACH: usize = 512;
+
 /// A parsed assignment head.
-struct Head {
-    name: String,
+struct Head<'h> {
+    name: &'h str,
     value_start: usize,
     syntax: Syntax,
     indent: usize,
 }
 
-/// Splits a head match into its name, separator and quoting.
-fn parse_head(hay: &[u8], start: usize, end: usize) -> Option<Head> {
-    let text = hay.get(start..end)?;
-    let mut i = 0;
-    if text.first() == Some(&b'\\') {
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// Longest name read around a trigger word, each side.
+const NAME_REACH: usize = 80;
+
+/// The head around the name `ns..ne`: its quoting and separator, or `None`
+/// when no separator follows.
+fn head_at(hay: &[u8], ns: usize, ne: usize) -> Option<Head<'_>> {
+    let before = ns.checked_sub(1).and_then(|i| hay.get(i)).copied();
+    let open = before.filter(|b| matches!(b, b'"' | b'\'' | b'`'));
+    let head_start = match open {
+        Some(_) => ns - 1,
+        None => ns,
+    };
+    let name = std::str::from_utf8(hay.get(ns..ne)?).ok()?;
+    let mut i = ne;
+    if hay.get(i) == Some(&b'\\') {
         i += 1;
     }
-    let open = text.get(i).copied().filter(|b| matches!(b, b'"' | b'\'' | b'`'));
-    if open.is_some() {
-        i += 1;
-    }
-    let name_start = i;
-    while text
-        .get(i)
-        .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-    {
-        i += 1;
-    }
-    let name = String::from_utf8_lossy(text.get(name_start..i)?).into_owned();
-    if text.get(i) == Some(&b'\\') {
-        i += 1;
-    }
-    let closed = open.is_some() && text.get(i) == open.as_ref();
+    let closed = open.is_some() && hay.get(i).copied() == open;
     if closed {
         i += 1;
     }
-    while text.get(i).is_some_and(|b| *b == b' ' || *b == b'\t') {
-        i += 1;
+    i += count_blanks(hay, i);
+    let sep_len = match (hay.get(i), hay.get(i + 1)) {
+        (Some(b':'), Some(b'=')) | (Some(b'='), Some(b'>')) => 2,
+        (Some(b'=' | b':'), _) => 1,
+        _ => return None,
+    };
+    // `a::b` paths, `==` comparisons' right side, URLs are not assignments.
+    if hay.get(i) == Some(&b':') && matches!(hay.get(i + 1), Some(b':' | b'/')) {
+        return None;
     }
-    let sep = text.get(i..).unwrap_or_default();
-    let shell = sep.first() == Some(&b'=') && sep.get(1) != Some(&b'>');
-    let line_start = line_indent(hay, start);
+    let shell = hay.get(i) == Some(&b'=') && sep_len == 1;
+    let value_start = i + sep_len + count_blanks(hay, i + sep_len);
+    let line_start = line_indent(hay, head_start);
     let syntax = match (open, closed, shell, line_start) {
         // `'Cookie: a=1; b=2'`, `-d 'token=x&y=1'`: inside a quoted string.
         (Some(quote), false, amp, _) => Syntax::Quoted { quote, amp },
@@ -245,10 +279,20 @@ fn parse_head(hay: &[u8], start: usize, end: usize) -> Option<Head> {
     };
     Some(Head {
         name,
-        value_start: end,
+        value_start,
         syntax,
         indent: line_start.unwrap_or(0),
     })
+}
+
+/// Spaces and tabs at `at`, at most 16.
+fn count_blanks(hay: &[u8], at: usize) -> usize {
+    hay.get(at..)
+        .unwrap_or_default()
+        .iter()
+        .take(16)
+        .take_while(|b| **b == b' ' || **b == b'\t')
+        .count()
 }
 
 /// How far `at` is indented when only whitespace (or a YAML `- `) stands
@@ -292,12 +336,11 @@ fn skip_scheme(hay: &[u8], at: usize) -> usize {
 
 /// Decides whether the value after `head` is hidden; returns where scanning
 /// resumes when it is.
-fn judge(hay: &[u8], head: &Head, out: &mut Vec<Span>) -> Option<usize> {
-    let class = classify_key(&head.name);
+fn judge(hay: &[u8], head: &Head<'_>, class: KeyClass, out: &mut Vec<Span>) -> Option<usize> {
     if class == KeyClass::Plain {
         return None;
     }
-    let header = is_header_name(&head.name);
+    let header = is_header_name(head.name);
     let start = if header {
         skip_scheme(hay, head.value_start)
     } else {
@@ -329,7 +372,7 @@ fn judge(hay: &[u8], head: &Head, out: &mut Vec<Span>) -> Option<usize> {
     } else {
         values::extent(hay, start, head.syntax, head.indent, usize::MAX)
     };
-    let kind = kind_for(&head.name, header || matches!(head.syntax, Syntax::Quoted { .. }));
+    let kind = kind_for(head.name, header || matches!(head.syntax, Syntax::Quoted { .. }));
     push_value(hay, full, kind, out);
     Some(full.next.max(start))
 }
@@ -355,6 +398,18 @@ fn push_value(hay: &[u8], e: Extent, kind: SecretKind, out: &mut Vec<Span>) {
     if !bytes.is_empty() && !values::is_exempt(bytes) {
         out.push(Span::new(e.start, e.end, kind));
     }
+}
+
+/// A `"name": "X", "value": "…"` pair whose name says secret.
+fn pair(hay: &[u8], start: usize, end: usize, out: &mut Vec<Span>) {
+    let Some(name) = pair_name(hay.get(start..end).unwrap_or_default()) else {
+        return;
+    };
+    if classify_key(&name) != KeyClass::Secret {
+        return;
+    }
+    let e = values::extent(hay, end, Syntax::Inline, 0, usize::MAX);
+    push_value(hay, e, kind_for(&name, true), out);
 }
 
 /// The name of a `"name": "X", "value":` head.
@@ -389,87 +444,147 @@ fn url_credentials(hay: &[u8], start: usize, end: usize, out: &mut Vec<Span>) {
     }
 }
 
-/// Whether `b` can be part of PEM key material (base64, headers such as
-/// `Proc-Type: 4,ENCRYPTED`, line breaks).
-fn is_material(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b':' | b',' | b'.' | b'-' | b' ' | b'\t' | b'\r' | b'\n')
+fn is_base64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')
 }
 
 /// Length of a line-number prefix at `at` (`   12→`, `12\t`), as a file
-/// viewer prints it, or 0.
+/// viewer prints it, plus indentation, or 0.
 fn line_prefix(hay: &[u8], at: usize) -> usize {
     let rest = hay.get(at..).unwrap_or_default();
-    let spaces = rest.iter().take_while(|b| **b == b' ').count();
+    let spaces = rest.iter().take_while(|b| **b == b' ' || **b == b'\t').count();
     let digits = rest
         .get(spaces..)
         .unwrap_or_default()
         .iter()
         .take_while(|b| b.is_ascii_digit())
         .count();
-    if digits == 0 {
-        return 0;
-    }
     let after = rest.get(spaces + digits..).unwrap_or_default();
-    if after.starts_with("→".as_bytes()) {
-        spaces + digits + "→".len()
-    } else if after.first() == Some(&b'\t') {
-        spaces + digits + 1
-    } else {
+    let marker = if digits == 0 {
         0
+    } else if after.starts_with("→".as_bytes()) {
+        digits + "→".len()
+    } else if after.first() == Some(&b'\t') {
+        digits + 1
+    } else {
+        return spaces;
+    };
+    spaces + marker
+}
+
+/// Finds line ends: a newline or an escaped `\n`. Remembers the next real
+/// newline so a long line of escaped ones is not searched again per line.
+struct Lines {
+    newline: Option<usize>,
+}
+
+impl Lines {
+    /// Returns (end of the text of the line starting at `at`, start of the
+    /// next line).
+    fn next(&mut self, hay: &[u8], at: usize) -> (usize, usize) {
+        if self.newline.is_none_or(|n| n < at) {
+            self.newline = hay
+                .get(at..)
+                .and_then(|r| memchr::memchr(b'\n', r))
+                .map(|i| at + i)
+                .or(Some(hay.len()));
+        }
+        let newline = self.newline.unwrap_or(hay.len());
+        let escaped = hay
+            .get(at..newline)
+            .and_then(|r| memchr::memmem::find(r, b"\\n"))
+            .map(|i| at + i);
+        match escaped {
+            Some(e) => (e, e + 2),
+            None => (newline, (newline + 1).min(hay.len())),
+        }
     }
+}
+
+/// Whether `line` is a PEM header line (`Proc-Type: 4,ENCRYPTED`).
+fn is_pem_header(line: &[u8]) -> bool {
+    let colon = line.iter().position(|b| *b == b':');
+    colon.is_some_and(|c| {
+        c > 0 && line.get(..c).unwrap_or_default().iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+    })
 }
 
 /// Where the key material after a BEGIN line ends: after the END line, or
-/// at the first byte that cannot be key material (a truncated block).
+/// where the material stops (a truncated block): line by line, each line
+/// base64 (after a file viewer's `N→` prefix), a few header lines first.
 fn key_material_end(hay: &[u8], from: usize, pem_end: &meta::Regex) -> usize {
-    let mut i = from;
-    let mut line_start = false;
-    while i < hay.len() {
-        if line_start {
-            i += line_prefix(hay, i);
-        }
-        let Some(&b) = hay.get(i) else { break };
-        if b == b'-' && hay.get(i..).is_some_and(|r| r.starts_with(b"-----END")) {
+    let mut at = from;
+    let mut end = from;
+    let mut lines = 0usize;
+    let mut finder = Lines { newline: None };
+    while at < hay.len() {
+        let text_start = at + line_prefix(hay, at);
+        let (line_end, next) = finder.next(hay, text_start);
+        let line = hay.get(text_start..line_end).unwrap_or_default();
+        if line.starts_with(b"-----END") {
             return pem_end
-                .search(&Input::new(hay).range(i..).anchored(regex_automata::Anchored::Yes))
-                .map_or(i, |m| m.end());
+                .search(&Input::new(hay).range(text_start..).anchored(regex_automata::Anchored::Yes))
+                .map_or(line_end, |m| m.end());
         }
-        if b == b'\\' && matches!(hay.get(i + 1), Some(b'n' | b'r' | b't')) {
-            line_start = hay.get(i + 1) == Some(&b'n');
-            i += 2;
-            continue;
+        let trimmed = line.trim_ascii_end();
+        let run = trimmed.iter().take_while(|b| is_base64(**b)).count();
+        let header = lines < 4 && is_pem_header(trimmed);
+        if header || (run == trimmed.len() && !(trimmed.is_empty() && lines > 4)) {
+            if !trimmed.is_empty() {
+                end = text_start + trimmed.len();
+            }
+        } else {
+            // Material stops inside this line.
+            return if run > 0 { text_start + run } else { end };
         }
-        if !is_material(b) {
+        lines += 1;
+        if next == at {
             break;
         }
-        line_start = b == b'\n';
-        i += 1;
+        at = next;
     }
-    // Trailing whitespace is not part of the key.
-    while i > from && hay.get(i - 1).is_some_and(u8::is_ascii_whitespace) {
-        i -= 1;
-    }
-    i
+    end
 }
 
 /// Where the key material before an END line starts when its BEGIN line is
-/// missing: back over lines of key material.
+/// missing: back over whole lines of base64.
 fn key_material_start(hay: &[u8], end: usize) -> usize {
-    let mut i = end;
-    while i > 0 {
-        let Some(&b) = hay.get(i - 1) else { break };
-        let escaped_newline = b == b'n' && i >= 2 && hay.get(i - 2) == Some(&b'\\');
-        if escaped_newline {
-            i -= 2;
-            continue;
+    let mut start = end;
+    // Start from the END line's own start when only a prefix precedes it.
+    let head = hay.get(..end).unwrap_or_default();
+    let own = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
+    let mut at = if own + line_prefix(hay, own) == end { own } else { end };
+    loop {
+        let before = hay.get(..at).unwrap_or_default();
+        // The line that ends just before `at` (skip its terminator).
+        let line_end = if before.ends_with(b"\\n") {
+            at - 2
+        } else if before.ends_with(b"\n") {
+            at - 1
+        } else {
+            at
+        };
+        let head = hay.get(..line_end).unwrap_or_default();
+        let nl = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
+        let esc = head
+            .get(nl..)
+            .and_then(|r| memchr::memmem::rfind(r, b"\\n"))
+            .map_or(0, |i| nl + i + 2);
+        let line_start = nl.max(esc);
+        let text_start = line_start + line_prefix(hay, line_start);
+        let line = hay.get(text_start.min(line_end)..line_end).unwrap_or_default().trim_ascii();
+        let run = line.iter().rev().take_while(|b| is_base64(**b)).count();
+        if run == 0 {
+            return start;
         }
-        if !is_material(b) {
-            break;
+        if run < line.len() {
+            return line_end - run;
         }
-        i -= 1;
+        start = text_start;
+        if line_start == 0 || line_start >= at {
+            return start;
+        }
+        at = line_start;
     }
-    while hay.get(i).is_some_and(u8::is_ascii_whitespace) && i < end {
-        i += 1;
-    }
-    i
 }
+

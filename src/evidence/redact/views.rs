@@ -91,7 +91,36 @@ impl Views {
     }
 }
 
+/// Bytes around a decoded spot that a derived view is scanned for: the
+/// longest head or token a rule needs to see whole. Elsewhere a derived view
+/// equals its source, which is scanned already.
+pub const DIRTY_MARGIN: usize = 512;
+
 impl View {
+    /// The regions of this view worth scanning: every decoded spot (and
+    /// every dropped quote) with [`DIRTY_MARGIN`] bytes each side, merged.
+    /// `None` for the original text, which is scanned whole.
+    pub fn dirty(&self) -> Option<Vec<(usize, usize)>> {
+        self.parent?;
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        let mut expect_orig = None;
+        for seg in &self.segs {
+            let gap = expect_orig.is_some_and(|o| o != seg.orig);
+            if !seg.copied || gap {
+                let from = seg.view.saturating_sub(DIRTY_MARGIN);
+                let to = (seg.view + if seg.copied { 0 } else { seg.len })
+                    .saturating_add(DIRTY_MARGIN)
+                    .min(self.bytes.len());
+                match out.last_mut() {
+                    Some(last) if from <= last.1 => last.1 = last.1.max(to),
+                    Some(_) | None => out.push((from, to)),
+                }
+            }
+            expect_orig = Some(seg.orig + seg.orig_len);
+        }
+        Some(out)
+    }
+
     /// Maps `start..end` of this view to the bytes it was decoded from.
     fn map(&self, start: usize, end: usize) -> (usize, usize) {
         if end <= start {
