@@ -65,6 +65,11 @@ const KEYWORD_OVERRIDES: &[(&str, &[&str])] = &[
 /// match (checked by a test against the rule data).
 pub const UNBOUNDED_PREFIX: usize = 512;
 
+/// How far after its keyword the window of a rule with an unbounded
+/// repetition first reaches. A match that runs into the window's end is
+/// searched again to the end of the text, so no match is cut short.
+pub const UNBOUNDED_REACH: usize = 16 * 1024;
+
 /// Text around a match that a `regexTarget = "line"` allowlist sees, each
 /// side. A longer line is cut for the allowlist only, never for the scan.
 const LINE_CONTEXT: usize = 1024;
@@ -326,7 +331,10 @@ impl Providers {
         let rule = self.rules.get(rule)?;
         Some(match rule.max_len {
             Some(max) => (hit_end.saturating_sub(max), hit_start.saturating_add(max).min(len)),
-            None => (hit_start.saturating_sub(UNBOUNDED_PREFIX), len),
+            None => (
+                hit_start.saturating_sub(UNBOUNDED_PREFIX),
+                hit_end.saturating_add(UNBOUNDED_REACH).min(len),
+            ),
         })
     }
 }
@@ -367,9 +375,34 @@ impl Rule {
     }
 
     fn find_in(&self, hay: &[u8], start: usize, end: usize, global: &Allow, id: RuleId, out: &mut Vec<Finding>) {
+        let (mut start, mut end) = (start, end);
+        loop {
+            let Some(cut) = self.find_window(hay, start, end, global, id, out) else {
+                return;
+            };
+            // A match ran into the window's end: search on from it, to the
+            // end of the text.
+            (start, end) = (cut, hay.len());
+        }
+    }
+
+    /// Searches one window; returns where a match cut by the window's end
+    /// starts.
+    fn find_window(
+        &self,
+        hay: &[u8],
+        start: usize,
+        end: usize,
+        global: &Allow,
+        id: RuleId,
+        out: &mut Vec<Finding>,
+    ) -> Option<usize> {
         let input = Input::new(hay).range(start..end);
         for caps in self.regex.captures_iter(input) {
             let Some(whole) = caps.get_match() else { continue };
+            if whole.end() >= end && end < hay.len() {
+                return Some(whole.start());
+            }
             let secret = match self.secret_group {
                 Some(group) => caps.get_group(group),
                 None => (1..caps.group_len())
@@ -395,6 +428,7 @@ impl Rule {
                 });
             }
         }
+        None
     }
 
     fn passes_checks(&self, secret: &[u8]) -> bool {

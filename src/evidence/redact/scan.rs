@@ -137,9 +137,7 @@ impl Scanner {
             local.clear();
             let regions = view.dirty();
             let whole = [(0, view.bytes.len())];
-            for &(start, end) in regions.as_deref().unwrap_or(&whole) {
-                self.scan_view(&view.bytes, start, end, &mut local);
-            }
+            self.scan_view(&view.bytes, regions.as_deref().unwrap_or(&whole), &mut local);
             for span in &local {
                 let (start, end) = views.to_original(index, span.start, span.end);
                 if start >= end {
@@ -197,19 +195,22 @@ impl Scanner {
 
     #[cfg(test)]
     pub fn scan_view_pub(&self, hay: &[u8], out: &mut Vec<Span>) {
-        self.scan_view(hay, 0, hay.len(), out);
+        self.scan_view(hay, &[(0, hay.len())], out);
     }
 
-    /// Scans `hay`, looking for triggers and heads that start in
-    /// `from..to` (values may run past it).
-    fn scan_view(&self, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) {
+    /// Scans `hay`, looking for triggers and heads that start in one of
+    /// `regions` (sorted, disjoint; values may run past them).
+    fn scan_view(&self, hay: &[u8], regions: &[(usize, usize)], out: &mut Vec<Span>) {
         let mut windows: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.providers.rules.len()];
         let mut enabled = [false; WHICH.len()];
         let mut commands: Vec<(usize, usize, usize)> = Vec::new();
         let mut long_options = false;
         let mut names: Vec<(usize, usize)> = Vec::new();
-        let input = aho_corasick::Input::new(hay).range(from..to);
-        for m in self.triggers.find_overlapping_iter(input) {
+        let hits = regions.iter().flat_map(|&(from, to)| {
+            self.triggers
+                .find_overlapping_iter(aho_corasick::Input::new(hay).range(from..to))
+        });
+        for m in hits {
             let pattern = m.pattern().as_usize();
             for target in self.targets.get(pattern).map(Vec::as_slice).unwrap_or_default() {
                 match *target {
@@ -246,12 +247,16 @@ impl Scanner {
         Structural::assignments(hay, &names, out);
         for (which, on) in WHICH.iter().zip(enabled) {
             if on {
-                self.structural.run(*which, hay, from, to, out);
+                for &(from, to) in regions {
+                    self.structural.run(*which, hay, from, to, out);
+                }
             }
         }
         self.commands(hay, &commands, out);
         if long_options {
-            cli::scan_long_options(hay, from, to, out);
+            for &(from, to) in regions {
+                cli::scan_long_options(hay, from, to, out);
+            }
         }
     }
 
