@@ -52,6 +52,10 @@ use views::Views;
 /// strings (`admin`, `1234`) occur everywhere by chance.
 pub const MIN_REPEAT_BYTES: usize = 6;
 
+/// How much of a remembered value the repeat finder indexes; a hit is
+/// then compared against the whole value.
+pub const REPEAT_PREFIX: usize = 128;
+
 /// Longest command the shell parser reads for secret options; longer text
 /// is still read by the text scanner.
 pub const MAX_SHELL_PARSE_BYTES: usize = crate::request::MAX_COMMAND_BYTES;
@@ -315,9 +319,12 @@ impl Pass {
         if self.repeats.is_empty() {
             return;
         }
+        // Values are looked up by a bounded prefix and then compared whole,
+        // so building the finder costs at most REPEAT_PREFIX bytes a value.
         self.repeat_finder = AhoCorasickBuilder::new()
             .match_kind(MatchKind::LeftmostLongest)
-            .build(self.repeats.iter().map(|(v, _)| v.as_slice()))
+            .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
+            .build(self.repeats.iter().map(|(v, _)| v.get(..REPEAT_PREFIX).unwrap_or(v)))
             .ok();
     }
 
@@ -348,11 +355,14 @@ impl Pass {
                 finder.find_iter(aho_corasick::Input::new(&view.bytes).range(from..to))
             });
             for m in hits {
-                let kind = self
-                    .repeats
-                    .get(m.pattern().as_usize())
-                    .map_or(SecretKind::Repeated, |(_, k)| *k);
-                let (start, end) = views.to_original(index, m.start(), m.end());
+                let (value, kind) = match self.repeats.get(m.pattern().as_usize()) {
+                    Some((v, k)) => (v.as_slice(), *k),
+                    None => (&[][..], SecretKind::Repeated),
+                };
+                // The whole value when it is there; at least the prefix.
+                let whole = view.bytes.get(m.start()..).is_some_and(|r| r.starts_with(value));
+                let end = if whole { m.start() + value.len() } else { m.end() };
+                let (start, end) = views.to_original(index, m.start(), end);
                 spans.push(Span::new(start, end, kind));
             }
         }
