@@ -73,9 +73,13 @@ fn run(c: &mut Criterion, name: &str, encoded_every: usize) {
     for kib in [16usize, 256, 1024] {
         let text = adversarial(kib * 1024, encoded_every);
         group.throughput(Throughput::Bytes(text.len() as u64));
-        group.bench_with_input(BenchmarkId::from_parameter(format!("{kib}KiB")), &text, |b, t| {
-            b.iter(|| black_box(redact_text(black_box(t))));
-        });
+        group.bench_with_input(
+            BenchmarkId::from_parameter(format!("{kib}KiB")),
+            &text,
+            |b, t| {
+                b.iter(|| black_box(redact_text(black_box(t))));
+            },
+        );
     }
     group.finish();
 }

@@ -126,8 +126,12 @@ fn request(tag: &str, carrier: &str, text: &str) -> Request {
         "reason" => r["reason"] = json!(text),
         "agent" => r["agent"] = json!(text),
         "user" => transcript.push(user(format!("{tag}: {text}"))),
-        "tool_call" => transcript.splice(0..0, call(text.to_owned())).for_each(drop),
-        "tool_result" => transcript.splice(0..0, result(format!("$ {text}\nok\n"))).for_each(drop),
+        "tool_call" => transcript
+            .splice(0..0, call(text.to_owned()))
+            .for_each(drop),
+        "tool_result" => transcript
+            .splice(0..0, result(format!("$ {text}\nok\n")))
+            .for_each(drop),
         "file_view" => {
             let viewed: String = text
                 .lines()
@@ -137,11 +141,15 @@ fn request(tag: &str, carrier: &str, text: &str) -> Request {
             transcript.splice(0..0, result(viewed)).for_each(drop);
         }
         "summary" => transcript.insert(0, json!({"role": "summary", "text": text})),
-        "url_encoded" => transcript.splice(
-            0..0,
-            result(format!("GET https://hooks.example.com/cb?data={}&ok=1", url_encode(text))),
-        )
-        .for_each(drop),
+        "url_encoded" => transcript
+            .splice(
+                0..0,
+                result(format!(
+                    "GET https://hooks.example.com/cb?data={}&ok=1",
+                    url_encode(text)
+                )),
+            )
+            .for_each(drop),
         "json_escaped" => {
             let escaped = serde_json::to_string(&json!({"note": text})).unwrap();
             transcript.push(user(format!("{tag}: the config is {escaped}")));
@@ -240,7 +248,8 @@ fn world() -> &'static World {
             config.reviewer.base_url = server.base_url();
             config.reviewer.timeout_ms = 10_000;
             config.budget.max_reviewer_input_tokens = 32768;
-            let engine = Engine::new(EngineOptions::isolated(home.path(), &config).unwrap()).unwrap();
+            let engine =
+                Engine::new(EngineOptions::isolated(home.path(), &config).unwrap()).unwrap();
             for r in requests {
                 let _ = engine.review(r).await;
             }
@@ -265,7 +274,11 @@ fn forms(secret: &str) -> Vec<Vec<u8>> {
     let once = once.trim_matches('"').to_owned();
     let twice = serde_json::to_string(&once).unwrap();
     let twice = twice.trim_matches('"').to_owned();
-    let mut out = vec![secret.as_bytes().to_vec(), once.into_bytes(), twice.into_bytes()];
+    let mut out = vec![
+        secret.as_bytes().to_vec(),
+        once.into_bytes(),
+        twice.into_bytes(),
+    ];
     // The tail of a secret must not survive a partial redaction either.
     let tail_len = (secret.len() / 2).max(8).min(secret.len());
     if let Some(tail) = secret.get(secret.len() - tail_len..) {
@@ -286,7 +299,9 @@ fn check_probe(line: usize, probe: &Probe) -> Result<(), Failed> {
         let shown = String::from_utf8_lossy(&form).into_owned();
         if let Some(body) = w.bodies.iter().find(|b| contains(b.as_bytes(), &form)) {
             let at = body.find(&shown).unwrap_or(0);
-            let around = body.get(at.saturating_sub(120)..(at + shown.len() + 40).min(body.len())).unwrap_or("");
+            let around = body
+                .get(at.saturating_sub(120)..(at + shown.len() + 40).min(body.len()))
+                .unwrap_or("");
             return Err(format!("`{shown}` reached the model: …{around}…").into());
         }
         if contains(&w.logs, &form) {
@@ -328,7 +343,8 @@ fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
     let probes = lines::<Probe>("redaction_probes.jsonl");
-    let formats: std::collections::BTreeSet<&str> = probes.iter().map(|(_, p)| p.format.as_str()).collect();
+    let formats: std::collections::BTreeSet<&str> =
+        probes.iter().map(|(_, p)| p.format.as_str()).collect();
     let guards = lines::<Guard>("redaction_guards.jsonl");
     let (n_probes, n_formats, n_guards) = (probes.len(), formats.len(), guards.len());
     trials.push(Trial::test("corpus_size", move || {

@@ -74,7 +74,12 @@ pub struct CommandSpec {
     pub secret: &'static [OptSpec],
 }
 
-const fn opt(short: Option<u8>, long: Option<&'static str>, part: Part, kind: SecretKind) -> OptSpec {
+const fn opt(
+    short: Option<u8>,
+    long: Option<&'static str>,
+    part: Part,
+    kind: SecretKind,
+) -> OptSpec {
     OptSpec {
         short,
         long,
@@ -106,7 +111,9 @@ pub const COMMANDS: &[CommandSpec] = &[
         ],
     },
     CommandSpec {
-        names: &["docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane"],
+        names: &[
+            "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane",
+        ],
         subcommand: &["login"],
         short_with_arg: b"u",
         single_dash_long: false,
@@ -126,8 +133,17 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         names: &[
-            "mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlshow", "mysqlcheck",
-            "mysqlpump", "mysqlsh", "mariadb", "mariadb-dump", "mariadb-admin",
+            "mysql",
+            "mysqldump",
+            "mysqladmin",
+            "mysqlimport",
+            "mysqlshow",
+            "mysqlcheck",
+            "mysqlpump",
+            "mysqlsh",
+            "mariadb",
+            "mariadb-dump",
+            "mariadb-admin",
         ],
         subcommand: &[],
         short_with_arg: b"hPuDSeAcOW",
@@ -150,7 +166,14 @@ pub const COMMANDS: &[CommandSpec] = &[
         secret: &[opt(Some(b'p'), None, Part::Whole, PW)],
     },
     CommandSpec {
-        names: &["mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport"],
+        names: &[
+            "mongo",
+            "mongosh",
+            "mongodump",
+            "mongorestore",
+            "mongoexport",
+            "mongoimport",
+        ],
         subcommand: &[],
         short_with_arg: b"uhdco",
         single_dash_long: false,
@@ -166,7 +189,14 @@ pub const COMMANDS: &[CommandSpec] = &[
         secret: &[opt(Some(b'P'), None, Part::Whole, PW)],
     },
     CommandSpec {
-        names: &["ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldapwhoami", "ldappasswd"],
+        names: &[
+            "ldapsearch",
+            "ldapmodify",
+            "ldapadd",
+            "ldapdelete",
+            "ldapwhoami",
+            "ldappasswd",
+        ],
         subcommand: &[],
         short_with_arg: b"HhpDbsfyxo",
         single_dash_long: false,
@@ -273,9 +303,7 @@ pub const COMMANDS: &[CommandSpec] = &[
 /// Descriptor words that make a secret-named long option something else
 /// (`--password-stdin`, `--token-file`, `--ask-pass`, `--no-password`).
 fn generic_long(name: &str) -> bool {
-    !name.starts_with("no-")
-        && !name.starts_with("ask")
-        && classify_key(name) == KeyClass::Secret
+    !name.starts_with("no-") && !name.starts_with("ask") && classify_key(name) == KeyClass::Secret
 }
 
 /// The kind a generic long option's value gets.
@@ -352,7 +380,8 @@ fn long_option(
     let known = spec.and_then(|s| {
         s.secret.iter().find(|o| {
             o.long.is_some_and(|l| {
-                l.as_bytes() == name || (s.abbreviations && name.len() >= 3 && l.as_bytes().starts_with(name))
+                l.as_bytes() == name
+                    || (s.abbreviations && name.len() >= 3 && l.as_bytes().starts_with(name))
             })
         })
     });
@@ -378,7 +407,12 @@ fn long_option(
 }
 
 /// `-abc` clusters (or `-storepass` for single-dash-long commands).
-fn short_or_single_dash(spec: Option<&CommandSpec>, argv: &[&[u8]], i: usize, out: &mut Vec<Found>) -> usize {
+fn short_or_single_dash(
+    spec: Option<&CommandSpec>,
+    argv: &[&[u8]],
+    i: usize,
+    out: &mut Vec<Found>,
+) -> usize {
     let Some(word) = argv.get(i) else { return 1 };
     let body = word.get(1..).unwrap_or_default();
     if let Some(s) = spec
@@ -411,7 +445,14 @@ fn short_or_single_dash(spec: Option<&CommandSpec>, argv: &[&[u8]], i: usize, ou
     1
 }
 
-fn push_part(argv: &[&[u8]], word: usize, from: usize, part: Part, kind: SecretKind, out: &mut Vec<Found>) {
+fn push_part(
+    argv: &[&[u8]],
+    word: usize,
+    from: usize,
+    part: Part,
+    kind: SecretKind,
+    out: &mut Vec<Found>,
+) {
     let Some(text) = argv.get(word) else { return };
     let value = text.get(from..).unwrap_or_default();
     let offset = match part {
@@ -443,7 +484,11 @@ fn special_positional(spec: &CommandSpec, argv: &[&[u8]], out: &mut Vec<Found>) 
 }
 
 fn htpasswd_batch(argv: &[&[u8]], out: &mut Vec<Found>) {
-    let flags: Vec<&&[u8]> = argv.iter().skip(1).filter(|w| w.starts_with(b"-")).collect();
+    let flags: Vec<&&[u8]> = argv
+        .iter()
+        .skip(1)
+        .filter(|w| w.starts_with(b"-"))
+        .collect();
     if !flags.iter().any(|f| f.contains(&b'b')) {
         return;
     }
@@ -451,7 +496,11 @@ fn htpasswd_batch(argv: &[&[u8]], out: &mut Vec<Found>) {
         .filter(|&i| argv.get(i).is_some_and(|w| !w.starts_with(b"-")))
         .collect();
     // With -n there is no file: USER PASSWORD.
-    let index = if flags.iter().any(|f| f.contains(&b'n')) { 1 } else { 2 };
+    let index = if flags.iter().any(|f| f.contains(&b'n')) {
+        1
+    } else {
+        2
+    };
     if let Some(&word) = positional.get(index) {
         push_part(argv, word, 0, Part::Whole, SecretKind::CliPassword, out);
     }
@@ -562,7 +611,9 @@ pub fn scan_long_options(hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>
             continue;
         }
         let before = pos.checked_sub(1).and_then(|i| hay.get(i)).copied();
-        if !before.is_none_or(|b| b.is_ascii_whitespace() || matches!(b, b'\'' | b'"' | b'(' | b'=')) {
+        if !before
+            .is_none_or(|b| b.is_ascii_whitespace() || matches!(b, b'\'' | b'"' | b'(' | b'='))
+        {
             continue;
         }
         let name_start = pos + 2;
@@ -577,7 +628,8 @@ pub fn scan_long_options(hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>
             continue;
         }
         let name_end = name_start + name_len;
-        let name = String::from_utf8_lossy(hay.get(name_start..name_end).unwrap_or_default()).into_owned();
+        let name =
+            String::from_utf8_lossy(hay.get(name_start..name_end).unwrap_or_default()).into_owned();
         resume = name_end;
         if !generic_long(&name) {
             continue;
@@ -594,7 +646,11 @@ pub fn scan_long_options(hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>
                 let at = name_end + skip;
                 match hay.get(at) {
                     Some(b'-') | None => continue,
-                    Some(b) if b.is_ascii_whitespace() || matches!(b, b';' | b'|' | b'&' | b')') => continue,
+                    Some(b)
+                        if b.is_ascii_whitespace() || matches!(b, b';' | b'|' | b'&' | b')') =>
+                    {
+                        continue;
+                    }
                     Some(_) => at,
                 }
             }

@@ -181,7 +181,13 @@ fn walk_request(r: &mut Request, pass: &mut Pass, mode: Mode, report: &mut Redac
 /// Keys whose string value is a shell command.
 const COMMAND_KEYS: &[&str] = &["command", "cmd", "script", "commandLine", "command_line"];
 
-fn walk_value(v: &mut Value, key: Option<&str>, pass: &mut Pass, mode: Mode, report: &mut RedactionReport) {
+fn walk_value(
+    v: &mut Value,
+    key: Option<&str>,
+    pass: &mut Pass,
+    mode: Mode,
+    report: &mut RedactionReport,
+) {
     match v {
         Value::String(s) => {
             let shell = key.is_some_and(|k| COMMAND_KEYS.contains(&k));
@@ -197,9 +203,9 @@ fn walk_value(v: &mut Value, key: Option<&str>, pass: &mut Pass, mode: Mode, rep
             for (k, value) in map.iter_mut() {
                 let hide = match classify_key(k) {
                     KeyClass::Secret => holds_secret(value),
-                    KeyClass::MaybeSecret => value
-                        .as_str()
-                        .is_some_and(|s| values::looks_random(s.as_bytes()) && !values::is_exempt(s.as_bytes())),
+                    KeyClass::MaybeSecret => value.as_str().is_some_and(|s| {
+                        values::looks_random(s.as_bytes()) && !values::is_exempt(s.as_bytes())
+                    }),
                     KeyClass::Plain => false,
                 } || (paired && k == "value" && holds_secret(value));
                 if hide {
@@ -292,7 +298,10 @@ impl Pass {
 
     fn remember(&mut self, value: &[u8], kind: SecretKind) {
         let value = value.trim_ascii();
-        if value.len() >= MIN_REPEAT_BYTES && !self.known.contains(value) && !values::is_exempt(value) {
+        if value.len() >= MIN_REPEAT_BYTES
+            && !self.known.contains(value)
+            && !values::is_exempt(value)
+        {
             self.known.insert(value.to_vec());
             self.repeats.push((value.to_vec(), kind));
         }
@@ -324,7 +333,11 @@ impl Pass {
         self.repeat_finder = AhoCorasickBuilder::new()
             .match_kind(MatchKind::LeftmostLongest)
             .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
-            .build(self.repeats.iter().map(|(v, _)| v.get(..REPEAT_PREFIX).unwrap_or(v)))
+            .build(
+                self.repeats
+                    .iter()
+                    .map(|(v, _)| v.get(..REPEAT_PREFIX).unwrap_or(v)),
+            )
             .ok();
     }
 
@@ -346,22 +359,35 @@ impl Pass {
 
     /// Spans where a remembered secret value occurs again (in any view).
     fn find_repeats(&self, s: &str, spans: &mut Vec<Span>) {
-        let Some(finder) = &self.repeat_finder else { return };
+        let Some(finder) = &self.repeat_finder else {
+            return;
+        };
         let views = Views::of(s.as_bytes());
         for (index, view) in views.views.iter().enumerate() {
             let whole = [(0, view.bytes.len())];
             let regions = view.dirty();
-            let hits = regions.as_deref().unwrap_or(&whole).iter().flat_map(|&(from, to)| {
-                finder.find_iter(aho_corasick::Input::new(&view.bytes).range(from..to))
-            });
+            let hits = regions
+                .as_deref()
+                .unwrap_or(&whole)
+                .iter()
+                .flat_map(|&(from, to)| {
+                    finder.find_iter(aho_corasick::Input::new(&view.bytes).range(from..to))
+                });
             for m in hits {
                 let (value, kind) = match self.repeats.get(m.pattern().as_usize()) {
                     Some((v, k)) => (v.as_slice(), *k),
                     None => (&[][..], SecretKind::Repeated),
                 };
                 // The whole value when it is there; at least the prefix.
-                let whole = view.bytes.get(m.start()..).is_some_and(|r| r.starts_with(value));
-                let end = if whole { m.start() + value.len() } else { m.end() };
+                let whole = view
+                    .bytes
+                    .get(m.start()..)
+                    .is_some_and(|r| r.starts_with(value));
+                let end = if whole {
+                    m.start() + value.len()
+                } else {
+                    m.end()
+                };
                 let (start, end) = views.to_original(index, m.start(), end);
                 spans.push(Span::new(start, end, kind));
             }
@@ -383,12 +409,21 @@ fn shell_secrets(command: &str) -> Vec<(Vec<u8>, SecretKind)> {
             .collect();
         let argv: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
         for found in cli::secrets_in(&argv) {
-            let literal = unit.argv.get(found.word).and_then(crate::shell::Word::literal);
-            if let Some(value) = literal.as_ref().and_then(|l| l.as_bytes().get(found.from..)) {
+            let literal = unit
+                .argv
+                .get(found.word)
+                .and_then(crate::shell::Word::literal);
+            if let Some(value) = literal
+                .as_ref()
+                .and_then(|l| l.as_bytes().get(found.from..))
+            {
                 out.push((value.to_vec(), found.kind));
             }
         }
-        let bound = unit.assignments.iter().chain(script.bindings.iter().map(|b| &b.assignment));
+        let bound = unit
+            .assignments
+            .iter()
+            .chain(script.bindings.iter().map(|b| &b.assignment));
         for assignment in bound {
             if classify_key(&assignment.name) == KeyClass::Secret
                 && let Some(value) = assignment.value.literal()
@@ -433,13 +468,16 @@ fn drop_inside_markers(s: &str, spans: &mut Vec<Span>) {
     if !s.contains(MARKER_PREFIX) {
         return;
     }
-    let markers: Vec<(usize, usize)> = memchr::memmem::find_iter(s.as_bytes(), MARKER_PREFIX.as_bytes())
-        .filter_map(|start| kind::marker_at(s.as_bytes(), start).map(|len| (start, start + len)))
-        .collect();
+    let markers: Vec<(usize, usize)> =
+        memchr::memmem::find_iter(s.as_bytes(), MARKER_PREFIX.as_bytes())
+            .filter_map(|start| {
+                kind::marker_at(s.as_bytes(), start).map(|len| (start, start + len))
+            })
+            .collect();
     spans.retain(|span| {
-        !markers
-            .iter()
-            .any(|&(start, end)| (span.start > start && span.start < end) || (span.start == start && span.end <= end))
+        !markers.iter().any(|&(start, end)| {
+            (span.start > start && span.start < end) || (span.start == start && span.end <= end)
+        })
     });
 }
 

@@ -36,7 +36,10 @@ pub const REPLACED: &[(&str, &str)] = &[
         "private-key",
         "vouch's PEM rule also covers truncated blocks and `N→` line prefixes",
     ),
-    ("jwt", "vouch's JWT rule also covers tokens without a signature"),
+    (
+        "jwt",
+        "vouch's JWT rule also covers tokens without a signature",
+    ),
     (
         "generic-api-key",
         "vouch's assignment rule judges every word of the name and hides the whole value",
@@ -173,8 +176,12 @@ pub struct Finding {
     pub rule: RuleId,
 }
 
-pub(crate) static PROVIDERS: LazyLock<Result<Providers, RuleError>> =
-    LazyLock::new(|| Providers::load(&[("gitleaks.toml", GITLEAKS_RULES), ("vouch.toml", VOUCH_RULES)]));
+pub(crate) static PROVIDERS: LazyLock<Result<Providers, RuleError>> = LazyLock::new(|| {
+    Providers::load(&[
+        ("gitleaks.toml", GITLEAKS_RULES),
+        ("vouch.toml", VOUCH_RULES),
+    ])
+});
 
 /// The label of a provider rule (`github-pat` → `github_pat`).
 pub fn label(id: RuleId) -> &'static str {
@@ -221,7 +228,10 @@ fn go_syntax(pattern: &str) -> String {
             }
             _ => {}
         }
-        let len = pattern.get(i..).and_then(|r| r.chars().next()).map_or(1, char::len_utf8);
+        let len = pattern
+            .get(i..)
+            .and_then(|r| r.chars().next())
+            .map_or(1, char::len_utf8);
         out.push_str(pattern.get(i..i + len).unwrap_or_default());
         i += len;
     }
@@ -282,7 +292,11 @@ fn compile_allow(id: &str, spec: &AllowSpec) -> Result<Allow, RuleError> {
     Ok(Allow {
         target,
         regexes,
-        stopwords: spec.stopwords.iter().map(|w| w.to_ascii_lowercase()).collect(),
+        stopwords: spec
+            .stopwords
+            .iter()
+            .map(|w| w.to_ascii_lowercase())
+            .collect(),
         never: and && !spec.paths.is_empty(),
     })
 }
@@ -327,10 +341,19 @@ impl Providers {
     }
 
     /// The byte window a keyword hit at `hit_start..hit_end` opens for `rule`.
-    pub fn window(&self, rule: usize, hit_start: usize, hit_end: usize, len: usize) -> Option<(usize, usize)> {
+    pub fn window(
+        &self,
+        rule: usize,
+        hit_start: usize,
+        hit_end: usize,
+        len: usize,
+    ) -> Option<(usize, usize)> {
         let rule = self.rules.get(rule)?;
         Some(match rule.max_len {
-            Some(max) => (hit_end.saturating_sub(max), hit_start.saturating_add(max).min(len)),
+            Some(max) => (
+                hit_end.saturating_sub(max),
+                hit_start.saturating_add(max).min(len),
+            ),
             None => (
                 hit_start.saturating_sub(UNBOUNDED_PREFIX),
                 hit_end.saturating_add(UNBOUNDED_REACH).min(len),
@@ -349,7 +372,11 @@ impl Rule {
         }
         let keywords: Vec<String> = match KEYWORD_OVERRIDES.iter().find(|(id, _)| *id == spec.id) {
             Some((_, words)) => words.iter().map(|w| (*w).to_owned()).collect(),
-            None => spec.keywords.iter().map(|k| k.to_ascii_lowercase()).collect(),
+            None => spec
+                .keywords
+                .iter()
+                .map(|k| k.to_ascii_lowercase())
+                .collect(),
         };
         if keywords.is_empty() {
             return Err(RuleError::NoKeywords { id: spec.id });
@@ -374,7 +401,15 @@ impl Rule {
         }))
     }
 
-    fn find_in(&self, hay: &[u8], start: usize, end: usize, global: &Allow, id: RuleId, out: &mut Vec<Finding>) {
+    fn find_in(
+        &self,
+        hay: &[u8],
+        start: usize,
+        end: usize,
+        global: &Allow,
+        id: RuleId,
+        out: &mut Vec<Finding>,
+    ) {
         let (mut start, mut end) = (start, end);
         loop {
             let Some(cut) = self.find_window(hay, start, end, global, id, out) else {
@@ -399,7 +434,9 @@ impl Rule {
     ) -> Option<usize> {
         let input = Input::new(hay).range(start..end);
         for caps in self.regex.captures_iter(input) {
-            let Some(whole) = caps.get_match() else { continue };
+            let Some(whole) = caps.get_match() else {
+                continue;
+            };
             if whole.end() >= end && end < hay.len() {
                 return Some(whole.start());
             }

@@ -137,7 +137,11 @@ impl Scanner {
             local.clear();
             let regions = view.dirty();
             let whole = [(0, view.bytes.len())];
-            self.scan_view(&view.bytes, regions.as_deref().unwrap_or(&whole), &mut local);
+            self.scan_view(
+                &view.bytes,
+                regions.as_deref().unwrap_or(&whole),
+                &mut local,
+            );
             for span in &local {
                 let (start, end) = views.to_original(index, span.start, span.end);
                 if start >= end {
@@ -145,7 +149,11 @@ impl Scanner {
                 }
                 out.push(Found {
                     span: Span::new(start, end, span.kind),
-                    seen: view.bytes.get(span.start..span.end).unwrap_or_default().to_vec(),
+                    seen: view
+                        .bytes
+                        .get(span.start..span.end)
+                        .unwrap_or_default()
+                        .to_vec(),
                 });
             }
         }
@@ -161,7 +169,12 @@ impl Scanner {
     pub fn rule_times(&self, hay: &[u8]) -> Vec<(std::time::Duration, String, usize)> {
         let mut windows: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.providers.rules.len()];
         for m in self.triggers.find_overlapping_iter(hay) {
-            for target in self.targets.get(m.pattern().as_usize()).map(Vec::as_slice).unwrap_or_default() {
+            for target in self
+                .targets
+                .get(m.pattern().as_usize())
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
                 if let Target::Provider(rule) = *target
                     && let (Some(list), Some(w)) = (
                         windows.get_mut(rule),
@@ -212,7 +225,12 @@ impl Scanner {
         });
         for m in hits {
             let pattern = m.pattern().as_usize();
-            for target in self.targets.get(pattern).map(Vec::as_slice).unwrap_or_default() {
+            for target in self
+                .targets
+                .get(pattern)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
                 match *target {
                     Target::Provider(rule) => {
                         if let (Some(list), Some(w)) = (
@@ -224,7 +242,11 @@ impl Scanner {
                     }
                     Target::Structural(Which::Assignment) => names.push((m.start(), m.end())),
                     Target::Structural(which) => {
-                        if let Some(flag) = WHICH.iter().position(|w| *w == which).and_then(|i| enabled.get_mut(i)) {
+                        if let Some(flag) = WHICH
+                            .iter()
+                            .position(|w| *w == which)
+                            .and_then(|i| enabled.get_mut(i))
+                        {
                             *flag = true;
                         }
                     }
@@ -292,7 +314,11 @@ fn is_command_word(hay: &[u8], start: usize, end: usize) -> bool {
     let before = start.checked_sub(1).and_then(|i| hay.get(i)).copied();
     let after = hay.get(end).copied();
     let starts = before.is_none_or(|b| {
-        b.is_ascii_whitespace() || matches!(b, b';' | b'|' | b'&' | b'(' | b'\'' | b'"' | b'/' | b'`' | b'{')
+        b.is_ascii_whitespace()
+            || matches!(
+                b,
+                b';' | b'|' | b'&' | b'(' | b'\'' | b'"' | b'/' | b'`' | b'{'
+            )
     });
     starts && after.is_some_and(|b| b == b' ' || b == b'\t')
 }
@@ -304,7 +330,14 @@ pub fn provider_rules() -> Vec<(&'static str, &'static str, bool, Option<usize>)
         |p| {
             p.rules
                 .iter()
-                .map(|r| (r.id.as_str(), r.label.as_str(), r.is_unbounded(), r.first_keyword_offset()))
+                .map(|r| {
+                    (
+                        r.id.as_str(),
+                        r.label.as_str(),
+                        r.is_unbounded(),
+                        r.first_keyword_offset(),
+                    )
+                })
                 .collect()
         },
     )

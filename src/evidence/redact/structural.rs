@@ -71,7 +71,8 @@ pub(crate) const TRIGGERS: &[(&str, Which)] = &[
 
 const PEM_BEGIN: &str = r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----";
 const PEM_END: &str = r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----";
-const JWT: &str = r"\beyJ[A-Za-z0-9_-]{8,}\.(?:eyJ)?[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}";
+const JWT: &str =
+    r"\beyJ[A-Za-z0-9_-]{8,}\.(?:eyJ)?[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}";
 const URL: &str = r"\b[A-Za-z][A-Za-z0-9+.-]{0,30}://";
 const NETRC: &str = r"(?i)\bmachine[ \t]+[^\s]{1,255}(?:\s{1,8}(?:login|account|port|protocol)[ \t]{1,8}[^\s]{1,255}){0,4}\s{1,8}password[ \t]{1,8}";
 const PAIR: &str = r#"(?i)"(?:name|key|header)"[ \t]*:[ \t]*"[A-Za-z0-9_.-]{1,80}"[ \t]*,\s{0,16}"value"[ \t]*:[ \t]*"#;
@@ -105,19 +106,31 @@ impl Structural {
             Which::Assignment => {}
             Which::Pem => self.pem(hay, from, to, out),
             Which::Jwt => {
-                for m in self.jwt.find_iter(Input::new(hay).range(range)).filter(starts_here) {
+                for m in self
+                    .jwt
+                    .find_iter(Input::new(hay).range(range))
+                    .filter(starts_here)
+                {
                     out.push(Span::new(m.start(), m.end(), SecretKind::Jwt));
                 }
             }
             Which::Url => self.urls(hay, from, to, out),
             Which::Netrc => {
-                for m in self.netrc.find_iter(Input::new(hay).range(range)).filter(starts_here) {
+                for m in self
+                    .netrc
+                    .find_iter(Input::new(hay).range(range))
+                    .filter(starts_here)
+                {
                     let e = values::extent(hay, m.end(), Syntax::Inline, 0, usize::MAX);
                     push_value(hay, e, SecretKind::NetrcPassword, out);
                 }
             }
             Which::Pair => {
-                for m in self.pair.find_iter(Input::new(hay).range(range)).filter(starts_here) {
+                for m in self
+                    .pair
+                    .find_iter(Input::new(hay).range(range))
+                    .filter(starts_here)
+                {
                     pair(hay, m.start(), m.end(), out);
                 }
             }
@@ -137,7 +150,10 @@ impl Structural {
                 continue;
             }
             let mut ns = s;
-            while ns > 0 && s - ns < NAME_REACH && hay.get(ns - 1).copied().is_some_and(is_name_byte) {
+            while ns > 0
+                && s - ns < NAME_REACH
+                && hay.get(ns - 1).copied().is_some_and(is_name_byte)
+            {
                 ns -= 1;
             }
             let mut ne = e;
@@ -147,11 +163,19 @@ impl Structural {
             let too_long = (ns > 0 && hay.get(ns - 1).copied().is_some_and(is_name_byte))
                 || hay.get(ne).copied().is_some_and(is_name_byte);
             if too_long {
-                resume = ne + hay.get(ne..).unwrap_or_default().iter().take_while(|b| is_name_byte(**b)).count();
+                resume = ne
+                    + hay
+                        .get(ne..)
+                        .unwrap_or_default()
+                        .iter()
+                        .take_while(|b| is_name_byte(**b))
+                        .count();
                 continue;
             }
             resume = ne;
-            let Some(head) = head_at(hay, ns, ne) else { continue };
+            let Some(head) = head_at(hay, ns, ne) else {
+                continue;
+            };
             let class = match &last {
                 Some((name, class)) if name.as_slice() == head.name.as_bytes() => *class,
                 Some(_) | None => {
@@ -162,7 +186,9 @@ impl Structural {
             };
             // Resume after a hidden value; else at the value's start, where a
             // name inside the kept value may begin.
-            resume = judge(hay, &head, class, out).unwrap_or(head.value_start).max(ne);
+            resume = judge(hay, &head, class, out)
+                .unwrap_or(head.value_start)
+                .max(ne);
         }
     }
 
@@ -170,7 +196,10 @@ impl Structural {
         let range = from..to.saturating_add(HEAD_REACH).min(hay.len());
         let mut covered = 0;
         let mut blocks: Vec<(usize, usize)> = Vec::new();
-        for m in self.pem_begin.find_iter(Input::new(hay).range(range.clone())) {
+        for m in self
+            .pem_begin
+            .find_iter(Input::new(hay).range(range.clone()))
+        {
             if m.start() < covered || m.start() >= to {
                 continue;
             }
@@ -186,7 +215,10 @@ impl Structural {
             }
             // Blocks are sorted and disjoint: one binary search.
             let i = blocks.partition_point(|b| b.0 <= m.start());
-            if i.checked_sub(1).and_then(|i| blocks.get(i)).is_some_and(|b| m.end() <= b.1) {
+            if i.checked_sub(1)
+                .and_then(|i| blocks.get(i))
+                .is_some_and(|b| m.end() <= b.1)
+            {
                 continue;
             }
             let start = key_material_start(hay, m.start());
@@ -206,7 +238,10 @@ impl Structural {
                 .and_then(|r| {
                     r.iter().position(|b| {
                         b.is_ascii_whitespace()
-                            || matches!(b, b'/' | b'?' | b'#' | b'\'' | b'"' | b'<' | b'>' | b'`' | b'\\')
+                            || matches!(
+                                b,
+                                b'/' | b'?' | b'#' | b'\'' | b'"' | b'<' | b'>' | b'`' | b'\\'
+                            )
                     })
                 })
                 .map_or(hay.len(), |i| m.end() + i);
@@ -309,13 +344,27 @@ fn line_indent(hay: &[u8], at: usize) -> Option<usize> {
     prefix
         .iter()
         .all(|b| matches!(b, b' ' | b'\t' | b'-'))
-        .then(|| prefix.iter().take_while(|b| matches!(b, b' ' | b'\t')).count())
+        .then(|| {
+            prefix
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\t'))
+                .count()
+        })
 }
 
 /// Authorization schemes kept in front of the credential they introduce.
 const SCHEMES: &[&str] = &[
-    "bearer", "basic", "token", "bot", "digest", "negotiate", "apikey", "aws4-hmac-sha256", "ntlm",
-    "hawk", "mac",
+    "bearer",
+    "basic",
+    "token",
+    "bot",
+    "digest",
+    "negotiate",
+    "apikey",
+    "aws4-hmac-sha256",
+    "ntlm",
+    "hawk",
+    "mac",
 ];
 
 /// Skips an authorization scheme (`Bearer `, `Bearer%20` decoded) at `at`.
@@ -326,7 +375,10 @@ fn skip_scheme(hay: &[u8], at: usize) -> usize {
         .take(24)
         .position(|b| *b == b' ' || *b == b'+')
         .unwrap_or(0);
-    let word = rest.get(..word_len).unwrap_or_default().to_ascii_lowercase();
+    let word = rest
+        .get(..word_len)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     if word_len > 0 && SCHEMES.iter().any(|s| s.as_bytes() == word.as_slice()) {
         at + word_len + 1
     } else {
@@ -372,7 +424,10 @@ fn judge(hay: &[u8], head: &Head<'_>, class: KeyClass, out: &mut Vec<Span>) -> O
     } else {
         values::extent(hay, start, head.syntax, head.indent, usize::MAX)
     };
-    let kind = kind_for(head.name, header || matches!(head.syntax, Syntax::Quoted { .. }));
+    let kind = kind_for(
+        head.name,
+        header || matches!(head.syntax, Syntax::Quoted { .. }),
+    );
     push_value(hay, full, kind, out);
     Some(full.next.max(start))
 }
@@ -426,14 +481,22 @@ fn pair_name(head: &[u8]) -> Option<String> {
 /// when there is no password). The user info runs to the last `@` of the
 /// authority, so a password holding `@` is hidden whole.
 fn url_credentials(hay: &[u8], start: usize, end: usize, out: &mut Vec<Span>) {
-    let Some(authority) = hay.get(start..end) else { return };
-    let Some(at) = memchr::memrchr(b'@', authority) else { return };
+    let Some(authority) = hay.get(start..end) else {
+        return;
+    };
+    let Some(at) = memchr::memrchr(b'@', authority) else {
+        return;
+    };
     let userinfo = authority.get(..at).unwrap_or_default();
     match memchr::memchr(b':', userinfo) {
         Some(colon) => {
             let password = userinfo.get(colon + 1..).unwrap_or_default();
             if !password.is_empty() && !values::is_exempt(password) {
-                out.push(Span::new(start + colon + 1, start + at, SecretKind::UrlPassword));
+                out.push(Span::new(
+                    start + colon + 1,
+                    start + at,
+                    SecretKind::UrlPassword,
+                ));
             }
         }
         None => {
@@ -452,7 +515,10 @@ fn is_base64(b: u8) -> bool {
 /// viewer prints it, plus indentation, or 0.
 fn line_prefix(hay: &[u8], at: usize) -> usize {
     let rest = hay.get(at..).unwrap_or_default();
-    let spaces = rest.iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+    let spaces = rest
+        .iter()
+        .take_while(|b| **b == b' ' || **b == b'\t')
+        .count();
     let digits = rest
         .get(spaces..)
         .unwrap_or_default()
@@ -505,7 +571,12 @@ impl Lines {
 fn is_pem_header(line: &[u8]) -> bool {
     let colon = line.iter().position(|b| *b == b':');
     colon.is_some_and(|c| {
-        c > 0 && line.get(..c).unwrap_or_default().iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+        c > 0
+            && line
+                .get(..c)
+                .unwrap_or_default()
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
     })
 }
 
@@ -523,7 +594,11 @@ fn key_material_end(hay: &[u8], from: usize, pem_end: &meta::Regex) -> usize {
         let line = hay.get(text_start..line_end).unwrap_or_default();
         if line.starts_with(b"-----END") {
             return pem_end
-                .search(&Input::new(hay).range(text_start..).anchored(regex_automata::Anchored::Yes))
+                .search(
+                    &Input::new(hay)
+                        .range(text_start..)
+                        .anchored(regex_automata::Anchored::Yes),
+                )
                 .map_or(line_end, |m| m.end());
         }
         let trimmed = line.trim_ascii_end();
@@ -553,7 +628,11 @@ fn key_material_start(hay: &[u8], end: usize) -> usize {
     // Start from the END line's own start when only a prefix precedes it.
     let head = hay.get(..end).unwrap_or_default();
     let own = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
-    let mut at = if own + line_prefix(hay, own) == end { own } else { end };
+    let mut at = if own + line_prefix(hay, own) == end {
+        own
+    } else {
+        end
+    };
     loop {
         let before = hay.get(..at).unwrap_or_default();
         // The line that ends just before `at` (skip its terminator).
@@ -572,7 +651,10 @@ fn key_material_start(hay: &[u8], end: usize) -> usize {
             .map_or(0, |i| nl + i + 2);
         let line_start = nl.max(esc);
         let text_start = line_start + line_prefix(hay, line_start);
-        let line = hay.get(text_start.min(line_end)..line_end).unwrap_or_default().trim_ascii();
+        let line = hay
+            .get(text_start.min(line_end)..line_end)
+            .unwrap_or_default()
+            .trim_ascii();
         let run = line.iter().rev().take_while(|b| is_base64(**b)).count();
         if run == 0 {
             return start;
@@ -587,4 +669,3 @@ fn key_material_start(hay: &[u8], end: usize) -> usize {
         at = line_start;
     }
 }
-

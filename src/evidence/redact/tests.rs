@@ -39,7 +39,10 @@ fn unbounded_rules_keep_their_keyword_early() {
     for (id, _, unbounded, first) in provider_rules() {
         if unbounded && !EARLY_BY_ALTERNATION.contains(&id) {
             let at = first.unwrap_or(usize::MAX);
-            assert!(at < 120, "{id}: first keyword at {at} in an unbounded pattern");
+            assert!(
+                at < 120,
+                "{id}: first keyword at {at} in an unbounded pattern"
+            );
         }
     }
 }
@@ -53,13 +56,22 @@ fn assignment_forms() {
         (r#""secret": "abc""#, format!(r#""secret": "{g}""#)),
         ("key=9f8e7d6c5b4a39281706f5e4d3c2b1a0", format!("key={g}")),
         ("key=name", "key=name".to_owned()),
-        ("export GITHUB_TOKEN=abc x", format!("export GITHUB_TOKEN={g} x")),
+        (
+            "export GITHUB_TOKEN=abc x",
+            format!("export GITHUB_TOKEN={g} x"),
+        ),
         (r#"apiKey := "abc""#, format!(r#"apiKey := "{g}""#)),
         ("{:password => 'abc'}", format!("{{:password => '{g}'}}")),
         ("a?access_token=abc&b=1", format!("a?access_token={g}&b=1")),
         ("PASS=abc;make", format!("PASS={g};make")),
-        ("path: /srv/app, session: 42", "path: /srv/app, session: 42".to_owned()),
-        ("db:\n  password: correct horse battery\n  user: app", format!("db:\n  password: {g}\n  user: app")),
+        (
+            "path: /srv/app, session: 42",
+            "path: /srv/app, session: 42".to_owned(),
+        ),
+        (
+            "db:\n  password: correct horse battery\n  user: app",
+            format!("db:\n  password: {g}\n  user: app"),
+        ),
         (r#"PW="a\"b c" ./run"#, format!(r#"PW="{g}" ./run"#)),
         (r"PW='ab'\''cd' ./run", format!("PW='{g}' ./run")),
         ("SecretString=abc", format!("SecretString={g}")),
@@ -87,7 +99,10 @@ fn exempt_values_stay_and_lookalikes_do_not() {
         "PASSWORD=${PW:-hunter2}",
     ] {
         let out = red(hidden);
-        assert!(out.contains("[REDACTED:generic_assignment]"), "{hidden} -> {out}");
+        assert!(
+            out.contains("[REDACTED:generic_assignment]"),
+            "{hidden} -> {out}"
+        );
     }
 }
 
@@ -115,7 +130,10 @@ fn repeated_values_are_found_where_nothing_says_secret() {
 fn pem_blocks_in_file_viewer_lines() {
     let text = "     1→-----BEGIN RSA PRIVATE KEY-----\n     2→MIIEpAIBAAKCAQEA4PzJ59FHz5r1pY4OjE2jBMptUsGr7CmY\n     3→uCu3ZR1zTOlUcR64cXQLioDnkHI";
     let out = red(text);
-    assert!(!out.contains("MIIEpAIB") && !out.contains("uCu3ZR1z"), "{out}");
+    assert!(
+        !out.contains("MIIEpAIB") && !out.contains("uCu3ZR1z"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -130,7 +148,10 @@ fn har_pairs_are_read_as_pairs() {
 
 #[test]
 fn text_without_triggers_is_borrowed() {
-    assert!(matches!(redact_text("cargo build --release"), Cow::Borrowed(_)));
+    assert!(matches!(
+        redact_text("cargo build --release"),
+        Cow::Borrowed(_)
+    ));
 }
 
 #[test]
@@ -142,7 +163,10 @@ fn overlapping_findings_merge_to_the_most_specific_kind() {
     ]);
     assert_eq!(
         merged,
-        vec![Span::new(5, 20, SecretKind::Jwt), Span::new(30, 31, SecretKind::Cookie)]
+        vec![
+            Span::new(5, 20, SecretKind::Jwt),
+            Span::new(30, 31, SecretKind::Cookie)
+        ]
     );
 }
 

@@ -117,7 +117,8 @@ fn shell_word(hay: &[u8], at: usize, stop: usize) -> Extent {
             b'\\' => i += 2,
             b if is_shell_delimiter(b) => break,
             _ => {
-                while i < stop && byte(hay, i).is_some_and(|c| !is_shell_delimiter(c))
+                while i < stop
+                    && byte(hay, i).is_some_and(|c| !is_shell_delimiter(c))
                     && !matches!(byte(hay, i), Some(b'\'' | b'"' | b'\\' | b'$'))
                 {
                     i += 1;
@@ -263,7 +264,10 @@ fn block_lines(hay: &[u8], eol: usize, indent: usize, stop: usize) -> Extent {
         let next_eol = line_end(hay, i, stop);
         let line = hay.get(i..next_eol).unwrap_or_default();
         let blank = line.iter().all(u8::is_ascii_whitespace);
-        let depth = line.iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+        let depth = line
+            .iter()
+            .take_while(|b| **b == b' ' || **b == b'\t')
+            .count();
         if !blank && depth <= indent {
             break;
         }
@@ -288,7 +292,8 @@ fn inline_value(hay: &[u8], at: usize, stop: usize) -> Extent {
     let mut i = at;
     while i < stop
         && byte(hay, i).is_some_and(|b| {
-            !b.is_ascii_whitespace() && !matches!(b, b',' | b';' | b')' | b']' | b'}' | b'"' | b'\'')
+            !b.is_ascii_whitespace()
+                && !matches!(b, b',' | b';' | b')' | b']' | b'}' | b'"' | b'\'')
         })
     {
         i += 1;
@@ -356,7 +361,9 @@ pub fn is_exempt(v: &[u8]) -> bool {
 }
 
 fn is_upper_ident(s: &str) -> bool {
-    s.bytes().next().is_some_and(|b| b.is_ascii_uppercase() || b == b'_')
+    s.bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_uppercase() || b == b'_')
         && s.bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
@@ -371,9 +378,11 @@ fn is_lower_ident(s: &str) -> bool {
 fn is_reference(v: &str) -> bool {
     if let Some(rest) = v.strip_prefix("${{").and_then(|r| r.strip_suffix("}}")) {
         let inner = rest.trim();
-        return ["secrets.", "env.", "vars.", "inputs.", "github.", "steps.", "needs."]
-            .iter()
-            .any(|p| inner.starts_with(p))
+        return [
+            "secrets.", "env.", "vars.", "inputs.", "github.", "steps.", "needs.",
+        ]
+        .iter()
+        .any(|p| inner.starts_with(p))
             && inner
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
@@ -391,9 +400,9 @@ fn is_reference(v: &str) -> bool {
     if let Some(rest) = v.strip_prefix("{{").and_then(|r| r.strip_suffix("}}")) {
         let inner = rest.trim();
         return !inner.is_empty()
-            && inner
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b' ' | b'|' | b'(' | b')'));
+            && inner.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b' ' | b'|' | b'(' | b')')
+            });
     }
     if let Some(name) = v.strip_prefix('%').and_then(|r| r.strip_suffix('%')) {
         return is_upper_ident(name) || is_lower_ident(name);
@@ -462,14 +471,32 @@ fn is_substitution_of_a_lookup(v: &str) -> bool {
     };
     let plain_word = |w: &str| {
         !w.is_empty()
-            && w.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b':' | b'@' | b'=' | b'-' | b'~'))
+            && w.bytes().all(|b| {
+                b.is_ascii_alphanumeric()
+                    || matches!(b, b'_' | b'.' | b'/' | b':' | b'@' | b'=' | b'-' | b'~')
+            })
     };
     let echoes = matches!(
         command.rsplit('/').next().unwrap_or(command),
-        "echo" | "printf" | "base64" | "xxd" | "openssl" | "rev" | "tr" | "sed" | "awk" | "python" | "python3" | "node" | "perl" | "ruby"
+        "echo"
+            | "printf"
+            | "base64"
+            | "xxd"
+            | "openssl"
+            | "rev"
+            | "tr"
+            | "sed"
+            | "awk"
+            | "python"
+            | "python3"
+            | "node"
+            | "perl"
+            | "ruby"
     );
-    !echoes && plain_word(command) && inner.split_ascii_whitespace().count() <= 6 && words.all(plain_word)
+    !echoes
+        && plain_word(command)
+        && inner.split_ascii_whitespace().count() <= 6
+        && words.all(plain_word)
 }
 
 /// A random-looking token: long, mixing letters and digits, with high

@@ -66,7 +66,9 @@ impl Views {
                     if views.len() >= MAX_VIEWS {
                         break;
                     }
-                    let Some(source) = views.get(index) else { continue };
+                    let Some(source) = views.get(index) else {
+                        continue;
+                    };
                     if let Some(mut view) = decode(decoder, &source.bytes) {
                         view.parent = Some(index);
                         next.push(views.len());
@@ -237,7 +239,9 @@ pub fn dequote(word: &[u8]) -> Vec<u8> {
 }
 
 fn hex(b: u8) -> Option<u8> {
-    char::from(b).to_digit(16).and_then(|d| u8::try_from(d).ok())
+    char::from(b)
+        .to_digit(16)
+        .and_then(|d| u8::try_from(d).ok())
 }
 
 /// `%3D` → `=`.
@@ -432,7 +436,10 @@ mod tests {
         let v = decoded("a%3Dsk-ant-x");
         assert!(v.contains(&"a=sk-ant-x".to_owned()), "{v:?}");
         let v = decoded(r#"echo "{\"password\":\"hunter2\"}""#);
-        assert!(v.iter().any(|s| s.contains(r#"{"password":"hunter2"}"#)), "{v:?}");
+        assert!(
+            v.iter().any(|s| s.contains(r#"{"password":"hunter2"}"#)),
+            "{v:?}"
+        );
         let v = decoded(r"PW='ab'\''cd' x");
         assert!(v.contains(&"PW=ab'cd x".to_owned()), "{v:?}");
         let v = decoded(r"X=$'\x68i'");
