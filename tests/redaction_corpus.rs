@@ -234,12 +234,12 @@ fn world() -> &'static World {
             let mut requests: Vec<Request> = Vec::new();
             for (line, probe) in lines::<Probe>("redaction_probes.jsonl") {
                 for carrier in CARRIERS {
-                    requests.push(request(&format!("probe{line}"), carrier, &probe.text));
+                    requests.push(request(&format!("probe#{line}#"), carrier, &probe.text));
                 }
             }
             for (line, guard) in lines::<Guard>("redaction_guards.jsonl") {
                 for carrier in ["command", "user", "tool_result"] {
-                    requests.push(request(&format!("guard{line}"), carrier, &guard.text));
+                    requests.push(request(&format!("guard#{line}#"), carrier, &guard.text));
                 }
             }
             let server = ModelServer::start((0..requests.len()).map(|_| allow()).collect()).await;
@@ -290,7 +290,7 @@ fn forms(secret: &str) -> Vec<Vec<u8>> {
 
 fn check_probe(line: usize, probe: &Probe) -> Result<(), Failed> {
     let w = world();
-    let tag = format!("probe{line}");
+    let tag = format!("probe#{line}#");
     let reviewed = w.bodies.iter().filter(|b| b.contains(&tag)).count();
     if reviewed == 0 {
         return Err(format!("no model request carried probe {line}").into());
@@ -320,7 +320,7 @@ fn check_guard(line: usize, guard: &Guard) -> Result<(), Failed> {
         return Err(format!("changed ({}): {out}", guard.why).into());
     }
     let w = world();
-    let tag = format!("guard{line}");
+    let tag = format!("guard#{line}#");
     let escaped = serde_json::to_string(&guard.text).unwrap();
     let escaped = escaped.trim_matches('"');
     let packets: Vec<String> = w

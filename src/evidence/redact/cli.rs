@@ -281,6 +281,16 @@ pub const COMMANDS: &[CommandSpec] = &[
         ],
     },
     CommandSpec {
+        names: &["aws", "npm", "yarn", "pnpm", "git", "gh"],
+        subcommand: &[],
+        short_with_arg: b"",
+        single_dash_long: false,
+        abbreviations: false,
+        // `aws configure set NAME VALUE`, `npm config set NAME VALUE`,
+        // `git config NAME VALUE`: see [`config_set`].
+        secret: &[],
+    },
+    CommandSpec {
         names: &["htpasswd"],
         subcommand: &[],
         short_with_arg: b"rC",
@@ -390,13 +400,16 @@ fn long_option(
         None if generic_long(&name_text) => (Arg::Required, Part::Whole, generic_kind(&name_text)),
         None => return 1,
     };
+    // A listed option takes the next word whatever it is, as getopt does;
+    // an unlisted one only when it does not look like another option.
+    let takes_any = known.is_some();
     match (glued, arg) {
         (Some(from), _) => {
             push_part(argv, i, from, part, kind, out);
             1
         }
         (None, Arg::Required) => match argv.get(i + 1) {
-            Some(next) if !next.starts_with(b"-") || next.len() == 1 => {
+            Some(next) if takes_any || !next.starts_with(b"-") || next.len() == 1 => {
                 push_part(argv, i + 1, 0, part, kind, out);
                 2
             }
@@ -430,7 +443,7 @@ fn short_or_single_dash(
                 return 1;
             }
             return match (o.arg, argv.get(i + 1)) {
-                (Arg::Required, Some(next)) if !next.starts_with(b"-") || next.len() == 1 => {
+                (Arg::Required, Some(_)) => {
                     push_part(argv, i + 1, 0, o.part, o.kind, out);
                     2
                 }
@@ -480,6 +493,36 @@ fn special_positional(spec: &CommandSpec, argv: &[&[u8]], out: &mut Vec<Found>) 
     }
     if spec.names.contains(&"xfreerdp") {
         freerdp_password(argv, out);
+    }
+    if spec.names.contains(&"aws") {
+        config_set(argv, out);
+    }
+}
+
+/// `… config[ure] [set] NAME VALUE` whose NAME says secret.
+fn config_set(argv: &[&[u8]], out: &mut Vec<Found>) {
+    let words: Vec<usize> = (1..argv.len())
+        .filter(|&i| argv.get(i).is_some_and(|w| !w.starts_with(b"-")))
+        .collect();
+    let Some(at) = words
+        .iter()
+        .position(|&i| matches!(argv.get(i), Some(w) if *w == b"config" || *w == b"configure"))
+    else {
+        return;
+    };
+    let mut rest = words.get(at + 1..).unwrap_or_default();
+    if rest
+        .first()
+        .and_then(|&i| argv.get(i))
+        .is_some_and(|w| *w == b"set")
+    {
+        rest = rest.get(1..).unwrap_or_default();
+    }
+    if let (Some(&name), Some(&value)) = (rest.first(), rest.get(1))
+        && let Some(name) = argv.get(name)
+        && classify_key(&String::from_utf8_lossy(name)) == KeyClass::Secret
+    {
+        push_part(argv, value, 0, Part::Whole, SecretKind::CliSecret, out);
     }
 }
 

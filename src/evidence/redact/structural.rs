@@ -74,7 +74,7 @@ const PEM_END: &str = r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----";
 const JWT: &str =
     r"\beyJ[A-Za-z0-9_-]{8,}\.(?:eyJ)?[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}";
 const URL: &str = r"\b[A-Za-z][A-Za-z0-9+.-]{0,30}://";
-const NETRC: &str = r"(?i)\bmachine[ \t]+[^\s]{1,255}(?:\s{1,8}(?:login|account|port|protocol)[ \t]{1,8}[^\s]{1,255}){0,4}\s{1,8}password[ \t]{1,8}";
+const NETRC: &str = r"(?i)\bmachine[ \t]+[^\s]{1,255}(?:(?:\s|[0-9]|\xE2\x86\x92){1,24}(?:login|account|port|protocol)[ \t]{1,8}[^\s]{1,255}){0,4}(?:\s|[0-9]|\xE2\x86\x92){1,24}password[ \t]{1,8}";
 const PAIR: &str = r#"(?i)"(?:name|key|header)"[ \t]*:[ \t]*"[A-Za-z0-9_.-]{1,80}"[ \t]*,\s{0,16}"value"[ \t]*:[ \t]*"#;
 
 fn build(pattern: &str) -> Result<meta::Regex, String> {
@@ -330,17 +330,51 @@ fn count_blanks(hay: &[u8], at: usize) -> usize {
         .count()
 }
 
+/// A hidden value that ends in a name and a separator (`.*/authSecret:` in a
+/// `sed` expression) leaves the value after it unjudged: judge it as that
+/// name's value. Returns where scanning resumes.
+fn follow_trailing_head(hay: &[u8], out: &mut Vec<Span>, mut resume: usize) -> usize {
+    for _ in 0..4 {
+        let Some(last) = out.last().copied() else {
+            return resume;
+        };
+        let hidden = hay.get(last.start..last.end).unwrap_or_default();
+        if !matches!(hidden.last(), Some(b':' | b'=')) {
+            return resume;
+        }
+        let name_end = last.end - 1;
+        let name_len = hidden
+            .iter()
+            .rev()
+            .skip(1)
+            .take(NAME_REACH)
+            .take_while(|b| is_name_byte(**b))
+            .count();
+        let Some(head) = head_at(hay, name_end - name_len, name_end) else {
+            return resume;
+        };
+        let class = classify_key(head.name);
+        match judge(hay, &head, class, out) {
+            Some(next) => resume = resume.max(next),
+            None => return resume,
+        }
+    }
+    resume
+}
+
 /// How far `at` is indented when only whitespace (or a YAML `- `) stands
 /// between it and the start of its line. Looks back a bounded distance.
 fn line_indent(hay: &[u8], at: usize) -> Option<usize> {
     let from = at.saturating_sub(128);
     let before = hay.get(from..at)?;
     let line_start = match memchr::memrchr(b'\n', before) {
-        Some(i) => i + 1,
+        Some(i) => from + i + 1,
         None if from == 0 => 0,
         None => return None,
     };
-    let prefix = before.get(line_start..)?;
+    // A file viewer's `   12→` prefix is not part of the line.
+    let text_start = (line_start + line_prefix(hay, line_start)).min(at);
+    let prefix = hay.get(text_start..at)?;
     prefix
         .iter()
         .all(|b| matches!(b, b' ' | b'\t' | b'-'))
@@ -514,6 +548,19 @@ fn is_base64(b: u8) -> bool {
 /// Length of a line-number prefix at `at` (`   12→`, `12\t`), as a file
 /// viewer prints it, plus indentation, or 0.
 fn line_prefix(hay: &[u8], at: usize) -> usize {
+    // A viewer's output shown by another viewer carries two prefixes.
+    let mut total = 0;
+    for _ in 0..3 {
+        let one = one_line_prefix(hay, at + total);
+        total += one;
+        if one == 0 || hay.get(at + total - 1) == Some(&b' ') {
+            break;
+        }
+    }
+    total
+}
+
+fn one_line_prefix(hay: &[u8], at: usize) -> usize {
     let rest = hay.get(at..).unwrap_or_default();
     let spaces = rest
         .iter()

@@ -115,6 +115,30 @@ fn shell_word(hay: &[u8], at: usize, stop: usize) -> Extent {
                 i = (j + 1).min(stop.max(j));
             }
             b'\\' => i += 2,
+            // `$(…)`, `${…}`: to the matching close, nested ones included.
+            b'$' if matches!(byte(hay, i + 1), Some(b'(' | b'{')) => {
+                let (open, close) = match byte(hay, i + 1) {
+                    Some(b'(') => (b'(', b')'),
+                    _ => (b'{', b'}'),
+                };
+                let mut depth = 0usize;
+                let mut j = i + 1;
+                while j < stop {
+                    match byte(hay, j) {
+                        Some(c) if c == open => depth += 1,
+                        Some(c) if c == close => {
+                            depth = depth.saturating_sub(1);
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        Some(b'\n') | None => break,
+                        Some(_) => {}
+                    }
+                    j += 1;
+                }
+                i = (j + 1).min(stop.max(j));
+            }
             b if is_shell_delimiter(b) => break,
             _ => {
                 while i < stop
