@@ -313,8 +313,10 @@ fn push_window(list: &mut Vec<(usize, usize)>, w: (usize, usize)) {
 fn is_command_word(hay: &[u8], start: usize, end: usize) -> bool {
     let before = start.checked_sub(1).and_then(|i| hay.get(i)).copied();
     let after = hay.get(end).copied();
+    // Non-ASCII before: the end of a file viewer's `12→` prefix.
     let starts = before.is_none_or(|b| {
         b.is_ascii_whitespace()
+            || !b.is_ascii()
             || matches!(
                 b,
                 b';' | b'|' | b'&' | b'(' | b'\'' | b'"' | b'/' | b'`' | b'{'

@@ -313,6 +313,21 @@ fn inline_value(hay: &[u8], at: usize, stop: usize) -> Extent {
     if let Some(quoted) = quoted_inline(hay, at, stop) {
         return quoted;
     }
+    // A template expression (`${{ secrets.X }}`, `{{ var }}`) runs to its
+    // closing braces, spaces included.
+    let rest = hay.get(at..stop).unwrap_or_default();
+    if rest.starts_with(b"${{") || rest.starts_with(b"{{") {
+        let line = rest.get(..memchr::memchr(b'\n', rest).unwrap_or(rest.len())).unwrap_or_default();
+        if let Some(close) = memchr::memmem::find(line, b"}}") {
+            let end = at + close + 2;
+            return Extent {
+                start: at,
+                end,
+                next: end,
+                complete: true,
+            };
+        }
+    }
     let mut i = at;
     while i < stop
         && byte(hay, i).is_some_and(|b| {
