@@ -189,6 +189,7 @@ impl Structural {
             resume = judge(hay, &head, class, out)
                 .unwrap_or(head.value_start)
                 .max(ne);
+            resume = follow_trailing_head(hay, out, resume);
         }
     }
 
