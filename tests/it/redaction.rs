@@ -53,7 +53,6 @@ const STRUCTURAL_KINDS: &[&str] = &[
     "url_password",
     "url_credential",
     "cli_password",
-    "cli_secret",
     "jwt",
     "private_key",
     "auth_header",

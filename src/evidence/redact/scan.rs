@@ -319,7 +319,7 @@ fn is_command_word(hay: &[u8], start: usize, end: usize) -> bool {
             || !b.is_ascii()
             || matches!(
                 b,
-                b';' | b'|' | b'&' | b'(' | b'\'' | b'"' | b'/' | b'`' | b'{'
+                b';' | b'|' | b'&' | b'(' | b'\'' | b'"' | b'/' | b'`' | b'{' | b'='
             )
     });
     starts && after.is_some_and(|b| b == b' ' || b == b'\t')
