@@ -317,7 +317,9 @@ fn inline_value(hay: &[u8], at: usize, stop: usize) -> Extent {
     // closing braces, spaces included.
     let rest = hay.get(at..stop).unwrap_or_default();
     if rest.starts_with(b"${{") || rest.starts_with(b"{{") {
-        let line = rest.get(..memchr::memchr(b'\n', rest).unwrap_or(rest.len())).unwrap_or_default();
+        let line = rest
+            .get(..memchr::memchr(b'\n', rest).unwrap_or(rest.len()))
+            .unwrap_or_default();
         if let Some(close) = memchr::memmem::find(line, b"}}") {
             let end = at + close + 2;
             return Extent {
