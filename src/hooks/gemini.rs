@@ -181,65 +181,71 @@ pub fn actions(
             cwd,
             ti,
         )],
-        "read_many_files" => {
-            let paths: Vec<String> = ["paths", "include"]
-                .iter()
-                .filter_map(|k| ti.get(*k).and_then(Value::as_array))
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect();
-            let paths = tools::bounded(tool, paths)?;
-            if paths.is_empty() {
-                vec![tools::file(Surface::Read, tool, dir(), cwd, ti)]
-            } else {
-                paths
-                    .iter()
-                    .map(|p| tools::file(Surface::Read, tool, p, cwd, ti))
-                    .collect()
-            }
-        }
+        "read_many_files" => read_many(tool, ti, cwd)?,
         "list_directory" | "glob" | "search_file_content" | "grep_search" => {
             vec![tools::file(Surface::Read, tool, dir(), cwd, ti)]
         }
-        "web_fetch" => {
-            let mut urls: Vec<String> = tools::first_text(ti, &["url"])
-                .map(str::to_owned)
-                .into_iter()
-                .collect();
-            urls.extend(
-                tools::first_text(ti, &["prompt"])
-                    .map(tools::urls_in)
-                    .unwrap_or_default(),
-            );
-            urls.dedup();
-            let urls = tools::bounded(tool, urls)?;
-            if urls.is_empty() {
-                return Err(HookError::BadInput {
-                    tool: tool.to_owned(),
-                    problem: "names no http(s) URL".to_owned(),
-                });
-            }
-            urls.iter()
-                .map(|u| tools::network(tool, "prompt", u, ti))
-                .collect::<Result<_, _>>()?
-        }
+        "web_fetch" => web_fetch(tool, ti)?,
         "google_web_search" => vec![tools::network_unknown(tool, ti)],
-        name if name.starts_with("mcp_") && mcp_context.is_some() => {
-            let ctx = mcp_context.unwrap_or(&Value::Null);
-            let mut input = ti.clone();
-            if let Some(obj) = input.as_object_mut() {
-                // Which server runs it is part of what is judged.
-                obj.insert("mcp_context".to_owned(), ctx.clone());
-            }
-            vec![tools::mcp(
-                tool,
-                &input,
-                ctx.get("url").and_then(Value::as_str),
-            )]
-        }
+        name if name.starts_with("mcp_") => match mcp_context {
+            Some(ctx) => vec![mcp(tool, ti, ctx)],
+            None => vec![tools::custom(name, ti)],
+        },
         name => vec![tools::custom(name, ti)],
     })
+}
+
+/// One read per named path (or pattern), else the directory.
+fn read_many(tool: &str, ti: &Value, cwd: Option<&str>) -> Result<Vec<Action>, HookError> {
+    let paths: Vec<String> = ["paths", "include"]
+        .iter()
+        .filter_map(|k| ti.get(*k).and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
+    let paths = tools::bounded(tool, paths)?;
+    if paths.is_empty() {
+        let dir = tools::first_text(ti, &["dir_path", "path", "directory"]).unwrap_or(".");
+        return Ok(vec![tools::file(Surface::Read, tool, dir, cwd, ti)]);
+    }
+    Ok(paths
+        .iter()
+        .map(|p| tools::file(Surface::Read, tool, p, cwd, ti))
+        .collect())
+}
+
+/// One network action per URL: `url`, else those named in `prompt`.
+fn web_fetch(tool: &str, ti: &Value) -> Result<Vec<Action>, HookError> {
+    let mut urls: Vec<String> = tools::first_text(ti, &["url"])
+        .map(str::to_owned)
+        .into_iter()
+        .collect();
+    urls.extend(
+        tools::first_text(ti, &["prompt"])
+            .map(tools::urls_in)
+            .unwrap_or_default(),
+    );
+    urls.dedup();
+    let urls = tools::bounded(tool, urls)?;
+    if urls.is_empty() {
+        return Err(HookError::BadInput {
+            tool: tool.to_owned(),
+            problem: "names no http(s) URL".to_owned(),
+        });
+    }
+    urls.iter()
+        .map(|u| tools::network(tool, "prompt", u, ti))
+        .collect()
+}
+
+/// An MCP tool with the server it runs on as part of what is judged.
+fn mcp(tool: &str, ti: &Value, ctx: &Value) -> Action {
+    let mut input = ti.clone();
+    if let Some(obj) = input.as_object_mut() {
+        obj.insert("mcp_context".to_owned(), ctx.clone());
+    }
+    tools::mcp(tool, &input, ctx.get("url").and_then(Value::as_str))
 }
 
 #[cfg(test)]
