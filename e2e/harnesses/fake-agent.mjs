@@ -15,7 +15,13 @@
 // GET /_log returns the recorded tool results as a JSON array; the process
 // exits when stdin closes, so a dying parent takes it along.
 
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
+
+// FAKE_AGENT_DUMP=DIR writes every request body there (for debugging a harness).
+const dump = process.env.FAKE_AGENT_DUMP;
+let dumped = 0;
 
 const results = [];
 let calls = 0;
@@ -42,8 +48,10 @@ function json(res, status, body) {
 // ---------------------------------------------------------------- Anthropic
 
 function anthropic(req, body, res) {
-  const messages = body.messages || [];
-  const last = messages[messages.length - 1] || {};
+  // Claude Code appends system-role context after the user's turn: the
+  // latest *user* message is what counts.
+  const users = (body.messages || []).filter((m) => m && m.role === 'user');
+  const last = users[users.length - 1] || {};
   const blocks = Array.isArray(last.content) ? last.content : [];
   const toolResult = blocks.find((b) => b && b.type === 'tool_result');
   const hasBash = (body.tools || []).some((t) => t.name === 'Bash');
@@ -147,6 +155,7 @@ const server = http.createServer((req, res) => {
   req.on('end', () => {
     const url = req.url || '';
     if (req.method === 'GET' && url === '/_log') return json(res, 200, results);
+    if (dump) fs.writeFileSync(path.join(dump, `${String(++dumped).padStart(3, '0')}.json`), JSON.stringify({ url, body: Buffer.concat(chunks).toString('utf8') }));
     let body = {};
     try {
       body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
