@@ -21,6 +21,7 @@ mod config_tighten;
 mod grants;
 mod hard_deny_wrapping;
 mod http_router;
+mod model_server_faults;
 mod multiprocess;
 mod packet;
 mod pipeline;

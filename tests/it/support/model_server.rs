@@ -789,13 +789,14 @@ impl ModelServer {
 
     /// Serves `script` on `addr`, which must be a loopback address.
     pub async fn bind(addr: &str, script: Script) -> std::io::Result<ModelServer> {
-        let listener = TcpListener::bind(addr).await?;
-        let addr = listener.local_addr()?;
-        if !addr.ip().is_loopback() {
+        let resolved: Vec<SocketAddr> = tokio::net::lookup_host(addr).await?.collect();
+        if resolved.is_empty() || resolved.iter().any(|a| !a.ip().is_loopback()) {
             return Err(std::io::Error::other(format!(
                 "`{addr}` is not a loopback address; the test model server serves loopback only"
             )));
         }
+        let listener = TcpListener::bind(resolved.as_slice()).await?;
+        let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 script,
