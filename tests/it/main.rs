@@ -30,6 +30,7 @@ mod reviewer;
 mod reviewer_vectors;
 mod routing;
 mod serve_e2e;
+mod serve_logging;
 mod session;
 mod session_overrides;
 mod store;
