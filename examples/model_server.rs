@@ -26,6 +26,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use model_server::{DEFAULT_MAX_RECORDED, ModelServer, Script};
 
@@ -54,6 +55,9 @@ async fn main() -> anyhow::Result<()> {
         }
         None => Script::default(),
     };
+    // Before the ready line: a signal sent as soon as it is read must find
+    // the handlers in place, not the default action.
+    let stopping = Stop::install().context("cannot install signal handlers")?;
     let server = ModelServer::bind(&args.listen, script)
         .await
         .with_context(|| format!("cannot listen on `{}`", args.listen))?;
@@ -61,39 +65,44 @@ async fn main() -> anyhow::Result<()> {
     let mut stdout = std::io::stdout();
     writeln!(stdout, "listening http://{}", server.addr())?;
     stdout.flush()?;
-    let why = stop().await;
+    let why = stopping.wait().await;
     eprintln!("model_server: {why}; stopping");
     Ok(())
 }
 
-/// Completes on SIGTERM, SIGINT or end of stdin, saying which.
-async fn stop() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    // A plain thread, not tokio's stdin: its blocking read cannot be
-    // cancelled and would hold the runtime's shutdown.
-    let (eof_tx, eof_rx) = tokio::sync::oneshot::channel::<()>();
-    std::thread::spawn(move || {
-        let mut sink = [0u8; 1024];
-        let mut stdin = std::io::stdin();
-        while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
-        let _ = eof_tx.send(());
-    });
-    let terminate = async {
-        match signal(SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// SIGTERM, SIGINT and end of stdin, whichever comes first.
+struct Stop {
+    terminate: Signal,
+    interrupt: Signal,
+    eof: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl Stop {
+    fn install() -> std::io::Result<Stop> {
+        let terminate = signal(SignalKind::terminate())?;
+        let interrupt = signal(SignalKind::interrupt())?;
+        // A plain thread, not tokio's stdin: its blocking read cannot be
+        // cancelled and would hold the runtime's shutdown.
+        let (eof_tx, eof) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let mut sink = [0u8; 1024];
+            let mut stdin = std::io::stdin();
+            while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
+            let _ = eof_tx.send(());
+        });
+        Ok(Stop {
+            terminate,
+            interrupt,
+            eof,
+        })
+    }
+
+    /// Says which one came.
+    async fn wait(mut self) -> &'static str {
+        tokio::select! {
+            _ = self.terminate.recv() => "SIGTERM",
+            _ = self.interrupt.recv() => "SIGINT",
+            _ = self.eof => "end of stdin",
         }
-    };
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    tokio::select! {
-        () = terminate => "SIGTERM",
-        () = interrupt => "SIGINT",
-        _ = eof_rx => "end of stdin",
     }
 }
