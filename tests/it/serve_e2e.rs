@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -12,8 +12,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::support::model_server::{ModelServer, Reply, Script};
-
-const READY_PREFIX: &str = "vouch: listening on ";
+use crate::support::serve::{self, READY_PREFIX};
 
 struct Server {
     child: Child,
@@ -32,17 +31,8 @@ impl Server {
     /// stopped before listening.
     fn try_start(listen: &str, config: &str) -> Result<Server, (Option<ExitStatus>, String)> {
         let home = tempfile::tempdir().unwrap();
-        let config_path = home.path().join("test-config.toml");
-        std::fs::write(&config_path, config).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
-            .args(["serve", "--listen", listen, "--config"])
-            .arg(&config_path)
-            .env("VOUCH_HOME", home.path())
+        let mut child = serve::command(home.path(), listen, config)
             .env("VOUCH_REVIEWER_API_KEY", "test-key")
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let (tx, rx) = mpsc::channel();

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::support::model_server::{ModelServer, Script};
+use crate::support::serve::{self, READY_PREFIX};
 
 /// Many times what a pipe (64 KiB) and the log buffer hold.
 const REQUESTS: usize = 20_000;
@@ -36,18 +37,9 @@ impl Drop for Serve {
 
 fn start() -> Serve {
     let home = tempfile::tempdir().unwrap();
-    let config = home.path().join("test-config.toml");
     // Lifted so the load is not refused by the per-token rate limit.
-    std::fs::write(&config, "[server]\nrate_limit_per_second = 100000\n").unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-        .arg(&config)
-        .env("VOUCH_HOME", home.path())
-        .env("HOME", home.path())
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+    let config = "[server]\nrate_limit_per_second = 100000\n";
+    let mut child = serve::command(home.path(), "127.0.0.1:0", config)
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
@@ -58,7 +50,7 @@ fn start() -> Serve {
             stderr.read_line(&mut line).unwrap() > 0,
             "serve exited before listening"
         );
-        if let Some(addr) = line.trim_end().strip_prefix("vouch: listening on ") {
+        if let Some(addr) = line.trim_end().strip_prefix(READY_PREFIX) {
             break addr.to_owned();
         }
     };
