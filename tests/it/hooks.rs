@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::model_server::{ModelServer, Step};
+use crate::support::model_server::{ModelServer, Reply};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/harnesses");
 
@@ -224,26 +224,15 @@ fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
     schema
 }
 
-fn openai(verdict: Value) -> Step {
-    Step::json(
-        200,
-        json!({
-            "id": "chatcmpl-1", "object": "chat.completion",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": verdict.to_string()}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 300, "completion_tokens": 30},
-        }),
-    )
-}
-
-fn model_allow() -> Step {
-    openai(
+fn model_allow() -> Reply {
+    Reply::verdict(
         json!({"outcome": "allow", "risk_level": "low", "user_authorization": "high",
         "rationale": "the user asked for exactly this", "suggestion": null}),
     )
 }
 
-fn model_deny() -> Step {
-    openai(
+fn model_deny() -> Reply {
+    Reply::verdict(
         json!({"outcome": "deny", "risk_level": "medium", "user_authorization": "unknown",
         "rationale": "MODEL-DENY-MARKER: nobody asked for this", "suggestion": "ask the user first"}),
     )
