@@ -37,6 +37,8 @@ fn run(home: &std::path::Path, input: &[u8]) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
         .args(["hook", "claude-code", "--home"])
         .arg(home)
+        // As `vouch hook snippet` writes it for the default 90 s review.
+        .args(["--timeout", "100"])
         .env_clear()
         .env("HOME", home)
         .stdin(Stdio::piped())

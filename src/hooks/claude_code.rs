@@ -112,6 +112,10 @@ impl Harness for ClaudeCode {
         Reply::Json(json!({}))
     }
 
+    fn after_events(&self) -> &'static [&'static str] {
+        &["PostToolUse", "PostToolUseFailure"]
+    }
+
     fn primary_event(&self) -> &'static str {
         "PreToolUse"
     }

@@ -115,6 +115,10 @@ impl Harness for Codex {
         Reply::Empty
     }
 
+    fn after_events(&self) -> &'static [&'static str] {
+        &["PostToolUse"]
+    }
+
     fn primary_event(&self) -> &'static str {
         "PreToolUse"
     }

@@ -99,6 +99,10 @@ impl Harness for Cursor {
         Reply::Json(json!({}))
     }
 
+    fn after_events(&self) -> &'static [&'static str] {
+        AFTER_EVENTS
+    }
+
     fn primary_event(&self) -> &'static str {
         "beforeShellExecution"
     }

@@ -98,6 +98,10 @@ impl Harness for Gemini {
         Reply::Json(json!({}))
     }
 
+    fn after_events(&self) -> &'static [&'static str] {
+        &["AfterTool"]
+    }
+
     fn primary_event(&self) -> &'static str {
         "BeforeTool"
     }

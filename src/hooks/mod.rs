@@ -233,6 +233,20 @@ pub trait Harness: Sync {
     /// stdin): its primary pre-tool event.
     fn primary_event(&self) -> &'static str;
 
+    /// The after-the-fact events: an input vouch cannot read there is
+    /// answered with the no-op (the tool already ran; a deny would mean
+    /// nothing, and some harnesses reject its shape).
+    fn after_events(&self) -> &'static [&'static str];
+
+    /// The reply for an input that could not be read, for event `event`.
+    fn fault_reply(&self, event: &str, why: &dyn fmt::Display) -> Reply {
+        if self.after_events().contains(&event) {
+            tracing::warn!(event, error = %why, "unreadable after-the-fact hook input");
+            return self.no_op(event);
+        }
+        self.render(event, &fault_answer(why))
+    }
+
     /// Whether `event`'s reply schema has an "ask" at all.
     fn can_ask(&self, _event: &str) -> bool {
         true

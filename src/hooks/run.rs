@@ -153,9 +153,7 @@ fn event_name(event: &Mutex<String>) -> String {
 }
 
 fn render_fault(harness: HarnessId, event: &Mutex<String>, why: &dyn std::fmt::Display) -> Reply {
-    harness
-        .harness()
-        .render(&event_name(event), &fault_answer(why))
+    harness.harness().fault_reply(&event_name(event), why)
 }
 
 /// The trusted setup, read from the command line and `$HOME` only.
@@ -207,8 +205,7 @@ fn work<R: Read>(
     deadline: Duration,
 ) -> Reply {
     let harness = opts.harness.harness();
-    let fault =
-        |event: &str, why: &dyn std::fmt::Display| harness.render(event, &fault_answer(why));
+    let fault = |event: &str, why: &dyn std::fmt::Display| harness.fault_reply(event, why);
     let value = match read_input(input) {
         Ok(v) => v,
         Err(e) => return fault(harness.primary_event(), &e),

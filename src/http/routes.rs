@@ -297,7 +297,7 @@ pub async fn claude_code_hook(
                 .record_hook_fallback(HookFallback::Malformed);
             tracing::warn!(error = %e, "malformed claude code hook body");
             let why = format!("vouch could not understand this tool call: {e}");
-            return reply(&event, &hooks::fault_answer(&why));
+            return Json(claude.fault_reply(&event, &why).to_json());
         }
         Err(e) => {
             state.metrics().record_hook_fallback(HookFallback::Internal);

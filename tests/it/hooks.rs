@@ -401,6 +401,31 @@ fn malformed_stdin_is_a_well_formed_deny() {
 }
 
 #[test]
+fn unreadable_after_the_fact_events_get_the_no_op() {
+    let home = Home::fresh();
+    for (harness, event, file) in [
+        ("claude-code", "PostToolUse", "posttooluse.bash.json"),
+        ("codex", "PostToolUse", "PostToolUse.stdin.json"),
+        ("gemini", "AfterTool", "after_tool.run_shell_command.json"),
+        ("cursor", "afterFileEdit", "afterFileEdit.json"),
+    ] {
+        let mut input = fixture(harness, file);
+        let obj = input.as_object_mut().unwrap();
+        obj.remove("tool_name");
+        obj.remove("tool_input");
+        obj.remove("file_path");
+        let r = run(&home, harness, &input);
+        assert_eq!(r.code, 0);
+        assert_eq!(
+            seen(harness, event, &r.stdout),
+            Seen::Abstain,
+            "{harness}: {}",
+            r.stdout
+        );
+    }
+}
+
+#[test]
 fn read_only_and_inert_tools_abstain() {
     let home = Home::with_model(&dead_url());
     let cases = [
