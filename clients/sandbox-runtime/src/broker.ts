@@ -31,6 +31,13 @@ export interface WrappedCommand {
 
 export const SOURCE = "sandbox-runtime";
 
+/**
+ * Default per-ask deadline (review and consume together): below the connect
+ * timeout of the clients that usually run in a sandbox (curl, git, npm wait
+ * about 30 s or more), so the client sees vouch's answer, not its own timeout.
+ */
+export const DEFAULT_TIMEOUT_MS = 20_000;
+
 /** The review request for one ask. */
 export function networkRequest(wrapped: WrappedCommand, host: string, port: number, askId: string): CanonicalRequest {
   const request: CanonicalRequest = {

@@ -26,19 +26,13 @@ import { join } from "node:path";
 import { SandboxManager, SandboxRuntimeConfigSchema } from "@anthropic-ai/sandbox-runtime";
 import type { SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime";
 
-import { errorCode, readSettings } from "../../common/vouch.ts";
+import { errorCode, readSettings, readToken } from "../../common/vouch.ts";
 import type { WrappedCommand } from "./broker.ts";
-import { answerAsk } from "./broker.ts";
+import { answerAsk, DEFAULT_TIMEOUT_MS } from "./broker.ts";
 import { parseArgs, shellQuote, USAGE } from "./args.ts";
 
 /** Exit status when vouch-srt itself fails (as `env` and `timeout` use it). */
 const OWN_FAILURE = 125;
-/**
- * Default per-ask deadline (review and consume together): below the connect
- * timeout of the clients that usually run in a sandbox (curl, git, npm wait
- * about 30 s or more), so the client sees vouch's answer, not its own timeout.
- */
-export const DEFAULT_TIMEOUT_MS = 20_000;
 
 function fail(message: string): never {
   process.stderr.write(`vouch-srt: ${message}\n`);
@@ -87,7 +81,11 @@ async function main(): Promise<void> {
   if (process.platform !== "linux" && process.platform !== "darwin") fail(`sandbox-runtime's shell wrapper is not available on ${process.platform}`);
   const command = args.command.kind === "string" ? args.command.value : shellQuote(args.command.argv);
   const sandboxConfig = loadSandboxConfig(args.settings);
+  // A misconfigured broker could only deny every ask: say so before running anything.
   const settings = readSettings(process.env, DEFAULT_TIMEOUT_MS);
+  if (settings.kind === "fault") fail(settings.reason);
+  const token = readToken(settings.value.token);
+  if (token.kind === "fault") fail(token.reason);
   const session = process.env["VOUCH_SESSION"]?.trim();
   const turn = process.env["VOUCH_TURN"]?.trim();
   const wrapped: WrappedCommand = {
