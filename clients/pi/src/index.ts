@@ -15,16 +15,15 @@
  * plus a margin); any fault takes `VOUCH_FAILURE_MODE`.
  */
 
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext, ToolCallEvent } from "@earendil-works/pi-coding-agent";
 
-import type { Decision, Settled, VouchSettings } from "../../common/vouch.ts";
+import type { CanonicalRequest, Decision, Settled, VouchSettings } from "../../common/vouch.ts";
 import { errorCode, fault, readSettings, review } from "../../common/vouch.ts";
 import type { FailureMode, PreFilter } from "./answer.ts";
 import { failureBlock, failureVerdict, linkVerdict, preFilter } from "./answer.ts";
 import { AuditForwarder } from "./audit.ts";
 import type { AuthorizerVerdict, Joined } from "./chain.ts";
 import { AUTHORIZER_NAME, findChain, joinChain } from "./chain.ts";
-import type { CanonicalRequest } from "../../common/vouch.ts";
 import { requestFromLink, requestFromToolCall, viewSession } from "./request.ts";
 
 /**
@@ -37,7 +36,10 @@ export const DEFAULT_TIMEOUT_MS = 100_000;
 /** Surfaces on which the permission system turns a link's allow into a defer (observed). */
 const ALLOW_CAPPED_SURFACES = new Set(["path", "external_directory"]);
 
-type Mode = { kind: "undecided" } | { kind: "chain"; joined: Extract<Joined, { kind: "joined" }> } | { kind: "prefilter"; why: string };
+type Mode =
+  | { kind: "undecided" }
+  | { kind: "chain"; joined: Extract<Joined, { kind: "joined" }> }
+  | { kind: "prefilter"; why: string };
 
 export interface PiSettings {
   readonly vouch: Settled<VouchSettings>;
@@ -57,114 +59,142 @@ export function readPiSettings(env: Readonly<Record<string, string | undefined>>
   };
 }
 
-export default function vouchForPi(pi: ExtensionAPI): void {
-  const settings = readPiSettings(process.env);
-  let current: ExtensionContext | undefined;
-  let mode: Mode = { kind: "undecided" };
-  let announced = false;
+/** One extension instance: Pi creates one per session runtime. */
+class VouchForPi {
+  readonly #settings: PiSettings;
+  readonly #forwarder: AuditForwarder | undefined;
+  /** The latest context Pi handed a handler; the chain link gets none of its own. */
+  #current: ExtensionContext | undefined;
+  #mode: Mode = { kind: "undecided" };
+  #announced = false;
 
-  const say = (line: string, level: "info" | "warning" | "error" = "info") => {
+  constructor(settings: PiSettings) {
+    this.#settings = settings;
+    this.#forwarder =
+      settings.vouch.kind === "ok"
+        ? new AuditForwarder(settings.vouch.value, () => this.#auditContext(), (line) => this.#say(line, "warning"))
+        : undefined;
+  }
+
+  /** Remembers the context of a Pi event; `announce` settles the mode once per session. */
+  bind(ctx: ExtensionContext, announce: boolean): void {
+    this.#current = ctx;
+    if (announce) this.#announce();
+    else this.#settle(false);
+  }
+
+  /** `permissions:ready`: the permission system has published its service. */
+  ready(): void {
+    this.#settle(false);
+  }
+
+  decisionBroadcast(event: unknown): void {
+    this.#forwarder?.push(event);
+  }
+
+  /** The chain link. The chain turns a throw into a gate error, so it answers instead. */
+  readonly authorize = async (details: unknown): Promise<AuthorizerVerdict> => {
+    const failure = this.#settings.failure;
     try {
-      if (current?.hasUI === true) current.ui.notify(`vouch: ${line}`, level);
-      else process.stderr.write(`vouch: ${line}\n`);
-    } catch {
-      // Reporting must never become the fault.
-    }
-  };
-
-  const forwarder =
-    settings.vouch.kind === "ok"
-      ? new AuditForwarder(
-          settings.vouch.value,
-          () => (current === undefined ? undefined : { sessionId: current.sessionManager.getSessionId(), cwd: current.cwd }),
-          (line) => say(line, "warning"),
-        )
-      : undefined;
-
-  const ask = (request: CanonicalRequest, signal?: AbortSignal): Promise<Settled<Decision>> => {
-    const vouch = settings.vouch;
-    if (vouch.kind === "fault") return Promise.resolve(fault(`vouch client is misconfigured: ${vouch.reason}`));
-    return review(vouch.value, request, Date.now() + vouch.value.timeoutMs, signal);
-  };
-
-  const authorize = async (details: unknown): Promise<AuthorizerVerdict> => {
-    try {
-      if (current === undefined) return failureVerdict("no Pi session is bound to the vouch extension", settings.failure);
-      const request = requestFromLink(details, viewSession(current));
-      const verdict = linkVerdict(await ask(request), settings.failure);
+      if (this.#current === undefined) return failureVerdict("no Pi session is bound to the vouch extension", failure);
+      const request = requestFromLink(details, viewSession(this.#current));
+      const verdict = linkVerdict(await this.#review(request), failure);
       const decidedHere = verdict.kind === "deny" || (verdict.kind === "allow" && !ALLOW_CAPPED_SURFACES.has(request.surface));
-      if (decidedHere) forwarder?.noteOwnDecision(request.id);
+      if (decidedHere) this.#forwarder?.noteOwnDecision(request.id);
       return verdict;
     } catch (error) {
-      // The chain turns a throw into a gate error; answer instead.
-      return failureVerdict(`the vouch link failed (${errorCode(error)})`, settings.failure);
+      return failureVerdict(`the vouch link failed (${errorCode(error)})`, failure);
     }
   };
 
-  /** Joins the chain if the permission system offers one; `final` settles on the fallback otherwise. */
-  const settle = (final: boolean) => {
-    if (mode.kind !== "undecided" || current === undefined) return;
-    const lookup = findChain(current.sessionManager.getSessionId());
-    if (lookup.kind === "no_chain" && !final) return;
-    const joined = joinChain(lookup, authorize);
-    mode = joined.kind === "joined" ? { kind: "chain", joined } : { kind: "prefilter", why: joined.why };
-  };
+  /** Pi's `tool_call` hook: the pre-filter, unless the chain asks vouch itself. */
+  async toolCall(event: ToolCallEvent, ctx: ExtensionContext): Promise<PreFilter> {
+    try {
+      this.bind(ctx, true);
+      if (this.#mode.kind === "chain") return undefined;
+      const input = event.input as unknown as Record<string, unknown>;
+      const request = requestFromToolCall(event.toolName, event.toolCallId, input, viewSession(ctx));
+      return preFilter(await this.#review(request, ctx.signal), this.#settings.failure);
+    } catch (error) {
+      return failureBlock(`the vouch pre-filter failed (${errorCode(error)})`, this.#settings.failure);
+    }
+  }
 
-  const announce = () => {
-    if (announced) return;
-    settle(true);
-    announced = true;
-    if (settings.vouch.kind === "fault") say(`configuration problem: ${settings.vouch.reason}; every review fails closed (${settings.failure})`, "error");
-    if (settings.failureProblem !== undefined) say(settings.failureProblem, "error");
-    switch (mode.kind) {
+  async shutdown(): Promise<void> {
+    if (this.#mode.kind === "chain") this.#mode.joined.dispose();
+    this.#mode = { kind: "undecided" };
+    this.#announced = false;
+    await this.#forwarder?.flush();
+    this.#current = undefined;
+  }
+
+  #review(request: CanonicalRequest, signal?: AbortSignal): Promise<Settled<Decision>> {
+    const vouch = this.#settings.vouch;
+    if (vouch.kind === "fault") return Promise.resolve(fault(`the vouch client is misconfigured: ${vouch.reason}`));
+    return review(vouch.value, request, Date.now() + vouch.value.timeoutMs, signal);
+  }
+
+  /**
+   * Joins the chain when the permission system offers one. The service may
+   * be published after this extension's own `session_start`, so only a
+   * `final` call (once every `session_start` handler has run) settles on the
+   * fallback.
+   */
+  #settle(final: boolean): void {
+    if (this.#mode.kind !== "undecided" || this.#current === undefined) return;
+    const lookup = findChain(this.#current.sessionManager.getSessionId());
+    if (lookup.kind === "no_chain" && !final) return;
+    const joined = joinChain(lookup, this.authorize);
+    this.#mode = joined.kind === "joined" ? { kind: "chain", joined } : { kind: "prefilter", why: joined.why };
+  }
+
+  #announce(): void {
+    if (this.#announced) return;
+    this.#settle(true);
+    this.#announced = true;
+    const { vouch, failure, failureProblem } = this.#settings;
+    if (vouch.kind === "fault") this.#say(`configuration problem: ${vouch.reason}; every review fails closed (${failure})`, "error");
+    if (failureProblem !== undefined) this.#say(failureProblem, "error");
+    switch (this.#mode.kind) {
       case "chain":
-        say(`authorizer \`${AUTHORIZER_NAME}\` registered with pi-permission-system's ${mode.joined.where}; it reviews asks once \`${AUTHORIZER_NAME}\` is listed in \`authorizerChain\``);
+        this.#say(
+          `authorizer \`${AUTHORIZER_NAME}\` registered with pi-permission-system's ${this.#mode.joined.where}; ` +
+            `it reviews asks once \`${AUTHORIZER_NAME}\` is listed in \`authorizerChain\``,
+        );
         return;
       case "prefilter":
-        say(`${mode.why}; vouch runs as a deny-only pre-filter on Pi's tool_call hook (it can block a call, never approve an ask)`, "warning");
+        this.#say(`${this.#mode.why}; vouch runs as a deny-only pre-filter on Pi's tool_call hook (it can block a call, never approve an ask)`, "warning");
         return;
       case "undecided":
         return;
     }
-  };
+  }
 
-  pi.events.on("permissions:ready", () => settle(false));
-  pi.events.on("permissions:decision", (event) => forwarder?.push(event));
+  #auditContext(): { sessionId: string; cwd: string } | undefined {
+    const ctx = this.#current;
+    return ctx === undefined ? undefined : { sessionId: ctx.sessionManager.getSessionId(), cwd: ctx.cwd };
+  }
 
-  pi.on("session_start", (_event, ctx) => {
-    current = ctx;
-    settle(false);
-  });
-  pi.on("resources_discover", (_event, ctx) => {
-    current = ctx;
-    announce();
-  });
-  pi.on("before_agent_start", (_event, ctx) => {
-    current = ctx;
-    announce();
-  });
-  pi.on("turn_start", (_event, ctx) => {
-    current = ctx;
-  });
-
-  pi.on("tool_call", async (event, ctx): Promise<PreFilter> => {
+  /** One line for the operator: a notification in the TUI, stderr otherwise. */
+  #say(line: string, level: "info" | "warning" | "error" = "info"): void {
     try {
-      current = ctx;
-      announce();
-      if (mode.kind === "chain") return undefined;
-      const input = event.input as unknown as Record<string, unknown>;
-      const request = requestFromToolCall(event.toolName, event.toolCallId, input, viewSession(ctx));
-      return preFilter(await ask(request, ctx.signal), settings.failure);
-    } catch (error) {
-      return failureBlock(`the vouch pre-filter failed (${errorCode(error)})`, settings.failure);
+      if (this.#current?.hasUI === true) this.#current.ui.notify(`vouch: ${line}`, level);
+      else process.stderr.write(`vouch: ${line}\n`);
+    } catch {
+      // Reporting must never become the fault.
     }
-  });
+  }
+}
 
-  pi.on("session_shutdown", async () => {
-    if (mode.kind === "chain") mode.joined.dispose();
-    mode = { kind: "undecided" };
-    announced = false;
-    await forwarder?.flush();
-    current = undefined;
-  });
+export default function vouchForPi(pi: ExtensionAPI): void {
+  const vouch = new VouchForPi(readPiSettings(process.env));
+  pi.events.on("permissions:ready", () => vouch.ready());
+  pi.events.on("permissions:decision", (event) => vouch.decisionBroadcast(event));
+  pi.on("session_start", (_event, ctx) => vouch.bind(ctx, false));
+  // Both run after every extension's `session_start`: the mode is known by then.
+  pi.on("resources_discover", (_event, ctx) => vouch.bind(ctx, true));
+  pi.on("before_agent_start", (_event, ctx) => vouch.bind(ctx, true));
+  pi.on("turn_start", (_event, ctx) => vouch.bind(ctx, true));
+  pi.on("tool_call", (event, ctx) => vouch.toolCall(event, ctx));
+  pi.on("session_shutdown", () => vouch.shutdown());
 }

@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
@@ -119,6 +119,17 @@ describe("audit forwarding", () => {
     }
     assert.equal(logs.length, 1);
     assert.match(logs[0] ?? "", /^audit: vouch is unreachable .*; these decisions were not forwarded$/);
+  });
+
+  test("every captured decision broadcast (20.7.3 without requestId, 26.3.1) is forwarded as it was", async () => {
+    const names = readdirSync(new URL("./fixtures/", import.meta.url)).filter((n) => n.includes("decision-event"));
+    assert.ok(names.length >= 5);
+    const server = await ingest(200);
+    const audit = forwarder(server.url, []);
+    for (const name of names) audit.push(fixture(name));
+    await audit.flush();
+    assert.deepEqual(server.bodies.flatMap((b) => b["events"] as unknown[]), names.map(fixture));
+    await server.close();
   });
 
   test("a burst beyond the queue is dropped and counted, never queued", async () => {

@@ -63,11 +63,13 @@ function reasonOf(answer: AskAnswer): string {
 }
 
 describe("the ask callback", () => {
-  test("the review request is the documented one", () => {
-    const request = networkRequest(wrapped("curl http://127.0.0.1:1/"), "127.0.0.1", 37651, "srt-ask-1");
-    assert.deepEqual(Object.keys(request).sort(), ["command", "cwd", "destination", "id", "issue_grant", "session_id", "source", "surface", "tool", "turn_id"]);
-    assert.equal(request.destination, "127.0.0.1:37651");
+  test("the review request is the one the captured broker run sent", () => {
+    const expected = JSON.parse(readFileSync(new URL("./fixtures/vouch_review-request_from-srt-ask.json", import.meta.url), "utf8")) as Record<string, unknown>;
+    const command = String(expected["command"]);
+    const request = networkRequest({ sessionId: "srt-e2e", turnId: "t-1", command, cwd: "<tmp>" }, "127.0.0.1", 37651, "srt-ask-1");
+    assert.deepEqual(request, { ...expected, destination: "127.0.0.1:37651" });
     assert.equal(networkRequest(wrapped("x"), "::1", 443, "a").destination, "[::1]:443");
+    assert.equal("turn_id" in networkRequest({ ...wrapped("x"), turnId: undefined }, "h", 1, "a"), false);
   });
 
   test("allow: true once the grant is consumed, and vouch counts the consume", async () => {
