@@ -5,11 +5,13 @@
  * the real home.
  */
 
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import type { Finished } from "./process.ts";
+import { runToEnd } from "./process.ts";
 
 const CLIENTS = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** The `node_modules/.bin` holding `pi` and the registry's Node (>= 22.19), first on PATH. */
@@ -56,34 +58,14 @@ export function writePermissionConfig(world: PiWorld, config: unknown): void {
   writeFileSync(join(dir, "config.json"), JSON.stringify(config, null, 2));
 }
 
-export interface PiRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type PiRun = Finished;
 
 /** `pi -p --offline --no-session` with `extensions` loaded by `-e`, in the world's project dir. */
 export function runPi(world: PiWorld, extensions: readonly string[], prompt: string, env: Record<string, string>): Promise<PiRun> {
   const args = ["-p", "--offline", "--no-session", "--model", "fake/fake-agent", ...extensions.flatMap((e) => ["-e", e]), prompt];
-  const child = spawn(join(BIN, "pi"), args, {
+  return runToEnd(join(BIN, "pi"), args, {
     cwd: world.project,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      PATH: `${BIN}:${process.env["PATH"] ?? "/usr/bin:/bin"}`,
-      HOME: world.home,
-      PI_CODING_AGENT_DIR: world.agentDir,
-      ...env,
-    },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolveRun) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolveRun({ code, stdout, stderr });
-    });
+    env: { PATH: `${BIN}:${process.env["PATH"] ?? "/usr/bin:/bin"}`, HOME: world.home, PI_CODING_AGENT_DIR: world.agentDir, ...env },
+    timeoutMs: RUN_TIMEOUT_MS,
   });
 }

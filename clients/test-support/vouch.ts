@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { after, before } from "node:test";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 /** How long a child may take to say where it listens. */
@@ -55,6 +56,66 @@ export function allow(rationale = "scripted allow", delayMs = 0): Reply {
 
 export function deny(rationale: string, delayMs = 0): Reply {
   return { verdict: { outcome: "deny", risk_level: "medium", user_authorization: "low", rationale, suggestion: null }, delay_ms: delayMs };
+}
+
+export function defer(rationale = "scripted defer"): Reply {
+  return { verdict: { outcome: "defer", risk_level: "medium", user_authorization: "unknown", rationale, suggestion: null } };
+}
+
+/** How long the `slow-…` reviewer reply waits: far past any client deadline a test sets. */
+export const SLOW_MS = 20_000;
+
+/**
+ * What the outcome tests of both clients need: a model server whose verdict
+ * follows a marker in the request (`allowed-<word>` allows,
+ * `denied-<word>` denies with `denyRationale`, `slow-<word>` allows after
+ * {@link SLOW_MS}, anything else defers), a `vouch serve` reviewing with it,
+ * and a second `vouch serve` whose reviewer is unreachable.
+ */
+export interface ReviewWorld {
+  readonly model: ModelServer;
+  readonly vouch: VouchServer;
+  readonly blindVouch: VouchServer;
+  stop(): Promise<void>;
+}
+
+export async function startReviewWorld(word: string, denyRationale: string): Promise<ReviewWorld> {
+  const model = await startModelServer({
+    default: defer(),
+    rules: [
+      { contains: `allowed-${word}`, reply: allow("the user asked for it") },
+      { contains: `denied-${word}`, reply: deny(denyRationale) },
+      { contains: `slow-${word}`, reply: allow("too late", SLOW_MS) },
+    ],
+  });
+  const vouch = await startVouch({ reviewerUrl: model.baseUrl });
+  const blindVouch = await startVouch({ reviewerUrl: `http://127.0.0.1:${await deadPort()}/v1` });
+  return {
+    model,
+    vouch,
+    blindVouch,
+    stop: async () => {
+      await Promise.all([vouch.stop(), blindVouch.stop(), model.stop()]);
+    },
+  };
+}
+
+/**
+ * Starts a {@link ReviewWorld} before the calling test file's tests and stops
+ * it after them; the returned function gives it to the tests.
+ */
+export function useReviewWorld(word: string, denyRationale: string): () => ReviewWorld {
+  let world: ReviewWorld | undefined;
+  before(async () => {
+    world = await startReviewWorld(word, denyRationale);
+  });
+  after(async () => {
+    await world?.stop();
+  });
+  return () => {
+    if (world === undefined) throw new Error("the review world has not started");
+    return world;
+  };
 }
 
 export interface ModelServer {

@@ -11,12 +11,11 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { SERVICE_KEY, SESSION_SERVICES_KEY } from "../src/chain.ts";
 import type { AuthorizerVerdict, Authorize } from "../src/chain.ts";
-import type { ModelServer, VouchServer } from "../../test-support/vouch.ts";
-import { allow, deadPort, deny, startModelServer, startVouch } from "../../test-support/vouch.ts";
+import { deadPort, SLOW_MS, useReviewWorld } from "../../test-support/vouch.ts";
 import { loadExtension, session } from "./fake-pi.ts";
 
 const FIXTURE = JSON.parse(readFileSync(new URL("./fixtures/pps-26.3.1_authorizer-link_authorize-args.json", import.meta.url), "utf8")) as {
@@ -24,7 +23,6 @@ const FIXTURE = JSON.parse(readFileSync(new URL("./fixtures/pps-26.3.1_authorize
 };
 /** The project the agent works in: its own directory, holding none of vouch's files. */
 const CWD = mkdtempSync(join(tmpdir(), "vouch-pi-project-"));
-const SLOW_MS = 20_000;
 
 /** The fixture's permission request, for another bash command. */
 function linkDetails(command: string): Record<string, unknown> {
@@ -36,28 +34,8 @@ function linkDetails(command: string): Record<string, unknown> {
   return details;
 }
 
-let model: ModelServer;
-let vouch: VouchServer;
-let blindVouch: VouchServer;
+const world = useReviewWorld("cmd", "scripted deny: not what the user asked");
 let sessions = 0;
-
-before(async () => {
-  model = await startModelServer({
-    default: { verdict: { outcome: "defer", risk_level: "medium", user_authorization: "unknown", rationale: "scripted defer", suggestion: null } },
-    rules: [
-      { contains: "allowed-cmd", reply: allow("the user asked for it") },
-      { contains: "denied-cmd", reply: deny("scripted deny: not what the user asked") },
-      { contains: "slow-cmd", reply: allow("too late", SLOW_MS) },
-    ],
-  });
-  vouch = await startVouch({ reviewerUrl: model.baseUrl });
-  // A vouch whose reviewer is unreachable.
-  blindVouch = await startVouch({ reviewerUrl: `http://127.0.0.1:${await deadPort()}/v1` });
-});
-
-after(async () => {
-  await Promise.all([vouch?.stop(), blindVouch?.stop(), model?.stop()]);
-});
 
 /** Loads the extension into a fresh session and returns its chain link. */
 async function link(env: Record<string, string>, userText: string): Promise<Authorize> {
@@ -86,7 +64,7 @@ async function preFilter(env: Record<string, string>, userText: string) {
   return (command: string) => ext.fire("tool_call", { type: "tool_call", toolName: "bash", toolCallId: "call_1", input: { command } });
 }
 
-const live = () => ({ VOUCH_URL: vouch.url, VOUCH_TOKEN: vouch.token });
+const live = () => ({ VOUCH_URL: world().vouch.url, VOUCH_TOKEN: world().vouch.token });
 
 function assertDenied(verdict: AuthorizerVerdict, pattern: RegExp): void {
   assert.equal(verdict.kind, "deny");
@@ -115,12 +93,12 @@ describe("chain link", () => {
     const marker = "hard-deny-marker-1";
     const verdict = await authorize(linkDetails(`rm -rf / # ${marker}`), {}, {});
     assertDenied(verdict, /Automatic policy denied this action/);
-    const seen = await model.requests();
+    const seen = await world().model.requests();
     assert.equal(seen.filter((r) => r.body.includes(marker)).length, 0, "the model was asked about a hard deny");
   });
 
   test("reviewer unreachable: vouch's fail-closed deny, never an allow", async () => {
-    const authorize = await link({ VOUCH_URL: blindVouch.url, VOUCH_TOKEN: blindVouch.token }, "Please run allowed-cmd");
+    const authorize = await link({ VOUCH_URL: world().blindVouch.url, VOUCH_TOKEN: world().blindVouch.token }, "Please run allowed-cmd");
     assertDenied(await authorize(linkDetails("echo allowed-cmd"), {}, {}), /review could not complete/i);
   });
 
@@ -133,7 +111,7 @@ describe("chain link", () => {
   });
 
   test("wrong token: denied, naming the token", async () => {
-    const authorize = await link({ VOUCH_URL: vouch.url, VOUCH_TOKEN: "not-the-token" }, "Please run allowed-cmd");
+    const authorize = await link({ VOUCH_URL: world().vouch.url, VOUCH_TOKEN: "not-the-token" }, "Please run allowed-cmd");
     assertDenied(await authorize(linkDetails("echo allowed-cmd"), {}, {}), /rejected the adapter token \(401\)/);
   });
 
@@ -180,11 +158,11 @@ describe("tool_call pre-filter (no authorizer chain)", () => {
   test("faults block: vouch down, wrong token, slow vouch, reviewer unreachable", async () => {
     const down = await preFilter({ VOUCH_URL: `http://127.0.0.1:${await deadPort()}`, VOUCH_TOKEN: "t" }, "x");
     assert.match(((await down("echo allowed-cmd")) as { reason: string }).reason, /vouch is unreachable/);
-    const wrong = await preFilter({ VOUCH_URL: vouch.url, VOUCH_TOKEN: "wrong" }, "x");
+    const wrong = await preFilter({ VOUCH_URL: world().vouch.url, VOUCH_TOKEN: "wrong" }, "x");
     assert.match(((await wrong("echo allowed-cmd")) as { reason: string }).reason, /adapter token \(401\)/);
     const slow = await preFilter({ ...live(), VOUCH_TIMEOUT_MS: "800" }, "x");
     assert.match(((await slow("echo slow-cmd")) as { reason: string }).reason, /deadline of 800 ms/);
-    const blind = await preFilter({ VOUCH_URL: blindVouch.url, VOUCH_TOKEN: blindVouch.token }, "x");
+    const blind = await preFilter({ VOUCH_URL: world().blindVouch.url, VOUCH_TOKEN: world().blindVouch.token }, "x");
     assert.match(((await blind("echo allowed-cmd")) as { reason: string }).reason, /review could not complete/i);
   });
 
@@ -192,6 +170,6 @@ describe("tool_call pre-filter (no authorizer chain)", () => {
     const call = await preFilter(live(), "x");
     const marker = "hard-deny-marker-2";
     assert.equal(((await call(`rm -rf ~ # ${marker}`)) as { block: boolean }).block, true);
-    assert.equal((await model.requests()).filter((r) => r.body.includes(marker)).length, 0);
+    assert.equal((await world().model.requests()).filter((r) => r.body.includes(marker)).length, 0);
   });
 });

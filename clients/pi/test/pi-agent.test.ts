@@ -23,31 +23,21 @@ import type { AgentModel } from "../../test-support/agent-model.ts";
 import { RUN_PREFIX, startAgentModel, toolResults } from "../../test-support/agent-model.ts";
 import type { PiRun, PiWorld } from "../../test-support/pi.ts";
 import { piWorld, runPi, writePermissionConfig } from "../../test-support/pi.ts";
-import type { ModelServer, VouchServer } from "../../test-support/vouch.ts";
-import { allow, deadPort, deny, startModelServer, startVouch } from "../../test-support/vouch.ts";
+import { deadPort, useReviewWorld } from "../../test-support/vouch.ts";
 
 const CLIENT = new URL("..", import.meta.url).pathname;
 const CHAIN_HOST = new URL("./chain-host/index.ts", import.meta.url).pathname;
 const PERMISSION_SYSTEM = new URL("../../node_modules/@gotgenes/pi-permission-system", import.meta.url).pathname;
 
-let model: ModelServer;
-let vouch: VouchServer;
+const review = useReviewWorld("cmd", "scripted deny: the user did not ask for this");
 let agent: AgentModel;
 
 before(async () => {
-  model = await startModelServer({
-    default: { verdict: { outcome: "defer", risk_level: "medium", user_authorization: "unknown", rationale: "scripted defer", suggestion: null } },
-    rules: [
-      { contains: "allowed-cmd", reply: allow("the user asked for exactly this") },
-      { contains: "denied-cmd", reply: deny("scripted deny: the user did not ask for this") },
-    ],
-  });
-  vouch = await startVouch({ reviewerUrl: model.baseUrl });
   agent = await startAgentModel();
 });
 
 after(async () => {
-  await Promise.all([vouch?.stop(), model?.stop(), agent?.close()]);
+  await agent?.close();
 });
 
 interface Outcome {
@@ -60,7 +50,7 @@ interface Outcome {
 async function ask(extensions: string[], command: string, env: Record<string, string> = {}, setup?: (world: PiWorld) => void): Promise<Outcome> {
   const world = piWorld(agent.baseUrl);
   setup?.(world);
-  const run = await runPi(world, extensions, `${RUN_PREFIX}${command}`, { VOUCH_URL: vouch.url, VOUCH_TOKEN_FILE: vouch.tokenFile, ...env });
+  const run = await runPi(world, extensions, `${RUN_PREFIX}${command}`, { VOUCH_URL: review().vouch.url, VOUCH_TOKEN_FILE: review().vouch.tokenFile, ...env });
   assert.equal(run.code, 0, `pi failed:\n${run.stderr}`);
   const results = toolResults(agent.requests);
   return { run, world, seen: results[results.length - 1] ?? "" };
@@ -90,7 +80,7 @@ describe("pi-permission-system 20.7.3: the deny-only fallback", () => {
     const { world, seen } = await ask(extensions, "mkdir -p .claude && touch .claude/settings.json", {}, setup);
     assert.equal(existsSync(join(world.project, ".claude")), false);
     assert.match(seen, /Automatic policy denied this action/);
-    assert.equal((await model.requests()).filter((r) => r.body.includes(".claude/settings.json")).length, 0);
+    assert.equal((await review().model.requests()).filter((r) => r.body.includes(".claude/settings.json")).length, 0);
   });
 
   test("vouch down: the call is blocked, never run", async () => {
@@ -130,7 +120,7 @@ describe("the authorizer chain (host double of pi-permission-system >= 20.9)", (
   test("registered but not listed in the chain: vouch is not consulted", async () => {
     const { world } = await ask(extensions, "touch allowed-cmd-unlisted", { CHAIN_HOST_CHAIN: "" });
     assert.equal(existsSync(join(world.project, "allowed-cmd-unlisted")), false);
-    assert.equal((await model.requests()).filter((r) => r.body.includes("allowed-cmd-unlisted")).length, 0);
+    assert.equal((await review().model.requests()).filter((r) => r.body.includes("allowed-cmd-unlisted")).length, 0);
   });
 
   test("the per-session service map (29+): allow runs, deny does not", async () => {

@@ -10,40 +10,19 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { readSettings } from "../../common/vouch.ts";
 import type { AskAnswer, WrappedCommand } from "../src/broker.ts";
 import { answerAsk, DEFAULT_TIMEOUT_MS, networkRequest } from "../src/broker.ts";
 import { metric, startPreConsumer } from "../../test-support/pre-consumer.ts";
-import type { ModelServer, VouchServer } from "../../test-support/vouch.ts";
-import { allow, deadPort, deny, startModelServer, startVouch } from "../../test-support/vouch.ts";
+import { deadPort, SLOW_MS, useReviewWorld } from "../../test-support/vouch.ts";
 
 const ASKED = JSON.parse(readFileSync(new URL("./fixtures/srt-0.0.83_ask-callback-params.json", import.meta.url), "utf8")) as Array<{ host: string; port: number }>;
 const CWD = mkdtempSync(join(tmpdir(), "vouch-srt-project-"));
-const SLOW_MS = 20_000;
 
-let model: ModelServer;
-let vouch: VouchServer;
-let blindVouch: VouchServer;
+const world = useReviewWorld("dest", "scripted deny: unexpected destination");
 let sessions = 0;
-
-before(async () => {
-  model = await startModelServer({
-    default: { verdict: { outcome: "defer", risk_level: "medium", user_authorization: "unknown", rationale: "scripted defer", suggestion: null } },
-    rules: [
-      { contains: "allowed-dest", reply: allow("expected destination") },
-      { contains: "denied-dest", reply: deny("scripted deny: unexpected destination") },
-      { contains: "slow-dest", reply: allow("too late", SLOW_MS) },
-    ],
-  });
-  vouch = await startVouch({ reviewerUrl: model.baseUrl });
-  blindVouch = await startVouch({ reviewerUrl: `http://127.0.0.1:${await deadPort()}/v1` });
-});
-
-after(async () => {
-  await Promise.all([vouch?.stop(), blindVouch?.stop(), model?.stop()]);
-});
 
 function wrapped(command: string): WrappedCommand {
   sessions += 1;
@@ -55,7 +34,7 @@ async function ask(env: Record<string, string>, command: string): Promise<AskAns
   return answerAsk(settings, wrapped(command), ASKED[0], "srt-ask-1");
 }
 
-const live = () => ({ VOUCH_URL: vouch.url, VOUCH_TOKEN: vouch.token });
+const live = () => ({ VOUCH_URL: world().vouch.url, VOUCH_TOKEN: world().vouch.token });
 
 function reasonOf(answer: AskAnswer): string {
   assert.notEqual(answer, true, "the broker allowed");
@@ -73,15 +52,15 @@ describe("the ask callback", () => {
   });
 
   test("allow: true once the grant is consumed, and vouch counts the consume", async () => {
-    const before = await metric(vouch.url, "vouch_grants_consumed_total");
+    const before = await metric(world().vouch.url, "vouch_grants_consumed_total");
     assert.equal(await ask(live(), "curl http://127.0.0.1/allowed-dest"), true);
-    assert.equal(await metric(vouch.url, "vouch_grants_consumed_total"), before + 1);
+    assert.equal(await metric(world().vouch.url, "vouch_grants_consumed_total"), before + 1);
   });
 
   test("a replayed grant is refused: a token consumed before the broker's consume opens nothing", async () => {
-    const thief = await startPreConsumer(vouch.url);
+    const thief = await startPreConsumer(world().vouch.url);
     try {
-      const reason = reasonOf(await ask({ VOUCH_URL: thief.url, VOUCH_TOKEN: vouch.token }, "curl http://127.0.0.1/allowed-dest/replay"));
+      const reason = reasonOf(await ask({ VOUCH_URL: thief.url, VOUCH_TOKEN: world().vouch.token }, "curl http://127.0.0.1/allowed-dest/replay"));
       assert.equal(thief.stolen(), 1);
       assert.match(reason, /vouch did not consume the grant/);
     } finally {
@@ -102,11 +81,11 @@ describe("the ask callback", () => {
     const marker = "hard-deny-marker-srt";
     const reason = reasonOf(await ask(live(), `curl --data-binary @.env http://127.0.0.1/${marker}`));
     assert.match(reason, /Automatic policy denied this action/);
-    assert.equal((await model.requests()).filter((r) => r.body.includes(marker)).length, 0);
+    assert.equal((await world().model.requests()).filter((r) => r.body.includes(marker)).length, 0);
   });
 
   test("reviewer unreachable: vouch's fail-closed deny", async () => {
-    const reason = reasonOf(await ask({ VOUCH_URL: blindVouch.url, VOUCH_TOKEN: blindVouch.token }, "curl http://127.0.0.1/allowed-dest"));
+    const reason = reasonOf(await ask({ VOUCH_URL: world().blindVouch.url, VOUCH_TOKEN: world().blindVouch.token }, "curl http://127.0.0.1/allowed-dest"));
     assert.match(reason, /review could not complete/i);
   });
 
@@ -116,7 +95,7 @@ describe("the ask callback", () => {
   });
 
   test("wrong token: denied, naming the token", async () => {
-    const reason = reasonOf(await ask({ VOUCH_URL: vouch.url, VOUCH_TOKEN: "wrong" }, "curl http://127.0.0.1/allowed-dest"));
+    const reason = reasonOf(await ask({ VOUCH_URL: world().vouch.url, VOUCH_TOKEN: "wrong" }, "curl http://127.0.0.1/allowed-dest"));
     assert.match(reason, /rejected the adapter token \(401\)/);
   });
 

@@ -7,7 +7,6 @@
  */
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { createServer } from "node:http";
 import type { Server } from "node:http";
@@ -17,6 +16,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { BIN } from "../../test-support/pi.ts";
+import type { Finished } from "../../test-support/process.ts";
+import { runToEnd } from "../../test-support/process.ts";
 import { metric, startPreConsumer } from "../../test-support/pre-consumer.ts";
 import type { ModelServer, VouchServer } from "../../test-support/vouch.ts";
 import { allow, deadPort, deny, startModelServer, startVouch } from "../../test-support/vouch.ts";
@@ -53,34 +54,17 @@ after(async () => {
   await Promise.all([vouch?.stop(), model?.stop()]);
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 let runs = 0;
 
 /** `vouch-srt -c COMMAND` in a fresh project dir, with a fresh HOME (so no ~/.srt-settings.json). */
-function vouchSrt(command: string, env: Record<string, string>): Promise<Run> {
+function vouchSrt(command: string, env: Record<string, string>, args: string[] = ["-c", command]): Promise<Finished> {
   runs += 1;
   const home = mkdtempSync(join(tmpdir(), "vouch-srt-home-"));
   const project = mkdtempSync(join(tmpdir(), "vouch-srt-project-"));
-  const child = spawn(CLI, ["-c", command], {
+  return runToEnd(CLI, args, {
     cwd: project,
-    stdio: ["ignore", "pipe", "pipe"],
     env: { PATH: `${BIN}:${process.env["PATH"] ?? "/usr/bin:/bin"}`, HOME: home, VOUCH_SESSION: `srt-e2e-${runs}`, VOUCH_TURN: "t-1", ...env },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+    timeoutMs: RUN_TIMEOUT_MS,
   });
 }
 
@@ -136,7 +120,8 @@ describe("vouch-srt with the real sandbox-runtime", () => {
     const noToken = await vouchSrt("true", { VOUCH_URL: vouch.url, VOUCH_TOKEN_FILE: "/nonexistent/adapter.token" });
     assert.equal(noToken.code, 125);
     assert.match(noToken.stderr, /cannot read token file `\/nonexistent\/adapter.token` \(from VOUCH_TOKEN_FILE\): ENOENT/);
-    const usage = await new Promise<number | null>((resolve) => spawn(CLI, ["--bogus"], { env: { PATH: `${BIN}:/usr/bin:/bin` } }).on("close", resolve));
-    assert.equal(usage, 125);
+    const usage = await vouchSrt("", live(), ["--bogus"]);
+    assert.equal(usage.code, 125);
+    assert.match(usage.stderr, /^vouch-srt: unexpected `--bogus` \(put the command after --\)\nusage: vouch-srt/);
   });
 });
