@@ -12,6 +12,10 @@
  * buffered across failures and the queue is bounded: a burst larger than it
  * is dropped and counted, never allowed to grow.
  *
+ * The body is a JSON array of the broadcasts as they were, each with what
+ * the event lacks and only the client knows: `cwd` (vouch's audit scopes by
+ * project), `home`, `source: "pi"` and `timestamp_ms` (when it was heard).
+ *
  * Decisions vouch itself made as a chain link are not forwarded: vouch's
  * audit already records its own final decisions, and some permission-system
  * versions report a link's answer as `user_approved` / `user_denied`, which
@@ -19,7 +23,9 @@
  */
 
 import type { VouchSettings } from "../../common/vouch.ts";
-import { describeRefusal, isRecord, post } from "../../common/vouch.ts";
+import { homedir } from "node:os";
+
+import { describeRefusal, isRecord, oneLine, post } from "../../common/vouch.ts";
 import { SOURCE } from "./request.ts";
 
 /** Events waiting to be sent, at most. */
@@ -32,7 +38,6 @@ const AUDIT_DEADLINE_MS = 5_000;
 const MAX_OWN_DECISIONS = 1024;
 
 export interface AuditContext {
-  readonly sessionId: string;
   readonly cwd: string;
 }
 
@@ -42,6 +47,7 @@ export class AuditForwarder {
   #inFlight: Promise<void> | undefined;
   #dropped = 0;
   #faultLogged = false;
+  #rejectionLogged = false;
   readonly #ownDecisions = new Set<string>();
 
   readonly #settings: VouchSettings;
@@ -74,7 +80,8 @@ export class AuditForwarder {
       if (this.#dropped === 1) this.#log(`audit: more than ${MAX_QUEUED} decisions waiting; dropping and counting the rest`);
       return;
     }
-    this.#queue.push(event);
+    const cwd = this.#context()?.cwd;
+    this.#queue.push({ ...event, ...(cwd === undefined ? {} : { cwd }), home: homedir(), source: SOURCE, timestamp_ms: Date.now() });
     this.#kick();
   }
 
@@ -94,13 +101,12 @@ export class AuditForwarder {
   }
 
   async #send(events: Record<string, unknown>[]): Promise<void> {
-    const context = this.#context();
-    const body = { source: SOURCE, session_id: context?.sessionId, cwd: context?.cwd, events };
     const deadline = Date.now() + Math.min(this.#settings.timeoutMs, AUDIT_DEADLINE_MS);
-    const reply = await post(this.#settings, "/v1/audit/events", body, deadline);
+    const reply = await post(this.#settings, "/v1/audit/events", events, deadline);
     switch (reply.kind) {
       case "ok":
         this.#faultLogged = false;
+        this.#noteRejections(reply.body);
         return;
       case "refused":
         this.#turnOff(
@@ -114,6 +120,16 @@ export class AuditForwarder {
         this.#faultLogged = true;
         return;
     }
+  }
+
+  /** The ingest's summary names events it refused; that repeats, so it is said once. */
+  #noteRejections(summary: unknown): void {
+    const rejected = isRecord(summary) ? summary["rejected"] : undefined;
+    if (this.#rejectionLogged || !Array.isArray(rejected) || rejected.length === 0) return;
+    this.#rejectionLogged = true;
+    const first: unknown = rejected[0];
+    const why = isRecord(first) && typeof first["error"] === "string" ? first["error"] : "no reason given";
+    this.#log(`audit: vouch refused ${rejected.length} forwarded decision(s) (${oneLine(why)})`);
   }
 
   #turnOff(line: string): void {

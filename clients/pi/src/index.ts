@@ -170,9 +170,8 @@ class VouchForPi {
     }
   }
 
-  #auditContext(): { sessionId: string; cwd: string } | undefined {
-    const ctx = this.#current;
-    return ctx === undefined ? undefined : { sessionId: ctx.sessionManager.getSessionId(), cwd: ctx.cwd };
+  #auditContext(): { cwd: string } | undefined {
+    return this.#current === undefined ? undefined : { cwd: this.#current.cwd };
   }
 
   /** One line for the operator: a notification in the TUI, stderr otherwise. */

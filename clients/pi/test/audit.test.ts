@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { homedir } from "node:os";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 
@@ -18,6 +19,13 @@ import { AuditForwarder } from "../src/audit.ts";
 import type { VouchServer } from "../../test-support/vouch.ts";
 import { deadPort, startVouch } from "../../test-support/vouch.ts";
 
+/** What the forwarder adds to each broadcast; the rest must arrive as it was. */
+function asBroadcast(sent: Record<string, unknown>): Record<string, unknown> {
+  const { cwd, home, source, timestamp_ms: at, ...event } = sent;
+  assert.deepEqual([cwd, home, source, typeof at], ["/p", homedir(), "pi", "number"]);
+  return event;
+}
+
 const fixture = (name: string): Record<string, unknown> =>
   JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8")) as Record<string, unknown>;
 const ASKED = fixture("pps-20.7.3_decision-event_print-mode-ask.json");
@@ -26,19 +34,20 @@ const ALLOWED = fixture("pps-26.3.1_decision-event_link-allow.json");
 
 interface Ingest {
   url: string;
-  bodies: Array<Record<string, unknown>>;
+  /** Each batch received (a JSON array of events). */
+  bodies: Array<Array<Record<string, unknown>>>;
   close(): Promise<void>;
 }
 
-/** A loopback ingest answering `status` to every batch. */
-async function ingest(status: number): Promise<Ingest> {
-  const bodies: Array<Record<string, unknown>> = [];
+/** A loopback ingest answering `status` (and `reply` for a 2xx) to every batch. */
+async function ingest(status: number, reply = '{"events":1,"counted":1,"rejected":[]}'): Promise<Ingest> {
+  const bodies: Array<Array<Record<string, unknown>>> = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>);
-      res.writeHead(status, { "content-type": "application/json" }).end(status < 300 ? '{"ingested":1}' : '{"error":{"code":"not_implemented","message":"no audit"}}');
+      bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")) as Array<Record<string, unknown>>);
+      res.writeHead(status, { "content-type": "application/json" }).end(status < 300 ? reply : '{"error":{"code":"not_implemented","message":"no audit"}}');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -52,7 +61,7 @@ async function ingest(status: number): Promise<Ingest> {
 function forwarder(url: string, logs: string[]): AuditForwarder {
   const settings = readSettings({ VOUCH_URL: url, VOUCH_TOKEN: "tok" }, 2000);
   assert.equal(settings.kind, "ok");
-  return new AuditForwarder((settings as { value: VouchSettings }).value, () => ({ sessionId: "s-1", cwd: "/p" }), (line) => logs.push(line));
+  return new AuditForwarder((settings as { value: VouchSettings }).value, () => ({ cwd: "/p" }), (line) => logs.push(line));
 }
 
 describe("audit forwarding", () => {
@@ -64,7 +73,7 @@ describe("audit forwarding", () => {
     await vouch?.stop();
   });
 
-  test("sends the broadcasts as a batch with the session and cwd; skips vouch's own link decisions and non-decisions", async () => {
+  test("sends the broadcasts as a JSON array, each with cwd, home, source and time; skips vouch's own link decisions and non-decisions", async () => {
     const server = await ingest(200);
     const logs: string[] = [];
     const audit = forwarder(server.url, logs);
@@ -75,9 +84,7 @@ describe("audit forwarding", () => {
     audit.push(ASKED);
     audit.push(ALLOWED);
     await audit.flush();
-    const events = server.bodies.flatMap((b) => b["events"] as unknown[]);
-    assert.deepEqual(events, [ASKED, ALLOWED]);
-    assert.deepEqual({ ...server.bodies[0], events: [] }, { source: "pi", session_id: "s-1", cwd: "/p", events: [] });
+    assert.deepEqual(server.bodies.flat().map(asBroadcast), [ASKED, ALLOWED]);
     assert.deepEqual(logs, []);
     await server.close();
   });
@@ -110,6 +117,19 @@ describe("audit forwarding", () => {
     await server.close();
   });
 
+  test("events the ingest refuses are reported once, and forwarding goes on", async () => {
+    const server = await ingest(200, '{"events":1,"counted":0,"rejected":[{"index":0,"error":"field `result` must be `allow` or `deny`"}]}');
+    const logs: string[] = [];
+    const audit = forwarder(server.url, logs);
+    for (let i = 0; i < 3; i += 1) {
+      audit.push(ASKED);
+      await audit.flush();
+    }
+    assert.equal(server.bodies.length, 3);
+    assert.deepEqual(logs, ["audit: vouch refused 1 forwarded decision(s) (field `result` must be `allow` or `deny`)"]);
+    await server.close();
+  });
+
   test("vouch down: one line, the batch is dropped, forwarding stays on", async () => {
     const logs: string[] = [];
     const audit = forwarder(`http://127.0.0.1:${await deadPort()}`, logs);
@@ -128,7 +148,7 @@ describe("audit forwarding", () => {
     const audit = forwarder(server.url, []);
     for (const name of names) audit.push(fixture(name));
     await audit.flush();
-    assert.deepEqual(server.bodies.flatMap((b) => b["events"] as unknown[]), names.map(fixture));
+    assert.deepEqual(server.bodies.flat().map(asBroadcast), names.map(fixture));
     await server.close();
   });
 
@@ -138,7 +158,7 @@ describe("audit forwarding", () => {
     const audit = forwarder(server.url, logs);
     for (let i = 0; i < 1000; i += 1) audit.push({ ...ASKED, value: `cmd ${i}` });
     await audit.flush();
-    const sent = server.bodies.flatMap((b) => b["events"] as unknown[]).length;
+    const sent = server.bodies.flat().length;
     assert.ok(sent <= 256 + 64, `sent ${sent}`);
     assert.ok(sent > 0);
     assert.match(logs.join("\n"), /decision\(s\) were dropped because the queue was full/);
@@ -149,7 +169,7 @@ describe("audit forwarding", () => {
     const logs: string[] = [];
     const settings = readSettings({ VOUCH_URL: vouch.url, VOUCH_TOKEN: vouch.token }, 2000);
     assert.equal(settings.kind, "ok");
-    const audit = new AuditForwarder((settings as { value: VouchSettings }).value, () => ({ sessionId: "s-1", cwd: "/p" }), (line) => logs.push(line));
+    const audit = new AuditForwarder((settings as { value: VouchSettings }).value, () => ({ cwd: "/p" }), (line) => logs.push(line));
     audit.push(ASKED);
     await audit.flush();
     // This build has no audit subsystem yet: `POST /v1/audit/events` is 501.
