@@ -114,6 +114,8 @@ describe("vouch-srt with the real sandbox-runtime", () => {
 
   test("the exit status is the command's; vouch-srt's own failures are 125", async () => {
     assert.equal((await vouchSrt("exit 7", live())).code, 7);
+    const argv = await vouchSrt("", live(), ["--", "sh", "-c", "echo \"$1\"; exit 3", "sh", "it's one argument"]);
+    assert.deepEqual([argv.code, argv.stdout], [3, "it's one argument\n"]);
     const bad = await vouchSrt("touch ran", { ...live(), VOUCH_TIMEOUT_MS: "soon" });
     assert.equal(bad.code, 125);
     assert.match(bad.stderr, /^vouch-srt: VOUCH_TIMEOUT_MS `soon` must be a whole number of milliseconds/);
