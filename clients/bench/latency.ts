@@ -10,7 +10,7 @@
  *     cd clients && npm ci && npm run bench            # 300 calls per case
  *     npm run bench -- 1000                            # or another count
  *
- * Calls are sequential (one in flight), after 30 warm-up calls per case.
+ * Calls are sequential (one in flight), after 200 warm-up calls per case.
  */
 
 import { mkdtempSync } from "node:fs";
@@ -26,7 +26,7 @@ import { answerAsk, DEFAULT_TIMEOUT_MS } from "../sandbox-runtime/src/broker.ts"
 import { allow, startModelServer, startVouch } from "../test-support/vouch.ts";
 
 const COUNT = Number(process.argv[2] ?? "300");
-const WARMUP = 30;
+const WARMUP = 200;
 
 const model = await startModelServer({ default: allow("benchmark allow") });
 const vouch = await startVouch({ reviewerUrl: model.baseUrl, extraToml: "[server]\nrate_limit_per_second = 100000" });

@@ -106,6 +106,14 @@ describe("vouch-srt with the real sandbox-runtime", () => {
     assert.match(run.stderr, /<sandbox_violations>\ndeny network-outbound 127\.0\.0\.1:\d+ \(Automatic policy denied this action \(not a human\)\..*scripted deny: unexpected destination/);
   });
 
+  test("the proxy is the only way out: a direct connection reaches nothing and asks nothing", async () => {
+    const minted = await metric(vouch.url, "vouch_grants_minted_total");
+    const run = await vouchSrt(`curl -sS --noproxy '*' -m 5 http://127.0.0.1:${targetPort}/allowed-dest/direct; echo "curl=$?"`, live());
+    assert.deepEqual(hitsOf("/allowed-dest/direct"), []);
+    assert.match(run.stdout, /curl=[1-9]\d*/);
+    assert.equal(await metric(vouch.url, "vouch_grants_minted_total"), minted);
+  });
+
   test("vouch down: not reached, and the violation says why", async () => {
     const run = await vouchSrt(curl("/allowed-dest/down"), { VOUCH_URL: `http://127.0.0.1:${await deadPort()}`, VOUCH_TOKEN: "t" });
     assert.deepEqual(hitsOf("/allowed-dest/down"), []);
