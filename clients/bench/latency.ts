@@ -10,7 +10,8 @@
  *     cd clients && npm ci && npm run bench            # 300 calls per case
  *     npm run bench -- 1000                            # or another count
  *
- * Calls are sequential (one in flight), after 200 warm-up calls per case.
+ * Calls are sequential (one in flight), the cases taken in turn (so each
+ * sees the same background load), after 200 warm-up rounds.
  */
 
 import { mkdtempSync } from "node:fs";
@@ -123,22 +124,21 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
 
-const rows: string[] = [];
-let offset = 0;
-for (const c of cases) {
-  for (let i = 0; i < WARMUP; i += 1) await c.call(offset + i);
-  offset += WARMUP;
-  const times: number[] = [];
-  for (let i = 0; i < COUNT; i += 1) {
+// Round-robin, so every case sees the same background load.
+for (let i = 0; i < WARMUP; i += 1) for (const c of cases) await c.call(i);
+const times = cases.map(() => [] as number[]);
+for (let i = WARMUP; i < WARMUP + COUNT; i += 1) {
+  for (const [k, c] of cases.entries()) {
     const started = process.hrtime.bigint();
-    await c.call(offset + i);
-    times.push(Number(process.hrtime.bigint() - started) / 1e6);
+    await c.call(i);
+    times[k]?.push(Number(process.hrtime.bigint() - started) / 1e6);
   }
-  offset += COUNT;
-  times.sort((a, b) => a - b);
-  const ms = (v: number) => v.toFixed(2);
-  rows.push(`| ${c.name} | ${COUNT} | ${ms(quantile(times, 0.5))} | ${ms(quantile(times, 0.9))} | ${ms(quantile(times, 0.99))} | ${ms(times[times.length - 1] ?? Number.NaN)} |`);
 }
+const ms = (v: number) => v.toFixed(2);
+const rows = cases.map((c, k) => {
+  const sorted = (times[k] ?? []).sort((a, b) => a - b);
+  return `| ${c.name} | ${COUNT} | ${ms(quantile(sorted, 0.5))} | ${ms(quantile(sorted, 0.9))} | ${ms(quantile(sorted, 0.99))} | ${ms(sorted[sorted.length - 1] ?? Number.NaN)} |`;
+});
 
 process.stdout.write(["| client call → answer | calls | p50 ms | p90 ms | p99 ms | max ms |", "|---|---|---|---|---|---|", ...rows, ""].join("\n"));
 await Promise.all([vouch.stop(), model.stop()]);
