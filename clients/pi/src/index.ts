@@ -187,6 +187,10 @@ class VouchForPi {
 
 export default function vouchForPi(pi: ExtensionAPI): void {
   const vouch = new VouchForPi(readPiSettings(process.env));
+  // Read once, then gone from Pi's environment, so the commands the agent
+  // runs (which inherit it) cannot read the token and talk to vouch as this
+  // client does.
+  delete process.env["VOUCH_TOKEN"];
   pi.events.on("permissions:ready", () => vouch.ready());
   pi.events.on("permissions:decision", (event) => vouch.decisionBroadcast(event));
   pi.on("session_start", (_event, ctx) => vouch.bind(ctx, false));

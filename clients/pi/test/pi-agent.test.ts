@@ -15,7 +15,7 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
@@ -52,6 +52,8 @@ async function ask(extensions: string[], command: string, env: Record<string, st
   setup?.(world);
   const run = await runPi(world, extensions, `${RUN_PREFIX}${command}`, { VOUCH_URL: review().vouch.url, VOUCH_TOKEN_FILE: review().vouch.tokenFile, ...env });
   assert.equal(run.code, 0, `pi failed:\n${run.stderr}`);
+  const token = review().vouch.token;
+  assert.ok(!run.stdout.includes(token) && !run.stderr.includes(token) && !JSON.stringify(agent.requests).includes(token), "the adapter token leaked");
   const results = toolResults(agent.requests);
   return { run, world, seen: results[results.length - 1] ?? "" };
 }
@@ -74,6 +76,11 @@ describe("pi-permission-system 20.7.3: the deny-only fallback", () => {
   test("an allowed bash call runs", async () => {
     const { world, seen } = await ask(extensions, "touch allowed-cmd-ran", {}, setup);
     assert.equal(existsSync(join(world.project, "allowed-cmd-ran")), true, `the allowed command did not run; agent saw: ${seen}`);
+  });
+
+  test("the agent's commands do not inherit VOUCH_TOKEN", async () => {
+    const { world } = await ask(extensions, "echo allowed-cmd token=${VOUCH_TOKEN:-unset} > seen.txt", { VOUCH_TOKEN: review().vouch.token, VOUCH_TOKEN_FILE: "" }, setup);
+    assert.equal(readFileSync(join(world.project, "seen.txt"), "utf8"), "allowed-cmd token=unset\n");
   });
 
   test("a hard deny does not run and never reaches the model", async () => {

@@ -30,6 +30,7 @@ import { errorCode, readSettings, readToken } from "../../common/vouch.ts";
 import type { WrappedCommand } from "./broker.ts";
 import { answerAsk, DEFAULT_TIMEOUT_MS } from "./broker.ts";
 import { parseArgs, shellQuote, USAGE } from "./args.ts";
+import { childEnvironment, vouchStateDirs } from "./protect.ts";
 
 /** Exit status when vouch-srt itself fails (as `env` and `timeout` use it). */
 const OWN_FAILURE = 125;
@@ -94,8 +95,12 @@ async function main(): Promise<void> {
     command,
     cwd: process.cwd(),
   };
+  const protectedConfig: SandboxRuntimeConfig = {
+    ...sandboxConfig,
+    filesystem: { ...sandboxConfig.filesystem, denyRead: [...sandboxConfig.filesystem.denyRead, ...vouchStateDirs(process.env, settings.value.token)] },
+  };
   try {
-    await SandboxManager.initialize(sandboxConfig, (params) => answerAsk(settings, wrapped, params, `srt-${randomUUID()}`));
+    await SandboxManager.initialize(protectedConfig, (params) => answerAsk(settings, wrapped, params, `srt-${randomUUID()}`));
   } catch (error) {
     fail(`the sandbox could not start (${errorCode(error)})`);
   }
@@ -105,7 +110,7 @@ async function main(): Promise<void> {
   } catch (error) {
     return fail(`the sandbox could not wrap the command (${errorCode(error)})`);
   }
-  const child = spawn(sandboxed, { shell: true, stdio: "inherit" });
+  const child = spawn(sandboxed, { shell: true, stdio: "inherit", env: childEnvironment(process.env) });
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, forward);
   child.on("error", (error) => fail(`the command could not start (${errorCode(error)})`));

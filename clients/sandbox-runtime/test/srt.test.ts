@@ -12,7 +12,7 @@ import { createServer } from "node:http";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { BIN } from "../../test-support/pi.ts";
@@ -57,15 +57,17 @@ after(async () => {
 let runs = 0;
 
 /** `vouch-srt -c COMMAND` in a fresh project dir, with a fresh HOME (so no ~/.srt-settings.json). */
-function vouchSrt(command: string, env: Record<string, string>, args: string[] = ["-c", command]): Promise<Finished> {
+async function vouchSrt(command: string, env: Record<string, string>, args: string[] = ["-c", command]): Promise<Finished> {
   runs += 1;
   const home = mkdtempSync(join(tmpdir(), "vouch-srt-home-"));
   const project = mkdtempSync(join(tmpdir(), "vouch-srt-project-"));
-  return runToEnd(CLI, args, {
+  const run = await runToEnd(CLI, args, {
     cwd: project,
     env: { PATH: `${BIN}:${process.env["PATH"] ?? "/usr/bin:/bin"}`, HOME: home, VOUCH_SESSION: `srt-e2e-${runs}`, VOUCH_TURN: "t-1", ...env },
     timeoutMs: RUN_TIMEOUT_MS,
   });
+  assert.ok(!run.stdout.includes(vouch.token) && !run.stderr.includes(vouch.token), "the adapter token leaked");
+  return run;
 }
 
 /** `curl` through the sandbox's proxy (`--noproxy ""` keeps it from bypassing the proxy for loopback). */
@@ -118,6 +120,19 @@ describe("vouch-srt with the real sandbox-runtime", () => {
     const run = await vouchSrt(curl("/allowed-dest/down"), { VOUCH_URL: `http://127.0.0.1:${await deadPort()}`, VOUCH_TOKEN: "t" });
     assert.deepEqual(hitsOf("/allowed-dest/down"), []);
     assert.match(run.stderr, /deny network-outbound 127\.0\.0\.1:\d+ \(Automatic review could not complete, so vouch blocked this connection \(vouch is unreachable/);
+  });
+
+  test("the sandboxed command sees neither the token variables nor vouch's state directory", async () => {
+    const state = dirname(vouch.tokenFile);
+    const script = [
+      'echo "token=${VOUCH_TOKEN:-unset} file=${VOUCH_TOKEN_FILE:-unset}"',
+      `cat ${state}/adapter.token || echo no-adapter-token`,
+      `cat ${state}/operator.token || echo no-operator-token`,
+    ].join("; ");
+    for (const env of [live(), { VOUCH_URL: vouch.url, VOUCH_TOKEN: vouch.token, VOUCH_HOME: dirname(state) }]) {
+      const run = await vouchSrt(script, env);
+      assert.equal(run.stdout, "token=unset file=unset\nno-adapter-token\nno-operator-token\n", run.stderr);
+    }
   });
 
   test("the exit status is the command's; vouch-srt's own failures are 125", async () => {
