@@ -185,12 +185,28 @@ class VouchForPi {
   }
 }
 
-export default function vouchForPi(pi: ExtensionAPI): void {
-  const vouch = new VouchForPi(readPiSettings(process.env));
-  // Read once, then gone from Pi's environment, so the commands the agent
-  // runs (which inherit it) cannot read the token and talk to vouch as this
-  // client does.
+/**
+ * Where `VOUCH_TOKEN` is kept once it has left the environment, so that a
+ * `/reload` (which loads the extension afresh) still has it.
+ */
+export const TOKEN_SLOT = Symbol.for("vouch-pi:adapter-token");
+
+/**
+ * The environment with `VOUCH_TOKEN` taken out of `process.env`: read once,
+ * then gone from Pi's environment, so the commands the agent runs (which
+ * inherit it) cannot read the token and talk to vouch as this client does.
+ */
+function takeToken(): Readonly<Record<string, string | undefined>> {
+  const slots = globalThis as unknown as Record<symbol, unknown>;
+  const fromEnv = process.env["VOUCH_TOKEN"];
+  if (fromEnv !== undefined && fromEnv.trim() !== "") slots[TOKEN_SLOT] = fromEnv;
   delete process.env["VOUCH_TOKEN"];
+  const kept = slots[TOKEN_SLOT];
+  return typeof kept === "string" ? { ...process.env, VOUCH_TOKEN: kept } : { ...process.env };
+}
+
+export default function vouchForPi(pi: ExtensionAPI): void {
+  const vouch = new VouchForPi(readPiSettings(takeToken()));
   pi.events.on("permissions:ready", () => vouch.ready());
   pi.events.on("permissions:decision", (event) => vouch.decisionBroadcast(event));
   pi.on("session_start", (_event, ctx) => vouch.bind(ctx, false));

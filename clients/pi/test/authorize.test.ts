@@ -128,6 +128,19 @@ describe("chain link", () => {
     assertDenied(await authorize(linkDetails("echo allowed-cmd"), {}, {}), /VOUCH_URL .* non-loopback host; use https/);
   });
 
+  test("VOUCH_TOKEN, taken out of the environment at load, survives a /reload", async () => {
+    const first = await link(live(), "Please run allowed-cmd");
+    assert.deepEqual(await first(linkDetails("echo allowed-cmd first"), {}, {}), { kind: "allow" });
+    // A reload loads the extension again in the same process, with the token gone from the environment.
+    let captured: Authorize | undefined;
+    (globalThis as unknown as Record<symbol, unknown>)[SERVICE_KEY] = { registerAuthorizer: (_: string, fn: Authorize) => ((captured = fn), () => {}) };
+    const ext = loadExtension({ VOUCH_URL: world().vouch.url, VOUCH_TOKEN_FILE: join(CWD, "no-such-token") }, session(`pi-reload-${sessions}`, CWD, "Please run allowed-cmd"), true);
+    await ext.fire("session_start", { reason: "reload" });
+    delete (globalThis as unknown as Record<symbol, unknown>)[SERVICE_KEY];
+    assert.ok(captured);
+    assert.deepEqual(await captured(linkDetails("echo allowed-cmd again"), {}, {}), { kind: "allow" });
+  });
+
   test("the per-session service map (27+) is found by the session's id", async () => {
     sessions += 1;
     const id = `pi-map-${sessions}`;

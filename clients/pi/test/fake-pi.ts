@@ -8,7 +8,7 @@
 
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
-import vouchForPi from "../src/index.ts";
+import vouchForPi, { TOKEN_SLOT } from "../src/index.ts";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
 
@@ -43,8 +43,12 @@ export function session(sessionId: string, cwd: string, userText: string, turnId
   };
 }
 
-/** Loads the extension with `env` as its environment. */
-export function loadExtension(env: Record<string, string>, ctx: FakeContext): LoadedExtension {
+/**
+ * Loads the extension with `env` as its environment — as a fresh Pi
+ * process would, unless `reload` (as `/reload` does, in the same process).
+ */
+export function loadExtension(env: Record<string, string>, ctx: FakeContext, reload = false): LoadedExtension {
+  if (!reload) delete (globalThis as unknown as Record<symbol, unknown>)[TOKEN_SLOT];
   const handlers = new Map<string, Handler[]>();
   const bus = new Map<string, Array<(data: unknown) => void>>();
   const api = {
