@@ -80,8 +80,7 @@ export class AuditForwarder {
       if (this.#dropped === 1) this.#log(`audit: more than ${MAX_QUEUED} decisions waiting; dropping and counting the rest`);
       return;
     }
-    const cwd = this.#context()?.cwd;
-    this.#queue.push({ ...event, ...(cwd === undefined ? {} : { cwd }), home: homedir(), source: SOURCE, timestamp_ms: Date.now() });
+    this.#queue.push(forwardedEvent(event, this.#context()?.cwd, Date.now()));
     this.#kick();
   }
 
@@ -137,6 +136,11 @@ export class AuditForwarder {
     this.#queue = [];
     this.#log(line);
   }
+}
+
+/** A broadcast as the ingest receives it: as it was, plus what only the client knows. */
+export function forwardedEvent(event: Record<string, unknown>, cwd: string | undefined, nowMs: number): Record<string, unknown> {
+  return { ...event, ...(cwd === undefined ? {} : { cwd }), home: homedir(), source: SOURCE, timestamp_ms: nowMs };
 }
 
 /** The fields every `permissions:decision` payload has (20.7.3 and later). */

@@ -7,15 +7,16 @@
  */
 
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 
-import { readSettings } from "../../common/vouch.ts";
+import { post, readSettings } from "../../common/vouch.ts";
 import type { VouchSettings } from "../../common/vouch.ts";
-import { AuditForwarder } from "../src/audit.ts";
+import { AuditForwarder, forwardedEvent } from "../src/audit.ts";
 import type { VouchServer } from "../../test-support/vouch.ts";
 import { deadPort, startVouch } from "../../test-support/vouch.ts";
 
@@ -165,14 +166,25 @@ describe("audit forwarding", () => {
     await server.close();
   });
 
-  test("against the real vouch serve of this build", async () => {
-    const logs: string[] = [];
+  test("against the real vouch serve of this build: ingested, or off with one line where it has no audit", async () => {
     const settings = readSettings({ VOUCH_URL: vouch.url, VOUCH_TOKEN: vouch.token }, 2000);
     assert.equal(settings.kind, "ok");
-    const audit = new AuditForwarder((settings as { value: VouchSettings }).value, () => ({ cwd: "/p" }), (line) => logs.push(line));
-    audit.push(ASKED);
+    const value = (settings as { value: VouchSettings }).value;
+    const cwd = mkdtempSync(join(tmpdir(), "vouch-audit-project-"));
+    const logs: string[] = [];
+    const audit = new AuditForwarder(value, () => ({ cwd }), (line) => logs.push(line));
+    const probe = await post(value, "/v1/audit/events", [forwardedEvent(ASKED, cwd, Date.now())], Date.now() + 5000);
+    audit.push(DENIED);
+    audit.push(ALLOWED);
     await audit.flush();
-    // This build has no audit subsystem yet: `POST /v1/audit/events` is 501.
-    assert.deepEqual(logs, ["audit: this vouch has no audit ingest (501); forwarding of permission decisions is off"]);
+    if (probe.kind === "refused" && probe.status === 501) {
+      assert.deepEqual(logs, ["audit: this vouch has no audit ingest (501); forwarding of permission decisions is off"]);
+      return;
+    }
+    // The ingest takes the forwarded shape whole: every event counted, none refused.
+    assert.equal(probe.kind, "ok", JSON.stringify(probe));
+    const summary = (probe as { body: { counted?: number; rejected?: unknown[] } }).body;
+    assert.deepEqual([summary.counted, summary.rejected], [1, []]);
+    assert.deepEqual(logs, []);
   });
 });
