@@ -204,7 +204,11 @@ case_run() {
 
 for harness in "${harnesses[@]}"; do
   reviewer=$reviewer_url/v1
+  curl -s --noproxy '*' -X DELETE "$reviewer_url/_requests" > /dev/null
   case_run "$harness" "model-allowed" "$reviewer" "touch ran-allowed" ran-allowed runs
+  # It ran because vouch's reviewer allowed it, not because no hook ran.
+  check "$harness: the allowed command was reviewed through the hook" \
+    $(reviewer_log | grep -q "touch ran-allowed" && echo 0 || echo 1) "the reviewer never saw it"
   case_run "$harness" "model-denied" "$reviewer" "touch ran-denied-marker" ran-denied-marker blocked
   seen=$(agent_log | python3 -c "import json,sys; print(sum('E2E-DENY-REASON' in r['text'] for r in json.load(sys.stdin) if r['harness']=='$harness'))")
   check "$harness: the deny reason reaches the agent model" $([ "$seen" -ge 1 ]; echo $?) \
