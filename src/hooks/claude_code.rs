@@ -149,20 +149,7 @@ fn ids(input: &Value) -> Result<Ids, HookError> {
     let session_id = tools::first_text(input, &["session_id"])
         .ok_or(HookError::MissingField("session_id"))?
         .to_owned();
-    let agent_id = tools::first_text(input, &["agent_id"]);
-    let prompt = tools::first_text(input, &["prompt_id"]);
-    // A subagent's calls are its own turn: its denials must not trip the
-    // main agent's breaker, nor spend its budget.
-    let turn_id = match (prompt, agent_id) {
-        (Some(p), Some(a)) => Some(format!("{p}/{a}")),
-        (Some(p), None) => Some(p.to_owned()),
-        (None, _) => None,
-    };
-    let agent = agent_id.map(|a| {
-        tools::first_text(input, &["agent_type"])
-            .unwrap_or(a)
-            .to_owned()
-    });
+    let (turn_id, agent) = tools::turn_and_agent(input, "prompt_id");
     let cwd = input.get("cwd").and_then(Value::as_str);
     if let Some(cwd) = cwd.filter(|c| !c.is_empty() && !c.starts_with('/')) {
         return Err(HookError::BadInput {

@@ -141,37 +141,22 @@ impl Harness for Codex {
     }
 }
 
+/// Codex reads Claude Code's `PreToolUse` reply shape.
 fn deny_pre_tool_use(reason: &str) -> Reply {
-    Reply::Json(json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }
-    }))
+    super::claude_code::pre_tool_use("deny", reason)
 }
 
 fn ids(input: &Value) -> Result<Ids, HookError> {
     let session_id = tools::first_text(input, &["session_id"])
         .ok_or(HookError::MissingField("session_id"))?
         .to_owned();
-    let agent_id = tools::first_text(input, &["agent_id"]);
-    let turn = tools::first_text(input, &["turn_id"]);
-    let turn_id = match (turn, agent_id) {
-        (Some(t), Some(a)) => Some(format!("{t}/{a}")),
-        (Some(t), None) => Some(t.to_owned()),
-        (None, _) => None,
-    };
+    let (turn_id, agent) = tools::turn_and_agent(input, "turn_id");
     Ok(Ids {
         source: "codex",
         session_id,
         turn_id,
         tool_call_id: tools::first_text(input, &["tool_use_id"]).map(str::to_owned),
-        agent: agent_id.map(|a| {
-            tools::first_text(input, &["agent_type"])
-                .unwrap_or(a)
-                .to_owned()
-        }),
+        agent,
         cwd: tools::absolute(input.get("cwd").and_then(Value::as_str)),
     })
 }

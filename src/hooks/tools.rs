@@ -55,6 +55,21 @@ pub struct Ids {
     pub cwd: Option<String>,
 }
 
+/// The turn and agent of a call from a harness that names its turn in
+/// `turn_field` and a subagent in `agent_id`/`agent_type`. A subagent's calls
+/// are their own turn: its denials must not trip the main agent's breaker,
+/// nor spend its budget.
+pub fn turn_and_agent(input: &Value, turn_field: &str) -> (Option<String>, Option<String>) {
+    let agent_id = first_text(input, &["agent_id"]);
+    let turn_id = match (first_text(input, &[turn_field]), agent_id) {
+        (Some(t), Some(a)) => Some(format!("{t}/{a}")),
+        (Some(t), None) => Some(t.to_owned()),
+        (None, _) => None,
+    };
+    let agent = agent_id.map(|a| first_text(input, &["agent_type"]).unwrap_or(a).to_owned());
+    (turn_id, agent)
+}
+
 /// The canonical request for one action.
 pub fn request(ids: &Ids, action: Action) -> Result<Request, HookError> {
     let request = Request {
