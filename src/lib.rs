@@ -22,6 +22,9 @@
 //!   breaker, budgets, cache, overrides, break glass, one-use grants.
 //! - [`pipeline`]: orders the stages and returns a [`decision::Decision`].
 //! - [`engine`]: one running vouch behind an async API.
+//! - [`hooks`]: the harness adapters (`vouch hook claude-code|codex|gemini|cursor`,
+//!   `POST /hooks/<harness>`): harness JSON → canonical request → the
+//!   harness's own reply, transcripts, snippets.
 //! - [`http`], [`server`]: the `vouch serve` HTTP service.
 //! - [`cli`]: the command-line commands; [`telemetry`]: tracing setup and events.
 
@@ -32,6 +35,7 @@ pub mod decision;
 pub mod engine;
 pub mod evidence;
 pub mod grants;
+pub mod hooks;
 pub mod http;
 pub mod paths;
 pub mod pipeline;
