@@ -8,7 +8,12 @@
 //! the decoder views undo (URL escapes, JSON escapes, shell quoting).
 //! Run: `cargo bench --bench redaction -- --warm-up-time 1 --measurement-time 3`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::hint::black_box;
 

@@ -30,7 +30,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use model_server::{ModelServer, Step};
+use model_server::{ModelServer, Reply, Script};
 use vouch::config::Config;
 use vouch::engine::{Engine, EngineOptions};
 use vouch::evidence::redact::redact_text;
@@ -177,15 +177,10 @@ struct World {
     logs: Vec<u8>,
 }
 
-fn allow() -> Step {
-    let v = json!({"outcome": "allow", "risk_level": "low", "user_authorization": "high",
-                   "rationale": "probe", "suggestion": null});
-    Step::json(
-        200,
-        json!({"id": "c", "object": "chat.completion",
-               "choices": [{"index": 0, "message": {"role": "assistant", "content": v.to_string()}, "finish_reason": "stop"}],
-               "usage": {"prompt_tokens": 10, "completion_tokens": 5}}),
-    )
+/// The model allows every probe, so each review reaches the model and its
+/// verdict is stored (a deny would be stored too; allow touches more state).
+fn allow() -> Reply {
+    Reply::verdict(model_server::verdict("allow", "low"))
 }
 
 struct LogWriter(Arc<Mutex<Vec<u8>>>);
@@ -242,7 +237,7 @@ fn world() -> &'static World {
                     requests.push(request(&format!("guard#{line}#"), carrier, &guard.text));
                 }
             }
-            let server = ModelServer::start((0..requests.len()).map(|_| allow()).collect()).await;
+            let server = ModelServer::with_script(Script::always(allow())).await;
             let home = tempfile::tempdir().unwrap();
             let mut config = Config::defaults().unwrap();
             config.reviewer.base_url = server.base_url();

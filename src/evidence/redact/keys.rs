@@ -30,6 +30,7 @@ const SECRET_WORDS: &[&str] = &[
     "passphrase",
     "passcode",
     "pwd",
+    "pw",
     "pass",
     "secret",
     "secrets",

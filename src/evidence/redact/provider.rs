@@ -481,13 +481,21 @@ impl Rule {
         true
     }
 
-    /// Where the first keyword occurs in the pattern text (lowercased), for
-    /// the test that checks unbounded rules keep their keyword early.
+    /// Where the first keyword starts in the pattern text (lowercased), for
+    /// the test that checks unbounded rules keep their keyword early. A
+    /// keyword split by an alternation (`dckr_(?:pat|oat)_` for `dckr_pat_`)
+    /// is found by its longest prefix of at least two bytes in the pattern.
     pub fn first_keyword_offset(&self) -> Option<usize> {
-        let pattern = self.pattern.to_ascii_lowercase();
+        // `hooks\.slack\.com` holds the keyword `hooks.slack.com`.
+        let pattern = self.pattern.to_ascii_lowercase().replace("\\.", ".");
         self.keywords
             .iter()
-            .filter_map(|k| pattern.find(k.as_str()))
+            .filter_map(|k| {
+                (2..=k.len())
+                    .rev()
+                    .filter_map(|n| k.get(..n))
+                    .find_map(|prefix| pattern.find(prefix))
+            })
             .min()
     }
 

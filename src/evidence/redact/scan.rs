@@ -140,6 +140,7 @@ impl Scanner {
             self.scan_view(
                 &view.bytes,
                 regions.as_deref().unwrap_or(&whole),
+                view.dequoted,
                 &mut local,
             );
             for span in &local {
@@ -208,12 +209,18 @@ impl Scanner {
 
     #[cfg(test)]
     pub fn scan_view_pub(&self, hay: &[u8], out: &mut Vec<Span>) {
-        self.scan_view(hay, &[(0, hay.len())], out);
+        self.scan_view(hay, &[(0, hay.len())], false, out);
     }
 
     /// Scans `hay`, looking for triggers and heads that start in one of
     /// `regions` (sorted, disjoint; values may run past them).
-    fn scan_view(&self, hay: &[u8], regions: &[(usize, usize)], out: &mut Vec<Span>) {
+    fn scan_view(
+        &self,
+        hay: &[u8],
+        regions: &[(usize, usize)],
+        dequoted: bool,
+        out: &mut Vec<Span>,
+    ) {
         let mut windows: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.providers.rules.len()];
         let mut enabled = [false; WHICH.len()];
         let mut commands: Vec<(usize, usize, usize)> = Vec::new();
@@ -266,7 +273,7 @@ impl Scanner {
                 .iter()
                 .map(|f| Span::new(f.start, f.end, SecretKind::Provider(f.rule))),
         );
-        Structural::assignments(hay, &names, out);
+        Structural::assignments(hay, &names, dequoted, out);
         for (which, on) in WHICH.iter().zip(enabled) {
             if on {
                 for &(from, to) in regions {

@@ -42,6 +42,7 @@ pub(crate) enum Which {
 pub(crate) const TRIGGERS: &[(&str, Which)] = &[
     ("pass", Which::Assignment),
     ("pwd", Which::Assignment),
+    ("pw", Which::Assignment),
     ("token", Which::Assignment),
     ("secret", Which::Assignment),
     ("key", Which::Assignment),
@@ -140,7 +141,10 @@ impl Structural {
     /// Reads the name around each trigger word hit (`pass`, `token`, …)
     /// and judges the value after it. Each name is read once, and a run of
     /// name characters too long to be a name is skipped whole.
-    pub fn assignments(hay: &[u8], hits: &[(usize, usize)], out: &mut Vec<Span>) {
+    ///
+    /// In a view with its shell quoting taken off (`dequoted`), a quote left
+    /// in the text is a literal character, so values after `=` are bare words.
+    pub fn assignments(hay: &[u8], hits: &[(usize, usize)], dequoted: bool, out: &mut Vec<Span>) {
         let mut resume = 0;
         let mut last: Option<(Vec<u8>, KeyClass)> = None;
         let mut sorted: Vec<(usize, usize)> = hits.to_vec();
@@ -173,9 +177,12 @@ impl Structural {
                 continue;
             }
             resume = ne;
-            let Some(head) = head_at(hay, ns, ne) else {
+            let Some(mut head) = head_at(hay, ns, ne) else {
                 continue;
             };
+            if dequoted && head.syntax == Syntax::Shell {
+                head.syntax = Syntax::Bare;
+            }
             let class = match &last {
                 Some((name, class)) if name.as_slice() == head.name.as_bytes() => *class,
                 Some(_) | None => {

@@ -32,6 +32,9 @@ pub enum Syntax {
     /// a=1; b=2'`, `-d 'token=x&y=1'`): up to the closing quote or the end
     /// of the line, and after `=` also up to a `&`.
     Quoted { quote: u8, amp: bool },
+    /// After `=` in text whose shell quoting is already removed: up to a
+    /// shell delimiter, quotes and backslashes being literal bytes.
+    Bare,
 }
 
 /// A value's bytes: `start..end` is what is hidden (inside the outer quotes
@@ -59,6 +62,7 @@ pub fn extent(hay: &[u8], at: usize, syntax: Syntax, indent: usize, limit: usize
         Syntax::Block => block_scalar(hay, at, indent, stop),
         Syntax::Inline => inline_value(hay, at, stop),
         Syntax::Quoted { quote, amp } => until_quote(hay, at, quote, amp, stop),
+        Syntax::Bare => bare_word(hay, at, stop),
     }
 }
 
@@ -107,37 +111,10 @@ fn shell_word(hay: &[u8], at: usize, stop: usize) -> Extent {
                 i = if found { close + 1 } else { close };
                 complete &= found;
             }
-            b'$' if byte(hay, i + 1) == Some(b'\'') => {
-                let mut j = i + 2;
-                while j < stop && byte(hay, j) != Some(b'\'') {
-                    j += if byte(hay, j) == Some(b'\\') { 2 } else { 1 };
-                }
-                i = (j + 1).min(stop.max(j));
-            }
+            b'$' if byte(hay, i + 1) == Some(b'\'') => i = after_ansi_c(hay, i, stop),
             b'\\' => i += 2,
-            // `$(…)`, `${…}`: to the matching close, nested ones included.
             b'$' if matches!(byte(hay, i + 1), Some(b'(' | b'{')) => {
-                let (open, close) = match byte(hay, i + 1) {
-                    Some(b'(') => (b'(', b')'),
-                    _ => (b'{', b'}'),
-                };
-                let mut depth = 0usize;
-                let mut j = i + 1;
-                while j < stop {
-                    match byte(hay, j) {
-                        Some(c) if c == open => depth += 1,
-                        Some(c) if c == close => {
-                            depth = depth.saturating_sub(1);
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        Some(b'\n') | None => break,
-                        Some(_) => {}
-                    }
-                    j += 1;
-                }
-                i = (j + 1).min(stop.max(j));
+                i = after_expansion(hay, i, stop);
             }
             b if is_shell_delimiter(b) => break,
             _ => {
@@ -167,8 +144,10 @@ fn shell_word(hay: &[u8], at: usize, stop: usize) -> Extent {
         .checked_sub(1)
         .and_then(|e| byte(hay, e))
         .filter(|b| Some(*b) == opens);
+    // A word that only opens with a quote (`"a"b`): the quote is not secret.
     let (start, inner_end) = match (opens, closes, single_quoted_whole) {
         (Some(_), Some(_), Some(_)) if end > at + 1 => (at + 1, end - 1),
+        (Some(_), _, _) if end > at + 1 => (at + 1, trim_trailing(hay, at + 1, end)),
         _ => (at, trim_trailing(hay, at, end)),
     };
     Extent {
@@ -177,6 +156,58 @@ fn shell_word(hay: &[u8], at: usize, stop: usize) -> Extent {
         next: end,
         complete,
     }
+}
+
+/// A word up to the first shell delimiter, every other byte literal.
+fn bare_word(hay: &[u8], at: usize, stop: usize) -> Extent {
+    let len = hay
+        .get(at..stop)
+        .unwrap_or_default()
+        .iter()
+        .position(|b| is_shell_delimiter(*b))
+        .unwrap_or(stop.saturating_sub(at));
+    let end = at + len;
+    Extent {
+        start: at,
+        end: trim_trailing(hay, at, end),
+        next: end,
+        complete: end < stop || stop == hay.len(),
+    }
+}
+
+/// The index after a `$'…'` string starting at `at` (its `\\` escapes skipped).
+fn after_ansi_c(hay: &[u8], at: usize, stop: usize) -> usize {
+    let mut j = at + 2;
+    while j < stop && byte(hay, j) != Some(b'\'') {
+        j += if byte(hay, j) == Some(b'\\') { 2 } else { 1 };
+    }
+    (j + 1).min(stop.max(j))
+}
+
+/// The index after a `$(…)` or `${…}` starting at `at`: to the matching
+/// close, nested ones included, never past a newline.
+fn after_expansion(hay: &[u8], at: usize, stop: usize) -> usize {
+    let (open, close) = match byte(hay, at + 1) {
+        Some(b'(') => (b'(', b')'),
+        _ => (b'{', b'}'),
+    };
+    let mut depth = 0usize;
+    let mut j = at + 1;
+    while j < stop {
+        match byte(hay, j) {
+            Some(c) if c == open => depth += 1,
+            Some(c) if c == close => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    break;
+                }
+            }
+            Some(b'\n') | None => break,
+            Some(_) => {}
+        }
+        j += 1;
+    }
+    (j + 1).min(stop.max(j))
 }
 
 /// Drops trailing `,` `}` `]` that close the structure around a bare value.

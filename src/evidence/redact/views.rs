@@ -34,6 +34,8 @@ pub struct View {
     segs: Vec<Seg>,
     /// The view this one was decoded from; `None` for the original text.
     parent: Option<usize>,
+    /// Whether shell quoting was taken off this view or one below it.
+    pub dequoted: bool,
 }
 
 /// The decoders, in the order they are tried.
@@ -57,6 +59,7 @@ impl Views {
             bytes: text.to_vec(),
             segs: Vec::new(),
             parent: None,
+            dequoted: false,
         }];
         let mut level = vec![0usize];
         for _depth in 0..2 {
@@ -69,8 +72,10 @@ impl Views {
                     let Some(source) = views.get(index) else {
                         continue;
                     };
+                    let dequoted = source.dequoted || decoder == Decoder::Shell;
                     if let Some(mut view) = decode(decoder, &source.bytes) {
                         view.parent = Some(index);
+                        view.dequoted = dequoted;
                         next.push(views.len());
                         views.push(view);
                     }
@@ -221,6 +226,7 @@ impl Builder {
             bytes: self.bytes,
             segs: self.segs,
             parent: None,
+            dequoted: false,
         })
     }
 }
