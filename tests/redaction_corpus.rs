@@ -31,7 +31,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use model_server::{ModelServer, Reply, Script};
-use vouch::config::Config;
+use vouch::config::{Config, Provider};
 use vouch::engine::{Engine, EngineOptions};
 use vouch::evidence::redact::redact_text;
 use vouch::request::Request;
@@ -240,6 +240,8 @@ fn world() -> &'static World {
             let server = ModelServer::with_script(Script::always(allow())).await;
             let home = tempfile::tempdir().unwrap();
             let mut config = Config::defaults().unwrap();
+            // The default is no reviewer; the probes must reach one.
+            config.reviewer.provider = Provider::Openai;
             config.reviewer.base_url = server.base_url();
             config.reviewer.timeout_ms = 10_000;
             config.budget.max_reviewer_input_tokens = 32768;
