@@ -8,8 +8,9 @@
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::config::FailClosed;
 use crate::config::{LoadedConfig, render_show};
-use crate::decision::{Decision, Stage};
+use crate::decision::Decision;
 use crate::engine::{Engine, EngineOptions, load_process_config};
 use crate::paths::Paths;
 use crate::request::{MAX_REQUEST_BYTES, Request, RequestError};
@@ -109,12 +110,7 @@ pub fn review(global: &Global, input: impl Read, mut out: impl Write, mut err: i
 
 /// Without a usable configuration there is no failure mode to consult: deny.
 fn config_error(request: &Request, e: &CliError) -> Decision {
-    Decision::new(
-        crate::decision::Outcome::Deny,
-        Stage::ConfigError,
-        request.request_hash(),
-        e.to_string(),
-    )
+    Decision::config_error(FailClosed::Deny, request.request_hash(), e.to_string())
 }
 
 /// `vouch grant consume --session S --token T` with the request on stdin.

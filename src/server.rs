@@ -17,7 +17,8 @@ use std::time::Duration;
 use tokio::net::{TcpListener, UnixListener};
 
 use crate::engine::{Engine, EngineError, EngineOptions};
-use crate::http::{self, AppState, LimitsError, TokenError, Tokens};
+use crate::http::{self, AppState, LimitsError, Tokens};
+use crate::store::StoreError;
 
 /// Prefix of a Unix-socket `server.listen` value.
 pub const UNIX_PREFIX: &str = "unix:";
@@ -38,7 +39,7 @@ pub enum ServeError {
     #[error("`{path}` exists and is not a socket; refusing to replace it")]
     NotASocket { path: String },
     #[error("{0}")]
-    Tokens(#[from] TokenError),
+    Tokens(#[from] StoreError),
     #[error("{0}")]
     Limits(#[from] LimitsError),
     #[error("cannot start the engine: {0}")]
@@ -149,11 +150,15 @@ async fn bind_unix(listen: &str, path: &Path) -> Result<UnixSocket, ServeError> 
     // Bound under a private temporary name, restricted to 0600, then renamed
     // into place: nobody can connect through the final path while the file
     // still has the umask's looser mode.
+    let suffix = crate::store::random_bytes::<4>().map_err(|e| ServeError::Bind {
+        listen: listen.to_owned(),
+        message: e.to_string(),
+    })?;
     let tmp = parent.join(format!(
-        ".{}.{}.{:08x}.tmp",
+        ".{}.{}.{}.tmp",
         name.to_string_lossy(),
         std::process::id(),
-        rand::random::<u32>()
+        hex::encode(suffix)
     ));
     let _ = std::fs::remove_file(&tmp);
     let listener = UnixListener::bind(&tmp).map_err(bind_err)?;

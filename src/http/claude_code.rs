@@ -54,17 +54,8 @@ pub enum HookError {
 
 /// Parses a hook body. `Ok(None)` for events that carry nothing to decide.
 pub fn parse(bytes: &[u8]) -> Result<Option<Request>, HookError> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let input: HookInput = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path.is_empty() || path == "." {
-            HookError::Json(inner.to_string())
-        } else {
-            HookError::Json(format!("at `{path}`: {inner}"))
-        }
-    })?;
-    de.end().map_err(|e| HookError::Json(e.to_string()))?;
+    let input: HookInput =
+        crate::json::from_slice(bytes).map_err(|e| HookError::Json(e.to_string()))?;
     match input.hook_event_name.as_str() {
         "PreToolUse" => to_request(input).map(Some),
         // Events after the fact or without a tool decide nothing here.
@@ -179,13 +170,13 @@ fn custom_surface(name: &str) -> Surface {
 
 /// Claude Code's answer for a pipeline decision.
 pub fn answer(decision: &Decision) -> Value {
-    match decision.decision {
+    match decision.outcome() {
         // `pass` routing: no opinion, Claude Code's own rules decide.
-        Outcome::Allow if decision.abstain => json!({}),
-        Outcome::Allow => permission("allow", &decision.message),
-        Outcome::Deny => permission("deny", &decision.message),
+        Outcome::Allow if decision.abstain() => json!({}),
+        Outcome::Allow => permission("allow", decision.message()),
+        Outcome::Deny => permission("deny", decision.message()),
         // Defer hands the call to the human: Claude Code's own prompt.
-        Outcome::Defer => permission("ask", &decision.message),
+        Outcome::Defer => permission("ask", decision.message()),
     }
 }
 
@@ -211,7 +202,7 @@ pub fn permission(decision: &'static str, reason: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decision::Stage;
+    use crate::decision::Routed;
 
     fn hook(tool: &str, input: Value) -> Value {
         json!({
@@ -300,7 +291,7 @@ mod tests {
 
     #[test]
     fn answers_follow_the_decision() {
-        let d = Decision::new(Outcome::Deny, Stage::HardDeny, "h".into(), "wipe");
+        let d = Decision::hard_deny("h".into(), "wipe-root-or-home/rm", "wipe".into());
         let a = answer(&d);
         assert_eq!(a["hookSpecificOutput"]["permissionDecision"], "deny");
         assert_eq!(a["hookSpecificOutput"]["hookEventName"], "PreToolUse");
@@ -310,18 +301,27 @@ mod tests {
                 .unwrap()
                 .contains("wipe")
         );
-        let d = Decision::new(Outcome::Defer, Stage::Reviewer, "h".into(), "unsure");
+        let d = Decision::routed(
+            Routed::Human,
+            "h".into(),
+            "routing/default".into(),
+            "unsure".into(),
+        );
         assert_eq!(
             answer(&d)["hookSpecificOutput"]["permissionDecision"],
             "ask"
         );
-        let d = Decision::new(Outcome::Allow, Stage::Reviewer, "h".into(), "fine");
+        let d = Decision::break_glass("h".into(), "fine".into(), None);
         assert_eq!(
             answer(&d)["hookSpecificOutput"]["permissionDecision"],
             "allow"
         );
-        let mut d = Decision::new(Outcome::Allow, Stage::Routing, "h".into(), "pass");
-        d.abstain = true;
+        let d = Decision::routed(
+            Routed::Abstain,
+            "h".into(),
+            "routing/default".into(),
+            "pass".into(),
+        );
         assert_eq!(answer(&d), json!({}));
         assert_eq!(
             fail_closed(FailClosed::Defer, "x")["hookSpecificOutput"]["permissionDecision"],

@@ -19,6 +19,7 @@
 //!   outcome are harmless on a loopback interface, not on a network).
 
 pub mod auth;
+pub mod body;
 pub mod claude_code;
 pub mod errors;
 pub mod limits;
@@ -37,7 +38,7 @@ use axum::routing::{get, post};
 use crate::config::FailClosed;
 use crate::engine::Engine;
 
-pub use auth::{Required, Role, TokenError, Tokens};
+pub use auth::{Required, Role, Tokens};
 pub use errors::AppError;
 pub use limits::{Limits, LimitsError};
 pub use metrics::Metrics;

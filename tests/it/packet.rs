@@ -457,7 +457,10 @@ fn oversized_mandatory_evidence_fails_closed() {
         let PacketError::MandatoryTooLarge {
             needed,
             budget: limit,
-        } = err;
+        } = err
+        else {
+            panic!("{err:?}")
+        };
         assert_eq!(limit, 8192);
         assert!(needed > limit, "{est:?}: {needed}");
 

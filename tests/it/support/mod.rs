@@ -1,3 +1,6 @@
-//! Shared test support for the integration tests.
+//! Shared test support for the integration tests: the fixture loader, the
+//! scripted model servers, and a real engine over temporary state.
 
+pub mod fixtures;
 pub mod model_server;
+pub mod state;
