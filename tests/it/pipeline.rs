@@ -380,20 +380,16 @@ impl Write for LogWriter {
 }
 
 fn fixture_secrets() -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for file in ["secrets.jsonl", "secrets_extra.jsonl"] {
-        let path = format!("{}/tests/fixtures/{file}", env!("CARGO_MANIFEST_DIR"));
-        for line in std::fs::read_to_string(path).unwrap().lines() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let v: Value = serde_json::from_str(line).unwrap();
-            out.push((
-                v["secret"].as_str().unwrap().to_owned(),
-                v["command"].as_str().unwrap().to_owned(),
-            ));
-        }
-    }
+    let out: Vec<(String, String)> =
+        crate::support::fixtures::records::<Value>(&["secrets.jsonl", "secrets_extra.jsonl"])
+            .into_iter()
+            .map(|v| {
+                (
+                    v["secret"].as_str().unwrap().to_owned(),
+                    v["command"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
     assert!(out.len() >= 14);
     out
 }

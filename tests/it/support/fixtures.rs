@@ -2,7 +2,7 @@
 //! (JSONL, TOML), and every test, the corpus runner and the benches read
 //! them through here. A bad line fails naming its file and line.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::panic)]
 
 use std::path::PathBuf;
 
