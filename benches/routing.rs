@@ -10,7 +10,6 @@ use vouch::config::{LoadedConfig, ProjectCache, for_project, load_trusted};
 use vouch::paths::Paths;
 use vouch::request::Request;
 
-
 #[path = "../tests/it/support/fixtures.rs"]
 mod fixtures;
 

@@ -95,12 +95,14 @@ pub fn review(global: &Global, input: impl Read, mut out: impl Write, mut err: i
         Ok(r) => r,
         Err(e) => return fail(&mut err, &e, 2),
     };
-    let decision = match engine(global) {
+    // The engine (and its audit queue, which drains on drop) outlives the
+    // printed line: the harness gets its answer first.
+    let (decision, _engine) = match engine(global) {
         Ok(engine) => match runtime() {
-            Ok(rt) => rt.block_on(engine.review(request)),
-            Err(e) => config_error(&request, &e),
+            Ok(rt) => (rt.block_on(engine.review(request)), Some(engine)),
+            Err(e) => (config_error(&request, &e), Some(engine)),
         },
-        Err(e) => config_error(&request, &e),
+        Err(e) => (config_error(&request, &e), None),
     };
     match print_line(&mut out, &decision) {
         Ok(()) => 0,
@@ -272,6 +274,7 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
         let _ = writeln!(console, "vouch: listening on {}", listener.describe());
         crate::server::run(listener, state, crate::server::shutdown_signal()).await
     });
+    crate::telemetry::report_dropped_log_lines();
     match result {
         Ok(()) => 0,
         Err(e) => fail(&mut err, &e, 1),
