@@ -224,6 +224,9 @@ async fn access_log(State(state): State<AppState>, request: Request, next: Next)
     let started = Instant::now();
     let method = request.method().clone();
     let route = route_label(request.extensions().get::<MatchedPath>());
+    // The head is parsed and the handler starts: what a client (or a test)
+    // waiting for "the service has my request" can watch for at debug.
+    tracing::debug!(target: "vouch::access", %method, route, "request started");
     let response = next.run(request).await;
     let status = response.status().as_u16();
     let role = response
