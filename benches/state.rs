@@ -166,7 +166,7 @@ fn engine_on(c: &mut Criterion, label: &str, parent: Option<&str>) {
             let i = counter.fetch_add(1, Ordering::Relaxed);
             clock.advance(1);
             let v = serde_json::json!({
-                "session_id": "s-1", "turn_id": format!("t-{}", i / 500),
+                "session_id": "s-1", "turn_id": format!("t-{}", i / 10),
                 "surface": "bash", "tool": "Bash", "command": format!("cargo build -p crate{i}"),
                 "cwd": "/srv/app", "home": "/home/dev",
                 "transcript": [{"role": "user", "text": "build it"}],

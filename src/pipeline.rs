@@ -66,11 +66,10 @@ pub struct Inputs<'a> {
     pub request: &'a Request,
     pub request_hash: &'a str,
     pub now_ms: u64,
-    /// Home, cwd and vouch's protected files, always the trusted view.
-    pub hard_deny: hard_deny::Context<'a>,
-    /// vouch's own symlink resolution of `path`, when it differs from the
-    /// adapter's `resolved_path` (the hard denies then run on both).
-    pub resolved_path: Option<&'a str>,
+    /// The hard-deny stage's verdict ([`hard_denies`]): pure, but the most
+    /// expensive stage, so the shell computes it once per request rather
+    /// than on every round of the table.
+    pub hard_deny: &'a hard_deny::Verdict,
     /// The trusted configuration: its failure mode answers when the project
     /// overlay is rejected.
     pub trusted: &'a Config,
@@ -289,13 +288,13 @@ pub fn decide(i: &Inputs<'_>) -> Step {
     let hash = || i.request_hash.to_owned();
     // Hard denies come first, with the trusted view of what is protected:
     // no configuration, state, model or human can override them.
-    let parse_note = match check_hard_denies(i) {
+    let parse_note = match i.hard_deny {
         hard_deny::Verdict::Deny(deny) => {
-            let d = Decision::hard_deny(hash(), deny.rule_id, deny.rationale);
+            let d = Decision::hard_deny(hash(), deny.rule_id, deny.rationale.clone());
             return finish(i, audit_enabled(i), d, Vec::new());
         }
         hard_deny::Verdict::Clear => None,
-        hard_deny::Verdict::ParseFailed { error } => Some(parse_note(&error)),
+        hard_deny::Verdict::ParseFailed { error } => Some(parse_note(error)),
     };
     // A project overlay that could not be read or tries to loosen disables
     // the reviewer for this project: the trusted failure mode answers.
@@ -431,15 +430,16 @@ fn turn_stages(
         // An approval changes the packet, so the cache is skipped: a cached
         // denial must never swallow a human's approval. It is spent now,
         // even if the review then fails: one use means one use.
-        Some(auth) => review(i, cfg, packet, Some(auth)),
-        None => cached_or_review(i, cfg, packet),
+        Some(auth) => review(i, loaded, packet, Some(auth)),
+        None => cached_or_review(i, loaded, packet),
     }
 }
 
 /// The verdict cache, then the model.
-fn cached_or_review(i: &Inputs<'_>, cfg: &Config, packet: &Packet) -> Step {
+fn cached_or_review(i: &Inputs<'_>, loaded: &LoadedConfig, packet: &Packet) -> Step {
+    let cfg = &*loaded.config;
     if !cache_enabled(cfg) {
-        return review(i, cfg, packet, None);
+        return review(i, loaded, packet, None);
     }
     match i.cache {
         None => Step::Gather(Need::Cache),
@@ -463,14 +463,14 @@ fn cached_or_review(i: &Inputs<'_>, cfg: &Config, packet: &Packet) -> Step {
             store_grant(&mut effects, &d, grant);
             finish(i, cfg.audit.enabled, d, effects)
         }
-        Some(None) => review(i, cfg, packet, None),
+        Some(None) => review(i, loaded, packet, None),
     }
 }
 
 /// The model must be asked: reserve the review (and spend the approval).
 fn review(
     i: &Inputs<'_>,
-    cfg: &Config,
+    loaded: &LoadedConfig,
     packet: &Packet,
     approval: Option<&PendingAuthorization>,
 ) -> Step {
@@ -481,7 +481,7 @@ fn review(
     Step::Review(Box::new(Job {
         request_hash: i.request_hash.to_owned(),
         facts: RequestFacts::of(i.request),
-        config: Arc::new(cfg.clone()),
+        config: Arc::clone(&loaded.config),
         source: match approval {
             Some(_) => VerdictSource::ModelWithOverride,
             None => VerdictSource::Model,
@@ -659,17 +659,23 @@ fn cache_enabled(cfg: &Config) -> bool {
     cfg.cache.ttl_ms > 0 && cfg.cache.max_entries > 0
 }
 
-/// Runs hard denies on the request, and again with vouch's own symlink
-/// resolution of `path` when it differs from what the adapter sent.
-fn check_hard_denies(i: &Inputs<'_>) -> hard_deny::Verdict {
-    let first = hard_deny::check(i.request, &i.hard_deny);
-    match (first, i.resolved_path) {
+/// The hard-deny stage: the request's home, cwd and vouch's protected files
+/// (always the trusted view), checked once as sent and again with vouch's
+/// own symlink resolution of `path` (`resolved_path`, gathered by the shell)
+/// when it differs from what the adapter sent.
+pub fn hard_denies(
+    request: &Request,
+    ctx: &hard_deny::Context<'_>,
+    resolved_path: Option<&str>,
+) -> hard_deny::Verdict {
+    let first = hard_deny::check(request, ctx);
+    match (first, resolved_path) {
         (hard_deny::Verdict::Clear, Some(resolved))
-            if i.request.resolved_path.as_deref() != Some(resolved) =>
+            if request.resolved_path.as_deref() != Some(resolved) =>
         {
-            let mut again = i.request.clone();
+            let mut again = request.clone();
             again.resolved_path = Some(resolved.to_owned());
-            hard_deny::check(&again, &i.hard_deny)
+            hard_deny::check(&again, ctx)
         }
         (verdict, _) => verdict,
     }

@@ -133,6 +133,10 @@ struct Inner {
     http: reqwest::Client,
     /// Project overlays already folded, keyed by project root.
     projects: crate::config::ProjectCache,
+    /// The reviewer last built, with the configuration it was built from:
+    /// nearly every request shares the trusted configuration (or one cached
+    /// project fold), so it is built once, not per request.
+    reviewer: Mutex<Option<(Arc<Config>, Reviewer)>>,
     audit: audit::AuditQueue,
 }
 
@@ -220,6 +224,7 @@ impl Engine {
                 store: Mutex::new(None),
                 http,
                 projects: crate::config::ProjectCache::new(PROJECT_CACHE_ENTRIES),
+                reviewer: Mutex::new(None),
                 audit,
             }),
         })
@@ -284,9 +289,22 @@ impl Engine {
         shell::finish(self, pending, result)
     }
 
-    fn reviewer_for(&self, cfg: &Config) -> Result<Reviewer, ReviewerError> {
+    /// The reviewer for an effective configuration.
+    fn reviewer_for(&self, cfg: &Arc<Config>) -> Result<Reviewer, ReviewerError> {
+        let mut slot = self
+            .inner
+            .reviewer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((built_for, reviewer)) = slot.as_ref()
+            && Arc::ptr_eq(built_for, cfg)
+        {
+            return Ok(reviewer.clone());
+        }
         let key = reviewer::api_key_from_env(&cfg.reviewer, &|name| (self.inner.options.env)(name));
-        Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)
+        let reviewer = Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)?;
+        *slot = Some((Arc::clone(cfg), reviewer.clone()));
+        Ok(reviewer)
     }
 
     /// Calls the model inside a span carrying the evidence counts, so the
@@ -453,7 +471,9 @@ impl Engine {
     pub async fn health(&self) -> Health {
         let store = self.blocking(|this| Ok(this.store().map(drop)?)).await;
         let cfg = self.config();
-        let reviewer = self.reviewer_for(cfg).map(drop);
+        let reviewer = self
+            .reviewer_for(&self.inner.options.trusted.config)
+            .map(drop);
         if let Err(e) = &store {
             tracing::warn!(error = %e, "state database unavailable");
         }

@@ -55,11 +55,9 @@ struct Fixed<'a> {
     request: &'a Request,
     hash: String,
     now: u64,
-    home: String,
-    protected: hard_deny::Protected,
-    resolved_path: Option<String>,
     trusted: &'a LoadedConfig,
     project: ProjectConfig,
+    hard_deny: hard_deny::Verdict,
     exposed: Option<(PathBuf, PathBuf)>,
     grant: Option<Result<GrantToken, String>>,
 }
@@ -85,16 +83,22 @@ impl<'a> Fixed<'a> {
                 .map(|file| (file, root.clone())),
             (None, _) | (_, true) => None,
         };
+        let protected = hard_deny::Protected { paths };
+        let resolved_path = request
+            .path
+            .as_deref()
+            .and_then(|p| resolve_path(p, request.cwd.as_deref()));
+        let ctx = hard_deny::Context {
+            home: &home,
+            cwd: request.cwd.as_deref(),
+            protected: &protected,
+        };
+        let hard_deny = pipeline::hard_denies(request, &ctx, resolved_path.as_deref());
         Fixed {
             request,
             hash: request.request_hash(),
             now: engine.clock().now_ms(),
-            home,
-            protected: hard_deny::Protected { paths },
-            resolved_path: request
-                .path
-                .as_deref()
-                .and_then(|p| resolve_path(p, request.cwd.as_deref())),
+            hard_deny,
             trusted,
             project,
             exposed,
@@ -105,7 +109,7 @@ impl<'a> Fixed<'a> {
     }
 
     /// The effective configuration, when the project overlay was accepted.
-    fn config(&self) -> &Config {
+    fn config(&self) -> &Arc<Config> {
         match &self.project.effective {
             Ok(loaded) => &loaded.config,
             Err(_) => &self.trusted.config,
@@ -122,12 +126,7 @@ impl<'a> Fixed<'a> {
             request: self.request,
             request_hash: &self.hash,
             now_ms: self.now,
-            hard_deny: hard_deny::Context {
-                home: &self.home,
-                cwd: self.request.cwd.as_deref(),
-                protected: &self.protected,
-            },
-            resolved_path: self.resolved_path.as_deref(),
+            hard_deny: &self.hard_deny,
             trusted: &self.trusted.config,
             project: self.project.effective.as_ref(),
             exposed: self

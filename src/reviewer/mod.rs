@@ -267,6 +267,9 @@ pub struct Reviewer {
     max_calls: u32,
     max_retry_after: Duration,
     client: Client,
+    /// The request body with empty messages (and the correction a retry
+    /// adds), kept to estimate the wire overhead without rebuilding it.
+    empty_body: String,
 }
 
 impl std::fmt::Debug for Reviewer {
@@ -352,13 +355,20 @@ impl Reviewer {
         };
         let schema = serde_json::from_str(verdict::VERDICT_SCHEMA)
             .map_err(|e| ReviewerError::Schema(e.to_string()))?;
+        let shape = RequestShape {
+            provider: cfg.provider,
+            model: cfg.model.clone(),
+            max_output_tokens: cfg.max_output_tokens,
+            schema,
+        };
+        let empty = ModelInput {
+            system: "",
+            user: "",
+        };
+        let empty_body = shape.body(&empty, true).to_string();
         Ok(Reviewer {
-            shape: RequestShape {
-                provider: cfg.provider,
-                model: cfg.model.clone(),
-                max_output_tokens: cfg.max_output_tokens,
-                schema,
-            },
+            shape,
+            empty_body,
             endpoint,
             auth,
             timeout: Duration::from_millis(cfg.timeout_ms),
@@ -384,11 +394,7 @@ impl Reviewer {
     /// append, so a budget that holds for the first call holds for the
     /// second as well.
     pub fn wire_overhead_tokens(&self, count: &dyn Fn(&str) -> u64) -> u64 {
-        let empty = ModelInput {
-            system: "",
-            user: "",
-        };
-        count(&self.shape.body(&empty, true).to_string())
+        count(&self.empty_body)
     }
 
     /// Runs one review under one deadline. Never panics, never returns an

@@ -15,8 +15,9 @@ use vouch::evidence::packet::{self, Packet, PacketContext};
 use vouch::grants::GrantToken;
 use vouch::pipeline::{
     Decided, Effect, Exposed, Gathered, GrantInput, Inputs, Job, Need, Step, conclude, decide,
+    hard_denies,
 };
-use vouch::policy::hard_deny::{Context, Protected};
+use vouch::policy::hard_deny::{self, Context, Protected};
 use vouch::request::Request;
 use vouch::reviewer::{FailureClass, ReviewOutcome, ReviewResult, Verdict};
 use vouch::session::{AuthorizationKind, PendingAuthorization, Snapshot, TurnState};
@@ -35,6 +36,9 @@ struct World {
     cache: Option<Option<Verdict>>,
     grant: Option<Result<GrantToken, String>>,
     protected: Protected,
+    /// The hard-deny stage's verdict for `request` (kept current by
+    /// [`World::settle`]).
+    hard_deny: hard_deny::Verdict,
 }
 
 fn request(command: &str) -> Request {
@@ -98,13 +102,21 @@ impl World {
             protected: Protected {
                 paths: vec!["/opt/vouch/bin/vouch".into()],
             },
+            hard_deny: hard_deny::Verdict::Clear,
         };
         w.settle();
         w
     }
 
-    /// Builds the packet the table asks for, as the shell would.
+    /// Checks hard denies and builds the packet the table asks for, as the
+    /// shell would.
     fn settle(&mut self) {
+        let ctx = Context {
+            home: "/home/dev",
+            cwd: self.request.cwd.as_deref(),
+            protected: &self.protected,
+        };
+        self.hard_deny = hard_denies(&self.request, &ctx, None);
         let saved = self.cache.take();
         if let Step::Gather(Need::Packet(ctx)) = {
             self.packet = None;
@@ -186,12 +198,7 @@ impl World {
             request: &self.request,
             request_hash: "h",
             now_ms: NOW,
-            hard_deny: Context {
-                home: "/home/dev",
-                cwd: self.request.cwd.as_deref(),
-                protected: &self.protected,
-            },
-            resolved_path: None,
+            hard_deny: &self.hard_deny,
             trusted: &self.trusted,
             project: self.project.as_ref(),
             exposed: self
