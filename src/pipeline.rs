@@ -326,6 +326,7 @@ pub fn decide(i: &Inputs<'_>) -> Step {
     // unreviewed, whatever surface carried it.
     let route = loaded.router.route(i.request);
     let routed = match (route.policy, &parse_note) {
+        // On to the reviewer (an unparseable `pass` included).
         (RoutePolicy::Pass, Some(_)) | (RoutePolicy::Ai, _) => None,
         // Abstain: the harness's own permission rules decide.
         (RoutePolicy::Pass, None) => Some(Routed::Abstain),
