@@ -172,7 +172,10 @@ fn bench(c: &mut Criterion) {
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
     };
-    let loaded = LoadedConfig::from_config(&Config::defaults().unwrap()).unwrap();
+    let mut cfg = Config::defaults().unwrap();
+    // A reviewer is configured, so reviewed commands reach the reviewer.
+    cfg.reviewer.provider = vouch::config::Provider::Openai;
+    let loaded = LoadedConfig::from_config(&cfg).unwrap();
     let router = &loaded.router;
     per_request_median(&cases, &protected, router);
     table_median(&cases, &protected, &loaded);

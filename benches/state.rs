@@ -147,7 +147,9 @@ fn per_review_on(c: &mut Criterion, label: &str, parent: Option<&str>) {
 fn engine_on(c: &mut Criterion, label: &str, parent: Option<&str>) {
     let home = temp_home(parent);
     let clock = Arc::new(ManualClock::new(NOW));
-    let mut options = EngineOptions::isolated(home.path(), &Config::defaults().unwrap()).unwrap();
+    let mut cfg = Config::defaults().unwrap();
+    cfg.reviewer.provider = vouch::config::Provider::Openai;
+    let mut options = EngineOptions::isolated(home.path(), &cfg).unwrap();
     options.clock = clock.clone();
     let engine = Engine::new(options).unwrap();
     let result = ReviewResult {

@@ -40,6 +40,9 @@
 //!   tokens and randomness in [`store`].
 //! - [`http`], [`server`]: the `vouch serve` HTTP service (one `AppError`,
 //!   one strict-body extractor).
+//! - [`hooks`]: the harness adapters (`vouch hook claude-code|codex|gemini|cursor`,
+//!   `POST /hooks/<harness>`): harness JSON → canonical request → the
+//!   harness's own reply, transcripts, snippets.
 //! - [`cli`]: the command-line commands; [`telemetry`]: tracing setup and events.
 
 pub mod cli;
@@ -49,6 +52,7 @@ pub mod decision;
 pub mod engine;
 pub mod evidence;
 pub mod grants;
+pub mod hooks;
 pub mod http;
 pub mod json;
 pub mod names;

@@ -22,7 +22,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::{BreakerConfig, Config, ConfigError, LoadedConfig, RoutePolicy};
+use crate::config::{BreakerConfig, Config, ConfigError, LoadedConfig, Provider, RoutePolicy};
 use crate::decision::{Decision, Outcome, ReviewStats, RiskLevel, Routed, Stage, VerdictSource};
 use crate::evidence::packet::{Packet, PacketContext};
 use crate::evidence::redact;
@@ -31,6 +31,9 @@ use crate::policy::{ceiling, hard_deny};
 use crate::request::Request;
 use crate::reviewer::{ReviewOutcome, ReviewResult, Verdict};
 use crate::session::{AuthorizationKind, PendingAuthorization, Snapshot};
+
+/// `rule_id` of the decision that defers because no reviewer is configured.
+pub const NO_REVIEWER_RULE: &str = "routing/no-reviewer";
 
 /// An input the table may need, gathered on demand.
 #[derive(Debug, Clone, Copy)]
@@ -337,6 +340,16 @@ pub fn decide(i: &Inputs<'_>) -> Step {
     };
     if let Some(routed) = routed {
         let d = Decision::routed(routed, hash(), route.rule_id(), route.rationale());
+        return finish(i, cfg.audit.enabled, d, Vec::new());
+    }
+    // No reviewer model is configured (a fresh install): what the model
+    // would have reviewed goes to the human. Not a failure, so not
+    // `failure_mode`; the hard denies above still applied.
+    if cfg.reviewer.provider == Provider::None {
+        let why = "no reviewer model is configured (`reviewer.provider = \"none\"`), so this \
+                   action needs a human decision"
+            .to_owned();
+        let d = Decision::routed(Routed::Human, hash(), NO_REVIEWER_RULE.to_owned(), why);
         return finish(i, cfg.audit.enabled, d, Vec::new());
     }
     // A reviewer that cannot be built fails closed before any state is

@@ -168,6 +168,12 @@ pub const KEYS: &[KeySpec] = &[
     spec("routing.surfaces", Kind::Surfaces, StricterSurfaces),
     spec("audit.enabled", Kind::Bool, DisableOnly),
     spec("audit.retention_days", int(1, 3650), Lower),
+    spec(
+        "hooks.transcript_tail_bytes",
+        int(0, 16 * 1024 * 1024),
+        Lower,
+    ),
+    spec("hooks.deadline_margin_ms", int(500, 60_000), Higher),
     spec("server.listen", Kind::Text(TextShape::Listen), TrustedOnly),
     spec("server.allow_remote", Kind::Bool, TrustedOnly),
     spec("server.max_body_bytes", int(1024, 1_048_576), TrustedOnly),

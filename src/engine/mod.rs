@@ -471,9 +471,14 @@ impl Engine {
     pub async fn health(&self) -> Health {
         let store = self.blocking(|this| Ok(this.store().map(drop)?)).await;
         let cfg = self.config();
-        let reviewer = self
-            .reviewer_for(&self.inner.options.trusted.config)
-            .map(drop);
+        // `none` is a configuration, not a fault: reviews defer to the human.
+        let unconfigured = cfg.reviewer.provider == Provider::None;
+        let reviewer = if unconfigured {
+            Ok(())
+        } else {
+            self.reviewer_for(&self.inner.options.trusted.config)
+                .map(drop)
+        };
         if let Err(e) = &store {
             tracing::warn!(error = %e, "state database unavailable");
         }
@@ -489,6 +494,7 @@ impl Engine {
             },
             reviewer: ReviewerHealth {
                 status: match &reviewer {
+                    Ok(()) if unconfigured => "none".to_owned(),
                     Ok(()) => "configured".to_owned(),
                     Err(e) => format!("invalid: {e}"),
                 },

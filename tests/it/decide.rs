@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use vouch::config::{Config, ConfigError, FailClosed, LoadedConfig, RoutePolicy};
+use vouch::config::{Config, ConfigError, FailClosed, LoadedConfig, Provider, RoutePolicy};
 use vouch::decision::{Outcome, ReviewStats, RiskLevel, Stage, UserAuthorization, VerdictSource};
 use vouch::evidence::packet::{self, Packet, PacketContext};
 use vouch::grants::GrantToken;
@@ -87,7 +87,8 @@ impl World {
     /// A request that reaches the model: every gathered input is ready, the
     /// turn is fresh, the cache misses.
     fn ready() -> World {
-        let trusted = Config::defaults().unwrap();
+        let mut trusted = Config::defaults().unwrap();
+        trusted.reviewer.provider = Provider::Openai;
         let request = request("make deploy");
         let mut w = World {
             project: Ok(loaded(&trusted)),
@@ -401,6 +402,26 @@ fn every_stage_in_order() {
                 w
             },
             G("reviewer"),
+            vec![],
+        ),
+        // No reviewer configured: the human decides, before any state.
+        (
+            "no reviewer configured",
+            {
+                let mut w = World::ready().edit(|c| c.reviewer.provider = Provider::None);
+                w.reviewer = None;
+                w.state = None;
+                w
+            },
+            D(Outcome::Defer, Stage::Routing),
+            vec![],
+        ),
+        (
+            "hard deny even without a reviewer",
+            World::ready()
+                .edit(|c| c.reviewer.provider = Provider::None)
+                .command(wipe),
+            D(Outcome::Deny, Stage::HardDeny),
             vec![],
         ),
         // The reviewer, then the state.

@@ -21,6 +21,7 @@ mod config_tighten;
 mod decide;
 mod grants;
 mod hard_deny_wrapping;
+mod hooks;
 mod http_router;
 mod model_server_faults;
 mod multiprocess;

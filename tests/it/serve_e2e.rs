@@ -289,16 +289,21 @@ async fn sigterm_finishes_a_slow_in_flight_request() {
 
     server.sigterm();
     server.wait_for_log("no longer accepting connections", Duration::from_secs(10));
-    // Still draining: not exited, and no longer accepting new connections.
+    // The log line comes just before the accept loop drops the listener, so
+    // wait (bounded) for the port to refuse connections.
+    let closed_by = std::time::Instant::now() + Duration::from_secs(10);
+    while tokio::net::TcpStream::connect(&server.listen).await.is_ok() {
+        assert!(
+            std::time::Instant::now() < closed_by,
+            "still accepting connections 10 s after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Still draining: not exited.
     let mut server = server;
     assert!(
         server.child.try_wait().unwrap().is_none(),
         "exited with a request in flight"
-    );
-    assert!(
-        tokio::net::TcpStream::connect(&server.listen)
-            .await
-            .is_err()
     );
 
     stream.write_all(second.as_bytes()).await.unwrap();

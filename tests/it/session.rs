@@ -286,7 +286,7 @@ const CHILDREN: u32 = 4;
 const ROUNDS: u32 = 40;
 
 fn hammer_cfg() -> Config {
-    let mut cfg = Config::defaults().unwrap();
+    let mut cfg = crate::support::state::config();
     cfg.turn.max_reviews = 1_000;
     cfg.turn.max_failures = 1_000;
     cfg.breaker.consecutive_denials = 100;

@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use crate::support::state::{NOW, engine, failure, gate, request, review_with, verdict};
 use vouch::clock::ManualClock;
-use vouch::config::Config;
 use vouch::decision::{Outcome, RiskLevel};
 use vouch::engine::Engine;
 use vouch::session::overrides::{Selector, approve};
@@ -35,7 +34,10 @@ fn mode(path: &Path) -> u32 {
 /// An engine whose state directory is `<home>/state`.
 fn engine_at(home: &Path) -> (Engine, Arc<ManualClock>) {
     let clock = Arc::new(ManualClock::new(NOW));
-    (engine(home, &clock, &Config::defaults().unwrap()), clock)
+    (
+        engine(home, &clock, &crate::support::state::config()),
+        clock,
+    )
 }
 
 /// A model denial (with its summary and cache entry) and a grant.
@@ -174,7 +176,7 @@ fn damaged_real_database_is_reported_corrupt_and_left_byte_identical() {
 #[test]
 fn state_survives_a_restart() {
     let home = tempfile::tempdir().unwrap();
-    let cfg = Config::defaults().unwrap();
+    let cfg = crate::support::state::config();
     {
         let (engine, clock) = engine_at(home.path());
         write_some_state(&engine, &clock);
@@ -206,7 +208,7 @@ fn state_survives_a_restart() {
 #[test]
 fn many_threads_share_one_store() {
     let home = tempfile::tempdir().unwrap();
-    let mut cfg = Config::defaults().unwrap();
+    let mut cfg = crate::support::state::config();
     cfg.turn.max_failures = 1_000;
     cfg.turn.max_reviews = 1_000;
     let engine = engine(home.path(), &Arc::new(ManualClock::new(NOW)), &cfg);
@@ -240,7 +242,7 @@ fn write_loop_child() {
         return;
     };
     let clock = Arc::new(ManualClock::new(NOW));
-    let mut cfg = Config::defaults().unwrap();
+    let mut cfg = crate::support::state::config();
     cfg.turn.max_reviews = 1_000;
     let engine = engine(Path::new(&home), &clock, &cfg);
     let store = engine.store().unwrap();

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use vouch::clock::ManualClock;
-use vouch::config::Config;
+use vouch::config::{Config, Provider};
 use vouch::decision::{Decision, Outcome, ReviewStats, RiskLevel, Stage, UserAuthorization};
 use vouch::engine::{Engine, EngineOptions, PendingReview, Prepared};
 use vouch::request::Request;
@@ -37,7 +37,7 @@ impl State {
     }
 
     pub fn with(edit: impl FnOnce(&mut Config)) -> State {
-        let mut cfg = Config::defaults().unwrap();
+        let mut cfg = config();
         edit(&mut cfg);
         let home = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(NOW));
@@ -78,6 +78,14 @@ impl State {
         self.clock.advance(10);
         d
     }
+}
+
+/// The defaults with a reviewer configured (never called here: answers are
+/// given to `Engine::finish` directly).
+pub fn config() -> Config {
+    let mut cfg = Config::defaults().unwrap();
+    cfg.reviewer.provider = Provider::Openai;
+    cfg
 }
 
 pub fn engine(home: &std::path::Path, clock: &Arc<ManualClock>, cfg: &Config) -> Engine {
