@@ -271,8 +271,11 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
             "vouch: operator token in {}",
             state.tokens().operator_path().display()
         );
+        // Handlers first, so a signal sent on reading the line below is a
+        // graceful shutdown.
+        let shutdown = crate::server::shutdown_signal();
         let _ = writeln!(console, "vouch: listening on {}", listener.describe());
-        crate::server::run(listener, state, crate::server::shutdown_signal()).await
+        crate::server::run(listener, state, shutdown).await
     });
     crate::telemetry::report_dropped_log_lines();
     match result {

@@ -267,29 +267,35 @@ fn remove_own_socket(path: &Path, identity: (u64, u64)) {
     }
 }
 
-/// Completes on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let terminate = async {
-        match signal(SignalKind::terminate()) {
-            Ok(mut s) => {
+/// Installs the SIGTERM and SIGINT handlers now and returns a future that
+/// completes on either. Called before `listening` is printed: a supervisor
+/// that signals as soon as it reads that line must get a graceful shutdown,
+/// not the default action (the process killed mid-request).
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    let install = |kind: SignalKind, name: &'static str| match signal(kind) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::error!(error = %e, signal = name, "cannot listen for the signal");
+            None
+        }
+    };
+    async fn recv(s: Option<Signal>) {
+        match s {
+            Some(mut s) => {
                 s.recv().await;
             }
-            Err(e) => {
-                tracing::error!(error = %e, "cannot listen for SIGTERM; only SIGINT stops vouch");
-                std::future::pending::<()>().await;
-            }
+            // Not installable: only the other signal stops vouch.
+            None => std::future::pending::<()>().await,
         }
-    };
-    let interrupt = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::error!(error = %e, "cannot listen for SIGINT");
-            std::future::pending::<()>().await;
+    }
+    let terminate = recv(install(SignalKind::terminate(), "SIGTERM"));
+    let interrupt = recv(install(SignalKind::interrupt(), "SIGINT"));
+    async move {
+        tokio::select! {
+            () = terminate => tracing::info!("received SIGTERM"),
+            () = interrupt => tracing::info!("received SIGINT"),
         }
-    };
-    tokio::select! {
-        () = terminate => tracing::info!("received SIGTERM"),
-        () = interrupt => tracing::info!("received SIGINT"),
     }
 }
 

@@ -256,6 +256,19 @@ async fn review_over_a_unix_socket() {
     assert!(!socket.exists(), "socket file left behind");
 }
 
+/// A supervisor may signal as soon as it reads the `listening` line: the
+/// handlers are installed before it, so that is a graceful exit 0, never
+/// death by the default action of SIGTERM.
+#[test]
+fn sigterm_right_after_listening_exits_zero() {
+    for _ in 0..5 {
+        let server = Server::start("127.0.0.1:0", "");
+        server.sigterm();
+        let (status, log) = server.wait(Duration::from_secs(10));
+        assert_eq!(status.code(), Some(0), "{status:?}\n{log}");
+    }
+}
+
 #[test]
 fn non_loopback_listen_is_refused() {
     let (status, log) = Server::try_start("0.0.0.0:0", "")
