@@ -60,9 +60,10 @@ pub const REPEAT_PREFIX: usize = 128;
 /// is still read by the text scanner.
 pub const MAX_SHELL_PARSE_BYTES: usize = crate::request::MAX_COMMAND_BYTES;
 
-/// Compiles the redaction rules now rather than on first use, so a service
-/// pays that cost at start. Returns whether they compiled; if they did not,
-/// every text is withheld whole (see [`SecretKind::Unscanned`]).
+/// Loads and checks the redaction rules now rather than on first use.
+/// Returns whether they loaded; if they did not, every text is withheld whole
+/// (see [`SecretKind::Unscanned`]). Each provider rule's automaton is still
+/// built the first time its keyword is seen.
 pub fn prepare() -> bool {
     SCANNER.is_ok()
 }

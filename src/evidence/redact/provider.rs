@@ -13,8 +13,13 @@
 //! longest match its regex can make (computed from the pattern), and
 //! overlapping windows are merged: a rule reads each byte at most once
 //! however many keywords crowd together, so the scan is linear in the text.
+//!
+//! Patterns are parsed (and so checked) when the rules load, but each one's
+//! automaton is built the first time its keyword is seen: a `vouch hook` or
+//! `vouch review` process lives for one request, sees a handful of keywords,
+//! and building all ~220 automata up front was most of a reviewed hook run.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex_automata::util::syntax;
 use regex_automata::{Input, meta};
@@ -139,9 +144,34 @@ enum Target {
     Line,
 }
 
+/// A parsed pattern whose automaton is built on first use.
+struct LazyRegex {
+    /// In Rust's syntax (see [`go_syntax`]).
+    pattern: String,
+    built: OnceLock<Option<meta::Regex>>,
+}
+
+impl LazyRegex {
+    /// The automaton, or `None` when building it failed (a size limit): the
+    /// callers then fail closed — a rule redacts its whole window, an
+    /// allowlist allows nothing.
+    fn get(&self) -> Option<&meta::Regex> {
+        self.built
+            .get_or_init(|| {
+                meta::Builder::new()
+                    .configure(meta::Config::new().utf8_empty(false))
+                    .syntax(syntax_config())
+                    .build(&self.pattern)
+                    .map_err(|e| tracing::error!(error = %e, "a redaction rule's automaton failed to build"))
+                    .ok()
+            })
+            .as_ref()
+    }
+}
+
 struct Allow {
     target: Target,
-    regexes: Vec<meta::Regex>,
+    regexes: Vec<LazyRegex>,
     stopwords: Vec<String>,
     /// `condition = "AND"` with a path list: a path never matches here, so
     /// the allowlist never applies.
@@ -154,7 +184,7 @@ pub(crate) struct Rule {
     pub keywords: Vec<String>,
     /// The pattern text, for the data checks in the tests.
     pub pattern: String,
-    regex: meta::Regex,
+    regex: LazyRegex,
     secret_group: Option<usize>,
     entropy: Option<f64>,
     generic: bool,
@@ -259,18 +289,17 @@ fn is_repetition(rest: &[u8]) -> bool {
     }
 }
 
-fn compile(id: &str, pattern: &str) -> Result<(meta::Regex, Option<usize>), RuleError> {
-    let err = |message: String| RuleError::Regex {
-        id: id.to_owned(),
-        message,
-    };
+fn compile(id: &str, pattern: &str) -> Result<(LazyRegex, Option<usize>), RuleError> {
     let pattern = go_syntax(pattern);
-    let hir = syntax::parse_with(&pattern, &syntax_config()).map_err(|e| err(e.to_string()))?;
+    let hir = syntax::parse_with(&pattern, &syntax_config()).map_err(|e| RuleError::Regex {
+        id: id.to_owned(),
+        message: e.to_string(),
+    })?;
     let max_len = hir.properties().maximum_len();
-    let regex = meta::Builder::new()
-        .configure(meta::Config::new().utf8_empty(false))
-        .build_from_hir(&hir)
-        .map_err(|e| err(e.to_string()))?;
+    let regex = LazyRegex {
+        pattern,
+        built: OnceLock::new(),
+    };
     Ok((regex, max_len))
 }
 
@@ -432,8 +461,17 @@ impl Rule {
         id: RuleId,
         out: &mut Vec<Finding>,
     ) -> Option<usize> {
+        let Some(regex) = self.regex.get() else {
+            // No automaton: the whole window is taken for a secret.
+            out.push(Finding {
+                start,
+                end,
+                rule: id,
+            });
+            return None;
+        };
         let input = Input::new(hay).range(start..end);
-        for caps in self.regex.captures_iter(input) {
+        for caps in regex.captures_iter(input) {
             let Some(whole) = caps.get_match() else {
                 continue;
             };
@@ -502,6 +540,17 @@ impl Rule {
     pub fn is_unbounded(&self) -> bool {
         self.max_len.is_none()
     }
+
+    /// Whether this rule's automata (its own and its allowlists') build; the
+    /// rule-set test builds them all, which a running process never needs.
+    #[cfg(test)]
+    pub fn builds(&self) -> bool {
+        self.regex.get().is_some()
+            && self
+                .allow
+                .iter()
+                .all(|a| a.regexes.iter().all(|r| r.get().is_some()))
+    }
 }
 
 impl Allow {
@@ -533,6 +582,8 @@ impl Allow {
                 hay.get(line_start..line_end).unwrap_or_default()
             }
         };
-        self.regexes.iter().any(|r| r.is_match(target))
+        self.regexes
+            .iter()
+            .any(|r| r.get().is_some_and(|r| r.is_match(target)))
     }
 }

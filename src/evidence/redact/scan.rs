@@ -352,6 +352,22 @@ pub fn provider_rules() -> Vec<(&'static str, &'static str, bool, Option<usize>)
     )
 }
 
+/// The provider rules whose automata fail to build (each is built on first
+/// use; this builds them all).
+#[cfg(test)]
+pub fn unbuildable_rules() -> Vec<&'static str> {
+    PROVIDERS.as_ref().map_or_else(
+        |_| Vec::new(),
+        |p| {
+            p.rules
+                .iter()
+                .filter(|r| !r.builds())
+                .map(|r| r.id.as_str())
+                .collect()
+        },
+    )
+}
+
 /// Whether the rules compiled.
 pub fn ready() -> Result<(), ScanError> {
     SCANNER.as_ref().map(|_| ()).map_err(Clone::clone)

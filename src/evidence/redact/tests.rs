@@ -12,6 +12,7 @@ fn rules_compile() {
     assert!(prepare(), "{:?}", rule_error());
     let rules = provider_rules();
     assert!(rules.len() >= 200, "{}", rules.len());
+    assert_eq!(scan::unbuildable_rules(), Vec::<&str>::new());
 }
 
 #[test]
