@@ -261,6 +261,9 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
             model = %cfg.reviewer.model,
             "reviewer configured"
         );
+        // Handlers first: a supervisor may signal as soon as it reads the
+        // ready line below.
+        let shutdown = crate::server::shutdown_signal()?;
         let (listener, state) = crate::server::prepare(options).await?;
         // The service's stderr is its operator console: one line each.
         let _ = writeln!(
@@ -274,7 +277,7 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
             state.tokens().operator_path().display()
         );
         let _ = writeln!(console, "vouch: listening on {}", listener.describe());
-        crate::server::run(listener, state, crate::server::shutdown_signal()).await
+        crate::server::run(listener, state, shutdown).await
     });
     crate::telemetry::report_dropped_log_lines();
     match result {

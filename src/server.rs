@@ -262,30 +262,20 @@ fn remove_own_socket(path: &Path, identity: (u64, u64)) {
     }
 }
 
-/// Completes on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
+/// Installs the SIGINT and SIGTERM handlers now and returns a future that
+/// completes on either. Call it before announcing readiness: a signal that
+/// arrives between the ready line and the handlers would otherwise take the
+/// default action (killed, no drain, no exit 0).
+pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
     use tokio::signal::unix::{SignalKind, signal};
-    let terminate = async {
-        match signal(SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "cannot listen for SIGTERM; only SIGINT stops vouch");
-                std::future::pending::<()>().await;
-            }
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => tracing::info!("received SIGTERM"),
+            _ = interrupt.recv() => tracing::info!("received SIGINT"),
         }
-    };
-    let interrupt = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::error!(error = %e, "cannot listen for SIGINT");
-            std::future::pending::<()>().await;
-        }
-    };
-    tokio::select! {
-        () = terminate => tracing::info!("received SIGTERM"),
-        () = interrupt => tracing::info!("received SIGINT"),
-    }
+    })
 }
 
 #[cfg(test)]
