@@ -34,4 +34,5 @@ mod serve_e2e;
 mod serve_logging;
 mod session;
 mod session_overrides;
+mod soak;
 mod store;

@@ -1,4 +1,5 @@
 //! Shared test support for the integration tests.
 
 pub mod model_server;
+pub mod proof;
 pub mod serve;
