@@ -18,6 +18,7 @@ mod cli_review;
 mod config_layers;
 mod config_props;
 mod config_tighten;
+mod crash;
 mod grants;
 mod hard_deny_wrapping;
 mod hooks;
