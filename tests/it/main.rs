@@ -27,6 +27,7 @@ mod model_server_faults;
 mod multiprocess;
 mod packet;
 mod pipeline;
+mod races;
 mod redaction;
 mod reviewer;
 mod reviewer_vectors;
