@@ -65,7 +65,8 @@ fn wrap(inner: String, simple: bool, c: &mut Choices<'_>) -> (String, bool) {
     let out = match c.next(17) {
         0 => format!("{{ {inner}; }}"),
         1 => format!("( {inner} )"),
-        2 => format!("echo $({inner})"),
+        // The space keeps `$( (` from reading as arithmetic `$((`.
+        2 => format!("echo $( {inner} )"),
         3 => format!("bash -c {}", single_quote(&inner)),
         4 => format!("eval {}", single_quote(&inner)),
         5 => format!("if {b}; then {inner}; fi"),
@@ -78,7 +79,9 @@ fn wrap(inner: String, simple: bool, c: &mut Choices<'_>) -> (String, bool) {
         12 => format!("{inner} | cat"),
         13 => format!("echo {} | {inner}", single_quote(&c.text())),
         14 => format!("{inner} &"),
-        15 => format!("echo {}\n{inner}\n# {}", single_quote(&c.text()), c.text().replace('\n', " ")),
+        // The comment ends at the newline, before the unit (a trailing one
+        // would swallow an enclosing `; }`).
+        15 => format!("echo {} # {}\n{inner}", single_quote(&c.text()), c.text().replace(['\n', '\r'], " ")),
         _ if simple => {
             let p = PREFIXES.get(c.next(PREFIXES.len())).copied().unwrap_or("");
             return (format!("{p}{inner}"), true);
