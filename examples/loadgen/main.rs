@@ -116,23 +116,27 @@ fn main() -> anyhow::Result<()> {
         mib(hwm),
         cpu.unwrap_or_default().as_secs_f64()
     );
+    let mut hook_failures = 0;
     if args.hook_seconds > 0.0 {
         let home = tempfile::tempdir()?;
         hooks::prepare(home.path(), &model.base_url())?;
-        print_hooks(
-            &hooks::run(
-                &binary,
-                home.path(),
-                args.hook_rate,
-                Duration::from_secs_f64(args.hook_seconds),
-            ),
+        let runs = hooks::run(
+            &binary,
+            home.path(),
             args.hook_rate,
+            Duration::from_secs_f64(args.hook_seconds),
         );
+        hook_failures = runs.iter().filter(|r| !r.ok).count();
+        print_hooks(&runs, args.hook_rate);
     }
     println!(
         "server exit       {}",
         service.stop(Duration::from_secs(10))?
     );
+    let errors: u64 = cells.iter().map(|c| c.errors).sum();
+    if errors > 0 || hook_failures > 0 {
+        anyhow::bail!("{errors} failed requests and {hook_failures} wrong or failed hook runs");
+    }
     Ok(())
 }
 
