@@ -8,8 +8,9 @@
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::config::FailClosed;
 use crate::config::{LoadedConfig, render_show};
-use crate::decision::{Decision, Stage};
+use crate::decision::Decision;
 use crate::engine::{Engine, EngineOptions, load_process_config};
 use crate::paths::Paths;
 use crate::request::{MAX_REQUEST_BYTES, Request, RequestError};
@@ -94,12 +95,14 @@ pub fn review(global: &Global, input: impl Read, mut out: impl Write, mut err: i
         Ok(r) => r,
         Err(e) => return fail(&mut err, &e, 2),
     };
-    let decision = match engine(global) {
+    // The engine (and its audit queue, which drains on drop) outlives the
+    // printed line: the harness gets its answer first.
+    let (decision, _engine) = match engine(global) {
         Ok(engine) => match runtime() {
-            Ok(rt) => rt.block_on(engine.review(request)),
-            Err(e) => config_error(&request, &e),
+            Ok(rt) => (rt.block_on(engine.review(request)), Some(engine)),
+            Err(e) => (config_error(&request, &e), Some(engine)),
         },
-        Err(e) => config_error(&request, &e),
+        Err(e) => (config_error(&request, &e), None),
     };
     match print_line(&mut out, &decision) {
         Ok(()) => 0,
@@ -109,12 +112,7 @@ pub fn review(global: &Global, input: impl Read, mut out: impl Write, mut err: i
 
 /// Without a usable configuration there is no failure mode to consult: deny.
 fn config_error(request: &Request, e: &CliError) -> Decision {
-    Decision::new(
-        crate::decision::Outcome::Deny,
-        Stage::ConfigError,
-        request.request_hash(),
-        e.to_string(),
-    )
+    Decision::config_error(FailClosed::Deny, request.request_hash(), e.to_string())
 }
 
 /// `vouch grant consume --session S --token T` with the request on stdin.
@@ -261,9 +259,6 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
             model = %cfg.reviewer.model,
             "reviewer configured"
         );
-        // Handlers first: a supervisor may signal as soon as it reads the
-        // ready line below.
-        let shutdown = crate::server::shutdown_signal()?;
         let (listener, state) = crate::server::prepare(options).await?;
         // The service's stderr is its operator console: one line each.
         let _ = writeln!(
@@ -276,6 +271,9 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
             "vouch: operator token in {}",
             state.tokens().operator_path().display()
         );
+        // Handlers first, so a signal sent on reading the line below is a
+        // graceful shutdown.
+        let shutdown = crate::server::shutdown_signal();
         let _ = writeln!(console, "vouch: listening on {}", listener.describe());
         crate::server::run(listener, state, shutdown).await
     });

@@ -17,7 +17,8 @@ use std::time::Duration;
 use tokio::net::{TcpListener, UnixListener};
 
 use crate::engine::{Engine, EngineError, EngineOptions};
-use crate::http::{self, AppState, LimitsError, TokenError, Tokens};
+use crate::http::{self, AppState, LimitsError, Tokens};
+use crate::store::StoreError;
 
 /// Prefix of a Unix-socket `server.listen` value.
 pub const UNIX_PREFIX: &str = "unix:";
@@ -38,7 +39,7 @@ pub enum ServeError {
     #[error("`{path}` exists and is not a socket; refusing to replace it")]
     NotASocket { path: String },
     #[error("{0}")]
-    Tokens(#[from] TokenError),
+    Tokens(#[from] StoreError),
     #[error("{0}")]
     Limits(#[from] LimitsError),
     #[error("cannot start the engine: {0}")]
@@ -149,11 +150,15 @@ async fn bind_unix(listen: &str, path: &Path) -> Result<UnixSocket, ServeError> 
     // Bound under a private temporary name, restricted to 0600, then renamed
     // into place: nobody can connect through the final path while the file
     // still has the umask's looser mode.
+    let suffix = crate::store::random_bytes::<4>().map_err(|e| ServeError::Bind {
+        listen: listen.to_owned(),
+        message: e.to_string(),
+    })?;
     let tmp = parent.join(format!(
-        ".{}.{}.{:08x}.tmp",
+        ".{}.{}.{}.tmp",
         name.to_string_lossy(),
         std::process::id(),
-        rand::random::<u32>()
+        hex::encode(suffix)
     ));
     let _ = std::fs::remove_file(&tmp);
     let listener = UnixListener::bind(&tmp).map_err(bind_err)?;
@@ -262,20 +267,36 @@ fn remove_own_socket(path: &Path, identity: (u64, u64)) {
     }
 }
 
-/// Installs the SIGINT and SIGTERM handlers now and returns a future that
-/// completes on either. Call it before announcing readiness: a signal that
-/// arrives between the ready line and the handlers would otherwise take the
-/// default action (killed, no drain, no exit 0).
-pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    Ok(async move {
-        tokio::select! {
-            _ = terminate.recv() => tracing::info!("received SIGTERM"),
-            _ = interrupt.recv() => tracing::info!("received SIGINT"),
+/// Installs the SIGTERM and SIGINT handlers now and returns a future that
+/// completes on either. Called before `listening` is printed: a supervisor
+/// that signals as soon as it reads that line must get a graceful shutdown,
+/// not the default action (the process killed mid-request).
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    let install = |kind: SignalKind, name: &'static str| match signal(kind) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::error!(error = %e, signal = name, "cannot listen for the signal");
+            None
         }
-    })
+    };
+    async fn recv(s: Option<Signal>) {
+        match s {
+            Some(mut s) => {
+                s.recv().await;
+            }
+            // Not installable: only the other signal stops vouch.
+            None => std::future::pending::<()>().await,
+        }
+    }
+    let terminate = recv(install(SignalKind::terminate(), "SIGTERM"));
+    let interrupt = recv(install(SignalKind::interrupt(), "SIGINT"));
+    async move {
+        tokio::select! {
+            () = terminate => tracing::info!("received SIGTERM"),
+            () = interrupt => tracing::info!("received SIGINT"),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -250,7 +250,7 @@ fn read_input(input: impl Read) -> Result<Value, HookError> {
         });
     }
     let value: Value =
-        serde_json::from_slice(&bytes).map_err(|e| HookError::Json(e.to_string()))?;
+        crate::json::from_slice(&bytes).map_err(|e| HookError::Json(e.to_string()))?;
     if !value.is_object() {
         return Err(HookError::Json("expected a JSON object".to_owned()));
     }

@@ -19,6 +19,7 @@ mod config_layers;
 mod config_props;
 mod config_tighten;
 mod crash;
+mod decide;
 mod grants;
 mod hard_deny_wrapping;
 mod hooks;

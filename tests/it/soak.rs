@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use rand::Rng;
 use serde_json::{Value, json};
 
 use crate::support::model_server::{Declared, DropAt, ModelServer, Reply, Script, verdict};
@@ -68,12 +67,25 @@ fn config(model: &ModelServer) -> String {
     )
 }
 
+/// A seeded xorshift64* stream: the soak's choices are random but
+/// reproducible (`VOUCH_SOAK_SEED`), without a dependency for it.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        let x = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        usize::try_from(x >> 33).unwrap() % n
+    }
+}
+
 /// A request of a random kind; `Some(marker)` when it carries a fault.
-fn pick(client: usize, n: u64, markers: &[&str]) -> (Value, Option<String>) {
-    let mut rng = rand::rng();
+fn pick(rng: &mut Rng, client: usize, n: u64, markers: &[&str]) -> (Value, Option<String>) {
     let mut v = json!({"session_id": format!("soak-{client}"), "turn_id": format!("t{client}-{n}"),
                        "surface": "bash", "cwd": "/srv/app", "home": "/home/dev"});
-    let roll = rng.random_range(0..100);
+    let roll = rng.below(100);
     let fault = if roll < 10 {
         v["command"] = "rm -rf ~".into();
         None
@@ -85,7 +97,7 @@ fn pick(client: usize, n: u64, markers: &[&str]) -> (Value, Option<String>) {
         v["command"] = format!("make test-{client}-{n}").into();
         None
     } else {
-        let marker = markers[rng.random_range(0..markers.len())].to_owned();
+        let marker = markers[rng.below(markers.len())].to_owned();
         v["command"] = format!("make {marker}-{client}-{n}").into();
         Some(marker)
     };
@@ -104,10 +116,15 @@ async fn client(
         .timeout(Duration::from_secs(30))
         .build()
         .unwrap();
+    let seed = std::env::var("VOUCH_SOAK_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5eed_u64);
+    let mut rng = Rng(seed ^ (u64::try_from(idx).unwrap() + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut n = 0;
     while Instant::now() < until {
         n += 1;
-        let (body, fault) = pick(idx, n, &markers);
+        let (body, fault) = pick(&mut rng, idx, n, &markers);
         let sent = Instant::now();
         let response = http.post(&url).bearer_auth(&token).json(&body).send().await;
         let (status, decision) = match response {
@@ -141,6 +158,19 @@ async fn client(
                 tally.wrong_allows.fetch_add(1, Ordering::Relaxed);
             }
         }
+    }
+}
+
+async fn flood_livez(url: String, until: Instant) {
+    let http = reqwest::Client::new();
+    while Instant::now() < until {
+        let status = http
+            .get(&url)
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0);
+        assert_eq!(status, 200, "/livez under a stalled stderr");
     }
 }
 
@@ -187,12 +217,19 @@ async fn faults_at_random_with_a_stalled_stderr_never_allow_stall_or_grow() {
         )));
     }
     let mut rss = Vec::new();
+    let mut flood = None;
     while Instant::now() < until {
         tokio::time::sleep(Duration::from_millis(500)).await;
         rss.push(service.rss_kib());
-        if started.elapsed() > duration / 2 {
+        if started.elapsed() > duration / 2 && flood.is_none() {
             reading.store(false, Ordering::Relaxed);
+            // Access lines faster than any buffer drains: with stderr unread
+            // the log writer must drop (and count), never block a decision.
+            flood = Some(tokio::spawn(flood_livez(service.url("/livez"), until)));
         }
+    }
+    if let Some(f) = flood {
+        f.await.unwrap();
     }
     for t in tasks {
         t.await.unwrap();

@@ -1,77 +1,57 @@
 //! The engine: one running vouch — its configuration, state and reviewer —
-//! behind a small async API that the CLI, the HTTP service and the harness
+//! behind a small typed API that the CLI, the HTTP service and the harness
 //! adapters all call.
 //!
-//! `review` never fails: every error inside becomes a fail-closed
-//! [`Decision`]. The deterministic stages and all SQLite work run on the
-//! blocking pool (`spawn_blocking`); only the model call is awaited on the
-//! async runtime. The operator calls return [`EngineError`], whose variants
-//! map onto HTTP status classes at the edge.
+//! [`Engine::review`] is the one call "canonical request in, decision out".
+//! It never fails: every error inside becomes a fail-closed [`Decision`].
+//! Underneath, [`shell`] is the thin I/O layer around the pure decision
+//! table ([`crate::pipeline`]): it gathers what the table asks for (project
+//! configuration, the reviewer, the turn's state, the packet, the cache),
+//! applies the effects the table returns in one transaction, calls the model
+//! in between, and hands each final decision's audit record to the
+//! [`AuditSink`]. Filesystem and SQLite work run on the blocking pool
+//! (`spawn_blocking`); only the model call is awaited on the runtime.
+//!
+//! The operator calls return typed values or an [`EngineError`] that keeps
+//! its cause; the HTTP edge maps causes to status codes.
+
+mod audit;
+mod shell;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
+use serde::Serialize;
 
 use crate::clock::{Clock, SystemClock};
-use crate::config::{Config, ConfigError, LoadedConfig};
-use crate::decision::{Decision, Grant, Outcome, Stage};
+use crate::config::{Config, ConfigError, LoadedConfig, Provider};
+use crate::decision::{Decision, Grant};
+use crate::evidence::packet::Packet;
 use crate::grants;
+use crate::names::named_enum;
 use crate::paths::Paths;
-use crate::pipeline::{self, Prepared, ReviewJob};
+use crate::pipeline::Job;
 use crate::request::Request;
-use crate::reviewer::{self, ModelInput, ReviewResult, Reviewer};
-use crate::session::overrides::{self, OverrideError, Selector};
+use crate::reviewer::{self, ModelInput, ReviewResult, Reviewer, ReviewerError};
+use crate::session::overrides::{self, Approval, Challenge, DenialView, OverrideError, Selector};
 use crate::store::{Store, StoreError};
 
-/// Why an engine call (other than `review`) failed.
+pub use audit::{AuditSink, NoAudit};
+
+/// Why an engine call (other than `review`) failed. The cause is kept whole;
+/// the HTTP edge decides what a client is told.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// The caller's input is wrong (HTTP 400).
-    #[error("{0}")]
-    BadRequest(String),
-    /// The named thing does not exist (HTTP 404).
-    #[error("{0}")]
-    NotFound(String),
-    /// The request conflicts with current state, e.g. an override already
-    /// pending (HTTP 409).
-    #[error("{0}")]
-    Conflict(String),
-    /// Configuration forbids it, e.g. break glass disabled (HTTP 403).
-    #[error("{0}")]
-    Forbidden(String),
-    /// An internal fault; the message is for logs, not for clients (HTTP 5xx).
-    #[error("{0}")]
-    Internal(String),
-}
-
-impl From<StoreError> for EngineError {
-    fn from(e: StoreError) -> Self {
-        EngineError::Internal(e.to_string())
-    }
-}
-
-impl From<OverrideError> for EngineError {
-    fn from(e: OverrideError) -> Self {
-        use OverrideError as E;
-        match e {
-            E::Store(inner) => EngineError::Internal(inner.to_string()),
-            E::InvalidSelector { .. } => EngineError::BadRequest(e.to_string()),
-            E::NoSuchDenial { .. } | E::NoSuchChallenge { .. } | E::NoCriticalDenial { .. } => {
-                EngineError::NotFound(e.to_string())
-            }
-            E::BreakGlassDisabled => EngineError::Forbidden(e.to_string()),
-            E::AlreadyPending { .. }
-            | E::AlreadyUsed { .. }
-            | E::AmbiguousPrefix { .. }
-            | E::CriticalNeedsBreakGlass { .. }
-            | E::NotCritical { .. }
-            | E::OutsideWindow { .. }
-            | E::PhraseMismatch
-            | E::StaleChallenge { .. }
-            | E::ChallengeExpired { .. } => EngineError::Conflict(e.to_string()),
-        }
-    }
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// An operator request the state refuses (no such denial, already
+    /// pending, wrong phrase, …).
+    #[error(transparent)]
+    Override(#[from] OverrideError),
+    #[error("engine task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    #[error(transparent)]
+    Reviewer(#[from] ReviewerError),
 }
 
 /// Reads one environment variable (injectable so tests never see the real one).
@@ -92,6 +72,9 @@ pub struct EngineOptions {
     /// Allow deciding for a project that contains vouch's own binary or
     /// trusted config (`VOUCH_ALLOW_UNTRUSTED_DEV=1`, local development).
     pub allow_untrusted_dev: bool,
+    /// Receives the audit record of every final decision, off the decision
+    /// path ([`NoAudit`] until the audit subsystem plugs in).
+    pub audit: Arc<dyn AuditSink>,
 }
 
 impl EngineOptions {
@@ -114,6 +97,7 @@ impl EngineOptions {
             clock: Arc::new(SystemClock),
             env: Arc::new(|_| None),
             allow_untrusted_dev: false,
+            audit: Arc::new(NoAudit),
         })
     }
 
@@ -125,6 +109,7 @@ impl EngineOptions {
             clock: Arc::new(SystemClock),
             env: Arc::new(|name| std::env::var(name).ok()),
             allow_untrusted_dev: std::env::var("VOUCH_ALLOW_UNTRUSTED_DEV").as_deref() == Ok("1"),
+            audit: Arc::new(NoAudit),
         }
     }
 }
@@ -148,17 +133,99 @@ struct Inner {
     http: reqwest::Client,
     /// Project overlays already folded, keyed by project root.
     projects: crate::config::ProjectCache,
+    /// The reviewer last built, with the configuration it was built from:
+    /// nearly every request shares the trusted configuration (or one cached
+    /// project fold), so it is built once, not per request.
+    reviewer: Mutex<Option<(Arc<Config>, Reviewer)>>,
+    audit: audit::AuditQueue,
+}
+
+/// The result of the stages before the model.
+#[derive(Debug)]
+pub enum Prepared {
+    /// A stage decided.
+    Decided(Box<Decision>),
+    /// The model must be asked: [`Engine::call_model`], then
+    /// [`Engine::finish`].
+    Review(Box<PendingReview>),
+}
+
+/// A review whose reservation is committed, waiting for the model.
+pub struct PendingReview {
+    job: Job,
+    packet: Packet,
+    reviewer: Reviewer,
+    store: Arc<Store>,
+}
+
+impl std::fmt::Debug for PendingReview {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The packet is prompt text: never in a log line.
+        f.debug_struct("PendingReview")
+            .field("request_hash", &self.job.request_hash)
+            .field("reviewer", &self.reviewer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingReview {
+    /// The evidence packet the model will read.
+    pub fn packet(&self) -> &Packet {
+        &self.packet
+    }
+
+    /// What the decision table handed over.
+    pub fn job(&self) -> &Job {
+        &self.job
+    }
+}
+
+/// A listed denial with its 1-based index, as `vouch approve N` takes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ListedDenial {
+    pub index: usize,
+    #[serde(flatten)]
+    pub denial: DenialView,
+}
+
+named_enum! {
+    /// Whether model-backed reviews can run.
+    pub enum HealthStatus {
+        Ok = "ok",
+        /// Hard denies still answer; model reviews fail closed.
+        Degraded = "degraded",
+    }
+}
+
+/// Store and reviewer status for `/healthz`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Health {
+    pub status: HealthStatus,
+    /// `ok` or `unavailable` (the cause is logged, not shown).
+    pub store: &'static str,
+    pub reviewer: ReviewerHealth,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReviewerHealth {
+    /// `configured`, or `invalid: <why>` (never the key or the full URL).
+    pub status: String,
+    pub provider: Provider,
+    pub model: String,
 }
 
 impl Engine {
     pub fn new(options: EngineOptions) -> Result<Engine, EngineError> {
-        let http = reviewer::http_client().map_err(|e| EngineError::Internal(e.to_string()))?;
+        let http = reviewer::http_client()?;
+        let audit = audit::AuditQueue::new(Arc::clone(&options.audit));
         Ok(Engine {
             inner: Arc::new(Inner {
                 options,
                 store: Mutex::new(None),
                 http,
                 projects: crate::config::ProjectCache::new(PROJECT_CACHE_ENTRIES),
+                reviewer: Mutex::new(None),
+                audit,
             }),
         })
     }
@@ -195,56 +262,57 @@ impl Engine {
 
     /// Decides one request. Never fails: faults become fail-closed decisions.
     pub async fn review(&self, request: Request) -> Decision {
-        let hash = request.request_hash();
-        let failure_mode = self.config().decision.failure_mode.outcome();
+        let failed = shell::TaskFailure::new(&request);
         let this = self.clone();
-        let prepared = tokio::task::spawn_blocking(move || this.prepare(request)).await;
-        let job = match prepared {
+        let pending = match tokio::task::spawn_blocking(move || this.prepare(request)).await {
             Ok(Prepared::Decided(decision)) => return *decision,
-            Ok(Prepared::Review(job)) => job,
-            Err(join) => {
-                tracing::error!(error = %join, "decision task failed");
-                return internal_failure(failure_mode, hash, "the decision task failed");
-            }
+            Ok(Prepared::Review(pending)) => pending,
+            Err(join) => return failed.decision(self, &join),
         };
-        let result = self.call_model(&job).await;
+        let result = self.call_model(&pending).await;
         let this = self.clone();
-        match tokio::task::spawn_blocking(move || this.finish(*job, result)).await {
+        match tokio::task::spawn_blocking(move || this.finish(*pending, result)).await {
             Ok(decision) => decision,
-            Err(join) => {
-                tracing::error!(error = %join, "decision task failed");
-                internal_failure(failure_mode, hash, "the decision task failed")
-            }
+            Err(join) => failed.decision(self, &join),
         }
     }
 
     /// Runs the stages before the model call (blocking: filesystem and
-    /// SQLite). Either a decision, or the job [`Engine::review`] hands to the
-    /// model and then to [`pipeline::finish`].
+    /// SQLite). Either a decision, or the review [`Engine::review`] hands to
+    /// the model and then to [`Engine::finish`].
     pub fn prepare(&self, request: Request) -> Prepared {
-        let ctx = pipeline::Context {
-            paths: &self.inner.options.paths,
-            trusted: &self.inner.options.trusted,
-            projects: &self.inner.projects,
-            clock: self.clock(),
-            allow_untrusted_dev: self.inner.options.allow_untrusted_dev,
-            store: &|| self.store(),
-            reviewer: &|cfg: &Config| self.reviewer_for(cfg),
-        };
-        pipeline::prepare(&ctx, request)
+        shell::prepare(self, request)
     }
 
-    fn reviewer_for(&self, cfg: &Config) -> Result<Reviewer, reviewer::ReviewerError> {
+    /// Records what the model said and returns the decision (blocking).
+    pub fn finish(&self, pending: PendingReview, result: ReviewResult) -> Decision {
+        shell::finish(self, pending, result)
+    }
+
+    /// The reviewer for an effective configuration.
+    fn reviewer_for(&self, cfg: &Arc<Config>) -> Result<Reviewer, ReviewerError> {
+        let mut slot = self
+            .inner
+            .reviewer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((built_for, reviewer)) = slot.as_ref()
+            && Arc::ptr_eq(built_for, cfg)
+        {
+            return Ok(reviewer.clone());
+        }
         let key = reviewer::api_key_from_env(&cfg.reviewer, &|name| (self.inner.options.env)(name));
-        Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)
+        let reviewer = Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)?;
+        *slot = Some((Arc::clone(cfg), reviewer.clone()));
+        Ok(reviewer)
     }
 
     /// Calls the model inside a span carrying the evidence counts, so the
     /// reviewer's `review_attempt` and `review_complete` events are reported
     /// with them (counts only: never text).
-    async fn call_model(&self, job: &ReviewJob) -> ReviewResult {
+    pub async fn call_model(&self, pending: &PendingReview) -> ReviewResult {
         use tracing::Instrument as _;
-        let counts = &job.packet.counts;
+        let counts = &pending.packet.counts;
         let span = tracing::info_span!(
             "review",
             evidence.user_messages = counts.user_messages,
@@ -256,17 +324,14 @@ impl Engine {
             evidence.redactions = counts.redactions.total(),
         );
         let input = ModelInput {
-            system: &job.packet.system,
-            user: &job.packet.user,
+            system: &pending.packet.system,
+            user: &pending.packet.user,
         };
-        job.reviewer
-            .review(input, job.packet.estimated_tokens)
+        pending
+            .reviewer
+            .review(input, pending.packet.estimated_tokens)
             .instrument(span)
             .await
-    }
-
-    fn finish(&self, job: ReviewJob, result: ReviewResult) -> Decision {
-        pipeline::finish(self.clock(), job, result)
     }
 
     /// Consumes a one-use grant for exactly this request. `Ok(false)` for any
@@ -277,13 +342,12 @@ impl Engine {
         token: &str,
         request: &Request,
     ) -> Result<bool, EngineError> {
-        let (this, session, token, hash) = (
-            self.clone(),
+        let (session, token, hash) = (
             session_id.to_owned(),
             token.to_owned(),
             request.request_hash(),
         );
-        blocking(move || {
+        self.blocking(move |this| {
             let store = this.store()?;
             Ok(grants::consume(
                 &store,
@@ -302,8 +366,8 @@ impl Engine {
         session_id: &str,
         request: &Request,
     ) -> Result<Grant, EngineError> {
-        let (this, session, hash) = (self.clone(), session_id.to_owned(), request.request_hash());
-        blocking(move || {
+        let (session, hash) = (session_id.to_owned(), request.request_hash());
+        self.blocking(move |this| {
             let store = this.store()?;
             let ttl = this.config().grants.ttl_ms;
             Ok(grants::mint(&store, this.clock(), &session, &hash, ttl)?)
@@ -311,38 +375,39 @@ impl Engine {
         .await
     }
 
-    /// Recent non-critical model denials of a session, newest first.
-    pub async fn list_denials(&self, session_id: &str) -> Result<Vec<Value>, EngineError> {
-        let (this, session) = (self.clone(), session_id.to_owned());
-        blocking(move || {
+    /// Recent non-critical model denials of a session, newest first, with
+    /// the index `approve` takes.
+    pub async fn list_denials(&self, session_id: &str) -> Result<Vec<ListedDenial>, EngineError> {
+        let session = session_id.to_owned();
+        self.blocking(move |this| {
             let store = this.store()?;
             let denials = overrides::list_denials(&store, this.clock(), this.config(), &session)?;
-            denials
-                .iter()
+            Ok(denials
+                .into_iter()
                 .enumerate()
-                .map(|(i, d)| {
-                    let mut v = serde_json::to_value(d)
-                        .map_err(|e| EngineError::Internal(e.to_string()))?;
-                    if let Some(obj) = v.as_object_mut() {
-                        obj.insert("index".to_owned(), Value::from(i.saturating_add(1)));
-                    }
-                    Ok(v)
+                .map(|(i, denial)| ListedDenial {
+                    index: i.saturating_add(1),
+                    denial,
                 })
-                .collect()
+                .collect())
         })
         .await
     }
 
     /// Approves one exact retry of a listed denial (`selector`: 1-based index
     /// or request-hash prefix).
-    pub async fn approve(&self, session_id: &str, selector: &str) -> Result<Value, EngineError> {
+    pub async fn approve(&self, session_id: &str, selector: &str) -> Result<Approval, EngineError> {
         let selector: Selector = selector.parse()?;
-        let (this, session) = (self.clone(), session_id.to_owned());
-        blocking(move || {
+        let session = session_id.to_owned();
+        self.blocking(move |this| {
             let store = this.store()?;
-            let approval =
-                overrides::approve(&store, this.clock(), this.config(), &session, &selector)?;
-            serde_json::to_value(approval).map_err(|e| EngineError::Internal(e.to_string()))
+            Ok(overrides::approve(
+                &store,
+                this.clock(),
+                this.config(),
+                &session,
+                &selector,
+            )?)
         })
         .await
     }
@@ -353,19 +418,18 @@ impl Engine {
         &self,
         session_id: &str,
         selector: Option<&str>,
-    ) -> Result<Value, EngineError> {
+    ) -> Result<Challenge, EngineError> {
         let selector: Option<Selector> = selector.map(str::parse).transpose()?;
-        let (this, session) = (self.clone(), session_id.to_owned());
-        blocking(move || {
+        let session = session_id.to_owned();
+        self.blocking(move |this| {
             let store = this.store()?;
-            let challenge = overrides::break_glass_challenge(
+            Ok(overrides::break_glass_challenge(
                 &store,
                 this.clock(),
                 this.config(),
                 &session,
                 selector.as_ref(),
-            )?;
-            serde_json::to_value(challenge).map_err(|e| EngineError::Internal(e.to_string()))
+            )?)
         })
         .await
     }
@@ -376,24 +440,22 @@ impl Engine {
         session_id: &str,
         challenge_id: &str,
         phrase: &str,
-    ) -> Result<Value, EngineError> {
-        let (this, session, id, phrase) = (
-            self.clone(),
+    ) -> Result<Approval, EngineError> {
+        let (session, id, phrase) = (
             session_id.to_owned(),
             challenge_id.to_owned(),
             phrase.to_owned(),
         );
-        blocking(move || {
+        self.blocking(move |this| {
             let store = this.store()?;
-            let approval = overrides::break_glass_confirm(
+            Ok(overrides::break_glass_confirm(
                 &store,
                 this.clock(),
                 this.config(),
                 &session,
                 &id,
                 &phrase,
-            )?;
-            serde_json::to_value(approval).map_err(|e| EngineError::Internal(e.to_string()))
+            )?)
         })
         .await
     }
@@ -403,60 +465,54 @@ impl Engine {
         Ok((self.store()?, self.clock(), self.config()))
     }
 
-    /// Store and reviewer status for `/healthz`: `status` is `ok` when the
-    /// state database opens and the reviewer configuration is usable, else
+    /// Store and reviewer status for `/healthz`: `ok` when the state
+    /// database opens and the reviewer configuration is usable, else
     /// `degraded` (hard denies still answer; model reviews fail closed).
-    pub async fn health(&self) -> Value {
-        let this = self.clone();
-        let store = tokio::task::spawn_blocking(move || this.store().map(drop))
-            .await
-            .map_err(|e| e.to_string())
-            .and_then(|opened| opened.map_err(|e| e.to_string()));
+    pub async fn health(&self) -> Health {
+        let store = self.blocking(|this| Ok(this.store().map(drop)?)).await;
         let cfg = self.config();
         // `none` is a configuration, not a fault: reviews defer to the human.
-        let unconfigured = cfg.reviewer.provider == crate::config::Provider::None;
+        let unconfigured = cfg.reviewer.provider == Provider::None;
         let reviewer = if unconfigured {
             Ok(())
         } else {
-            self.reviewer_for(cfg).map(drop).map_err(|e| e.to_string())
-        };
-        let status = match (&store, &reviewer) {
-            (Ok(()), Ok(())) => "ok",
-            // Either part missing means model reviews fail closed.
-            (Err(_), _) | (_, Err(_)) => "degraded",
+            self.reviewer_for(&self.inner.options.trusted.config)
+                .map(drop)
         };
         if let Err(e) = &store {
             tracing::warn!(error = %e, "state database unavailable");
         }
-        serde_json::json!({
-            "status": status,
-            "store": match &store { Ok(()) => "ok".to_owned(), Err(_) => "unavailable".to_owned() },
-            "reviewer": {
-                "status": match &reviewer {
+        Health {
+            status: match (&store, &reviewer) {
+                (Ok(()), Ok(())) => HealthStatus::Ok,
+                // Either part missing means model reviews fail closed.
+                (Err(_), _) | (_, Err(_)) => HealthStatus::Degraded,
+            },
+            store: match &store {
+                Ok(()) => "ok",
+                Err(_) => "unavailable",
+            },
+            reviewer: ReviewerHealth {
+                status: match &reviewer {
                     Ok(()) if unconfigured => "none".to_owned(),
                     Ok(()) => "configured".to_owned(),
                     Err(e) => format!("invalid: {e}"),
                 },
-                "provider": cfg.reviewer.provider,
-                "model": cfg.reviewer.model,
+                provider: cfg.reviewer.provider,
+                model: cfg.reviewer.model.clone(),
             },
-        })
+        }
     }
-}
 
-/// Runs blocking engine work off the async workers.
-async fn blocking<T, F>(f: F) -> Result<T, EngineError>
-where
-    F: FnOnce() -> Result<T, EngineError> + Send + 'static,
-    T: Send + 'static,
-{
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| EngineError::Internal(format!("engine task failed: {e}")))?
-}
-
-fn internal_failure(outcome: Outcome, hash: String, why: &str) -> Decision {
-    Decision::new(outcome, Stage::ReviewerFailure, hash, why)
+    /// Runs blocking engine work off the async workers.
+    async fn blocking<T, F>(&self, f: F) -> Result<T, EngineError>
+    where
+        F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+        T: Send + 'static,
+    {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || f(&this)).await?
+    }
 }
 
 /// Loads the trusted configuration for this process; used by the CLI.
