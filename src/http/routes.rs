@@ -245,7 +245,10 @@ pub async fn claude_code_hook(
             state
                 .metrics()
                 .record_hook_fallback(HookFallback::Malformed);
-            tracing::warn!(error = %e, "malformed claude code hook body");
+            tracing::warn!(
+                error = %crate::evidence::redact::redact_text(&e.to_string()),
+                "malformed claude code hook body"
+            );
             let why = format!("vouch could not understand this tool call: {e}");
             return Json(claude.fault_reply(&event, &why).to_json());
         }
