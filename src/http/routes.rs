@@ -286,6 +286,13 @@ fn parse_claude_hook(bytes: &[u8]) -> Result<Event, (String, hooks::HookError)> 
     claude.parse(&value).map_err(|e| (event, e))
 }
 
+/// Liveness for supervisors: the process accepts and answers HTTP. It reads
+/// no state and calls nothing, so polling it costs the service nothing and
+/// it is the floor a review's cost is compared with (the load harness).
+pub async fn livez() -> Json<Value> {
+    Json(serde_json::json!({ "status": "alive" }))
+}
+
 pub async fn healthz(State(state): State<AppState>) -> Response {
     let health = state.engine().health().await;
     let status = match health.status {
