@@ -13,12 +13,20 @@
 //! A syntax error is reported, never turned into "no units": the units that
 //! did parse are still returned so policy can deny on them.
 
+mod bridge;
+pub mod budget;
+pub mod command;
+pub mod glob;
+pub mod value;
 mod walk;
 pub mod word;
 mod wrappers;
 
 use std::cell::RefCell;
 
+pub use budget::Limits;
+pub use command::{Analysis, Command, CommandKind, Incomplete, ShellEnv};
+pub use value::{Arg, Seg, Sources, Text, Value, argv_may_be};
 pub use word::{Piece, Word};
 
 /// How many `bash -c` / `eval` / stdin-script levels are followed. Deeper
@@ -243,6 +251,18 @@ fn parse_tree(source: &str) -> Result<tree_sitter::Tree, ShellError> {
             .parse(source, None)
             .ok_or_else(|| ShellError::Parser("parse returned no tree".to_owned()))
     })
+}
+
+/// The simple commands `command` would run when bash executes it in `env`:
+/// each with its argv after every expansion, its working directory and the
+/// command that spawns it, every value known, one of a candidate set, or
+/// unknown. Work is bounded by `limits`; what ran out is listed in
+/// [`Analysis::incomplete`] (see `docs/shell.md`).
+///
+/// This is the one entry point of the expansion model: the hard-deny rules
+/// and the differential tests against real bash both read its result.
+pub fn analyze(command: &str, env: &ShellEnv<'_>, limits: &Limits) -> Analysis {
+    bridge::analyze(command, env, limits)
 }
 
 /// Splits `command` into the units that would run.
