@@ -1,87 +1,112 @@
-//! The one place that reads vouch's shell analysis: request in, the units
-//! that would run out, in the comparison's terms ([`crate::compare::Unit`]).
+//! The one place that reads vouch's shell analysis: request in, the
+//! commands that would run out, in the comparison's own terms
+//! ([`crate::compare::Unit`]), so the comparison does not trust vouch's
+//! matching code to judge vouch.
 //!
-//! Today this reads `vouch::shell::parse`, whose words keep expansions
-//! visible but unresolved and whose units carry no working directory; when
-//! the analysis exposes resolved values (known / candidates / unknown) and a
-//! cwd per unit, only this file changes.
+//! It reads `vouch::shell::analyze` (see `docs/shell.md`): argv after every
+//! expansion, cwd, kind and parent per command, values as candidates of text
+//! with holes and pattern characters.
 
-use std::collections::BTreeSet;
+use vouch::shell::{self, Analysis, CommandKind, Limits, Seg, ShellEnv, Text};
 
-use vouch::shell::{self, Piece, Word};
-
-use crate::compare::{Arg, Unit, Value};
+use crate::compare::{Arg, Cand, Expect, Piece, Unit, Value};
+use crate::recorder::PASS_THROUGH;
 
 /// The units vouch says `command` would run, given the request's `cwd` and
-/// `home`, and vouch's own error when the analysis was incomplete.
+/// `home`, and why the analysis was incomplete when it was.
 pub fn extract(command: &str, cwd: &str, home: &str) -> (Vec<Unit>, Option<String>) {
-    let script = shell::parse(command);
-    // Today's units carry no cwd: it is the request's until anything may
-    // have changed it, then unknown.
-    // (`env` and `sudo` may have been given `-C`/`-D`, which today's units
-    // do not keep.)
-    let changes_cwd = script.units.iter().any(|u| {
-        matches!(u.name(), Some("cd" | "pushd" | "popd"))
-            || u.wrappers.iter().any(|w| w == "env" || w == "sudo")
-    });
-    let cwd = if changes_cwd {
-        Value::Unknown
-    } else {
-        Value::Known(cwd.to_owned())
+    let env = ShellEnv {
+        cwd: Some(cwd),
+        home,
+        vars: &[],
     };
-    let units = script
-        .units
+    let analysis = shell::analyze(command, &env, &Limits::default());
+    let units = analysis
+        .commands
         .iter()
-        .map(|unit| {
-            let name = match unit.argv.first().map(|w| value_of(w, home)) {
-                Some(Arg::One(Value::Known(n))) => {
-                    Value::Known(n.rsplit('/').next().unwrap_or(&n).to_owned())
-                }
-                Some(Arg::One(Value::OneOf(set))) => Value::OneOf(
-                    set.iter()
-                        .map(|n| n.rsplit('/').next().unwrap_or(n).to_owned())
-                        .collect::<BTreeSet<_>>(),
-                ),
-                Some(Arg::One(Value::Unknown) | Arg::Fields | Arg::Glob(_)) | None => {
-                    Value::Unknown
-                }
-            };
-            let mut args: Vec<Arg> = unit.args().iter().map(|w| value_of(w, home)).collect();
-            if unit.extra_args_unknown {
-                args.push(Arg::Fields);
-            }
-            Unit {
-                name,
-                args,
-                cwd: cwd.clone(),
-                wrappers: unit.wrappers.clone(),
-            }
+        .enumerate()
+        .map(|(i, c)| Unit {
+            name: name_of(c.argv.first()),
+            args: c.args().iter().map(arg).collect(),
+            cwd: value(&c.cwd),
+            expect: expect(&analysis, i),
         })
         .collect();
-    (units, script.error().map(ToString::to_string))
+    (units, incomplete(&analysis))
 }
 
-/// One decoded word: literal text (with `~`/`$HOME` as the request's home)
-/// is known; literal text with glob characters is a glob; anything else may
-/// split into any number of fields (today's words do not say whether an
-/// expansion was quoted).
-fn value_of(word: &Word, home: &str) -> Arg {
-    let mut text = String::new();
-    let mut glob = false;
-    for piece in &word.pieces {
-        match piece {
-            Piece::Literal(t) => text.push_str(t),
-            Piece::Home => text.push_str(home),
-            Piece::Glob(c) => {
-                glob = true;
-                text.push(*c);
-            }
-            Piece::Var { .. } | Piece::Subst => return Arg::Fields,
+fn incomplete(analysis: &Analysis) -> Option<String> {
+    let mut why: Vec<String> = analysis.errors.iter().map(ToString::to_string).collect();
+    why.extend(analysis.incomplete.iter().map(ToString::to_string));
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// Whether a recorder must have seen command `i`: an external program is
+/// recorded unless something on its way only records (`sudo`) or has an
+/// unknown name; builtins and function calls never are.
+fn expect(analysis: &Analysis, i: usize) -> Expect {
+    let Some(command) = analysis.commands.get(i) else {
+        return Expect::Unverifiable;
+    };
+    match command.kind {
+        CommandKind::Builtin | CommandKind::Function => return Expect::Internal,
+        CommandKind::Unresolved => return Expect::Unverifiable,
+        CommandKind::External => {}
+    }
+    // Walk the spawners; bounded by the number of commands, so a cycle in
+    // the parent links cannot loop.
+    let mut at = command.parent;
+    for _ in 0..analysis.commands.len() {
+        let Some(p) = at.and_then(|p| analysis.commands.get(p)) else {
+            return Expect::Recorded;
+        };
+        match p.kind {
+            CommandKind::External if p.name().is_some_and(|n| PASS_THROUGH.contains(&n)) => {}
+            CommandKind::External | CommandKind::Unresolved => return Expect::Unverifiable,
+            CommandKind::Builtin | CommandKind::Function => {}
         }
+        at = p.parent;
     }
-    if glob {
-        Arg::Glob(text)
-    } else {
-        Arg::One(Value::Known(text))
+    Expect::Unverifiable
+}
+
+fn name_of(first: Option<&shell::Arg>) -> Value {
+    let Some(shell::Arg::Field(v)) = first else {
+        return Value::unknown();
+    };
+    let cands: Option<Vec<Cand>> = v
+        .candidates()
+        .iter()
+        .map(|t| {
+            let text = t.as_known()?;
+            Some(Cand::lit(text.rsplit('/').next().unwrap_or(text)))
+        })
+        .collect();
+    cands.map_or_else(Value::unknown, Value)
+}
+
+fn arg(a: &shell::Arg) -> Arg {
+    match a {
+        shell::Arg::Field(v) => Arg::Field(value(v)),
+        shell::Arg::Unknown(_) => Arg::Fields,
     }
+}
+
+fn value(v: &shell::Value) -> Value {
+    Value(v.candidates().iter().map(cand).collect())
+}
+
+fn cand(t: &Text) -> Cand {
+    Cand(
+        t.segs
+            .iter()
+            .map(|s| match s {
+                Seg::Lit(text) => Piece::Lit(text.clone()),
+                Seg::Any(_) => Piece::Any,
+                Seg::Star => Piece::Star,
+                Seg::Quest => Piece::Quest,
+                Seg::Class(inner) => Piece::Class(inner.clone()),
+            })
+            .collect(),
+    )
 }

@@ -15,26 +15,105 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::recorder::{PASS_THROUGH, Record};
+use crate::recorder::Record;
 
-/// One value as vouch states it.
+/// One piece of a candidate string as vouch states it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Value {
-    Known(String),
-    OneOf(BTreeSet<String>),
-    Unknown,
+pub enum Piece {
+    Lit(String),
+    /// Text nobody can know (possibly empty, possibly holding `/`).
+    Any,
+    /// Unquoted pattern characters pathname expansion acts on.
+    Star,
+    Quest,
+    Class(String),
+}
+
+/// One candidate string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cand(pub Vec<Piece>);
+
+impl Cand {
+    pub fn lit(text: &str) -> Self {
+        Cand(vec![Piece::Lit(text.to_owned())])
+    }
+
+    /// The string when every character is known and none is a pattern.
+    pub fn as_lit(&self) -> Option<String> {
+        let mut out = String::new();
+        for p in &self.0 {
+            match p {
+                Piece::Lit(t) => out.push_str(t),
+                Piece::Any | Piece::Star | Piece::Quest | Piece::Class(_) => return None,
+            }
+        }
+        Some(out)
+    }
+
+    pub fn is_pattern(&self) -> bool {
+        self.0
+            .iter()
+            .any(|p| matches!(p, Piece::Star | Piece::Quest | Piece::Class(_)))
+    }
+
+    /// What bash keeps for a pattern that matches nothing: its spelling.
+    fn spelling(&self) -> Option<String> {
+        let mut out = String::new();
+        for p in &self.0 {
+            match p {
+                Piece::Lit(t) => out.push_str(t),
+                Piece::Any => return None,
+                Piece::Star => out.push('*'),
+                Piece::Quest => out.push('?'),
+                Piece::Class(c) => {
+                    out.push('[');
+                    out.push_str(c);
+                    out.push(']');
+                }
+            }
+        }
+        Some(out)
+    }
+}
+
+/// One string as vouch states it: one of its candidates (never empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Value(pub Vec<Cand>);
+
+impl Value {
+    pub fn known(text: &str) -> Self {
+        Value(vec![Cand::lit(text)])
+    }
+
+    pub fn unknown() -> Self {
+        Value(vec![Cand(vec![Piece::Any])])
+    }
+
+    pub fn one_of(texts: &[&str]) -> Self {
+        Value(texts.iter().map(|t| Cand::lit(t)).collect())
+    }
 }
 
 /// One argument position as vouch states it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Arg {
-    /// Exactly one argument.
-    One(Value),
-    /// Any number of arguments (an unquoted unknown expansion, `xargs`'s
-    /// appended input).
+    /// Exactly one field — except that a pattern candidate stands for the
+    /// names it matches (one or more) or, matching nothing, its spelling.
+    Field(Value),
+    /// Any number of fields whose contents depend on runtime data.
     Fields,
-    /// An unquoted glob: the paths it matches, or the pattern itself.
-    Glob(String),
+}
+
+/// Whether bash's recorders must have seen a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// An external program bash (or a real wrapper) executes.
+    Recorded,
+    /// A builtin or a function call: no process.
+    Internal,
+    /// Run by a program that only records (`sudo`), or by an unknown name:
+    /// its absence proves nothing.
+    Unverifiable,
 }
 
 /// One simple command vouch says would run.
@@ -44,8 +123,7 @@ pub struct Unit {
     pub name: Value,
     pub args: Vec<Arg>,
     pub cwd: Value,
-    /// Wrappers vouch removed to reach this command (`sudo`, `env`, …).
-    pub wrappers: Vec<String>,
+    pub expect: Expect,
 }
 
 /// How precisely a unit explains a record.
@@ -86,23 +164,14 @@ impl fmt::Display for Finding {
     }
 }
 
-/// Wrappers that are bash builtins or keywords: a builtin behind them stays
-/// a builtin. Any other wrapper (`env`, `nice`, `exec`, …) runs the
-/// external program of that name.
-const BUILTIN_WRAPPERS: &[&str] = &["command", "builtin", "time", "coproc"];
-
-/// What the comparison needs to know about bash and the case.
-pub struct Context<'a> {
-    /// bash's builtins and reserved words.
-    pub builtins: &'a BTreeSet<String>,
-    /// Functions the case defines.
-    pub functions: &'a BTreeSet<String>,
+/// What the comparison needs to know about the case.
+pub struct Context {
     /// Every command in the case runs (no dead branch): extra units count.
     pub all_run: bool,
 }
 
 /// Compares vouch's units with bash's records.
-pub fn compare(units: &[Unit], records: &[Record], ctx: &Context<'_>) -> Outcome {
+pub fn compare(units: &[Unit], records: &[Record], ctx: &Context) -> Outcome {
     let mut findings = Vec::new();
     let mut precision = Precision::Exact;
     // Values seen per (unit, position) for units matched through candidate
@@ -125,14 +194,7 @@ pub fn compare(units: &[Unit], records: &[Record], ctx: &Context<'_>) -> Outcome
                     note_values(i, record, &mut seen);
                 }
             }
-            None => match wrapper_of(units, record) {
-                Some(i) => {
-                    if let Some(slot) = used.get_mut(i) {
-                        *slot = true;
-                    }
-                }
-                None => findings.push(Finding::Missed(show_record(record))),
-            },
+            None => findings.push(Finding::Missed(show_record(record))),
         }
     }
     if ctx.all_run {
@@ -140,11 +202,8 @@ pub fn compare(units: &[Unit], records: &[Record], ctx: &Context<'_>) -> Outcome
             // A unit is verified when some record is its own (the same
             // command may run twice and be reported twice).
             let verified = used.get(i).copied().unwrap_or(true)
-                || records.iter().any(|r| {
-                    explains(unit, r).is_some()
-                        || (unit.wrappers.iter().any(|w| w == &r.name) && suffix_explains(unit, r))
-                });
-            if !verified && is_external(unit, ctx) && !behind_terminal_wrapper(unit) {
+                || records.iter().any(|r| explains(unit, r).is_some());
+            if !verified && unit.expect == Expect::Recorded {
                 findings.push(Finding::Extra(show_unit(unit)));
             }
         }
@@ -171,12 +230,27 @@ pub fn explains(unit: &Unit, record: &Record) -> Option<Precision> {
     Some(name.min(cwd).min(args))
 }
 
+/// How precisely `value` admits `actual` as one field (a pattern standing
+/// for one name, or its own spelling).
 fn value_admits(value: &Value, actual: &str) -> Option<Precision> {
-    match value {
-        Value::Known(v) => (v == actual).then_some(Precision::Exact),
-        Value::OneOf(set) => set.contains(actual).then_some(Precision::Sets),
-        Value::Unknown => Some(Precision::Loose),
-    }
+    let all_lit = value.0.iter().all(|c| c.as_lit().is_some());
+    value
+        .0
+        .iter()
+        .filter_map(|c| match c.as_lit() {
+            Some(text) => (text == actual).then_some(if value.0.len() == 1 {
+                Precision::Exact
+            } else if all_lit {
+                Precision::Sets
+            } else {
+                Precision::Loose
+            }),
+            None => {
+                let spelled = c.is_pattern() && c.spelling().as_deref() == Some(actual);
+                (spelled || cand_matches(c, actual)).then_some(Precision::Loose)
+            }
+        })
+        .max()
 }
 
 /// Aligns vouch's argument positions with bash's arguments: a dynamic
@@ -194,27 +268,32 @@ fn args_admit(items: &[Arg], actual: &[String]) -> Option<Precision> {
     for i in (0..n).rev() {
         for j in (0..=m).rev() {
             let here = match items.get(i) {
-                Some(Arg::One(value)) => actual.get(j).and_then(|a| {
-                    let p = value_admits(value, a)?;
-                    Some(p.min(cell(&best, i + 1, j + 1)?))
-                }),
+                Some(Arg::Field(value)) => {
+                    let one = actual.get(j).and_then(|a| {
+                        let p = value_admits(value, a)?;
+                        Some(p.min(cell(&best, i + 1, j + 1)?))
+                    });
+                    // A pattern candidate may also stand for several names.
+                    let many = value
+                        .0
+                        .iter()
+                        .filter(|c| c.is_pattern())
+                        .filter_map(|c| {
+                            (j + 1..=m)
+                                .take_while(|&k| {
+                                    actual.get(k - 1).is_some_and(|a| cand_matches(c, a))
+                                })
+                                .filter_map(|k| cell(&best, i + 1, k))
+                                .max()
+                        })
+                        .max()
+                        .map(|p| p.min(Precision::Loose));
+                    one.max(many)
+                }
                 Some(Arg::Fields) => (j..=m)
                     .filter_map(|k| cell(&best, i + 1, k))
                     .max()
                     .map(|p| p.min(Precision::Loose)),
-                Some(Arg::Glob(pattern)) => {
-                    let literal = actual
-                        .get(j)
-                        .filter(|a| *a == pattern)
-                        .and_then(|_| cell(&best, i + 1, j + 1));
-                    let matched = (j + 1..=m)
-                        .take_while(|&k| {
-                            actual.get(k - 1).is_some_and(|a| glob_matches(pattern, a))
-                        })
-                        .filter_map(|k| cell(&best, i + 1, k))
-                        .max();
-                    literal.max(matched).map(|p| p.min(Precision::Loose))
-                }
                 None => None,
             };
             if let Some(row) = best.get_mut(i)
@@ -231,120 +310,165 @@ fn cell(best: &[Vec<Option<Precision>>], i: usize, j: usize) -> Option<Precision
     best.get(i).and_then(|row| row.get(j)).copied().flatten()
 }
 
-/// Bash pathname matching: `*` and `?` never match `/`, and never a
-/// leading `.` of a path component; `[…]` is a bracket expression. Paths
-/// bash produced from a pattern like `src/*` are compared component-wise.
-pub fn glob_matches(pattern: &str, path: &str) -> bool {
-    let pats: Vec<&str> = pattern.split('/').collect();
-    let parts: Vec<&str> = path.split('/').collect();
-    pats.len() == parts.len()
-        && pats.iter().zip(&parts).all(|(p, s)| {
-            let p: Vec<char> = p.chars().collect();
-            let s: Vec<char> = s.chars().collect();
-            let leading_dot_ok = s.first().is_none_or(|c| *c != '.') || p.first() == Some(&'.');
-            leading_dot_ok && component_matches(&p, &s)
-        })
+/// Could bash produce `actual` from candidate `c`? Holes match any text
+/// (`/` included); pattern characters follow pathname expansion: `*`, `?`
+/// and classes never match `/`, nor a `.` that starts a path component.
+pub fn cand_matches(c: &Cand, actual: &str) -> bool {
+    let mut toks = Vec::new();
+    for p in &c.0 {
+        match p {
+            Piece::Lit(t) => toks.extend(t.chars().map(Tok::Char)),
+            Piece::Any => toks.push(Tok::Any),
+            Piece::Star => toks.push(Tok::Star),
+            Piece::Quest => toks.push(Tok::Quest),
+            Piece::Class(inner) => toks.push(Tok::Class(inner.chars().collect())),
+        }
+    }
+    let s: Vec<char> = actual.chars().collect();
+    // A wildcard may take `ch` at `pos`: never `/`, never a leading `.`.
+    let wild_ok = |ch: char, pos: usize| {
+        ch != '/' && !(ch == '.' && (pos == 0 || s.get(pos - 1) == Some(&'/')))
+    };
+    // reach[k]: the pattern consumed so far can end at s[..k].
+    let mut reach = vec![false; s.len() + 1];
+    set(&mut reach, 0);
+    for tok in &toks {
+        let mut next = vec![false; s.len() + 1];
+        for k in 0..=s.len() {
+            if !reach.get(k).copied().unwrap_or(false) {
+                continue;
+            }
+            match tok {
+                Tok::Char(ch) => {
+                    if s.get(k) == Some(ch) {
+                        set(&mut next, k + 1);
+                    }
+                }
+                Tok::Any => {
+                    for e in k..=s.len() {
+                        set(&mut next, e);
+                    }
+                }
+                Tok::Star => {
+                    set(&mut next, k);
+                    let mut e = k;
+                    while s.get(e).is_some_and(|&ch| wild_ok(ch, e)) {
+                        e += 1;
+                        set(&mut next, e);
+                    }
+                }
+                Tok::Quest => {
+                    if s.get(k).is_some_and(|&ch| wild_ok(ch, k)) {
+                        set(&mut next, k + 1);
+                    }
+                }
+                Tok::Class(inner) => {
+                    if s.get(k)
+                        .is_some_and(|&ch| wild_ok(ch, k) && class_contains(inner, ch))
+                    {
+                        set(&mut next, k + 1);
+                    }
+                }
+            }
+        }
+        reach = next;
+    }
+    reach.get(s.len()).copied().unwrap_or(false)
 }
 
-fn component_matches(p: &[char], s: &[char]) -> bool {
-    match p.split_first() {
-        None => s.is_empty(),
-        Some(('*', rest)) => {
-            (0..=s.len()).any(|k| component_matches(rest, s.get(k..).unwrap_or(&[])))
-        }
-        Some(('?', rest)) => s
-            .split_first()
-            .is_some_and(|(_, tail)| component_matches(rest, tail)),
-        Some(('[', rest)) => match (bracket(rest), s.split_first()) {
-            (Some((set, negated, after)), Some((c, tail))) => {
-                set.contains(c) != negated && component_matches(after, tail)
+/// A glob written the usual way (`src/*`, `[!a]*`), for the self-checks.
+pub fn glob_matches(pattern: &str, path: &str) -> bool {
+    let mut pieces = Vec::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' => pieces.push(Piece::Star),
+            '?' => pieces.push(Piece::Quest),
+            '[' => {
+                let mut inner = String::new();
+                let mut closed = false;
+                while let Some(d) = chars.next() {
+                    if d == ']' && !inner.is_empty() && !inner.ends_with("[:") {
+                        closed = true;
+                        break;
+                    }
+                    inner.push(d);
+                    if inner.ends_with("[:") {
+                        // A character class name runs to its own `:]`.
+                        for e in chars.by_ref() {
+                            inner.push(e);
+                            if inner.ends_with(":]") {
+                                break;
+                            }
+                        }
+                    }
+                }
+                if closed {
+                    pieces.push(Piece::Class(inner));
+                } else {
+                    pieces.push(Piece::Lit(format!("[{inner}")));
+                }
             }
-            (None, Some((c, tail))) => *c == '[' && component_matches(rest, tail),
-            (_, None) => false,
-        },
-        Some((c, rest)) => s
-            .split_first()
-            .is_some_and(|(d, tail)| c == d && component_matches(rest, tail)),
+            other => pieces.push(Piece::Lit(other.to_string())),
+        }
+    }
+    cand_matches(&Cand(pieces), path)
+}
+
+#[derive(Debug)]
+enum Tok {
+    Char(char),
+    Any,
+    Star,
+    Quest,
+    Class(Vec<char>),
+}
+
+fn set(v: &mut [bool], k: usize) {
+    if let Some(slot) = v.get_mut(k) {
+        *slot = true;
     }
 }
 
-/// Parses a bracket expression after `[`: its characters (ranges
-/// expanded), whether it is negated, and the pattern after `]`.
-fn bracket(p: &[char]) -> Option<(Vec<char>, bool, &[char])> {
-    let (negated, mut i) = match p.first() {
-        Some('!' | '^') => (true, 1),
-        _ => (false, 0),
+/// Bracket expression membership: `!`/`^` negates, `a-z` ranges,
+/// `[:alpha:]`-style classes for the common names.
+fn class_contains(inner: &[char], ch: char) -> bool {
+    let (negated, body) = match inner.split_first() {
+        Some(('!' | '^', rest)) => (true, rest),
+        _ => (false, inner),
     };
-    let mut set = Vec::new();
-    let start = i;
-    while let Some(&c) = p.get(i) {
-        if c == ']' && i > start {
-            return Some((set, negated, p.get(i + 1..).unwrap_or(&[])));
-        }
-        if p.get(i + 1) == Some(&'-')
-            && let Some(&end) = p.get(i + 2)
-            && end != ']'
+    let mut hit = false;
+    let mut i = 0;
+    while let Some(&c) = body.get(i) {
+        if c == '['
+            && body.get(i + 1) == Some(&':')
+            && let Some(end) = (i + 2..body.len())
+                .find(|&e| body.get(e) == Some(&':') && body.get(e + 1) == Some(&']'))
         {
-            set.extend(c..=end);
+            let name: String = body.get(i + 2..end).unwrap_or(&[]).iter().collect();
+            hit |= match name.as_str() {
+                "alpha" => ch.is_alphabetic(),
+                "digit" => ch.is_ascii_digit(),
+                "alnum" => ch.is_alphanumeric(),
+                "upper" => ch.is_uppercase(),
+                "lower" => ch.is_lowercase(),
+                "space" => ch.is_whitespace(),
+                _ => false,
+            };
+            i = end + 2;
+            continue;
+        }
+        if body.get(i + 1) == Some(&'-')
+            && let Some(&end) = body.get(i + 2)
+        {
+            hit |= (c..=end).contains(&ch);
             i += 3;
         } else {
-            set.push(c);
+            hit |= c == ch;
             i += 1;
         }
     }
-    None
-}
-
-/// A wrapper's own record (`env -i rm …`, `sudo rm …`): explained by a unit
-/// that names it among its wrappers. A wrapper that runs for real is checked
-/// through the record of what it ran; one that only records (`sudo`) must
-/// end with the unit's command, as its inner command never ran.
-fn wrapper_of(units: &[Unit], record: &Record) -> Option<usize> {
-    units.iter().position(|u| {
-        u.wrappers.iter().any(|w| w == &record.name)
-            && (PASS_THROUGH.contains(&record.name.as_str()) || suffix_explains(u, record))
-    })
-}
-
-fn suffix_explains(unit: &Unit, record: &Record) -> bool {
-    (0..record.args.len()).any(|k| {
-        record.args.get(k).is_some_and(|first| {
-            let name = first.rsplit('/').next().unwrap_or(first);
-            let inner = Record {
-                name: name.to_owned(),
-                path: first.clone(),
-                args: record.args.get(k + 1..).unwrap_or(&[]).to_vec(),
-                cwd: record.cwd.clone(),
-            };
-            explains(unit, &inner).is_some()
-        })
-    })
-}
-
-/// A unit behind a wrapper that only records (`sudo`): its command never
-/// ran in the sandbox, so its absence proves nothing.
-fn behind_terminal_wrapper(unit: &Unit) -> bool {
-    unit.wrappers
-        .iter()
-        .any(|w| !PASS_THROUGH.contains(&w.as_str()) && !BUILTIN_WRAPPERS.contains(&w.as_str()))
-        && !unit.wrappers.iter().any(|w| w == "exec")
-}
-
-/// True when bash would run `unit` as an external program (so a recorder
-/// must have seen it): a known name that is neither a function of the case
-/// nor a builtin reached without an external wrapper.
-fn is_external(unit: &Unit, ctx: &Context<'_>) -> bool {
-    let Value::Known(name) = &unit.name else {
-        return false;
-    };
-    let through_external = unit
-        .wrappers
-        .iter()
-        .any(|w| !BUILTIN_WRAPPERS.contains(&w.as_str()));
-    if through_external {
-        return true;
-    }
-    !(ctx.builtins.contains(name) || ctx.functions.contains(name))
+    hit != negated
 }
 
 fn note_values(
@@ -353,7 +477,7 @@ fn note_values(
     seen: &mut BTreeMap<(usize, usize), BTreeSet<String>>,
 ) {
     // Position 0 is the name, 1 the cwd, 2.. the arguments (which align
-    // one to one here: a Sets match has no fields or globs).
+    // one to one here: a Sets match has no fields and no patterns).
     let values = [&record.name, &record.cwd]
         .into_iter()
         .chain(record.args.iter());
@@ -362,6 +486,8 @@ fn note_values(
     }
 }
 
+/// A candidate set is exact when it is exactly the set of values bash used
+/// at that position over every run of the unit.
 fn sets_are_tight(units: &[Unit], seen: &BTreeMap<(usize, usize), BTreeSet<String>>) -> bool {
     seen.iter().all(|((i, pos), values)| {
         let Some(unit) = units.get(*i) else {
@@ -371,15 +497,13 @@ fn sets_are_tight(units: &[Unit], seen: &BTreeMap<(usize, usize), BTreeSet<Strin
             0 => Some(&unit.name),
             1 => Some(&unit.cwd),
             p => match unit.args.get(p - 2) {
-                Some(Arg::One(v)) => Some(v),
-                Some(Arg::Fields | Arg::Glob(_)) | None => None,
+                Some(Arg::Field(v)) => Some(v),
+                Some(Arg::Fields) | None => None,
             },
         };
-        match stated {
-            Some(Value::Known(v)) => values.len() == 1 && values.contains(v),
-            Some(Value::OneOf(set)) => set == values,
-            Some(Value::Unknown) | None => false,
-        }
+        let lits: Option<BTreeSet<String>> =
+            stated.and_then(|v| v.0.iter().map(Cand::as_lit).collect());
+        lits.is_some_and(|set| &set == values)
     })
 }
 
@@ -394,28 +518,46 @@ pub fn show_unit(unit: &Unit) -> String {
     for arg in &unit.args {
         out.push(' ');
         match arg {
-            Arg::One(v) => out.push_str(&show_value(v)),
+            Arg::Field(v) => out.push_str(&show_value(v)),
             Arg::Fields => out.push_str("<fields>"),
-            Arg::Glob(p) => out.push_str(&format!("<glob {p}>")),
         }
     }
-    if !unit.wrappers.is_empty() {
-        out.push_str(&format!(" [via {}]", unit.wrappers.join(", ")));
-    }
-    format!("{out} (cwd {})", show_value(&unit.cwd))
+    let note = match unit.expect {
+        Expect::Recorded => "",
+        Expect::Internal => " [internal]",
+        Expect::Unverifiable => " [unverifiable]",
+    };
+    format!("{out}{note} (cwd {})", show_value(&unit.cwd))
 }
 
 fn show_value(value: &Value) -> String {
-    match value {
-        Value::Known(v) => shell_words(std::slice::from_ref(v)),
-        Value::OneOf(set) => format!(
-            "{{{}}}",
-            set.iter()
-                .map(|v| shell_words(std::slice::from_ref(v)))
-                .collect::<Vec<_>>()
-                .join("|")
-        ),
-        Value::Unknown => "<unknown>".to_owned(),
+    let shown: Vec<String> = value.0.iter().map(show_cand).collect();
+    match shown.as_slice() {
+        [one] => one.clone(),
+        many => format!("{{{}}}", many.join("|")),
+    }
+}
+
+fn show_cand(c: &Cand) -> String {
+    match c.as_lit() {
+        Some(text) => shell_words(&[text]),
+        None => {
+            let mut out = String::new();
+            for p in &c.0 {
+                match p {
+                    Piece::Lit(t) => out.push_str(t),
+                    Piece::Any => out.push('…'),
+                    Piece::Star => out.push('*'),
+                    Piece::Quest => out.push('?'),
+                    Piece::Class(c) => {
+                        out.push('[');
+                        out.push_str(c);
+                        out.push(']');
+                    }
+                }
+            }
+            format!("<{out}>")
+        }
     }
 }
 

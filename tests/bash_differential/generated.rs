@@ -16,7 +16,6 @@
 //! fixture line and written to `target/bash-differential/disagreements.jsonl`,
 //! ready to be kept in `tests/fixtures/bash_differential.jsonl`.
 
-use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,93 +41,6 @@ const DEFAULT_JOBS: usize = 2;
 /// The agreement the issue asks for where bash's behaviour is static.
 const STATIC_TARGET: f64 = 0.99;
 
-/// bash's builtins and reserved words, for when bash cannot be asked.
-pub const FALLBACK_BUILTINS: &[&str] = &[
-    ".",
-    ":",
-    "[",
-    "alias",
-    "bg",
-    "bind",
-    "break",
-    "builtin",
-    "caller",
-    "cd",
-    "command",
-    "compgen",
-    "complete",
-    "compopt",
-    "continue",
-    "declare",
-    "dirs",
-    "disown",
-    "echo",
-    "enable",
-    "eval",
-    "exec",
-    "exit",
-    "export",
-    "false",
-    "fc",
-    "fg",
-    "getopts",
-    "hash",
-    "help",
-    "history",
-    "jobs",
-    "kill",
-    "let",
-    "local",
-    "logout",
-    "mapfile",
-    "popd",
-    "printf",
-    "pushd",
-    "pwd",
-    "read",
-    "readarray",
-    "readonly",
-    "return",
-    "set",
-    "shift",
-    "shopt",
-    "source",
-    "suspend",
-    "test",
-    "times",
-    "trap",
-    "true",
-    "type",
-    "typeset",
-    "ulimit",
-    "umask",
-    "unalias",
-    "unset",
-    "wait",
-    "if",
-    "then",
-    "else",
-    "elif",
-    "fi",
-    "case",
-    "esac",
-    "for",
-    "select",
-    "while",
-    "until",
-    "do",
-    "done",
-    "in",
-    "function",
-    "time",
-    "{",
-    "}",
-    "!",
-    "[[",
-    "]]",
-    "coproc",
-];
-
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
@@ -147,7 +59,7 @@ fn seed() -> u64 {
     }
 }
 
-pub fn trial(sandbox: Option<Arc<Sandbox>>, builtins: Arc<BTreeSet<String>>) -> Trial {
+pub fn trial(sandbox: Option<Arc<Sandbox>>) -> Trial {
     let cases = env_number("VOUCH_DIFF_CASES", DEFAULT_CASES);
     let ignored = sandbox.is_none();
     Trial::test(
@@ -156,7 +68,7 @@ pub fn trial(sandbox: Option<Arc<Sandbox>>, builtins: Arc<BTreeSet<String>>) -> 
             let Some(sandbox) = sandbox else {
                 return Err("the sandbox cannot run here (see the reason printed above)".into());
             };
-            run(&sandbox, &builtins, cases).map_err(Into::into)
+            run(&sandbox, cases).map_err(Into::into)
         },
     )
     .with_ignored_flag(ignored)
@@ -176,7 +88,7 @@ struct Tally {
     dynamic_wrong: usize,
 }
 
-fn run(sandbox: &Sandbox, builtins: &BTreeSet<String>, cases: usize) -> Result<(), String> {
+fn run(sandbox: &Sandbox, cases: usize) -> Result<(), String> {
     let seed = seed();
     let per_case = env_number("VOUCH_DIFF_SHRINK", DEFAULT_SHRINK);
     let mut shrink_left = env_number("VOUCH_DIFF_SHRINK_TOTAL", DEFAULT_SHRINK_TOTAL);
@@ -193,7 +105,7 @@ fn run(sandbox: &Sandbox, builtins: &BTreeSet<String>, cases: usize) -> Result<(
         );
     }
     let rendered: Vec<Rendered> = trees.iter().map(|t| t.current().render()).collect();
-    let results = evaluate_all(sandbox, builtins, &rendered, jobs);
+    let results = evaluate_all(sandbox, &rendered, jobs);
     let mut tally = Tally::default();
     let mut kept: Vec<Fixture> = Vec::new();
     let mut invalid_examples = Vec::new();
@@ -209,10 +121,10 @@ fn run(sandbox: &Sandbox, builtins: &BTreeSet<String>, cases: usize) -> Result<(
         count(&mut tally, case.is_static, &outcome);
         if disagrees {
             let budget = per_case.min(shrink_left);
-            let (small, used) = shrink_case(tree, sandbox, builtins, budget);
+            let (small, used) = shrink_case(tree, sandbox, budget);
             shrink_left -= used;
             let small = small.map_or_else(|| case.clone(), |c| c.render());
-            if let Some(fixture) = fixture_for(sandbox, builtins, &small)
+            if let Some(fixture) = fixture_for(sandbox, &small)
                 && !kept.iter().any(|k| k.command == fixture.command)
             {
                 kept.push(fixture);
@@ -241,7 +153,6 @@ fn run(sandbox: &Sandbox, builtins: &BTreeSet<String>, cases: usize) -> Result<(
 /// more than they compute).
 fn evaluate_all(
     sandbox: &Sandbox,
-    builtins: &BTreeSet<String>,
     rendered: &[Rendered],
     jobs: usize,
 ) -> Vec<Option<(bool, Outcome)>> {
@@ -254,7 +165,7 @@ fn evaluate_all(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(case) = rendered.get(i) else { break };
-                    let result = evaluate(sandbox, builtins, case);
+                    let result = evaluate(sandbox, case);
                     if let Some(slot) = slots.get(i)
                         && let Ok(mut slot) = slot.lock()
                     {
@@ -283,11 +194,7 @@ fn runner(seed: u64) -> TestRunner {
 
 /// Runs one rendered case; `None` when the run cannot be judged (timeout,
 /// a rejected record, or a bash syntax error — a grammar bug).
-fn evaluate(
-    sandbox: &Sandbox,
-    builtins: &BTreeSet<String>,
-    rendered: &Rendered,
-) -> Option<(bool, Outcome)> {
+fn evaluate(sandbox: &Sandbox, rendered: &Rendered) -> Option<(bool, Outcome)> {
     let run = sandbox.run(&rendered.source);
     if run.ending == Ending::TimedOut
         || !run.rejected.is_empty()
@@ -301,8 +208,6 @@ fn evaluate(
         &run.records,
         rendered.is_static,
         rendered.all_run,
-        &rendered.functions,
-        builtins,
     );
     Some((judgement.disagrees(), judgement.outcome))
 }
@@ -330,7 +235,6 @@ fn count(tally: &mut Tally, is_static: bool, outcome: &Outcome) {
 fn shrink_case(
     tree: &mut impl ValueTree<Value = Case>,
     sandbox: &Sandbox,
-    builtins: &BTreeSet<String>,
     budget: usize,
 ) -> (Option<Case>, usize) {
     let mut smallest = None;
@@ -341,7 +245,7 @@ fn shrink_case(
     while runs < budget {
         runs += 1;
         let candidate = tree.current();
-        let disagrees = evaluate(sandbox, builtins, &candidate.render()).is_some_and(|(d, _)| d);
+        let disagrees = evaluate(sandbox, &candidate.render()).is_some_and(|(d, _)| d);
         let moved = if disagrees {
             smallest = Some(candidate);
             tree.simplify()
@@ -355,25 +259,18 @@ fn shrink_case(
     (smallest, runs)
 }
 
-fn fixture_for(
-    sandbox: &Sandbox,
-    builtins: &BTreeSet<String>,
-    rendered: &Rendered,
-) -> Option<Fixture> {
+fn fixture_for(sandbox: &Sandbox, rendered: &Rendered) -> Option<Fixture> {
     let run = sandbox.run(&rendered.source);
     let judgement = judge(
         &rendered.source,
         &run.records,
         rendered.is_static,
         rendered.all_run,
-        &rendered.functions,
-        builtins,
     );
     judgement.disagrees().then(|| Fixture {
         command: rendered.source.clone(),
         is_static: rendered.is_static,
         all_run: rendered.all_run,
-        functions: rendered.functions.clone(),
         bash: run.records,
         found: judgement.summary(),
         known_limit: None,

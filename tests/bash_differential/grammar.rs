@@ -352,7 +352,6 @@ pub struct Rendered {
     pub is_static: bool,
     /// No command is in a dead branch.
     pub all_run: bool,
-    pub functions: BTreeSet<String>,
 }
 
 // ---------------------------------------------------------------- rendering
@@ -361,7 +360,6 @@ struct Renderer {
     assigned: BTreeSet<&'static str>,
     is_static: bool,
     all_run: bool,
-    functions: BTreeSet<String>,
     /// Positional parameters are known here (function body, child shell,
     /// after `set --`).
     positional_known: bool,
@@ -378,7 +376,6 @@ impl Case {
             assigned: BTreeSet::new(),
             is_static: true,
             all_run: true,
-            functions: BTreeSet::new(),
             positional_known: false,
             in_child: false,
             needs: BTreeSet::new(),
@@ -401,7 +398,6 @@ impl Case {
             source,
             is_static: r.is_static,
             all_run: r.all_run,
-            functions: r.functions,
         }
     }
 }
@@ -729,7 +725,6 @@ impl Renderer {
                 self.positional_known = true;
                 let b = self.stmt(body);
                 self.positional_known = saved;
-                self.functions.insert((*name).to_owned());
                 let def = if *keyword {
                     format!("function {name} {{ {b}; }}")
                 } else {

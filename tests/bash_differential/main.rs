@@ -30,13 +30,12 @@ mod grammar;
 mod recorder;
 mod sandbox;
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde::{Deserialize, Serialize};
 
-use compare::{Arg, Context, Outcome, Unit, Value};
+use compare::{Arg, Context, Expect, Outcome, Unit, Value};
 use recorder::Record;
 use sandbox::Sandbox;
 
@@ -50,8 +49,6 @@ pub struct Fixture {
     pub is_static: bool,
     /// Every command of the case runs, so a unit bash never ran is wrong.
     pub all_run: bool,
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    pub functions: BTreeSet<String>,
     /// What bash ran, as recorded when the line was added.
     pub bash: Vec<Record>,
     /// What the comparison said when the line was added.
@@ -63,21 +60,9 @@ pub struct Fixture {
 }
 
 /// The judgement on one command: compare vouch's units with bash's records.
-pub fn judge(
-    command: &str,
-    records: &[Record],
-    is_static: bool,
-    all_run: bool,
-    functions: &BTreeSet<String>,
-    builtins: &BTreeSet<String>,
-) -> Judgement {
+pub fn judge(command: &str, records: &[Record], is_static: bool, all_run: bool) -> Judgement {
     let (units, error) = adapter::extract(command, sandbox::CWD, sandbox::HOME);
-    let ctx = Context {
-        builtins,
-        functions,
-        all_run,
-    };
-    let outcome = compare::compare(&units, records, &ctx);
+    let outcome = compare::compare(&units, records, &Context { all_run });
     Judgement {
         outcome,
         is_static,
@@ -147,12 +132,7 @@ fn fixtures() -> Vec<(usize, Fixture)> {
 /// One fixture line: bash still does what the line recorded (when the
 /// sandbox runs here), and vouch agrees — or, for a known limit, still
 /// does not.
-fn check_fixture(
-    line: usize,
-    fixture: &Fixture,
-    sandbox: Option<&Sandbox>,
-    builtins: &BTreeSet<String>,
-) -> Result<(), String> {
+fn check_fixture(line: usize, fixture: &Fixture, sandbox: Option<&Sandbox>) -> Result<(), String> {
     let at = format!("bash_differential.jsonl:{line}: `{}`", fixture.command);
     if let Some(sandbox) = sandbox {
         let run = sandbox.run(&fixture.command);
@@ -168,14 +148,12 @@ fn check_fixture(
         &fixture.bash,
         fixture.is_static,
         fixture.all_run,
-        &fixture.functions,
-        builtins,
     );
     match (&fixture.known_limit, judgement.disagrees()) {
         (None, false) | (Some(_), true) => Ok(()),
         (None, true) => Err(format!("{at}: {}", judgement.summary())),
         (Some(limit), false) => Err(format!(
-            "{at}: now agrees with bash; drop its known_limit (`{limit}`) and the note in docs/shell.md"
+            "{at}: now agrees with bash; drop its known_limit (`{limit}`) and the note in docs/differential.md"
         )),
     }
 }
@@ -189,8 +167,6 @@ fn same_records(a: &[Record], b: &[Record]) -> bool {
     a == b
 }
 
-/// The comparison's own rules, checked on fixed inputs so a broken matcher
-/// cannot make every case agree.
 fn rec(name: &str, args: &[&str], cwd: &str) -> Record {
     Record {
         name: name.to_owned(),
@@ -201,19 +177,32 @@ fn rec(name: &str, args: &[&str], cwd: &str) -> Record {
 }
 
 fn known(s: &str) -> Value {
-    Value::Known(s.to_owned())
+    Value::known(s)
 }
 
-fn unit(name: &str, args: Vec<Arg>, cwd: Value, wrappers: &[&str]) -> Unit {
+fn unit(name: &str, args: Vec<Arg>, cwd: Value) -> Unit {
     Unit {
         name: known(name),
         args,
         cwd,
-        wrappers: wrappers.iter().map(|s| (*s).to_owned()).collect(),
+        expect: Expect::Recorded,
     }
 }
 
+fn fields(words: &[&str]) -> Vec<Arg> {
+    words.iter().map(|w| Arg::Field(known(w))).collect()
+}
+
+const PROJECT: &str = "/home/dev/project";
+
+fn check(ok: bool, why: &str) -> Result<(), Failed> {
+    if ok { Ok(()) } else { Err(why.into()) }
+}
+
+/// The comparison's own rules, checked on fixed inputs so a broken matcher
+/// cannot make every case agree.
 fn compare_self_checks() -> Vec<Trial> {
+    let all_run = Context { all_run: true };
     vec![
         Trial::test("compare: globs follow bash's rules", move || {
             let cases = [
@@ -226,139 +215,125 @@ fn compare_self_checks() -> Vec<Trial> {
                 ("[!a]*", "a1", false),
                 ("?.txt", "a.txt", true),
                 ("a[", "a[", true),
+                ("[[:digit:]]x", "7x", true),
             ];
             for (p, s, want) in cases {
-                if compare::glob_matches(p, s) != want {
-                    return Err(format!("`{p}` against `{s}` should be {want}").into());
-                }
+                check(
+                    compare::glob_matches(p, s) == want,
+                    &format!("`{p}` against `{s}` should be {want}"),
+                )?;
             }
             Ok(())
         }),
         Trial::test("compare: a wrong argument or cwd is wrong", move || {
-            let r = rec("rm", &["-rf", "/"], "/home/dev/project");
-            let u = unit(
-                "rm",
-                vec![Arg::One(known("-rf")), Arg::One(known("/tmp"))],
-                known("/home/dev/project"),
-                &[],
-            );
-            let builtins = BTreeSet::new();
-            let none = BTreeSet::new();
-            let ctx = Context {
-                builtins: &builtins,
-                functions: &none,
-                all_run: true,
-            };
-            if !matches!(
-                compare::compare(&[u], std::slice::from_ref(&r), &ctx),
-                Outcome::Wrong(_)
-            ) {
-                return Err("a different argument must be a disagreement".into());
-            }
-            let u = unit(
-                "rm",
-                vec![Arg::One(known("-rf")), Arg::One(known("/"))],
-                known("/tmp"),
-                &[],
-            );
-            if !matches!(compare::compare(&[u], &[r], &ctx), Outcome::Wrong(_)) {
-                return Err("a different cwd must be a disagreement".into());
-            }
-            Ok(())
+            let ctx = Context { all_run: true };
+            let r = rec("rm", &["-rf", "/"], PROJECT);
+            let u = unit("rm", fields(&["-rf", "/tmp"]), known(PROJECT));
+            check(
+                matches!(
+                    compare::compare(&[u], std::slice::from_ref(&r), &ctx),
+                    Outcome::Wrong(_)
+                ),
+                "a different argument must be a disagreement",
+            )?;
+            let u = unit("rm", fields(&["-rf", "/"]), known("/tmp"));
+            check(
+                matches!(compare::compare(&[u], &[r], &ctx), Outcome::Wrong(_)),
+                "a different cwd must be a disagreement",
+            )
         }),
         Trial::test(
-            "compare: unknown fields, sets and globs admit per their meaning",
+            "compare: unknown fields, holes, sets and patterns admit per their meaning",
             move || {
-                let builtins = BTreeSet::new();
-                let ctx = Context {
-                    builtins: &builtins,
-                    functions: &BTreeSet::new(),
-                    all_run: true,
-                };
-                let r = rec("rm", &["-rf", "a", "b"], "/home/dev/project");
-                let fields = unit(
+                let ctx = all_run;
+                let r = rec("rm", &["-rf", "a", "b"], PROJECT);
+                let mut u = unit(
                     "rm",
-                    vec![Arg::One(known("-rf")), Arg::Fields],
-                    Value::Unknown,
-                    &[],
+                    vec![Arg::Field(known("-rf")), Arg::Fields],
+                    Value::unknown(),
                 );
-                if compare::compare(&[fields], std::slice::from_ref(&r), &ctx)
-                    != Outcome::Consistent
-                {
-                    return Err("fields admit any arguments, loosely".into());
-                }
+                check(
+                    compare::compare(std::slice::from_ref(&u), std::slice::from_ref(&r), &ctx)
+                        == Outcome::Consistent,
+                    "fields admit any arguments, loosely",
+                )?;
+                u.args = vec![Arg::Field(known("-rf")), Arg::Field(Value::unknown())];
+                check(
+                    matches!(
+                        compare::compare(&[u], std::slice::from_ref(&r), &ctx),
+                        Outcome::Wrong(_)
+                    ),
+                    "one unknown field is exactly one argument",
+                )?;
+                let star = Value(vec![compare::Cand(vec![compare::Piece::Star])]);
                 let glob = unit(
                     "rm",
-                    vec![Arg::One(known("-rf")), Arg::Glob("*".into())],
-                    known("/home/dev/project"),
-                    &[],
+                    vec![Arg::Field(known("-rf")), Arg::Field(star)],
+                    known(PROJECT),
                 );
-                if compare::compare(&[glob], std::slice::from_ref(&r), &ctx) != Outcome::Consistent
-                {
-                    return Err("a glob admits what it matches".into());
-                }
-                let set: BTreeSet<String> =
-                    ["/tmp".to_owned(), "/home/dev/project".to_owned()].into();
-                let one = unit("ls", vec![], Value::OneOf(set.clone()), &[]);
+                check(
+                    compare::compare(&[glob], std::slice::from_ref(&r), &ctx)
+                        == Outcome::Consistent,
+                    "a pattern admits the names it matches",
+                )?;
+                let hole = Value(vec![compare::Cand(vec![
+                    compare::Piece::Lit("/tmp/".into()),
+                    compare::Piece::Any,
+                ])]);
+                let u = unit("ls", vec![Arg::Field(hole)], known(PROJECT));
+                check(
+                    compare::compare(&[u], &[rec("ls", &["/tmp/a/b"], PROJECT)], &ctx)
+                        == Outcome::Consistent,
+                    "a hole admits any text, `/` included",
+                )?;
+                let one = unit("ls", vec![], Value::one_of(&["/tmp", PROJECT]));
                 let r1 = rec("ls", &[], "/tmp");
-                let r2 = rec("ls", &[], "/home/dev/project");
-                if compare::compare(std::slice::from_ref(&one), &[r1.clone(), r2], &ctx)
-                    != Outcome::Exact
-                {
-                    return Err("a candidate set that is exactly what ran is exact".into());
-                }
-                if compare::compare(&[one], &[r1], &ctx) != Outcome::Consistent {
-                    return Err("a candidate set wider than what ran is only consistent".into());
-                }
-                Ok(())
+                let r2 = rec("ls", &[], PROJECT);
+                check(
+                    compare::compare(std::slice::from_ref(&one), &[r1.clone(), r2], &ctx)
+                        == Outcome::Exact,
+                    "a candidate set that is exactly what ran is exact",
+                )?;
+                check(
+                    compare::compare(&[one], &[r1], &ctx) == Outcome::Consistent,
+                    "a candidate set wider than what ran is only consistent",
+                )
             },
         ),
-        Trial::test("compare: wrappers, extras and builtins", move || {
-            let mut builtins = BTreeSet::new();
-            builtins.insert("echo".to_owned());
-            let ctx = Context {
-                builtins: &builtins,
-                functions: &BTreeSet::new(),
-                all_run: true,
-            };
-            let sudo = rec(
-                "sudo",
-                &["-u", "root", "rm", "-rf", "/"],
-                "/home/dev/project",
-            );
-            let inner = unit(
-                "rm",
-                vec![Arg::One(known("-rf")), Arg::One(known("/"))],
-                known("/home/dev/project"),
-                &["sudo"],
-            );
-            if compare::compare(
-                std::slice::from_ref(&inner),
-                std::slice::from_ref(&sudo),
-                &ctx,
-            ) != Outcome::Exact
-            {
-                return Err("sudo's record ends with the unit's command".into());
-            }
-            let wrong = unit(
-                "rm",
-                vec![Arg::One(known("/"))],
-                known("/home/dev/project"),
-                &["sudo"],
-            );
-            if !matches!(compare::compare(&[wrong], &[sudo], &ctx), Outcome::Wrong(_)) {
-                return Err("sudo's record must end with the unit's exact command".into());
-            }
-            let echo = unit("echo", vec![], known("/home/dev/project"), &[]);
-            if compare::compare(std::slice::from_ref(&echo), &[], &ctx) != Outcome::Exact {
-                return Err("a builtin is never recorded".into());
-            }
-            let ghost = unit("rm", vec![], known("/home/dev/project"), &[]);
-            if !matches!(compare::compare(&[ghost], &[], &ctx), Outcome::Wrong(_)) {
-                return Err("an external unit that never ran is extra".into());
-            }
-            Ok(())
-        }),
+        Trial::test(
+            "compare: extras, internals and unverifiable units",
+            move || {
+                let ctx = Context { all_run: true };
+                let mut echo = unit("echo", vec![], known(PROJECT));
+                echo.expect = Expect::Internal;
+                check(
+                    compare::compare(std::slice::from_ref(&echo), &[], &ctx) == Outcome::Exact,
+                    "a builtin is never recorded",
+                )?;
+                let ghost = unit("rm", vec![], known(PROJECT));
+                check(
+                    matches!(
+                        compare::compare(std::slice::from_ref(&ghost), &[], &ctx),
+                        Outcome::Wrong(_)
+                    ),
+                    "an external unit that never ran is extra",
+                )?;
+                check(
+                    compare::compare(
+                        std::slice::from_ref(&ghost),
+                        &[],
+                        &Context { all_run: false },
+                    ) == Outcome::Exact,
+                    "in a case with dead branches a unit may not run",
+                )?;
+                let mut behind_sudo = ghost;
+                behind_sudo.expect = Expect::Unverifiable;
+                check(
+                    compare::compare(&[behind_sudo], &[], &ctx) == Outcome::Exact,
+                    "a unit behind sudo cannot be verified",
+                )
+            },
+        ),
     ]
 }
 
@@ -466,23 +441,15 @@ fn main() {
             None
         }
     };
-    let builtins: Arc<BTreeSet<String>> = Arc::new(match &sandbox {
-        Some(s) => s.builtins.clone(),
-        None => generated::FALLBACK_BUILTINS
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
-    });
     let mut trials = compare_self_checks();
     trials.extend(sandbox_self_checks(sandbox.clone()));
     for (line, fixture) in fixtures() {
         let sandbox = sandbox.clone();
-        let builtins = Arc::clone(&builtins);
         let name = format!("bash_differential.jsonl:{line} `{}`", fixture.command);
         trials.push(Trial::test(name, move || {
-            check_fixture(line, &fixture, sandbox.as_deref(), &builtins).map_err(Failed::from)
+            check_fixture(line, &fixture, sandbox.as_deref()).map_err(Failed::from)
         }));
     }
-    trials.push(generated::trial(sandbox, builtins));
+    trials.push(generated::trial(sandbox));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -122,8 +122,6 @@ pub struct Sandbox {
     bwrap: PathBuf,
     recorder: PathBuf,
     recorder_id: (u64, u64),
-    /// bash's builtins and reserved words, from bash itself.
-    pub builtins: BTreeSet<String>,
     runs: AtomicU64,
 }
 
@@ -142,13 +140,11 @@ impl Sandbox {
             .map_err(|e| Unavailable(format!("no temp dir: {e}")))?;
         write_recorders(&dir.path().join("bin"))
             .map_err(|e| Unavailable(format!("cannot write recorder scripts: {e}")))?;
-        let builtins = bash_builtins()?;
         let sandbox = Sandbox {
             dir,
             bwrap,
             recorder,
             recorder_id: (meta.dev(), meta.ino()),
-            builtins,
             runs: AtomicU64::new(0),
         };
         let probe = sandbox.run("echo probe; /bin/true");
@@ -335,17 +331,6 @@ fn write_recorders(bin: &Path) -> std::io::Result<()> {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
     }
     Ok(())
-}
-
-fn bash_builtins() -> Result<BTreeSet<String>, Unavailable> {
-    let out = Command::new("bash")
-        .args(["--norc", "--noprofile", "-c", "compgen -b; compgen -k"])
-        .output()
-        .map_err(|e| Unavailable(format!("cannot run bash: {e}")))?;
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_owned)
-        .collect())
 }
 
 /// Accepts connections until the harness's own barrier for run `n` arrives;
