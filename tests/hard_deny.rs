@@ -97,7 +97,7 @@ struct CorpusFile {
     red_team: bool,
 }
 
-const FILES: [CorpusFile; 6] = [
+const FILES: [CorpusFile; 8] = [
     CorpusFile {
         name: "hard_deny.jsonl",
         at_least: 20,
@@ -117,6 +117,12 @@ const FILES: [CorpusFile; 6] = [
         red_team: true,
     },
     CorpusFile {
+        name: "hard_deny_peers.jsonl",
+        at_least: 40,
+        kind: Kind::Denies,
+        red_team: true,
+    },
+    CorpusFile {
         name: "benign.jsonl",
         at_least: 20,
         kind: Kind::Benign,
@@ -131,6 +137,12 @@ const FILES: [CorpusFile; 6] = [
     CorpusFile {
         name: "benign_redteam.jsonl",
         at_least: 150,
+        kind: Kind::Benign,
+        red_team: true,
+    },
+    CorpusFile {
+        name: "benign_peers.jsonl",
+        at_least: 5,
         kind: Kind::Benign,
         red_team: true,
     },

@@ -612,7 +612,7 @@ impl Renderer {
                 if may_fail(a) {
                     self.dead();
                 }
-                format!("{} && {}", self.stmt(a), self.stmt(b))
+                format!("{} && {}", self.operand(a), self.operand(b))
             }
             Stmt::Or {
                 left_fails,
@@ -620,20 +620,49 @@ impl Renderer {
                 right,
             } => {
                 if *left_fails {
-                    format!("false || {}", self.stmt(right))
+                    format!("false || {}", self.operand(right))
                 } else {
-                    let l = self.stmt(left);
+                    let l = self.operand(left);
                     self.dead();
-                    format!("{l} || {}", self.stmt(right))
+                    format!("{l} || {}", self.operand(right))
                 }
             }
-            Stmt::Seq(a, b) => format!("{}; {}", self.stmt(a), self.stmt(b)),
-            Stmt::Pipe(a, b) => format!("{} | {}", self.stmt(a), self.stmt(b)),
-            Stmt::Background(a) => format!("{} & wait", self.stmt(a)),
-            Stmt::Not(a) => format!("! {}", self.stmt(a)),
+            Stmt::Seq(a, b) => format!("{}; {}", self.operand(a), self.operand(b)),
+            Stmt::Pipe(a, b) => format!("{} | {}", self.operand(a), self.operand(b)),
+            Stmt::Background(a) => format!("{} & wait", self.operand(a)),
+            Stmt::Not(a) => format!("! {}", self.operand(a)),
             Stmt::Group(a) => format!("{{ {}; }}", self.stmt(a)),
             Stmt::Subshell(a) => format!("( {} )", self.stmt(a)),
             other => self.compound(other),
+        }
+    }
+
+    /// A list inside a list is grouped, so bash parses the text the way the
+    /// case was built (`a | ! b` is not bash; `x && a; b` would regroup).
+    fn operand(&mut self, stmt: &Stmt) -> String {
+        let text = self.stmt(stmt);
+        match stmt {
+            Stmt::And(..)
+            | Stmt::Or { .. }
+            | Stmt::Seq(..)
+            | Stmt::Pipe(..)
+            | Stmt::Background(_)
+            | Stmt::Not(_)
+            | Stmt::Cd { .. }
+            | Stmt::Read { .. }
+            | Stmt::SetArgs { .. }
+            | Stmt::Function { .. }
+            | Stmt::Xargs { .. } => format!("{{ {text}; }}"),
+            Stmt::Leaf(_)
+            | Stmt::Group(_)
+            | Stmt::Subshell(_)
+            | Stmt::If { .. }
+            | Stmt::For { .. }
+            | Stmt::WhileRead { .. }
+            | Stmt::Case { .. }
+            | Stmt::Shell { .. }
+            | Stmt::FindExec { .. }
+            | Stmt::Heredoc { .. } => text,
         }
     }
 

@@ -426,9 +426,38 @@ fn sandbox_self_checks(sandbox: Option<Arc<Sandbox>>) -> Vec<Trial> {
     ]
 }
 
+/// `VOUCH_DIFF_SHOW='COMMAND' cargo test --release --test bash_differential`:
+/// runs one command and prints what bash ran, what vouch says and the
+/// verdict (as a static command where every command runs), for debugging a
+/// fixture line.
+fn show(command: &str) {
+    let sandbox = match Sandbox::new() {
+        Ok(s) => s,
+        Err(why) => {
+            eprintln!("the sandbox cannot run here: {}", why.0);
+            return;
+        }
+    };
+    let run = sandbox.run(command);
+    println!("ending: {:?}", run.ending);
+    for r in &run.records {
+        println!("bash ran: {}", compare::show_record(r));
+    }
+    if !run.rejected.is_empty() {
+        println!("rejected: {:?}", run.rejected);
+    }
+    println!("stderr:\n{}", run.stderr);
+    let judgement = judge(command, &run.records, true, true);
+    println!("{:?}: {}", judgement.outcome, judgement.summary());
+}
+
 fn main() {
     if recorder::invoked_as_recorder() {
         recorder::run();
+    }
+    if let Ok(command) = std::env::var("VOUCH_DIFF_SHOW") {
+        show(&command);
+        return;
     }
     let args = Arguments::from_args();
     let sandbox = match Sandbox::new() {
