@@ -42,7 +42,7 @@ fn decide(request: &Request, ctx: &Context<'_>, router: &Router) {
         Verdict::Deny(deny) => {
             black_box(deny);
         }
-        Verdict::Clear | Verdict::ParseFailed { .. } => {
+        Verdict::Clear | Verdict::ParseFailed { .. } | Verdict::Incomplete { .. } => {
             black_box(router.route(request));
         }
     }
@@ -84,6 +84,7 @@ fn per_request_median(cases: &[Case], protected: &Protected, router: &Router) {
                 home: &case.home,
                 cwd: Some(&case.cwd),
                 protected,
+                limits: &vouch::shell::Limits::DEFAULT,
             };
             (0..5)
                 .map(|_| {
@@ -109,6 +110,7 @@ fn bench(c: &mut Criterion) {
     let cases = corpus();
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
+        vars: Vec::new(),
     };
     let loaded = LoadedConfig::from_config(&Config::defaults().unwrap()).unwrap();
     let router = &loaded.router;
@@ -122,6 +124,7 @@ fn bench(c: &mut Criterion) {
                     home: &case.home,
                     cwd: Some(&case.cwd),
                     protected: &protected,
+                    limits: &vouch::shell::Limits::DEFAULT,
                 };
                 decide(black_box(&case.request), &ctx, router);
             }
@@ -158,6 +161,7 @@ fn bench(c: &mut Criterion) {
             home: "/home/dev",
             cwd: Some("/srv/app"),
             protected: &protected,
+            limits: &vouch::shell::Limits::DEFAULT,
         };
         let request = bash_request(command, "/srv/app", "/home/dev");
         typical.bench_function(command, |b| {

@@ -57,11 +57,13 @@ fn verdict(command: &str) -> anyhow::Result<Verdict> {
         .with_context(|| format!("request for `{command}`"))?;
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
+        vars: Vec::new(),
     };
     let ctx = Context {
         home: HOME,
         cwd: Some(CWD),
         protected: &protected,
+        limits: &vouch::shell::Limits::DEFAULT,
     };
     Ok(hard_deny::check(&request, &ctx))
 }
@@ -70,6 +72,7 @@ fn describe(v: &Verdict) -> (&'static str, String) {
     match v {
         Verdict::Deny(d) => ("deny", d.rule_id.to_owned()),
         Verdict::ParseFailed { error } => ("parse_failed", error.clone()),
+        Verdict::Incomplete { note } => ("analysis_incomplete", note.clone()),
         Verdict::Clear => ("clear", String::new()),
     }
 }

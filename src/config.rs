@@ -47,6 +47,8 @@ pub struct Config {
     pub routing: RoutingConfig,
     pub audit: AuditConfig,
     pub server: ServerConfig,
+    /// Budgets of the bash analysis behind hard denies (trusted layers only).
+    pub analysis: crate::shell::Limits,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -90,13 +90,29 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
     let project = ctx.projects.for_project(ctx.trusted, cwd_path);
     let mut protected = ctx.paths.protected_paths(&home);
     if let Some(root) = &project.root {
-        protected.push(root.join(".vouch").display().to_string());
+        // Only an existing project overlay is vouch's: protecting a
+        // `.vouch` that is not there would hard-deny `rm -rf .` in a
+        // fresh project.
+        let overlay = root.join(".vouch");
+        if overlay.exists() {
+            protected.push(overlay.display().to_string());
+        }
     }
-    let protected = hard_deny::Protected { paths: protected };
+    let vars = ctx
+        .paths
+        .vouch_home
+        .iter()
+        .map(|h| ("VOUCH_HOME".to_owned(), h.display().to_string()))
+        .collect();
+    let protected = hard_deny::Protected {
+        paths: protected,
+        vars,
+    };
     let hd_ctx = hard_deny::Context {
         home: &home,
         cwd: request.cwd.as_deref(),
         protected: &protected,
+        limits: &trusted_cfg.analysis,
     };
     let parse_note = match check_with_resolved_path(&request, &hd_ctx) {
         hard_deny::Verdict::Deny(deny) => {
@@ -108,6 +124,10 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
         hard_deny::Verdict::Clear => None,
         hard_deny::Verdict::ParseFailed { error } => Some(format!(
             "parse_failed: the host could not fully parse this bash command ({error}); \
+             judge the raw command text with extra care"
+        )),
+        hard_deny::Verdict::Incomplete { note } => Some(format!(
+            "analysis_incomplete: the host could not fully analyse this bash command ({note}); \
              judge the raw command text with extra care"
         )),
     };

@@ -118,7 +118,7 @@ const FILES: [CorpusFile; 8] = [
     },
     CorpusFile {
         name: "hard_deny_peers.jsonl",
-        at_least: 40,
+        at_least: 35,
         kind: Kind::Denies,
         red_team: true,
     },
@@ -216,11 +216,13 @@ fn verdict(case: &Case) -> Verdict {
     let request = Request::from_slice(body.to_string().as_bytes()).unwrap();
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
+        vars: Vec::new(),
     };
     let ctx = Context {
         home: &case.home,
         cwd: Some(&case.cwd),
         protected: &protected,
+        limits: &vouch::shell::Limits::DEFAULT,
     };
     hard_deny::check(&request, &ctx)
 }
@@ -271,17 +273,19 @@ fn check_denies(file: &str, line: usize, case: &Case) -> Result<(), String> {
         }
         // A stretch case that could not be decided statically goes to the
         // model with the parser's note: that is what it asks for.
-        Verdict::ParseFailed { .. } if case.stretch => Ok(()),
-        other @ (Verdict::Clear | Verdict::ParseFailed { .. }) => Err(format!(
-            "{file}:{line}: {} ({}) must hard-deny{}, got {other:?}",
-            label(case),
-            about(case),
-            if case.stretch {
-                " or reach the model with a note"
-            } else {
-                ""
-            }
-        )),
+        Verdict::ParseFailed { .. } | Verdict::Incomplete { .. } if case.stretch => Ok(()),
+        other @ (Verdict::Clear | Verdict::ParseFailed { .. } | Verdict::Incomplete { .. }) => {
+            Err(format!(
+                "{file}:{line}: {} ({}) must hard-deny{}, got {other:?}",
+                label(case),
+                about(case),
+                if case.stretch {
+                    " or reach the model with a note"
+                } else {
+                    ""
+                }
+            ))
+        }
     }
 }
 
@@ -295,7 +299,7 @@ fn check_not_denied(file: &str, line: usize, case: &Case) -> Result<(), String> 
             d.rule_id,
             d.rationale
         )),
-        Verdict::Clear | Verdict::ParseFailed { .. } => Ok(()),
+        Verdict::Clear | Verdict::ParseFailed { .. } | Verdict::Incomplete { .. } => Ok(()),
     }
 }
 

@@ -48,25 +48,29 @@ pub struct Limits {
     pub max_match_work: u64,
 }
 
-impl Default for Limits {
+impl Limits {
     /// The package defaults (the same numbers as `config/default.toml`,
     /// checked by a test).
+    pub const DEFAULT: Limits = Limits {
+        max_parse_operations: 4_000_000,
+        parse_timeout_us: 25_000,
+        max_syntax_nodes: 200_000,
+        max_syntax_depth: 200,
+        max_script_nesting: 8,
+        max_steps: 200_000,
+        max_commands: 10_000,
+        max_fields: 10_000,
+        max_candidates: 64,
+        max_value_bytes: 65_536,
+        max_call_depth: 16,
+        max_loop_iterations: 64,
+        max_match_work: 20_000_000,
+    };
+}
+
+impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_parse_operations: 4_000_000,
-            parse_timeout_us: 25_000,
-            max_syntax_nodes: 200_000,
-            max_syntax_depth: 200,
-            max_script_nesting: 8,
-            max_steps: 200_000,
-            max_commands: 10_000,
-            max_fields: 10_000,
-            max_candidates: 64,
-            max_value_bytes: 65_536,
-            max_call_depth: 16,
-            max_loop_iterations: 64,
-            max_match_work: 20_000_000,
-        }
+        Limits::DEFAULT
     }
 }
 
@@ -186,5 +190,16 @@ impl Meter {
 
     pub fn incomplete(&self) -> &[Incomplete] {
         &self.incomplete
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_configuration_file() {
+        let config = crate::config::Config::defaults().unwrap();
+        assert_eq!(config.analysis, Limits::DEFAULT);
     }
 }

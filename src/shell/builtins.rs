@@ -198,15 +198,27 @@ impl Interp {
                 state.set(&a.name, var.clone());
             }
         }
-        if !call.redirects.is_empty() {
+        if !call.redirects.is_empty() || !call.assigns.is_empty() {
+            // Recorded so policy sees the redirection (`> file`) and the
+            // variables (`NODE_TLS_REJECT_UNAUTHORIZED=0`) the shell now has.
             let cmd = self.command(
                 &state,
                 Vec::new(),
                 CommandKind::Builtin,
-                Vec::new(),
+                call.assigns.to_vec(),
                 call.redirects,
             );
-            self.emit(cmd, Output::empty());
+            let index = self.emit(cmd, Output::empty());
+            // `$(< file)` prints the file.
+            let reads_file = call.simple.words.is_empty()
+                && call
+                    .redirects
+                    .iter()
+                    .any(|r| r.fd == 0 && r.op == RedirectOp::Read);
+            if reads_file && self.ctx.origin == super::command::Origin::CommandSubstitution {
+                let out = Output::unknown(index.map(Sources::one).unwrap_or_default());
+                return (Flow::either(state), out);
+            }
         }
         let flow = if substituted {
             Flow::either(state)
@@ -260,20 +272,80 @@ impl Interp {
             let index = self.emit(cmd, Output::unknown(Sources::none()));
             return (Flow::either(state), self.output_of(index));
         };
+        if name == "coproc" {
+            return self.coproc(argv, call, state);
+        }
         if !name.contains('/') {
             if let Some(func) = state.functions.get(&name).cloned() {
                 return self.call_function(&name, &func, argv, call, state);
             }
-            if let Some(alias) = state.aliases.get(&name).cloned()
-                && state.opts.expand_aliases
-            {
-                return self.alias(&alias, argv, call, state);
-            }
-            if is_builtin(&name) {
-                return self.builtin(&name, argv, call, state);
+            if let Some(alias) = state.aliases.get(&name).cloned() {
+                if state.opts.expand_aliases {
+                    return self.alias(&alias, argv, call, state);
+                }
+                // Non-interactive bash expands aliases only under
+                // `expand_aliases`, which the harness's shell may set:
+                // both readings are followed.
+                let (flow, out) = self.alias(&alias, argv.clone(), call, state.clone());
+                let mut call_plain = Vec::new();
+                call_plain.extend(argv);
+                let (plain, plain_out) = self.dispatch_plain(&name, call_plain, call, state);
+                let joined = Flow {
+                    ok: join(flow.ok, plain.ok, &self.known),
+                    fail: join(flow.fail, plain.fail, &self.known),
+                    jumps: flow.jumps.into_iter().chain(plain.jumps).collect(),
+                };
+                return (joined, either(out, plain_out));
             }
         }
+        self.dispatch_plain(&name, argv, call, state)
+    }
+
+    /// A builtin or a program (no function or alias of that name).
+    fn dispatch_plain(
+        &mut self,
+        name: &str,
+        argv: Vec<Arg>,
+        call: &Call<'_>,
+        state: State,
+    ) -> (Flow, Output) {
+        if !name.contains('/') && is_builtin(name) {
+            return self.builtin(name, argv, call, state);
+        }
         self.program(argv, call.assigns, call.redirects, state)
+    }
+
+    /// `coproc [NAME] CMD` / `coproc NAME { …; }`: the command runs in the
+    /// background. (The grammar does not parse the group form; its words
+    /// arrive here and the group's braces are dropped.)
+    fn coproc(&mut self, argv: Vec<Arg>, call: &Call<'_>, state: State) -> (Flow, Output) {
+        let mut rest: Vec<Arg> = argv.into_iter().skip(1).collect();
+        if rest
+            .get(1)
+            .and_then(Arg::as_known)
+            .is_some_and(|t| matches!(t, "{" | "("))
+        {
+            rest.remove(0);
+        }
+        if rest
+            .first()
+            .and_then(Arg::as_known)
+            .is_some_and(|t| matches!(t, "{" | "("))
+        {
+            rest.remove(0);
+        }
+        if rest
+            .last()
+            .and_then(Arg::as_known)
+            .is_some_and(|t| matches!(t, "}" | ")"))
+        {
+            rest.pop();
+        }
+        let saved = self.ctx;
+        self.ctx.background = true;
+        let (_, out) = self.dispatch(rest, call, state.clone());
+        self.ctx = saved;
+        (Flow::ok(state), out)
     }
 
     /// A program (`External`), then whatever it runs.
@@ -407,6 +479,35 @@ impl Interp {
         call: &Call<'_>,
         state: State,
     ) -> (Flow, Output) {
+        if call.assigns.is_empty() {
+            return self.builtin_inner(name, argv, call, state);
+        }
+        // `IFS=, read …`: prefix assignments hold while the builtin runs.
+        let mut inner = state.clone();
+        for (var, value) in call.assigns {
+            inner.assign_value(var, value, &self.known);
+        }
+        let (mut flow, out) = self.builtin_inner(name, argv, call, inner);
+        for s in [flow.ok.as_mut(), flow.fail.as_mut()].into_iter().flatten() {
+            for (var, _) in call.assigns {
+                match state.vars.get(var) {
+                    Some(v) => s.set(var, v.clone()),
+                    None => {
+                        Rc::make_mut(&mut s.vars).remove(var);
+                    }
+                }
+            }
+        }
+        (flow, out)
+    }
+
+    fn builtin_inner(
+        &mut self,
+        name: &str,
+        argv: Vec<Arg>,
+        call: &Call<'_>,
+        state: State,
+    ) -> (Flow, Output) {
         let mut state = state;
         let printed = self.printed_by(&argv, &state);
         let cmd = self.command(
@@ -444,7 +545,7 @@ impl Interp {
             "builtin" => {
                 let name = args.first().and_then(Arg::as_known).map(str::to_owned);
                 return match name {
-                    Some(n) if is_builtin(&n) => self.builtin(&n, args, call, state),
+                    Some(n) if is_builtin(&n) => self.builtin_inner(&n, args, call, state),
                     _ => (Flow::either(state), self.output_of(index)),
                 };
             }
@@ -633,6 +734,17 @@ impl Interp {
                     candidates.push(Text::lit(&super::path::normalize(path)));
                 }
                 Some(path) => {
+                    // `CDPATH` (when the command sets it) is searched first
+                    // for a name not starting with `.` or `..`.
+                    if !path.starts_with("./")
+                        && !path.starts_with("../")
+                        && path != "."
+                        && path != ".."
+                    {
+                        for base in self.cdpath(&state) {
+                            candidates.push(Text::lit(&super::path::join(&base, path)));
+                        }
+                    }
                     for c in state.cwd.candidates() {
                         match c.as_known() {
                             Some(cwd) => candidates.push(Text::lit(&super::path::join(cwd, path))),
@@ -643,6 +755,14 @@ impl Interp {
                 None => candidates.push(Text::any(t.sources())),
             }
         }
+        // `/`, the home directory and its ancestors exist: a `cd` there
+        // cannot fail (as `cd -` back to where the shell was cannot).
+        let surely = candidates.iter().all(|c| {
+            c.as_known()
+                .is_some_and(|p| p == "/" || super::path::is_ancestor_or_self(p, &self.known.home))
+        }) || operands.first().is_some_and(|a| {
+            a.as_known() == Some("-") && state.oldpwd.as_ref().is_some_and(|o| !o.has_any())
+        });
         let new_cwd = Value::from_candidates(candidates).unwrap_or_else(Value::unknown);
         let mut ok = state.clone();
         ok.oldpwd = Some(state.cwd.clone());
@@ -652,9 +772,28 @@ impl Interp {
         ok.cwd = new_cwd;
         Flow {
             ok: Some(ok),
-            fail: Some(state),
+            fail: (!surely).then_some(state),
             jumps: Vec::new(),
         }
+    }
+
+    /// The absolute entries of a `CDPATH` the command line set (one from
+    /// the environment is not known, and is not followed).
+    fn cdpath(&self, state: &State) -> Vec<String> {
+        let var = state.get("CDPATH", &self.known);
+        let mut out = Vec::new();
+        for b in &var.vals {
+            if let Binding::Str(t) = b
+                && let Some(text) = t.as_known()
+            {
+                for entry in text.split(':').filter(|e| e.starts_with('/')) {
+                    if !out.iter().any(|o| o == entry) {
+                        out.push(entry.to_owned());
+                    }
+                }
+            }
+        }
+        out
     }
 
     fn source(&mut self, args: &[Arg], state: State) -> (Flow, Output) {

@@ -202,6 +202,9 @@ pub struct Analysis {
     pub errors: Vec<super::ShellError>,
     /// Budgets exceeded: the analysis stopped early somewhere.
     pub incomplete: Vec<Incomplete>,
+    /// Behaviour a static reading cannot bound (a loop that never ends and
+    /// keeps starting background processes).
+    pub notes: Vec<String>,
 }
 
 impl Analysis {

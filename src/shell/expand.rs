@@ -229,8 +229,8 @@ impl Interp {
             let alts: Vec<XWord> = value.candidates().iter().map(|t| text_x(t, true)).collect();
             ways = self.product(ways, alts);
         }
-        for part in &body.parts {
-            let alts = self.part(part, state, assignment);
+        for (k, part) in body.parts.iter().enumerate() {
+            let alts = self.part(part, state, assignment, k == 0 && !assignment);
             ways = self.product(ways, alts);
             if ways.is_empty() {
                 break;
@@ -269,12 +269,53 @@ impl Interp {
     }
 
     /// The ways one part can expand.
-    fn part(&mut self, part: &Part, state: &mut State, assignment: bool) -> Vec<XWord> {
+    fn part(
+        &mut self,
+        part: &Part,
+        state: &mut State,
+        assignment: bool,
+        first: bool,
+    ) -> Vec<XWord> {
         match part {
             Part::Lit(text) => {
                 if assignment && text.contains(":~") {
                     // `PATH=a:~/bin`: a tilde after a colon expands too.
                     return self.colon_tildes(text, state);
+                }
+                if first
+                    && let Some((name, rest)) = assignment_like(text)
+                    && rest.contains('~')
+                {
+                    // `of=~/x` as an argument: bash expands the tilde after
+                    // `=` (and `:`) in words shaped like assignments.
+                    let mut ways = vec![vec![lit(&format!("{name}="), false, false)]];
+                    let (head, tail) = rest
+                        .split_once(':')
+                        .map_or((rest, None), |(h, t)| (h, Some(t)));
+                    let tilde = head.strip_prefix('~').and_then(|r| {
+                        let (user, after) = r.find('/').map_or((r, ""), |at| {
+                            (r.get(..at).unwrap_or(""), r.get(at..).unwrap_or(""))
+                        });
+                        self.tilde_prefix(user, state).map(|v| (v, after))
+                    });
+                    let first: Vec<XWord> = match tilde {
+                        Some((v, after)) => v
+                            .candidates()
+                            .iter()
+                            .map(|t| {
+                                let mut w = text_x(t, true);
+                                w.push(lit(after, false, false));
+                                w
+                            })
+                            .collect(),
+                        None => vec![vec![lit(head, false, false)]],
+                    };
+                    ways = self.product(ways, first);
+                    if let Some(tail) = tail {
+                        let rest_ways = self.colon_tildes(&format!(":{tail}"), state);
+                        ways = self.product(ways, rest_ways);
+                    }
+                    return ways;
                 }
                 vec![vec![lit(text, false, false)]]
             }
@@ -693,18 +734,33 @@ impl Interp {
 
     /// Splits one expanded way into fields and applies pathname expansion.
     fn split(&mut self, xw: &XWord, state: &State) -> Vec<Arg> {
-        if let Some(from) = xw.iter().find_map(|x| match x {
-            X::Any {
-                quoted: false,
-                from,
-            } => Some(from.clone()),
-            _ => None,
-        }) {
-            let mut all = from;
+        if let Some(at) = xw
+            .iter()
+            .position(|x| matches!(x, X::Any { quoted: false, .. }))
+        {
+            let mut all = Sources::none();
             for x in xw {
                 if let X::Any { from, .. } = x {
                     all.extend(from);
                 }
+            }
+            // Text before the hole that cannot split: the first field
+            // starts with it (`https://localhost:$PORT/` → `https://localhost:…`).
+            let head = xw.get(..at).unwrap_or(&[]);
+            let solid = head
+                .iter()
+                .all(|x| matches!(x, X::Lit { split: false, .. } | X::Any { quoted: true, .. }))
+                && head
+                    .iter()
+                    .any(|x| matches!(x, X::Lit { text, .. } if !text.is_empty()));
+            if solid {
+                let mut pieces = to_pieces(&head.to_vec());
+                pieces.push(Piece::Any(all.clone()));
+                let glob = !state.opts.noglob;
+                return vec![
+                    Arg::Field(Value::text(pattern_text(&pieces, glob))),
+                    Arg::Unknown(all),
+                ];
             }
             return vec![Arg::Unknown(all)];
         }
@@ -1013,6 +1069,17 @@ fn class_end(pieces: &[Piece], start: usize) -> Option<usize> {
         k += 1;
     }
     None
+}
+
+/// `NAME=rest` when `text` starts like an assignment.
+fn assignment_like(text: &str) -> Option<(&str, &str)> {
+    let (name, rest) = text.split_once('=')?;
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then_some((name, rest))
 }
 
 /// A text as expansion pieces.

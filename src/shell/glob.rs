@@ -226,6 +226,42 @@ impl<'a> Matcher<'a> {
     }
 }
 
+/// A pattern written as text (`*.sqlite`, `id_[rd]sa`, `\*`) as a [`Text`].
+pub fn pattern_of(source: &str) -> Text {
+    let mut t = Text::default();
+    let chars: Vec<char> = source.chars().collect();
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        i += 1;
+        match c {
+            '\\' => {
+                if let Some(&n) = chars.get(i) {
+                    t.push_char(n);
+                    i += 1;
+                }
+            }
+            '*' => t.push(Seg::Star),
+            '?' => t.push(Seg::Quest),
+            '[' => {
+                let rest: String = chars.get(i..).unwrap_or(&[]).iter().collect();
+                let skip = usize::from(rest.starts_with(['!', '^']));
+                let search_from =
+                    skip + usize::from(rest.get(skip..).is_some_and(|r| r.starts_with(']')));
+                match rest.get(search_from..).and_then(|r| r.find(']')) {
+                    Some(end) => {
+                        let inner = rest.get(..search_from + end).unwrap_or("");
+                        t.push(Seg::Class(inner.to_owned()));
+                        i += inner.chars().count() + 1;
+                    }
+                    None => t.push_char('['),
+                }
+            }
+            other => t.push_char(other),
+        }
+    }
+    t
+}
+
 /// Does `pattern` (in `mode`) match all of `subject`?
 pub fn matches(pattern: &Text, subject: &str, mode: Mode) -> bool {
     let m = Matcher::new(pattern, mode);

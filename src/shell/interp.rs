@@ -208,6 +208,8 @@ pub(crate) struct Interp {
     pub proc_outputs: Vec<Output>,
     /// Text nobody knows inside a re-parsed script string, by placeholder.
     pub holes: Vec<Sources>,
+    /// Behaviour a static reading cannot bound.
+    pub notes: Vec<String>,
     /// Functions defined, in order (for [`Interp::uncalled_functions`]).
     pub defined: Vec<(String, Rc<Stmt>)>,
     dedupe: HashMap<Command, usize>,
@@ -235,6 +237,7 @@ impl Interp {
             },
             proc_outputs: Vec::new(),
             holes: Vec::new(),
+            notes: Vec::new(),
             defined: Vec::new(),
             dedupe: HashMap::new(),
             commands_full: false,
@@ -606,6 +609,7 @@ impl Interp {
         until: bool,
         state: State,
     ) -> (Flow, Output) {
+        let first_command = self.commands.len();
         let mut exits: Option<State> = None;
         let mut outer = Vec::new();
         let mut current = state;
@@ -656,6 +660,16 @@ impl Interp {
                 format!("a loop runs more than {limit} iterations that change what it does"),
             );
             exits = join(exits, Some(current), &self.known);
+        }
+        if exits.is_none()
+            && outer.is_empty()
+            && self
+                .commands
+                .get(first_command..)
+                .is_some_and(|new| new.iter().any(|c| c.background))
+        {
+            self.notes
+                .push("a loop that never ends keeps starting background processes".to_owned());
         }
         let flow = Flow {
             ok: exits,

@@ -575,6 +575,15 @@ impl<'s> Lexer<'s> {
         }
     }
 
+    /// A pattern operand of `${…}`: pattern characters stay active even
+    /// inside double quotes (only quoting inside the operand makes them
+    /// literal).
+    fn pattern_operand(&mut self, start: usize, end: usize) -> WordAst {
+        let mut out = Out::default();
+        self.run(start, end, Mode::Unquoted, &mut out);
+        out.word()
+    }
+
     /// An operand word of `${…}`.
     fn operand(&mut self, start: usize, end: usize, mode: Mode) -> WordAst {
         let mut out = Out::default();
@@ -618,12 +627,12 @@ impl<'s> Lexer<'s> {
             }
             (Some(b'#'), second) => {
                 let longest = second == Some(b'#');
-                let pattern = word(self, 1 + usize::from(longest));
+                let pattern = self.pattern_operand(pos + 1 + usize::from(longest), end);
                 ParamOp::RemovePrefix { longest, pattern }
             }
             (Some(b'%'), second) => {
                 let longest = second == Some(b'%');
-                let pattern = word(self, 1 + usize::from(longest));
+                let pattern = self.pattern_operand(pos + 1 + usize::from(longest), end);
                 ParamOp::RemoveSuffix { longest, pattern }
             }
             (Some(b'/'), second) => {
@@ -635,7 +644,7 @@ impl<'s> Lexer<'s> {
                 };
                 let body_start = pos + skip;
                 let split = self.replace_split(body_start, end);
-                let pattern = self.operand(body_start, split.unwrap_or(end), mode);
+                let pattern = self.pattern_operand(body_start, split.unwrap_or(end));
                 let with = match split {
                     Some(at) => self.operand(at + 1, end, mode),
                     None => WordAst::default(),
@@ -654,7 +663,7 @@ impl<'s> Lexer<'s> {
                     b',' => CaseMode::Lower,
                     _ => CaseMode::Toggle,
                 };
-                let pattern = word(self, 1 + usize::from(all));
+                let pattern = self.pattern_operand(pos + 1 + usize::from(all), end);
                 ParamOp::Case {
                     mode: mode_case,
                     all,

@@ -111,6 +111,11 @@ pub trait OptWord {
     fn known_prefix(&self) -> &str {
         self.known().unwrap_or("")
     }
+    /// True when the word is not known but cannot be an option (a
+    /// pathname pattern, a value whose candidates start like operands).
+    fn operand_like(&self) -> bool {
+        false
+    }
 }
 
 impl OptWord for &str {
@@ -206,7 +211,10 @@ pub fn parse<W: OptWord>(spec: &OptionSpec, words: &[W]) -> Vec<Item> {
         }
         let Some(text) = word.known() else {
             let prefix = word.known_prefix();
-            if prefix.len() > 1 && prefix.starts_with('-') {
+            if word.operand_like() {
+                out.push(Item::Operand { at });
+                options_done = spec.stop_at_operand;
+            } else if prefix.len() > 1 && prefix.starts_with('-') {
                 i = option_word(spec, words, at, prefix, true, &mut out);
             } else if !prefix.is_empty() && !prefix.starts_with('-') {
                 // Known to start like an operand (`/dev/fd/…`, `./…`).

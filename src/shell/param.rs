@@ -39,7 +39,15 @@ impl Interp {
                 self.operate(exp, base, quoted, state)
             };
             for r in results {
-                let xw = self.to_x(&r, quoted, state);
+                let mut xw = self.to_x(&r, quoted, state);
+                if quoted && xw.is_empty() && !matches!(r, Base::List(..)) {
+                    // `"$unset"` is still an (empty) quoted word.
+                    xw.push(X::Lit {
+                        text: String::new(),
+                        quoted: true,
+                        split: false,
+                    });
+                }
                 if !out.contains(&xw) {
                     out.push(xw);
                 }
@@ -249,8 +257,20 @@ impl Interp {
                         .cloned()
                         .map(Binding::Str)
                         .collect();
-                    if matches!(null, Null::Maybe) {
-                        vals.extend(state.get(name, &self.known).vals);
+                    // Values the variable keeps (other candidates, not null
+                    // ones) stay candidates.
+                    for b in state.get(name, &self.known).vals {
+                        let kept = match &b {
+                            Binding::Unset => Base::Unset,
+                            Binding::Str(t) => Base::Str(t.clone()),
+                            Binding::Arr(items) => {
+                                Base::Str(items.first().cloned().unwrap_or_default())
+                            }
+                            Binding::Unknown(from) => Base::Unknown(from.clone()),
+                        };
+                        if !matches!(nullness(&kept, *colon), Null::Yes) {
+                            vals.push(b);
+                        }
                     }
                     let vals = self.bounded(vals);
                     let exported = state.get(name, &self.known).exported;

@@ -56,6 +56,15 @@ pub fn join(cwd: &str, path: &str) -> String {
     normalize(&joined)
 }
 
+/// True when `dir` is `path` or one of its ancestors.
+pub fn is_ancestor_or_self(dir: &str, path: &str) -> bool {
+    dir == "/"
+        || path == dir
+        || path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// `path` made absolute against a working directory that must be known.
 pub fn absolute(path: &str, cwd: &Value) -> Option<String> {
     if path.starts_with('/') {

@@ -35,6 +35,19 @@ impl OptWord for W<'_> {
             Arg::Unknown(_) => "",
         }
     }
+
+    fn operand_like(&self) -> bool {
+        let Arg::Field(v) = self.0 else { return false };
+        // Some candidate is surely an operand: known text not starting
+        // with `-`, or a pattern (which bash expands to names).
+        v.candidates().iter().any(|t| {
+            let head = t.known_prefix();
+            match t.as_known() {
+                Some(k) => !k.starts_with('-') || k == "-",
+                None => !head.starts_with('-') && (t.is_pattern() || !head.is_empty()),
+            }
+        })
+    }
 }
 
 /// Parses `args` by a spec.
@@ -241,6 +254,7 @@ impl Interp {
             return Flow::either(state);
         };
         let args = argv.get(1..).unwrap_or(&[]);
+        self.embedded_scripts(index, &name, args, assigns, &state);
         let Some(spec) = spec::lookup(&name) else {
             return Flow::either(state);
         };
@@ -309,8 +323,28 @@ impl Interp {
         }
         let mut state = state;
         if let Some(cwd) = cwd {
+            // `env -C src`: relative to where the wrapper runs.
+            let mut candidates = Vec::new();
+            for dir in cwd.candidates() {
+                match (dir.as_known(), state.cwd.candidates()) {
+                    (Some(d), _) if d.starts_with('/') => {
+                        candidates.push(Text::lit(&super::path::normalize(d)))
+                    }
+                    (Some(d), bases) => {
+                        for b in bases {
+                            match b.as_known() {
+                                Some(base) => {
+                                    candidates.push(Text::lit(&super::path::join(base, d)))
+                                }
+                                None => candidates.push(Text::any(Sources::none())),
+                            }
+                        }
+                    }
+                    (None, _) => candidates.push(dir.clone()),
+                }
+            }
             state.oldpwd = Some(state.cwd.clone());
-            state.cwd = cwd;
+            state.cwd = Value::from_candidates(candidates).unwrap_or(cwd);
         }
         let redirects: Vec<Redirect> = parent
             .and_then(|p| self.commands.get(p))
@@ -563,8 +597,10 @@ impl Interp {
                 _ => None,
             })
         };
-        let replace =
-            text_opt(&["I", "i", "replace"]).map(|r| r.unwrap_or_else(|| "{}".to_owned()));
+        let replace = text_opt(&["I", "i", "replace", "J"]).map(|r| {
+            r.filter(|t| !t.is_empty())
+                .unwrap_or_else(|| "{}".to_owned())
+        });
         let per = |names: &[&str]| -> Option<usize> {
             text_opt(names)
                 .flatten()
@@ -580,7 +616,13 @@ impl Interp {
         let from_file = parsed.has(&["a", "arg-file"]);
         let limit = self.meter.limits.max_fields as usize;
         let text = if from_file {
-            None
+            // `xargs -a FILE`: the items come from the file.
+            parsed
+                .values(&["a", "arg-file"])
+                .last()
+                .map(|v| option_value(args, *v))
+                .and_then(|f| self.file_text(&Arg::Field(f), state))
+                .and_then(|t| t.as_known().map(str::to_owned))
         } else {
             state
                 .stdin
@@ -764,23 +806,32 @@ impl Interp {
         }
     }
 
-    /// GNU `parallel CMD ::: ARGS`: each argument into the command line.
+    /// GNU `parallel CMD ::: ARGS` (or arguments from standard input): each
+    /// argument, shell-quoted as parallel quotes it, into the command line,
+    /// which a shell runs.
     fn parallel(&mut self, index: Option<usize>, args: &[Arg], state: &State) {
         let sep = args
             .iter()
             .position(|a| matches!(a.as_known(), Some(":::" | "::::" | ":::+")));
+        let from_stdin = || -> Vec<Arg> {
+            match state.stdin.text.as_ref().and_then(Value::as_known) {
+                Some(text) => text
+                    .lines()
+                    .filter(|l| !l.is_empty())
+                    .map(Arg::known)
+                    .collect(),
+                None => vec![Arg::Field(match &state.stdin.items {
+                    Some(i) => i.clone(),
+                    None => Value::text(Text::any(state.stdin.from.clone())),
+                })],
+            }
+        };
         let (template, items): (Vec<Arg>, Vec<Arg>) = match sep {
             Some(at) => (
                 args.get(..at).unwrap_or(&[]).to_vec(),
                 args.get(at + 1..).unwrap_or(&[]).to_vec(),
             ),
-            None => (
-                args.to_vec(),
-                vec![Arg::Field(match &state.stdin.items {
-                    Some(i) => i.clone(),
-                    None => Value::text(Text::any(state.stdin.from.clone())),
-                })],
-            ),
+            None => (args.to_vec(), from_stdin()),
         };
         let mut k = 0;
         while let Some(t) = template.get(k).and_then(Arg::as_known) {
@@ -813,23 +864,51 @@ impl Interp {
         }
         let command: Vec<Arg> = template.into_iter().skip(k).collect();
         let limit = self.meter.limits.max_fields as usize;
+        if command.is_empty() {
+            // `parallel ::: 'cmd …'`: each argument is a command line.
+            for item in items.iter().take(limit) {
+                let mut s = self.child_shell(state, &[], false);
+                let scripts = self.args_script(std::slice::from_ref(item), &mut s);
+                self.run_scripts(scripts, s, index, true);
+            }
+            return;
+        }
         for item in items.iter().take(limit) {
+            let quoted = quote_arg(item);
             let has_slot = command.iter().any(|a| {
                 a.candidates()
                     .iter()
                     .any(|t| t.known_prefix().contains("{}") || t.known_suffix().contains("{}"))
             });
             let argv = if has_slot {
-                substitute_args(&command, "{}", item)
+                substitute_args(&command, "{}", &quoted)
             } else {
                 let mut a = command.clone();
-                a.push(item.clone());
+                a.push(quoted);
                 a
             };
             let mut s = self.child_shell(state, &[], false);
             let scripts = self.args_script(&argv, &mut s);
             self.run_scripts(scripts, s, index, true);
         }
+    }
+}
+
+/// An argument shell-quoted (`'…'`), as GNU parallel passes it.
+fn quote_arg(arg: &Arg) -> Arg {
+    match arg {
+        Arg::Field(v) => {
+            let candidates = v
+                .candidates()
+                .iter()
+                .map(|t| match t.as_known() {
+                    Some(s) => Text::lit(&super::param::shell_quote(s)),
+                    None => t.clone(),
+                })
+                .collect();
+            Value::from_candidates(candidates).map_or_else(|| arg.clone(), Arg::Field)
+        }
+        Arg::Unknown(_) => arg.clone(),
     }
 }
 

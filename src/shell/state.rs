@@ -44,8 +44,12 @@ impl Var {
 
     /// The environment's value: unknown (possibly unset or empty, which
     /// `${x:-…}` and `${x-…}` take into account).
+    ///
+    /// Not marked exported: assigning it makes a shell variable, which a
+    /// child process inherits only after `export` (whether the agent's
+    /// environment already exported the name is runtime data).
     pub(crate) fn from_environment() -> Self {
-        Var::one(Binding::Unknown(Sources::none()), true)
+        Var::one(Binding::Unknown(Sources::none()), false)
     }
 
     fn join(&mut self, other: &Var) {
@@ -348,6 +352,14 @@ fn environment(name: &str, state: &State, known: &Known) -> Var {
             exported: true,
         },
         "BASH" => str_var(Text::lit("/bin/bash"), false),
-        _ => Var::from_environment(),
+        // What bash sets itself, and names an environment always has.
+        "PATH" | "TERM" | "LANG" | "SHLVL" | "HOSTNAME" | "HOSTTYPE" | "OSTYPE" | "MACHTYPE"
+        | "BASH_VERSION" | "UID" | "EUID" | "PPID" | "RANDOM" | "SECONDS" | "LINENO"
+        | "BASHPID" | "GROUPS" | "BASH_VERSINFO" => Var::from_environment(),
+        // Anything else may as well not be set at all.
+        _ => Var {
+            vals: vec![Binding::Unknown(Sources::none()), Binding::Unset],
+            exported: false,
+        },
     }
 }

@@ -121,7 +121,7 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
 fn repaired_error(node: Node<'_>, src: &str) -> bool {
     node.is_error()
         && node.parent().is_some_and(|p| p.kind() == "file_redirect")
-        && matches!(text(node, src), ">" | "|")
+        && matches!(text(node, src), ">" | "|" | "<")
 }
 
 /// Every error and missing node, except the ones [`repaired_error`] fixes.
@@ -224,6 +224,13 @@ fn stmt_list(mut stmts: Vec<Stmt>) -> Stmt {
     }
 }
 
+/// The source range of one word and the substitutions inside it.
+struct Span {
+    start: usize,
+    end: usize,
+    substs: Vec<Subst>,
+}
+
 struct Conv<'s, 'm> {
     src: &'s str,
     meter: &'m mut Meter,
@@ -260,10 +267,22 @@ impl Conv<'_, '_> {
     /// Children run one after another; `&` backgrounds the one before it.
     fn sequence(&mut self, node: Node<'_>) -> Stmt {
         let mut stmts: Vec<Stmt> = Vec::new();
+        let mut loose: Vec<Span> = Vec::new();
         for child in children(node) {
             if child.is_named() {
                 if is_word_kind(child.kind()) && node.kind() == "ERROR" {
+                    // Words the grammar could not place: judged as the
+                    // command bash would most likely run (the syntax
+                    // error is still reported).
+                    loose.push(self.span(child));
                     continue;
+                }
+                if !loose.is_empty() {
+                    let words = self.words(std::mem::take(&mut loose));
+                    stmts.push(Stmt::Simple(Simple {
+                        words: words.into_iter().map(ArgAst::Word).collect(),
+                        ..Simple::default()
+                    }));
                 }
                 let s = self.stmt(child);
                 stmts.push(s);
@@ -272,6 +291,13 @@ impl Conv<'_, '_> {
             {
                 stmts.push(Stmt::Background(Box::new(last)));
             }
+        }
+        if !loose.is_empty() {
+            let words = self.words(loose);
+            stmts.push(Stmt::Simple(Simple {
+                words: words.into_iter().map(ArgAst::Word).collect(),
+                ..Simple::default()
+            }));
         }
         stmt_list(stmts)
     }
@@ -287,6 +313,15 @@ impl Conv<'_, '_> {
 
     fn stmt_inner(&mut self, node: Node<'_>) -> Stmt {
         match node.kind() {
+            // An unparsable stretch with no blank is one word bash would
+            // run as a command (`{rm,-rf,/}`).
+            "ERROR" if !text(node, self.src).contains(char::is_whitespace) => {
+                let word = self.word(node);
+                Stmt::Simple(Simple {
+                    words: vec![ArgAst::Word(word)],
+                    ..Simple::default()
+                })
+            }
             "program" | "do_group" | "ERROR" => self.sequence(node),
             "compound_statement" => {
                 let first = node.child(0).map(|c| c.kind()).unwrap_or("");
@@ -490,11 +525,43 @@ impl Conv<'_, '_> {
 
     /// Lexes a word node.
     fn word(&mut self, node: Node<'_>) -> WordAst {
-        let substs = self.substs(node);
-        let mut lexer = Lexer::new(self.src, &substs);
-        let word = lexer.word(node.start_byte(), node.end_byte());
+        let span = self.span(node);
+        self.lex_span(span)
+    }
+
+    /// A word node's range and substitutions, not yet lexed.
+    fn span(&mut self, node: Node<'_>) -> Span {
+        Span {
+            start: node.start_byte(),
+            end: node.end_byte(),
+            substs: self.substs(node),
+        }
+    }
+
+    fn lex_span(&mut self, mut span: Span) -> WordAst {
+        span.substs.sort_by_key(|s| s.start);
+        let mut lexer = Lexer::new(self.src, &span.substs);
+        let word = lexer.word(span.start, span.end);
         self.lexer_problems(&lexer);
         word
+    }
+
+    /// Lexes word spans in order, joining spans that touch: bash words end
+    /// at blanks, so nodes the grammar split without a blank between them
+    /// (`"a b"\~`, `a\<tab>b`) are one word.
+    fn words(&mut self, mut spans: Vec<Span>) -> Vec<WordAst> {
+        spans.sort_by_key(|s| s.start);
+        let mut merged: Vec<Span> = Vec::new();
+        for span in spans {
+            match merged.last_mut() {
+                Some(last) if last.end == span.start => {
+                    last.end = span.end;
+                    last.substs.extend(span.substs);
+                }
+                _ => merged.push(span),
+            }
+        }
+        merged.into_iter().map(|s| self.lex_span(s)).collect()
     }
 
     fn lexer_problems(&mut self, lexer: &Lexer<'_>) {
@@ -570,13 +637,8 @@ impl Conv<'_, '_> {
 
     /// A simple command; `extra` are words a following redirection
     /// swallowed, `redirects` the redirections written after it.
-    fn command(
-        &mut self,
-        node: Node<'_>,
-        extra: Vec<(usize, WordAst)>,
-        mut redirects: Vec<Redir>,
-    ) -> Stmt {
-        let mut words: Vec<(usize, WordAst)> = extra;
+    fn command(&mut self, node: Node<'_>, extra: Vec<Span>, mut redirects: Vec<Redir>) -> Stmt {
+        let mut spans: Vec<Span> = extra;
         let mut assigns = Vec::new();
         let mut own = Vec::new();
         for (field, child) in fielded_children(node) {
@@ -585,7 +647,7 @@ impl Conv<'_, '_> {
                 (Some("redirect"), _) | (_, "file_redirect" | "herestring_redirect") => {
                     let (redir, swallowed) = self.redirect(child);
                     own.push(redir);
-                    words.extend(swallowed);
+                    spans.extend(swallowed);
                 }
                 (Some("name"), _) => {
                     let name_text = text(child, self.src);
@@ -594,31 +656,25 @@ impl Conv<'_, '_> {
                         // rejects it, and so must we rather than judge `then y`.
                         self.syntax_error(child);
                     }
-                    let mut inner = named_children(child);
-                    let target = if inner.len() == 1 {
-                        inner.pop().unwrap_or(child)
-                    } else {
-                        child
-                    };
-                    words.push((child.start_byte(), self.word(target)));
+                    spans.push(self.span(child));
                 }
                 (_, "comment") => {}
-                _ if child.is_named() => words.push((child.start_byte(), self.word(child))),
+                _ if child.is_named() => spans.push(self.span(child)),
                 _ => {}
             }
         }
-        words.sort_by_key(|(at, _)| *at);
         own.append(&mut redirects);
+        let words = self.words(spans);
         Stmt::Simple(Simple {
             assigns,
-            words: words.into_iter().map(|(_, w)| ArgAst::Word(w)).collect(),
+            words: words.into_iter().map(ArgAst::Word).collect(),
             redirects: own,
         })
     }
 
     /// One redirection and any words after its first target (which belong
     /// to the command, not to the redirection).
-    fn redirect(&mut self, node: Node<'_>) -> (Redir, Vec<(usize, WordAst)>) {
+    fn redirect(&mut self, node: Node<'_>) -> (Redir, Vec<Span>) {
         let mut fd = None;
         let mut operator = String::new();
         let mut target: Option<WordAst> = None;
@@ -631,11 +687,15 @@ impl Conv<'_, '_> {
                 if target.is_none() {
                     operator.push_str(text(child, self.src));
                 }
+            } else if target.is_none() && matches!(operator.as_str(), ">&-" | "<&-") {
+                // `3>&-` closes a descriptor: every word after it is the
+                // command's.
+                swallowed.push(self.span(child));
             } else if target.is_none() {
                 target_is_number = child.kind() == "number";
                 target = Some(self.word(child));
             } else {
-                swallowed.push((child.start_byte(), self.word(child)));
+                swallowed.push(self.span(child));
             }
         }
         let target = target.unwrap_or_default();
@@ -653,7 +713,17 @@ impl Conv<'_, '_> {
                 RedirectOp::Duplicate
             }
             ">&" => RedirectOp::WriteAll,
-            "<&" | ">&-" | "<&-" => RedirectOp::Duplicate,
+            "<&" => RedirectOp::Duplicate,
+            ">&-" | "<&-" => {
+                return (
+                    Redir {
+                        fd,
+                        op: RedirectOp::Duplicate,
+                        target: RedirTarget::Word(WordAst::literal("-", false)),
+                    },
+                    swallowed,
+                );
+            }
             // An operator this grammar version names differently: treat it
             // as a write so a target check still runs (fail closed).
             _ => RedirectOp::Write,
@@ -744,14 +814,14 @@ impl Conv<'_, '_> {
                 let inner = self.stmt(b);
                 attach_redirects(inner, redirects)
             }
-            None => Stmt::Simple(Simple {
-                words: swallowed
-                    .into_iter()
-                    .map(|(_, w)| ArgAst::Word(w))
-                    .collect(),
-                redirects,
-                ..Simple::default()
-            }),
+            None => {
+                let words = self.words(swallowed);
+                Stmt::Simple(Simple {
+                    words: words.into_iter().map(ArgAst::Word).collect(),
+                    redirects,
+                    ..Simple::default()
+                })
+            }
         };
         if !trailing_stages.is_empty() {
             let mut stages = match stmt {
@@ -993,6 +1063,21 @@ impl Conv<'_, '_> {
 
     /// `[[ … ]]` (a test) or `[ … ]` (the `[` builtin with its words).
     fn test_command(&mut self, node: Node<'_>) -> Stmt {
+        // The grammar reads `/` inside `[[ … ]]` as division and can run
+        // past the closing `]]` (`[[ -d / ]] && rm -rf /`): what follows
+        // the first `]]` is parsed again as the rest of the list.
+        let all = text(node, self.src);
+        if all.starts_with("[[")
+            && let Some(close) = all.find(" ]]")
+            && close + 3 < all.trim_end().len()
+        {
+            let rest = all.get(close + 3..).unwrap_or("");
+            let parsed = parse(&format!(":{rest}"), self.meter);
+            self.errors.extend(parsed.errors);
+            let mut lexer = Lexer::new(self.src, &[]);
+            let test = lexer.word(node.start_byte() + 2, node.start_byte() + close);
+            return Stmt::Seq(vec![Stmt::Test { words: vec![test] }, parsed.stmt]);
+        }
         let mut words = Vec::new();
         self.leaf_words(node, &mut words);
         let bracket = node.child(0).map(|c| c.kind()).unwrap_or("");
