@@ -300,6 +300,18 @@ pub enum Stmt {
         quoted: bool,
         body: Vec<Word>,
     },
+    /// `printf 'FORMAT' NAME WORDS… | bash`: the format is applied, then
+    /// bash parses what it printed.
+    PrintfPipe {
+        format: &'static str,
+        name: &'static str,
+        words: Vec<&'static str>,
+    },
+    /// `exec REDIRECT; LEAF`: the redirection stays for the rest of the shell.
+    ExecRedirect {
+        redirect: &'static str,
+        then: Leaf,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -314,6 +326,18 @@ pub enum ShellForm {
     Heredoc,
     ProcessSubst,
     Source,
+    /// `echo S | bash -`
+    DashStdin,
+    /// `bash /dev/stdin <<< S`
+    DevStdin,
+    /// `sh < <(echo S)` (`sh` is dash on Debian, bash on macOS: dynamic)
+    StdinProcSubst,
+    /// `printf '%s\0' S | xargs -0 -I{} bash -c {}`
+    XargsScript,
+    /// `printf '%s\n' a 'b c' | xargs bash -c S _`
+    XargsArgs,
+    /// `coproc { S; }; wait`
+    Coproc,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -662,7 +686,9 @@ impl Renderer {
             | Stmt::Case { .. }
             | Stmt::Shell { .. }
             | Stmt::FindExec { .. }
-            | Stmt::Heredoc { .. } => text,
+            | Stmt::Heredoc { .. }
+            | Stmt::PrintfPipe { .. } => text,
+            Stmt::ExecRedirect { .. } => format!("{{ {text}; }}"),
         }
     }
 
@@ -856,11 +882,29 @@ impl Renderer {
                 let delim = if *quoted { "'EOF'" } else { "EOF" };
                 format!("{l} <<{delim}\n{}\nEOF", lines.join("\n"))
             }
+            Stmt::PrintfPipe {
+                format,
+                name,
+                words,
+            } => {
+                let args: Vec<String> = words.iter().map(|w| lit(w, Quote::Single)).collect();
+                format!("printf '{format}' {name} {} | bash", args.join(" "))
+            }
+            Stmt::ExecRedirect { redirect, then } => {
+                format!("exec {redirect}; {}", self.leaf(then))
+            }
         }
     }
 
     fn shell(&mut self, form: ShellForm, script: &Stmt, args: &[Word]) -> String {
-        let child = !matches!(form, ShellForm::Eval | ShellForm::Source);
+        let child = !matches!(
+            form,
+            ShellForm::Eval | ShellForm::Source | ShellForm::Coproc
+        );
+        if matches!(form, ShellForm::ShC | ShellForm::StdinProcSubst) {
+            // Which shell `sh` is depends on the machine.
+            self.dynamic();
+        }
         let (saved_pos, saved_child) = (self.positional_known, self.in_child);
         if child {
             // A child shell's positional parameters are exactly its
@@ -893,6 +937,12 @@ impl Renderer {
             ShellForm::Heredoc => format!("bash <<'EOF'\n{inner}\nEOF"),
             ShellForm::ProcessSubst => format!("bash <(echo {q})"),
             ShellForm::Source => format!("source <(printf '%s\\n' {q})"),
+            ShellForm::DashStdin => format!("echo {q} | bash -"),
+            ShellForm::DevStdin => format!("bash /dev/stdin <<< {q}"),
+            ShellForm::StdinProcSubst => format!("sh < <(echo {q})"),
+            ShellForm::XargsScript => format!("printf '%s\\0' {q} | xargs -0 -I{{}} bash -c {{}}"),
+            ShellForm::XargsArgs => format!("printf '%s\\n' a 'b c' | xargs bash -c {q} _"),
+            ShellForm::Coproc => format!("coproc {{ {inner}; }}; wait"),
         }
     }
 
@@ -932,6 +982,8 @@ fn may_fail(stmt: &Stmt) -> bool {
         | Stmt::Xargs { .. }
         | Stmt::FindExec { .. }
         | Stmt::Heredoc { .. }
+        | Stmt::PrintfPipe { .. }
+        | Stmt::ExecRedirect { .. }
         | Stmt::For { .. }
         | Stmt::WhileRead { .. } => false,
         Stmt::Not(_) => true,
@@ -1235,10 +1287,74 @@ fn stmt(positional: bool) -> impl Strategy<Value = Stmt> {
             2 => (select(DIRS), cd_form(), inner.clone()).prop_map(|(dir, form, then)| Stmt::Cd { dir, form, then: Box::new(then) }),
             1 => (select(&["a b", "/tmp/x\n~", "x"][..]), select(&["", "-n 1", "-I{}", "-0", "--max-args 1"][..]), inner_leaf())
                 .prop_map(|(input, opts, leaf)| Stmt::Xargs { input, opts, leaf }),
-            1 => (select(&[".", "src", "/tmp"][..]), inner_leaf(), any::<bool>())
+            1 => (select(&[".", "src", "/tmp"][..]), wrapped_inner_leaf(), any::<bool>())
                 .prop_map(|(start, leaf, plus)| Stmt::FindExec { start, leaf, plus }),
+            1 => printf_pipe(),
+            1 => (select(&["3>/tmp/exec.out", "</dev/null", "2>/tmp/exec.err", ">/tmp/exec.all"][..]), leaf(positional))
+                .prop_map(|(redirect, then)| Stmt::ExecRedirect { redirect, then }),
         ]
     })
+}
+
+/// An inner leaf behind an optional wrapper that really runs it.
+fn wrapped_inner_leaf() -> impl Strategy<Value = Leaf> {
+    (
+        inner_leaf(),
+        proptest::option::of(select(
+            &["env", "nice", "env X=1", "timeout 5", "nohup"][..],
+        )),
+    )
+        .prop_map(|(mut leaf, wrapper)| {
+            if let Some(w) = wrapper {
+                leaf.args
+                    .insert(0, Word(vec![Part::Lit(leaf_name(&leaf.name), Quote::Bare)]));
+                let mut parts = w.split(' ');
+                let first = parts.next().unwrap_or("env");
+                leaf.name = Name::Plain(first);
+                for (k, extra) in parts.enumerate() {
+                    leaf.args
+                        .insert(k, Word(vec![Part::Lit(extra, Quote::Bare)]));
+                }
+            }
+            leaf
+        })
+}
+
+fn leaf_name(name: &Name) -> &'static str {
+    match name {
+        Name::Plain(n)
+        | Name::Absolute(n)
+        | Name::Escaped(n)
+        | Name::Quoted(n)
+        | Name::AnsiC(n)
+        | Name::Variable(n) => n,
+    }
+}
+
+/// `printf` with a format that is applied to its words before bash reads
+/// the result: `'%s %s\n'`, or one with literal text around the `%s`.
+fn printf_pipe() -> impl Strategy<Value = Stmt> {
+    (
+        select(COMMANDS),
+        proptest::collection::vec(
+            select(&["-rf", "/tmp/x", "a b", "x;ls", "-n", "1", "'q'"][..]),
+            1..3,
+        ),
+        any::<bool>(),
+    )
+        .prop_map(|(name, words, literal)| {
+            let format = match (words.len(), literal) {
+                (1, false) => "%s %s\\n",
+                (1, true) => "%s -v %s\\n",
+                (_, false) => "%s %s %s\\n",
+                (_, true) => "%s %s -- %s\\n",
+            };
+            Stmt::PrintfPipe {
+                format,
+                name,
+                words,
+            }
+        })
 }
 
 /// A function body: leaves that use positional parameters.
@@ -1289,6 +1405,12 @@ fn shell_form() -> impl Strategy<Value = ShellForm> {
         1 => Just(ShellForm::BashS),
         1 => Just(ShellForm::ProcessSubst),
         1 => Just(ShellForm::Source),
+        1 => Just(ShellForm::DashStdin),
+        1 => Just(ShellForm::DevStdin),
+        1 => Just(ShellForm::StdinProcSubst),
+        1 => Just(ShellForm::XargsScript),
+        1 => Just(ShellForm::XargsArgs),
+        1 => Just(ShellForm::Coproc),
     ]
 }
 
