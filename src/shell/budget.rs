@@ -10,6 +10,8 @@
 //! (`[analysis]`) and only trusted configuration may change them: a project
 //! that lowered them could turn a hard deny into a review.
 
+use std::time::{Duration, Instant};
+
 use serde::{Deserialize, Serialize};
 
 use super::command::Incomplete;
@@ -74,8 +76,15 @@ pub struct Meter {
     pub limits: Limits,
     steps: u64,
     match_work: u64,
+    /// Parser progress reports seen, each about a hundred operations.
+    parse_reports: u64,
+    /// When parsing must have finished (all scripts of one command line).
+    parse_deadline: Instant,
     incomplete: Vec<Incomplete>,
 }
+
+/// Operations tree-sitter performs between two progress reports.
+const OPERATIONS_PER_REPORT: u64 = 100;
 
 impl Meter {
     pub fn new(limits: Limits) -> Self {
@@ -83,8 +92,40 @@ impl Meter {
             limits,
             steps: 0,
             match_work: 0,
+            parse_reports: 0,
+            parse_deadline: Instant::now() + Duration::from_micros(limits.parse_timeout_us),
             incomplete: Vec::new(),
         }
+    }
+
+    /// One parser progress report: false (and recorded) when parsing must
+    /// stop. The operation count is the deterministic budget; the deadline
+    /// is a backstop for a machine too slow to reach it in time.
+    pub fn parse_progress(&mut self) -> bool {
+        self.parse_reports = self.parse_reports.saturating_add(1);
+        if self.parse_reports.saturating_mul(OPERATIONS_PER_REPORT)
+            > self.limits.max_parse_operations
+        {
+            self.exceeded(
+                "max_parse_operations",
+                format!(
+                    "parsing needs more than {} parser operations",
+                    self.limits.max_parse_operations
+                ),
+            );
+            return false;
+        }
+        if Instant::now() > self.parse_deadline {
+            self.exceeded(
+                "parse_timeout_us",
+                format!(
+                    "parsing took longer than {} µs",
+                    self.limits.parse_timeout_us
+                ),
+            );
+            return false;
+        }
+        true
     }
 
     /// Records that `budget` ran out (once per budget).

@@ -21,7 +21,7 @@ pub struct ShellEnv<'a> {
 }
 
 /// How bash runs a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CommandKind {
     /// A program found through `PATH` (or named by a path).
     External,
@@ -35,7 +35,7 @@ pub enum CommandKind {
 }
 
 /// Why a command exists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Origin {
     /// Written in the command line (or in a script string it runs).
     Command,
@@ -43,10 +43,14 @@ pub enum Origin {
     CommandSubstitution,
     /// Inside `<(…)` or `>(…)`.
     ProcessSubstitution,
+    /// The body of a function defined in the command that no call was seen
+    /// to run (a call through an unknown name, a trap, an exported function
+    /// may still run it), analysed once with unknown arguments.
+    UncalledFunction,
 }
 
 /// Redirection operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RedirectOp {
     /// `>`
     Write,
@@ -110,7 +114,7 @@ impl RedirectOp {
 
 /// One redirection in effect for a command: its own, one on an enclosing
 /// group, or one an earlier `exec` made permanent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Redirect {
     /// The descriptor redirected (`2>` → 2); the operator's default when
     /// not written (0 for `<`, 1 for `>`).
@@ -121,7 +125,7 @@ pub struct Redirect {
 }
 
 /// One simple command that would run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Command {
     /// The argv bash (or the wrapper in [`Command::parent`]) passes, after
     /// brace, tilde, parameter, arithmetic and command expansion, word
@@ -146,6 +150,9 @@ pub struct Command {
     pub stdin_text: Option<Value>,
     /// Runs in the background (`cmd &`, `coproc`).
     pub background: bool,
+    /// A call of a function from inside its own body (or a function it
+    /// calls): not followed again.
+    pub recursive: bool,
     /// Part of a pipeline.
     pub in_pipeline: bool,
     /// The function whose body holds it (the innermost, when inlined).

@@ -13,10 +13,23 @@
 //! A syntax error is reported, never turned into "no units": the units that
 //! did parse are still returned so policy can deny on them.
 
-mod bridge;
+mod arith;
+mod ast;
 pub mod budget;
+mod builtins;
 pub mod command;
+mod expand;
 pub mod glob;
+mod interp;
+mod lex;
+pub mod options;
+mod param;
+pub mod path;
+mod printf;
+mod runners;
+pub mod spec;
+mod state;
+mod syntax;
 pub mod value;
 mod walk;
 pub mod word;
@@ -262,7 +275,36 @@ fn parse_tree(source: &str) -> Result<tree_sitter::Tree, ShellError> {
 /// This is the one entry point of the expansion model: the hard-deny rules
 /// and the differential tests against real bash both read its result.
 pub fn analyze(command: &str, env: &ShellEnv<'_>, limits: &Limits) -> Analysis {
-    bridge::analyze(command, env, limits)
+    let mut meter = budget::Meter::new(*limits);
+    let parsed = syntax::parse(command, &mut meter);
+    let home = path::normalize(env.home);
+    let user = home
+        .rsplit('/')
+        .next()
+        .filter(|u| !u.is_empty())
+        .map(str::to_owned);
+    let known = state::Known {
+        home,
+        user,
+        vars: env
+            .vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+    };
+    let cwd = env.cwd.map_or_else(value::Value::unknown, |c| {
+        value::Value::known(&path::normalize(c))
+    });
+    let mut interp = interp::Interp::new(known, meter);
+    interp.errors.extend(parsed.errors);
+    let start = state::State::new(cwd);
+    interp.exec(&parsed.stmt, start.clone());
+    interp.uncalled_functions(&start);
+    Analysis {
+        commands: interp.commands,
+        errors: interp.errors,
+        incomplete: interp.meter.into_incomplete(),
+    }
 }
 
 /// Splits `command` into the units that would run.
@@ -274,3 +316,6 @@ pub fn parse(command: &str) -> Script {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod analysis_tests;
