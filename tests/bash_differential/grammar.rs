@@ -12,7 +12,7 @@
 //! given the request's cwd and home) and whether **every command runs** (no
 //! dead branch), which the comparison needs.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use proptest::prelude::*;
@@ -392,6 +392,17 @@ struct Renderer {
     in_child: bool,
     /// Assignments the rendered text relies on, put first (`P=A`, `CMD_rm=rm`).
     needs: BTreeSet<String>,
+    /// Values of the variables assigned up front.
+    values: BTreeMap<&'static str, &'static str>,
+    /// Some text that can reach a positional parameter or loop variable
+    /// holds a pattern character: an unquoted use of one is globbed, and
+    /// the file system decides what it becomes.
+    pattern_data: bool,
+}
+
+/// True when pathname expansion acts on `text` once it is unquoted.
+fn has_pattern(text: &str) -> bool {
+    text.contains(['*', '?', '['])
 }
 
 impl Case {
@@ -403,6 +414,14 @@ impl Case {
             positional_known: false,
             in_child: false,
             needs: BTreeSet::new(),
+            values: self.assigns.iter().map(|(n, v, _)| (*n, *v)).collect(),
+            // Literal pattern text anywhere, or an assigned value with one,
+            // may be handed to a function, `set --` or a loop.
+            pattern_data: self.assigns.iter().any(|(_, v, _)| has_pattern(v))
+                || format!("{:?}", self.stmts)
+                    .split("Lit(\"")
+                    .skip(1)
+                    .any(|rest| rest.split('"').next().is_some_and(has_pattern)),
         };
         let mut lines = Vec::new();
         for (name, value, quote) in &self.assigns {
@@ -517,12 +536,21 @@ impl Renderer {
                 if self.in_child || !self.assigned.contains(name) {
                     self.dynamic();
                 }
+                let value = self.values.get(name).copied();
+                let data = value.map_or(self.pattern_data, has_pattern);
+                if !*quoted && data && !matches!(op, Op::Length) {
+                    // The expansion is globbed: the file system decides.
+                    self.dynamic();
+                }
                 let body = format!("${{{}{name}{}}}", op_prefix(op), op_suffix(op));
                 if *quoted { format!("\"{body}\"") } else { body }
             }
             Part::Indirect { quoted } => {
                 // `${!P}` with `P` naming `A`.
                 if self.in_child || !self.assigned.contains("A") {
+                    self.dynamic();
+                }
+                if !*quoted && self.values.get("A").is_some_and(|v| has_pattern(v)) {
                     self.dynamic();
                 }
                 self.needs.insert("P=A".to_owned());
@@ -568,7 +596,9 @@ impl Renderer {
                 }
             }
             Part::Positional(p) => {
-                if !self.positional_known {
+                if !self.positional_known
+                    || (!p.starts_with('"') && p != &"$#" && self.pattern_data)
+                {
                     self.dynamic();
                 }
                 (*p).to_owned()
@@ -838,6 +868,12 @@ impl Renderer {
                 } else {
                     lit(dir, Quote::Bare)
                 };
+                if !dir.starts_with(['/', '~']) && *dir != ".." {
+                    // A relative directory exists only where it is looked up
+                    // from: after an earlier `cd` the `cd` may fail and what
+                    // follows it not run.
+                    self.dead();
+                }
                 match form {
                     CdForm::And => format!("cd {d} && {}", self.stmt(then)),
                     CdForm::Semicolon => {
@@ -902,8 +938,10 @@ impl Renderer {
             ShellForm::Eval | ShellForm::Source | ShellForm::Coproc
         );
         if matches!(form, ShellForm::ShC | ShellForm::StdinProcSubst) {
-            // Which shell `sh` is depends on the machine.
+            // Which shell `sh` is depends on the machine (dash rejects
+            // bash-only expansions, so even whether commands run does).
             self.dynamic();
+            self.dead();
         }
         let (saved_pos, saved_child) = (self.positional_known, self.in_child);
         if child {
@@ -1237,12 +1275,25 @@ fn leaf(positional: bool) -> impl Strategy<Value = Leaf> {
         proptest::collection::vec(word(positional), 0..4),
         proptest::collection::vec((0usize..6, select(REDIRECTS)), 0..3),
     )
-        .prop_map(|(prefix, wrappers, name, args, redirects)| Leaf {
-            prefix,
-            wrappers,
-            name,
-            args,
-            redirects,
+        .prop_map(|(prefix, mut wrappers, name, args, redirects)| {
+            // `command` is a builtin: behind a wrapper that executes a
+            // program it would be looked up as one (absent on Debian,
+            // a script on macOS), so it only ever comes first.
+            if let Some(at) = wrappers
+                .iter()
+                .position(|w| matches!(w, Wrapper::Command(_)))
+            {
+                let w = wrappers.remove(at);
+                wrappers.retain(|w| !matches!(w, Wrapper::Command(_)));
+                wrappers.insert(0, w);
+            }
+            Leaf {
+                prefix,
+                wrappers,
+                name,
+                args,
+                redirects,
+            }
         })
 }
 
