@@ -30,6 +30,7 @@ pub fn extract(command: &str, cwd: &str, home: &str) -> (Vec<Unit>, Option<Strin
             args: c.args().iter().map(arg).collect(),
             cwd: value(&c.cwd),
             expect: expect(&analysis, i),
+            alternatives: shape_key(&analysis, i),
         })
         .collect();
     (units, incomplete(&analysis))
@@ -68,6 +69,27 @@ fn expect(analysis: &Analysis, i: usize) -> Expect {
         at = p.parent;
     }
     Expect::Unverifiable
+}
+
+/// What shapes of one command have in common: name, cwd, nesting and the
+/// spawner's name (`docs/differential.md`: alternatives).
+fn shape_key(analysis: &Analysis, i: usize) -> String {
+    let Some(c) = analysis.commands.get(i) else {
+        return String::new();
+    };
+    let parent = c
+        .parent
+        .and_then(|p| analysis.commands.get(p))
+        .and_then(|p| p.name())
+        .unwrap_or("");
+    format!(
+        "{}|{}|{}|{:?}|{:?}|{parent}",
+        c.name().unwrap_or("?"),
+        c.cwd,
+        c.depth,
+        c.origin,
+        c.function
+    )
 }
 
 fn name_of(first: Option<&shell::Arg>) -> Value {

@@ -124,6 +124,10 @@ pub struct Unit {
     pub args: Vec<Arg>,
     pub cwd: Value,
     pub expect: Expect,
+    /// Units with the same key are shapes of one command that vouch could
+    /// not narrow down (`"${A:=}"` with `A` unknown is one field or none):
+    /// one of them running verifies them all.
+    pub alternatives: String,
 }
 
 /// How precisely a unit explains a record.
@@ -198,11 +202,24 @@ pub fn compare(units: &[Unit], records: &[Record], ctx: &Context) -> Outcome {
         }
     }
     if ctx.all_run {
-        for (i, unit) in units.iter().enumerate() {
-            // A unit is verified when some record is its own (the same
-            // command may run twice and be reported twice).
-            let verified = used.get(i).copied().unwrap_or(true)
-                || records.iter().any(|r| explains(unit, r).is_some());
+        let verified: Vec<bool> = units
+            .iter()
+            .enumerate()
+            .map(|(i, unit)| {
+                // A unit is verified when some record is its own (the same
+                // command may run twice and be reported twice).
+                used.get(i).copied().unwrap_or(true)
+                    || records.iter().any(|r| explains(unit, r).is_some())
+            })
+            .collect();
+        let shapes_seen: BTreeSet<&str> = units
+            .iter()
+            .zip(&verified)
+            .filter(|(_, v)| **v)
+            .map(|(u, _)| u.alternatives.as_str())
+            .collect();
+        for (unit, verified) in units.iter().zip(&verified) {
+            let verified = *verified || shapes_seen.contains(unit.alternatives.as_str());
             if !verified && unit.expect == Expect::Recorded {
                 findings.push(Finding::Extra(show_unit(unit)));
             }

@@ -38,6 +38,8 @@ const DEFAULT_SHRINK: usize = 24;
 /// analysis with many disagreements still ends in seconds.
 const DEFAULT_SHRINK_TOTAL: usize = 240;
 const DEFAULT_JOBS: usize = 2;
+/// More unjudgeable commands than this (percent) fail the run.
+const MAX_UNJUDGEABLE_PERCENT: usize = 2;
 /// The agreement the issue asks for where bash's behaviour is static.
 const STATIC_TARGET: f64 = 0.99;
 
@@ -135,6 +137,14 @@ fn run(sandbox: &Sandbox, cases: usize) -> Result<(), String> {
     let static_rate = rate(tally.static_exact, tally.static_total);
     if tally.run == 0 {
         return Err("no generated command ran".to_owned());
+    }
+    if tally.invalid * 100 > cases * MAX_UNJUDGEABLE_PERCENT {
+        // Timeouts, rejected records or syntax errors in generated text are
+        // the harness's own bugs: too many and the rate means little.
+        return Err(format!(
+            "{} of {cases} generated commands could not be judged (see the examples above)",
+            tally.invalid
+        ));
     }
     if static_rate < STATIC_TARGET || tally.dynamic_wrong > 0 {
         return Err(format!(

@@ -12,7 +12,7 @@
 //! given the request's cwd and home) and whether **every command runs** (no
 //! dead branch), which the comparison needs.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use proptest::prelude::*;
@@ -300,6 +300,18 @@ pub enum Stmt {
         quoted: bool,
         body: Vec<Word>,
     },
+    /// `printf 'FORMAT' NAME WORDS… | bash`: the format is applied, then
+    /// bash parses what it printed.
+    PrintfPipe {
+        format: &'static str,
+        name: &'static str,
+        words: Vec<&'static str>,
+    },
+    /// `exec REDIRECT; LEAF`: the redirection stays for the rest of the shell.
+    ExecRedirect {
+        redirect: &'static str,
+        then: Leaf,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -314,6 +326,18 @@ pub enum ShellForm {
     Heredoc,
     ProcessSubst,
     Source,
+    /// `echo S | bash -`
+    DashStdin,
+    /// `bash /dev/stdin <<< S`
+    DevStdin,
+    /// `sh < <(echo S)` (`sh` is dash on Debian, bash on macOS: dynamic)
+    StdinProcSubst,
+    /// `printf '%s\0' S | xargs -0 -I{} bash -c {}`
+    XargsScript,
+    /// `printf '%s\n' a 'b c' | xargs bash -c S _`
+    XargsArgs,
+    /// `coproc { S; }; wait`
+    Coproc,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -368,6 +392,17 @@ struct Renderer {
     in_child: bool,
     /// Assignments the rendered text relies on, put first (`P=A`, `CMD_rm=rm`).
     needs: BTreeSet<String>,
+    /// Values of the variables assigned up front.
+    values: BTreeMap<&'static str, &'static str>,
+    /// Some text that can reach a positional parameter or loop variable
+    /// holds a pattern character: an unquoted use of one is globbed, and
+    /// the file system decides what it becomes.
+    pattern_data: bool,
+}
+
+/// True when pathname expansion acts on `text` once it is unquoted.
+fn has_pattern(text: &str) -> bool {
+    text.contains(['*', '?', '['])
 }
 
 impl Case {
@@ -379,6 +414,14 @@ impl Case {
             positional_known: false,
             in_child: false,
             needs: BTreeSet::new(),
+            values: self.assigns.iter().map(|(n, v, _)| (*n, *v)).collect(),
+            // Literal pattern text anywhere, or an assigned value with one,
+            // may be handed to a function, `set --` or a loop.
+            pattern_data: self.assigns.iter().any(|(_, v, _)| has_pattern(v))
+                || format!("{:?}", self.stmts)
+                    .split("Lit(\"")
+                    .skip(1)
+                    .any(|rest| rest.split('"').next().is_some_and(has_pattern)),
         };
         let mut lines = Vec::new();
         for (name, value, quote) in &self.assigns {
@@ -493,12 +536,21 @@ impl Renderer {
                 if self.in_child || !self.assigned.contains(name) {
                     self.dynamic();
                 }
+                let value = self.values.get(name).copied();
+                let data = value.map_or(self.pattern_data, has_pattern);
+                if !*quoted && data && !matches!(op, Op::Length) {
+                    // The expansion is globbed: the file system decides.
+                    self.dynamic();
+                }
                 let body = format!("${{{}{name}{}}}", op_prefix(op), op_suffix(op));
                 if *quoted { format!("\"{body}\"") } else { body }
             }
             Part::Indirect { quoted } => {
                 // `${!P}` with `P` naming `A`.
                 if self.in_child || !self.assigned.contains("A") {
+                    self.dynamic();
+                }
+                if !*quoted && self.values.get("A").is_some_and(|v| has_pattern(v)) {
                     self.dynamic();
                 }
                 self.needs.insert("P=A".to_owned());
@@ -544,7 +596,9 @@ impl Renderer {
                 }
             }
             Part::Positional(p) => {
-                if !self.positional_known {
+                if !self.positional_known
+                    || (!p.starts_with('"') && p != &"$#" && self.pattern_data)
+                {
                     self.dynamic();
                 }
                 (*p).to_owned()
@@ -662,7 +716,9 @@ impl Renderer {
             | Stmt::Case { .. }
             | Stmt::Shell { .. }
             | Stmt::FindExec { .. }
-            | Stmt::Heredoc { .. } => text,
+            | Stmt::Heredoc { .. }
+            | Stmt::PrintfPipe { .. } => text,
+            Stmt::ExecRedirect { .. } => format!("{{ {text}; }}"),
         }
     }
 
@@ -812,6 +868,12 @@ impl Renderer {
                 } else {
                     lit(dir, Quote::Bare)
                 };
+                if !dir.starts_with(['/', '~']) && *dir != ".." {
+                    // A relative directory exists only where it is looked up
+                    // from: after an earlier `cd` the `cd` may fail and what
+                    // follows it not run.
+                    self.dead();
+                }
                 match form {
                     CdForm::And => format!("cd {d} && {}", self.stmt(then)),
                     CdForm::Semicolon => {
@@ -856,11 +918,31 @@ impl Renderer {
                 let delim = if *quoted { "'EOF'" } else { "EOF" };
                 format!("{l} <<{delim}\n{}\nEOF", lines.join("\n"))
             }
+            Stmt::PrintfPipe {
+                format,
+                name,
+                words,
+            } => {
+                let args: Vec<String> = words.iter().map(|w| lit(w, Quote::Single)).collect();
+                format!("printf '{format}' {name} {} | bash", args.join(" "))
+            }
+            Stmt::ExecRedirect { redirect, then } => {
+                format!("exec {redirect}; {}", self.leaf(then))
+            }
         }
     }
 
     fn shell(&mut self, form: ShellForm, script: &Stmt, args: &[Word]) -> String {
-        let child = !matches!(form, ShellForm::Eval | ShellForm::Source);
+        let child = !matches!(
+            form,
+            ShellForm::Eval | ShellForm::Source | ShellForm::Coproc
+        );
+        if matches!(form, ShellForm::ShC | ShellForm::StdinProcSubst) {
+            // Which shell `sh` is depends on the machine (dash rejects
+            // bash-only expansions, so even whether commands run does).
+            self.dynamic();
+            self.dead();
+        }
         let (saved_pos, saved_child) = (self.positional_known, self.in_child);
         if child {
             // A child shell's positional parameters are exactly its
@@ -893,6 +975,12 @@ impl Renderer {
             ShellForm::Heredoc => format!("bash <<'EOF'\n{inner}\nEOF"),
             ShellForm::ProcessSubst => format!("bash <(echo {q})"),
             ShellForm::Source => format!("source <(printf '%s\\n' {q})"),
+            ShellForm::DashStdin => format!("echo {q} | bash -"),
+            ShellForm::DevStdin => format!("bash /dev/stdin <<< {q}"),
+            ShellForm::StdinProcSubst => format!("sh < <(echo {q})"),
+            ShellForm::XargsScript => format!("printf '%s\\0' {q} | xargs -0 -I{{}} bash -c {{}}"),
+            ShellForm::XargsArgs => format!("printf '%s\\n' a 'b c' | xargs bash -c {q} _"),
+            ShellForm::Coproc => format!("coproc {{ {inner}; }}; wait"),
         }
     }
 
@@ -932,6 +1020,8 @@ fn may_fail(stmt: &Stmt) -> bool {
         | Stmt::Xargs { .. }
         | Stmt::FindExec { .. }
         | Stmt::Heredoc { .. }
+        | Stmt::PrintfPipe { .. }
+        | Stmt::ExecRedirect { .. }
         | Stmt::For { .. }
         | Stmt::WhileRead { .. } => false,
         Stmt::Not(_) => true,
@@ -1185,12 +1275,25 @@ fn leaf(positional: bool) -> impl Strategy<Value = Leaf> {
         proptest::collection::vec(word(positional), 0..4),
         proptest::collection::vec((0usize..6, select(REDIRECTS)), 0..3),
     )
-        .prop_map(|(prefix, wrappers, name, args, redirects)| Leaf {
-            prefix,
-            wrappers,
-            name,
-            args,
-            redirects,
+        .prop_map(|(prefix, mut wrappers, name, args, redirects)| {
+            // `command` is a builtin: behind a wrapper that executes a
+            // program it would be looked up as one (absent on Debian,
+            // a script on macOS), so it only ever comes first.
+            if let Some(at) = wrappers
+                .iter()
+                .position(|w| matches!(w, Wrapper::Command(_)))
+            {
+                let w = wrappers.remove(at);
+                wrappers.retain(|w| !matches!(w, Wrapper::Command(_)));
+                wrappers.insert(0, w);
+            }
+            Leaf {
+                prefix,
+                wrappers,
+                name,
+                args,
+                redirects,
+            }
         })
 }
 
@@ -1235,10 +1338,74 @@ fn stmt(positional: bool) -> impl Strategy<Value = Stmt> {
             2 => (select(DIRS), cd_form(), inner.clone()).prop_map(|(dir, form, then)| Stmt::Cd { dir, form, then: Box::new(then) }),
             1 => (select(&["a b", "/tmp/x\n~", "x"][..]), select(&["", "-n 1", "-I{}", "-0", "--max-args 1"][..]), inner_leaf())
                 .prop_map(|(input, opts, leaf)| Stmt::Xargs { input, opts, leaf }),
-            1 => (select(&[".", "src", "/tmp"][..]), inner_leaf(), any::<bool>())
+            1 => (select(&[".", "src", "/tmp"][..]), wrapped_inner_leaf(), any::<bool>())
                 .prop_map(|(start, leaf, plus)| Stmt::FindExec { start, leaf, plus }),
+            1 => printf_pipe(),
+            1 => (select(&["3>/tmp/exec.out", "</dev/null", "2>/tmp/exec.err", ">/tmp/exec.all"][..]), leaf(positional))
+                .prop_map(|(redirect, then)| Stmt::ExecRedirect { redirect, then }),
         ]
     })
+}
+
+/// An inner leaf behind an optional wrapper that really runs it.
+fn wrapped_inner_leaf() -> impl Strategy<Value = Leaf> {
+    (
+        inner_leaf(),
+        proptest::option::of(select(
+            &["env", "nice", "env X=1", "timeout 5", "nohup"][..],
+        )),
+    )
+        .prop_map(|(mut leaf, wrapper)| {
+            if let Some(w) = wrapper {
+                leaf.args
+                    .insert(0, Word(vec![Part::Lit(leaf_name(&leaf.name), Quote::Bare)]));
+                let mut parts = w.split(' ');
+                let first = parts.next().unwrap_or("env");
+                leaf.name = Name::Plain(first);
+                for (k, extra) in parts.enumerate() {
+                    leaf.args
+                        .insert(k, Word(vec![Part::Lit(extra, Quote::Bare)]));
+                }
+            }
+            leaf
+        })
+}
+
+fn leaf_name(name: &Name) -> &'static str {
+    match name {
+        Name::Plain(n)
+        | Name::Absolute(n)
+        | Name::Escaped(n)
+        | Name::Quoted(n)
+        | Name::AnsiC(n)
+        | Name::Variable(n) => n,
+    }
+}
+
+/// `printf` with a format that is applied to its words before bash reads
+/// the result: `'%s %s\n'`, or one with literal text around the `%s`.
+fn printf_pipe() -> impl Strategy<Value = Stmt> {
+    (
+        select(COMMANDS),
+        proptest::collection::vec(
+            select(&["-rf", "/tmp/x", "a b", "x;ls", "-n", "1", "'q'"][..]),
+            1..3,
+        ),
+        any::<bool>(),
+    )
+        .prop_map(|(name, words, literal)| {
+            let format = match (words.len(), literal) {
+                (1, false) => "%s %s\\n",
+                (1, true) => "%s -v %s\\n",
+                (_, false) => "%s %s %s\\n",
+                (_, true) => "%s %s -- %s\\n",
+            };
+            Stmt::PrintfPipe {
+                format,
+                name,
+                words,
+            }
+        })
 }
 
 /// A function body: leaves that use positional parameters.
@@ -1289,6 +1456,12 @@ fn shell_form() -> impl Strategy<Value = ShellForm> {
         1 => Just(ShellForm::BashS),
         1 => Just(ShellForm::ProcessSubst),
         1 => Just(ShellForm::Source),
+        1 => Just(ShellForm::DashStdin),
+        1 => Just(ShellForm::DevStdin),
+        1 => Just(ShellForm::StdinProcSubst),
+        1 => Just(ShellForm::XargsScript),
+        1 => Just(ShellForm::XargsArgs),
+        1 => Just(ShellForm::Coproc),
     ]
 }
 

@@ -186,6 +186,7 @@ fn unit(name: &str, args: Vec<Arg>, cwd: Value) -> Unit {
         args,
         cwd,
         expect: Expect::Recorded,
+        alternatives: name.to_owned(),
     }
 }
 
