@@ -111,17 +111,33 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
         meter,
         errors: Vec::new(),
         depth: 0,
+        fd_words: Vec::new(),
     };
     let stmt = conv.sequence(root);
     errors.append(&mut conv.errors);
     Parsed { stmt, errors }
 }
 
-/// An error node the conversion repairs: the `>` of `N<>`.
+/// An error node the conversion repairs: the `>` of `N<>`, and the `<<` the
+/// grammar splits off a here-string after another redirection
+/// (`rm 2>x <<<text` reads as `2>x`, error `<<`, `<text`).
 fn repaired_error(node: Node<'_>, src: &str) -> bool {
     node.is_error()
-        && node.parent().is_some_and(|p| p.kind() == "file_redirect")
-        && matches!(text(node, src), ">" | "|" | "<")
+        && (node.parent().is_some_and(|p| p.kind() == "file_redirect")
+            && matches!(text(node, src), ">" | "|" | "<")
+            || split_herestring(node, src))
+}
+
+/// The `<<` of a here-string the grammar split from its `<word`.
+fn split_herestring(node: Node<'_>, src: &str) -> bool {
+    node.is_error()
+        && text(node, src) == "<<"
+        && node.parent().is_some_and(|p| p.kind() == "redirected_statement")
+        && node.next_sibling().is_some_and(|n| {
+            n.kind() == "file_redirect"
+                && n.start_byte() == node.end_byte()
+                && text(n, src).starts_with('<')
+        })
 }
 
 /// Every error and missing node, except the ones [`repaired_error`] fixes.
@@ -236,6 +252,10 @@ struct Conv<'s, 'm> {
     meter: &'m mut Meter,
     errors: Vec<ShellError>,
     depth: u32,
+    /// Start bytes of digit words that are really a redirection's
+    /// descriptor: the grammar reads `rm 0</dev/null` as the argument `0`
+    /// and a redirection of no descriptor, bash as `0<` on `rm`.
+    fd_words: Vec<usize>,
 }
 
 impl Conv<'_, '_> {
@@ -659,6 +679,7 @@ impl Conv<'_, '_> {
                     spans.push(self.span(child));
                 }
                 (_, "comment") => {}
+                _ if self.is_fd_word(child) => {}
                 _ if child.is_named() => spans.push(self.span(child)),
                 _ => {}
             }
@@ -698,6 +719,9 @@ impl Conv<'_, '_> {
                 swallowed.push(self.span(child));
             }
         }
+        if fd.is_none() {
+            fd = self.fd_prefix(node);
+        }
         let target = target.unwrap_or_default();
         let literal = target.as_literal();
         let op = match operator.as_str() {
@@ -734,6 +758,32 @@ impl Conv<'_, '_> {
             target: RedirTarget::Word(target),
         };
         (redir, swallowed)
+    }
+
+    /// The descriptor the grammar left as a digit word right before a
+    /// redirection (`rm 0</dev/null`): bash reads digits that start a word
+    /// and touch a redirection operator as its descriptor.
+    fn fd_prefix(&mut self, node: Node<'_>) -> Option<u32> {
+        let start = node.start_byte();
+        let before = self.src.get(..start)?;
+        let digits = before.len() - before.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            return None;
+        }
+        let word_start = start - digits;
+        let prior = before.get(..word_start)?.chars().next_back();
+        if prior.is_some_and(|c| !c.is_whitespace() && !";&|()".contains(c)) {
+            return None;
+        }
+        let fd = before.get(word_start..)?.parse().ok()?;
+        self.fd_words.push(word_start);
+        Some(fd)
+    }
+
+    /// True for the digit word [`Self::fd_prefix`] took as a descriptor.
+    fn is_fd_word(&self, node: Node<'_>) -> bool {
+        self.fd_words.contains(&node.start_byte())
+            && text(node, self.src).bytes().all(|b| b.is_ascii_digit())
     }
 
     fn heredoc_body(&mut self, node: Node<'_>, quoted: bool, strip_tabs: bool) -> WordAst {
@@ -777,14 +827,19 @@ impl Conv<'_, '_> {
         let mut trailing_stages: Vec<Stmt> = Vec::new();
         let mut trailing: Option<(String, Stmt)> = None;
         let mut body = None;
+        let mut herestring = false;
         for (field, child) in fielded_children(node) {
             if field == Some("body") {
                 body = Some(child);
                 continue;
             }
             match child.kind() {
+                "ERROR" if split_herestring(child, self.src) => herestring = true,
                 "file_redirect" | "herestring_redirect" => {
-                    let (redir, words) = self.redirect(child);
+                    let (mut redir, words) = self.redirect(child);
+                    if std::mem::take(&mut herestring) {
+                        redir.op = RedirectOp::HereString;
+                    }
                     redirects.push(redir);
                     swallowed.extend(words);
                 }
@@ -798,31 +853,7 @@ impl Conv<'_, '_> {
                 _ => {}
             }
         }
-        let mut stmt = match body {
-            Some(b) if b.kind() == "command" => {
-                if !self.enter() {
-                    return Stmt::Empty;
-                }
-                let s = self.command(b, swallowed, redirects);
-                self.leave();
-                s
-            }
-            Some(b) => {
-                if !swallowed.is_empty() {
-                    self.syntax_error(node);
-                }
-                let inner = self.stmt(b);
-                attach_redirects(inner, redirects)
-            }
-            None => {
-                let words = self.words(swallowed);
-                Stmt::Simple(Simple {
-                    words: words.into_iter().map(ArgAst::Word).collect(),
-                    redirects,
-                    ..Simple::default()
-                })
-            }
-        };
+        let mut stmt = self.redirected_body(node, body, swallowed, redirects);
         if !trailing_stages.is_empty() {
             let mut stages = match stmt {
                 Stmt::Pipeline(stages) => stages,
@@ -839,6 +870,48 @@ impl Conv<'_, '_> {
             };
         }
         stmt
+    }
+
+    /// The statement a redirection list belongs to, with the words the
+    /// grammar put after a redirection target given back to their command.
+    fn redirected_body(
+        &mut self,
+        node: Node<'_>,
+        body: Option<Node<'_>>,
+        swallowed: Vec<Span>,
+        redirects: Vec<Redir>,
+    ) -> Stmt {
+        match body {
+            Some(b) if b.kind() == "command" => {
+                if !self.enter() {
+                    return Stmt::Empty;
+                }
+                let s = self.command(b, swallowed, redirects);
+                self.leave();
+                s
+            }
+            Some(b) => {
+                let inner = self.stmt(b);
+                let words = self.words(swallowed);
+                if matches!(b.kind(), "list" | "pipeline") {
+                    // The grammar reads `a && b >x c` as `(a && b) >x c`;
+                    // bash as `a && (b >x c)`.
+                    return attach_to_last(inner, redirects, words);
+                }
+                if !words.is_empty() {
+                    self.syntax_error(node);
+                }
+                attach_redirects(inner, redirects)
+            }
+            None => {
+                let words = self.words(swallowed);
+                Stmt::Simple(Simple {
+                    words: words.into_iter().map(ArgAst::Word).collect(),
+                    redirects,
+                    ..Simple::default()
+                })
+            }
+        }
     }
 
     /// A here-document redirection and whatever the grammar put on its line.
@@ -1102,6 +1175,45 @@ impl Conv<'_, '_> {
                 self.leave();
             }
         }
+    }
+}
+
+/// Redirections (and words) the grammar hung on a whole list or pipeline
+/// that belong to its last command.
+fn attach_to_last(stmt: Stmt, redirects: Vec<Redir>, words: Vec<WordAst>) -> Stmt {
+    match stmt {
+        Stmt::And(a, b) => Stmt::And(a, Box::new(attach_to_last(*b, redirects, words))),
+        Stmt::Or(a, b) => Stmt::Or(a, Box::new(attach_to_last(*b, redirects, words))),
+        Stmt::Not(a) => Stmt::Not(Box::new(attach_to_last(*a, redirects, words))),
+        Stmt::Seq(mut stmts) => match stmts.pop() {
+            Some(last) => {
+                stmts.push(attach_to_last(last, redirects, words));
+                Stmt::Seq(stmts)
+            }
+            None => attach_to_last(Stmt::Empty, redirects, words),
+        },
+        Stmt::Pipeline(mut stages) => match stages.pop() {
+            Some(last) => {
+                stages.push(attach_to_last(last, redirects, words));
+                Stmt::Pipeline(stages)
+            }
+            None => attach_to_last(Stmt::Empty, redirects, words),
+        },
+        Stmt::Simple(mut simple) => {
+            simple.words.extend(words.into_iter().map(ArgAst::Word));
+            simple.redirects.extend(redirects);
+            Stmt::Simple(simple)
+        }
+        other if words.is_empty() => attach_redirects(other, redirects),
+        // `{ a; } >x c` is a bash syntax error; judge the words as the
+        // command they would most likely be.
+        other => Stmt::Seq(vec![
+            attach_redirects(other, redirects),
+            Stmt::Simple(Simple {
+                words: words.into_iter().map(ArgAst::Word).collect(),
+                ..Simple::default()
+            }),
+        ]),
     }
 }
 
