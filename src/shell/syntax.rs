@@ -103,6 +103,36 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
             errors,
         };
     }
+    let Some(fix) = rewrites(root, source) else {
+        return convert(root, source, meter, Rewrites::default(), errors);
+    };
+    let reparsed = match parse_tree(&fix.source, meter) {
+        Ok(Some(tree)) => tree,
+        Ok(None) => {
+            return Parsed {
+                stmt: Stmt::Empty,
+                errors,
+            };
+        }
+        Err(e) => {
+            errors.push(e);
+            return Parsed {
+                stmt: Stmt::Empty,
+                errors,
+            };
+        }
+    };
+    let source = fix.source.clone();
+    convert(reparsed.root_node(), &source, meter, fix, errors)
+}
+
+fn convert(
+    root: Node<'_>,
+    source: &str,
+    meter: &mut Meter,
+    fix: Rewrites,
+    mut errors: Vec<ShellError>,
+) -> Parsed {
     if root.has_error() {
         find_errors(root, source, &mut errors);
     }
@@ -112,10 +142,88 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
         errors: Vec::new(),
         depth: 0,
         fd_words: Vec::new(),
+        negated: fix.negated,
+        closed: fix.closed,
     };
     let stmt = conv.sequence(root);
     errors.append(&mut conv.errors);
     Parsed { stmt, errors }
+}
+
+/// Same-length rewrites of the source that make the grammar read what bash
+/// reads, with what they replaced. tree-sitter-bash reads `! { a; }`, `!
+/// for …` and `! if …` as a command named `{`/`for`/`if` (silently), and
+/// trips over `N>&-` after an assignment word; bash reads a negated
+/// compound command and a closed descriptor. The `!` becomes a blank (the
+/// statement after it is negated again during conversion) and the `-` of
+/// `>&-` a `0` (read back as a close).
+#[derive(Default)]
+struct Rewrites {
+    source: String,
+    /// Start bytes of the statements a removed `!` negated.
+    negated: Vec<usize>,
+    /// Bytes where a `-` closing a descriptor was replaced.
+    closed: Vec<usize>,
+}
+
+fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
+    let mut bytes = src.as_bytes().to_vec();
+    let mut fix = Rewrites::default();
+    let mut cursor = root.walk();
+    'walk: loop {
+        let node = cursor.node();
+        if node.kind() == "!"
+            && node.parent().is_some_and(|p| p.kind() == "negated_command")
+            && let Some(byte) = bytes.get_mut(node.start_byte())
+        {
+            *byte = b' ';
+            let rest = src.get(node.end_byte()..).unwrap_or("");
+            fix.negated
+                .push(node.end_byte() + (rest.len() - rest.trim_start().len()));
+        }
+        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+            continue;
+        }
+        loop {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    for (i, window) in src.as_bytes().windows(3).enumerate() {
+        let after = src.as_bytes().get(i + 3).copied();
+        if matches!(window, b">&-" | b"<&-")
+            && after.is_none_or(|b| b.is_ascii_whitespace() || b";|&)".contains(&b))
+            && !quoted(root, i + 2)
+            && let Some(byte) = bytes.get_mut(i + 2)
+        {
+            *byte = b'0';
+            fix.closed.push(i + 2);
+        }
+    }
+    if fix.negated.is_empty() && fix.closed.is_empty() {
+        return None;
+    }
+    fix.source = String::from_utf8(bytes).ok()?;
+    Some(fix)
+}
+
+/// True when byte `at` lies in quoted text, a here-document or a comment.
+fn quoted(root: Node<'_>, at: usize) -> bool {
+    let mut node = root.descendant_for_byte_range(at, at + 1);
+    while let Some(n) = node {
+        if matches!(
+            n.kind(),
+            "string" | "raw_string" | "ansi_c_string" | "heredoc_body" | "comment"
+        ) {
+            return true;
+        }
+        node = n.parent();
+    }
+    false
 }
 
 /// An error node the conversion repairs: the `>` of `N<>`, and the `<<` the
@@ -256,6 +364,9 @@ struct Conv<'s, 'm> {
     /// descriptor: the grammar reads `rm 0</dev/null` as the argument `0`
     /// and a redirection of no descriptor, bash as `0<` on `rm`.
     fd_words: Vec<usize>,
+    /// See [`Rewrites`].
+    negated: Vec<usize>,
+    closed: Vec<usize>,
 }
 
 impl Conv<'_, '_> {
@@ -326,9 +437,20 @@ impl Conv<'_, '_> {
         if !self.enter() {
             return Stmt::Empty;
         }
+        let negate = !matches!(node.kind(), "list" | "program")
+            && self
+                .negated
+                .iter()
+                .position(|&at| at == node.start_byte())
+                .map(|i| self.negated.swap_remove(i))
+                .is_some();
         let out = self.stmt_inner(node);
         self.leave();
-        out
+        if negate {
+            Stmt::Not(Box::new(out))
+        } else {
+            out
+        }
     }
 
     fn stmt_inner(&mut self, node: Node<'_>) -> Stmt {
@@ -570,6 +692,7 @@ impl Conv<'_, '_> {
     /// at blanks, so nodes the grammar split without a blank between them
     /// (`"a b"\~`, `a\<tab>b`) are one word.
     fn words(&mut self, mut spans: Vec<Span>) -> Vec<WordAst> {
+        spans.retain(|s| !self.is_fd_word(s));
         spans.sort_by_key(|s| s.start);
         let mut merged: Vec<Span> = Vec::new();
         for span in spans {
@@ -679,7 +802,6 @@ impl Conv<'_, '_> {
                     spans.push(self.span(child));
                 }
                 (_, "comment") => {}
-                _ if self.is_fd_word(child) => {}
                 _ if child.is_named() => spans.push(self.span(child)),
                 _ => {}
             }
@@ -708,6 +830,11 @@ impl Conv<'_, '_> {
                 if target.is_none() {
                     operator.push_str(text(child, self.src));
                 }
+            } else if target.is_none()
+                && matches!(operator.as_str(), ">&" | "<&")
+                && self.closed.contains(&child.start_byte())
+            {
+                operator.push('-');
             } else if target.is_none() && matches!(operator.as_str(), ">&-" | "<&-") {
                 // `3>&-` closes a descriptor: every word after it is the
                 // command's.
@@ -781,9 +908,12 @@ impl Conv<'_, '_> {
     }
 
     /// True for the digit word [`Self::fd_prefix`] took as a descriptor.
-    fn is_fd_word(&self, node: Node<'_>) -> bool {
-        self.fd_words.contains(&node.start_byte())
-            && text(node, self.src).bytes().all(|b| b.is_ascii_digit())
+    fn is_fd_word(&self, span: &Span) -> bool {
+        self.fd_words.contains(&span.start)
+            && self
+                .src
+                .get(span.start..span.end)
+                .is_some_and(|t| t.bytes().all(|b| b.is_ascii_digit()))
     }
 
     fn heredoc_body(&mut self, node: Node<'_>, quoted: bool, strip_tabs: bool) -> WordAst {
@@ -893,7 +1023,7 @@ impl Conv<'_, '_> {
             Some(b) => {
                 let inner = self.stmt(b);
                 let words = self.words(swallowed);
-                if matches!(b.kind(), "list" | "pipeline") {
+                if matches!(b.kind(), "list" | "pipeline" | "negated_command") {
                     // The grammar reads `a && b >x c` as `(a && b) >x c`;
                     // bash as `a && (b >x c)`.
                     return attach_to_last(inner, redirects, words);
