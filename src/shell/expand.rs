@@ -205,7 +205,12 @@ impl Interp {
                 .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) =>
             {
                 if self.known.user.as_deref() == Some(user) {
-                    Value::known(&self.known.home)
+                    // The user name is read off `HOME`; whether the user
+                    // database has it is runtime data. Without it bash
+                    // leaves the word as written.
+                    let mut v = Value::known(&self.known.home);
+                    v.add(Text::lit(&format!("~{user}")));
+                    v
                 } else if user == "root" {
                     let mut v = Value::known("/root");
                     v.add(Text::any(Sources::none()));

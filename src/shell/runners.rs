@@ -786,15 +786,24 @@ impl Interp {
                 _ => continue,
             };
             let mut argv = Vec::new();
+            let mut batch = false;
             while let Some(next) = args.get(k) {
                 k += 1;
                 match next.as_known() {
                     Some(";") => break,
-                    Some("+") if argv.last().and_then(Arg::as_known) == Some("{}") => break,
+                    Some("+") if argv.last().and_then(Arg::as_known) == Some("{}") => {
+                        batch = true;
+                        break;
+                    }
                     _ => argv.push(next.clone()),
                 }
             }
-            let argv = substitute_args(&argv, "{}", &Arg::Field(found.clone()));
+            let mut argv = substitute_args(&argv, "{}", &Arg::Field(found.clone()));
+            if batch {
+                // `{} +` is one or more found paths: the first as above,
+                // then as many more as the file system holds.
+                argv.push(Arg::Unknown(Sources::none()));
+            }
             let cwd = dir.then(|| {
                 let mut v = found.clone();
                 for r in &roots {

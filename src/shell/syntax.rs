@@ -697,7 +697,7 @@ impl Conv<'_, '_> {
         let mut merged: Vec<Span> = Vec::new();
         for span in spans {
             match merged.last_mut() {
-                Some(last) if last.end == span.start => {
+                Some(last) if last.end == span.start || self.escaped_blank(last.end, span.start) => {
                     last.end = span.end;
                     last.substs.extend(span.substs);
                 }
@@ -705,6 +705,21 @@ impl Conv<'_, '_> {
             }
         }
         merged.into_iter().map(|s| self.lex_span(s)).collect()
+    }
+
+    /// True when the gap `from..to` between two word nodes is one blank
+    /// escaped by the backslash ending the first: the grammar splits
+    /// `a\<TAB>b`, bash reads one word.
+    fn escaped_blank(&self, from: usize, to: usize) -> bool {
+        let (Some(before), Some(gap)) = (self.src.get(..from), self.src.get(from..to)) else {
+            return false;
+        };
+        let slashes = before.len() - before.trim_end_matches('\\').len();
+        match gap {
+            "\t" | " " => slashes % 2 == 1,
+            "\\\t" => slashes % 2 == 0,
+            _ => false,
+        }
     }
 
     fn lexer_problems(&mut self, lexer: &Lexer<'_>) {
