@@ -8,8 +8,9 @@
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::config::FailClosed;
 use crate::config::{LoadedConfig, render_show};
-use crate::decision::{Decision, Stage};
+use crate::decision::Decision;
 use crate::engine::{Engine, EngineOptions, load_process_config};
 use crate::paths::Paths;
 use crate::request::{MAX_REQUEST_BYTES, Request, RequestError};
@@ -94,12 +95,14 @@ pub fn review(global: &Global, input: impl Read, mut out: impl Write, mut err: i
         Ok(r) => r,
         Err(e) => return fail(&mut err, &e, 2),
     };
-    let decision = match engine(global) {
+    // The engine (and its audit queue, which drains on drop) outlives the
+    // printed line: the harness gets its answer first.
+    let (decision, _engine) = match engine(global) {
         Ok(engine) => match runtime() {
-            Ok(rt) => rt.block_on(engine.review(request)),
-            Err(e) => config_error(&request, &e),
+            Ok(rt) => (rt.block_on(engine.review(request)), Some(engine)),
+            Err(e) => (config_error(&request, &e), Some(engine)),
         },
-        Err(e) => config_error(&request, &e),
+        Err(e) => (config_error(&request, &e), None),
     };
     match print_line(&mut out, &decision) {
         Ok(()) => 0,
@@ -109,12 +112,7 @@ pub fn review(global: &Global, input: impl Read, mut out: impl Write, mut err: i
 
 /// Without a usable configuration there is no failure mode to consult: deny.
 fn config_error(request: &Request, e: &CliError) -> Decision {
-    Decision::new(
-        crate::decision::Outcome::Deny,
-        Stage::ConfigError,
-        request.request_hash(),
-        e.to_string(),
-    )
+    Decision::config_error(FailClosed::Deny, request.request_hash(), e.to_string())
 }
 
 /// `vouch grant consume --session S --token T` with the request on stdin.
@@ -273,12 +271,99 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
             "vouch: operator token in {}",
             state.tokens().operator_path().display()
         );
+        // Handlers first, so a signal sent on reading the line below is a
+        // graceful shutdown.
+        let shutdown = crate::server::shutdown_signal();
         let _ = writeln!(console, "vouch: listening on {}", listener.describe());
-        crate::server::run(listener, state, crate::server::shutdown_signal()).await
+        crate::server::run(listener, state, shutdown).await
     });
     crate::telemetry::report_dropped_log_lines();
     match result {
         Ok(()) => 0,
         Err(e) => fail(&mut err, &e, 1),
+    }
+}
+
+/// `vouch hook <harness>`: one hook call. Always exit 0: every fault is a
+/// fail-closed reply in the harness's own schema (see [`crate::hooks::run`]).
+pub fn hook<R, W>(
+    global: &Global,
+    harness: crate::hooks::HarnessId,
+    home: Option<PathBuf>,
+    timeout_secs: Option<u64>,
+    defer_as: &str,
+    input: R,
+    out: W,
+) -> i32
+where
+    R: Read + Send + 'static,
+    W: Write,
+{
+    // An unknown `--defer-as` must not make the hook fail open: the
+    // strictest reading (never ask) is used, and said on stderr.
+    let defer_as = defer_as.parse().unwrap_or_else(|e: String| {
+        tracing::warn!(problem = %e, "using `--defer-as deny`");
+        crate::hooks::DeferAs::Deny
+    });
+    let opts = crate::hooks::HookOptions {
+        harness,
+        home,
+        config: global.config.clone(),
+        timeout_secs,
+        defer_as,
+    };
+    crate::hooks::run_hook(&opts, input, out)
+}
+
+/// `vouch hook snippet <harness>`: the settings fragment on stdout, notes on
+/// stderr. Runs in the user's own shell, so `VOUCH_HOME` here is trusted and
+/// pinned into the hook command line.
+pub fn hook_snippet(
+    global: &Global,
+    harness: &str,
+    http: bool,
+    mut out: impl Write,
+    mut err: impl Write,
+) -> i32 {
+    use crate::hooks::snippet::{SnippetOptions, render};
+    let harness: crate::hooks::HarnessId = match harness.parse() {
+        Ok(h) => h,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let (_, loaded) = match load(global) {
+        Ok(l) => l,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let Some(exe) = crate::paths::current_exe().map(absolute) else {
+        return fail(
+            &mut err,
+            &"cannot find the path of the running vouch binary",
+            2,
+        );
+    };
+    let env_dir = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let codex_home = env_dir("CODEX_HOME")
+        .or_else(|| env_dir("HOME").map(|h| h.join(".codex")))
+        .unwrap_or_else(|| PathBuf::from("~/.codex"));
+    let opts = SnippetOptions {
+        harness,
+        exe,
+        home: env_dir("VOUCH_HOME"),
+        config: global.config.as_deref().map(absolute),
+        http,
+        codex_config: codex_home.join("config.toml"),
+    };
+    let (text, notes) = render(&opts, &loaded.config);
+    for note in notes {
+        let _ = writeln!(err, "vouch: {note}");
+    }
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) => fail(&mut err, &e, 2),
     }
 }

@@ -131,12 +131,6 @@ fn known(n: i64) -> V {
     }
 }
 
-fn unknown() -> V {
-    V {
-        n: None,
-        name: None,
-    }
-}
 
 fn binary(op: &str, a: i64, b: i64) -> Option<i64> {
     Some(match op {

@@ -170,16 +170,6 @@ impl WordAst {
         Some(out)
     }
 
-    /// True when any part is quoted (`"x"`, `'x'`, `\x`).
-    pub(crate) fn has_quotes(&self) -> bool {
-        self.parts.iter().any(|p| match p {
-            Part::Quoted(_) => true,
-            Part::Param { quoted, .. } | Part::Cmd { quoted, .. } | Part::Arith { quoted, .. } => {
-                *quoted
-            }
-            Part::Lit(_) | Part::Proc { .. } => false,
-        })
-    }
 }
 
 /// One part of a word.

@@ -86,7 +86,6 @@ pub(crate) struct Call<'a> {
     pub simple: &'a Simple,
     pub assigns: &'a [(String, Value)],
     pub redirects: &'a [Redirect],
-    pub stdout_redirected: bool,
 }
 
 impl Interp {
@@ -119,7 +118,6 @@ impl Interp {
             simple: s,
             assigns: &assigns,
             redirects: &redirects,
-            stdout_redirected,
         };
         let mut flow = Flow::default();
         let mut out: Option<Output> = None;

@@ -228,10 +228,6 @@ pub(crate) fn after_marker(value: &Value, marker: &str) -> Option<Value> {
     Value::from_candidates(candidates)
 }
 
-/// Is one of `names` the option of this item?
-pub(crate) fn item_is(item: &Item, names: &[&str]) -> bool {
-    matches!(item, Item::Opt { name, .. } if name.is(names))
-}
 
 /// The long or short name of an option, as written in rationales.
 pub fn option_label(name: &OptName) -> String {
@@ -241,9 +237,3 @@ pub fn option_label(name: &OptName) -> String {
     }
 }
 
-/// A hole of unknown text (for values built here).
-pub(crate) fn unknown_text() -> Text {
-    Text {
-        segs: vec![Seg::Any(Sources::none())],
-    }
-}

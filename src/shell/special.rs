@@ -836,18 +836,3 @@ fn uploads(name: &str, args: &[Arg], cmd: &Command, out: &mut Effects) {
     }
 }
 
-/// Values of the options of `parsed` named `names` (convenience).
-pub(crate) fn option_values(parsed: &Parsed, args: &[Arg], names: &[&str]) -> Vec<Value> {
-    parsed
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Opt {
-                name,
-                value: Some(v),
-                ..
-            } if name.is(names) => Some(option_value(args, *v)),
-            _ => None,
-        })
-        .collect()
-}

@@ -188,21 +188,6 @@ pub(crate) fn ends_with(target: &Target, names: &[&str]) -> bool {
     tail.iter().zip(names).all(|(p, n)| component_is(p, n))
 }
 
-/// The names a last component can stand for, among `candidates`.
-pub(crate) fn last_component_matches(target: &Target, candidates: &[&str]) -> Vec<String> {
-    let parts = target.components();
-    let Some(last) = parts.last() else {
-        return Vec::new();
-    };
-    match last.as_slice() {
-        [Seg::Lit(s)] => vec![s.clone()],
-        _ => candidates
-            .iter()
-            .filter(|c| component_is(last, c))
-            .map(|c| (*c).to_owned())
-            .collect(),
-    }
-}
 
 /// Names a match-all pattern must match: ordinary names, or hidden ones.
 const PLAIN_PROBES: &[&str] = &[

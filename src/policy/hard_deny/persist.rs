@@ -140,10 +140,10 @@ fn admin_group(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
                 .any(|w| matches!(*w, "-a" | "--add" | "-M" | "--members"))
                 && words.iter().any(|w| ADMIN_GROUPS.contains(w))
         }
-        "adduser" | "addgroup" => {
-            let operands: Vec<&&str> = words.iter().filter(|w| !w.starts_with('-')).collect();
-            operands.len() == 2 && operands.last().is_some_and(|g| ADMIN_GROUPS.contains(g))
+        "adduser" | "addgroup" if !words.iter().any(|w| w.starts_with('-')) => {
+            adds_to_admin_group(&words)
         }
+        "addgroup" => adds_to_admin_group(&words),
         "visudo" => cmd
             .assignments
             .iter()
@@ -152,8 +152,9 @@ fn admin_group(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
             words.contains(&"GroupMembership") && words.iter().any(|w| ADMIN_GROUPS.contains(w))
         }
         "dseditgroup" => words.contains(&"-a") && words.iter().any(|w| ADMIN_GROUPS.contains(w)),
-        "useradd" | "adduser" if name == "useradd" || words.iter().any(|w| w.starts_with('-')) => {
-            words.iter().enumerate().any(|(k, w)| {
+        "useradd" | "adduser" => {
+            (name == "adduser" && adds_to_admin_group(&words))
+                || words.iter().enumerate().any(|(k, w)| {
                 let next = words.get(k + 1).copied().unwrap_or("");
                 (matches!(*w, "-u" | "--uid") && next == "0")
                     || (matches!(*w, "-g" | "--gid") && matches!(next, "0" | "root"))
@@ -193,4 +194,10 @@ fn admin_group(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
         rule_id,
         rationale: format!("`{name}` {what}"),
     })
+}
+
+/// `adduser USER GROUP` / `addgroup USER GROUP` with an administrators' group.
+fn adds_to_admin_group(words: &[&str]) -> bool {
+    let operands: Vec<&&str> = words.iter().filter(|w| !w.starts_with('-')).collect();
+    operands.len() == 2 && operands.last().is_some_and(|g| ADMIN_GROUPS.contains(g))
 }
