@@ -131,7 +131,6 @@ fn known(n: i64) -> V {
     }
 }
 
-
 fn binary(op: &str, a: i64, b: i64) -> Option<i64> {
     Some(match op {
         "+" => a.wrapping_add(b),

@@ -169,7 +169,6 @@ impl WordAst {
         }
         Some(out)
     }
-
 }
 
 /// One part of a word.

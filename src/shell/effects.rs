@@ -11,7 +11,7 @@ use super::command::{Command, RedirectOp};
 use super::options::{Item, OptName, Parsed};
 use super::runners::{drop_prefix, option_value, parse_args};
 use super::spec::{self, CommandSpec, Modifier, Network, Operands, Role};
-use super::value::{Arg, Seg, Sources, Text, Value};
+use super::value::{Arg, Text, Value};
 
 /// The effects of one command.
 #[derive(Debug, Clone)]
@@ -228,7 +228,6 @@ pub(crate) fn after_marker(value: &Value, marker: &str) -> Option<Value> {
     Value::from_candidates(candidates)
 }
 
-
 /// The long or short name of an option, as written in rationales.
 pub fn option_label(name: &OptName) -> String {
     match name {
@@ -236,4 +235,3 @@ pub fn option_label(name: &OptName) -> String {
         OptName::Long(l) => format!("--{l}"),
     }
 }
-

@@ -49,6 +49,10 @@ fn known(v: &Value) -> Option<String> {
 
 impl Interp {
     /// Runs the shell code program `name` at `index` would run.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "written in the issue 8 rework; split pending (issue 8 report)"
+    )]
     pub(crate) fn embedded_scripts(
         &mut self,
         index: Option<usize>,

@@ -274,6 +274,10 @@ impl Interp {
     }
 
     /// The ways one part can expand.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "written in the issue 8 rework; split pending (issue 8 report)"
+    )]
     fn part(
         &mut self,
         part: &Part,
@@ -738,6 +742,10 @@ impl Interp {
     }
 
     /// Splits one expanded way into fields and applies pathname expansion.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "written in the issue 8 rework; split pending (issue 8 report)"
+    )]
     fn split(&mut self, xw: &XWord, state: &State) -> Vec<Arg> {
         if let Some(at) = xw
             .iter()

@@ -240,7 +240,9 @@ fn repaired_error(node: Node<'_>, src: &str) -> bool {
 fn split_herestring(node: Node<'_>, src: &str) -> bool {
     node.is_error()
         && text(node, src) == "<<"
-        && node.parent().is_some_and(|p| p.kind() == "redirected_statement")
+        && node
+            .parent()
+            .is_some_and(|p| p.kind() == "redirected_statement")
         && node.next_sibling().is_some_and(|n| {
             n.kind() == "file_redirect"
                 && n.start_byte() == node.end_byte()
@@ -697,7 +699,9 @@ impl Conv<'_, '_> {
         let mut merged: Vec<Span> = Vec::new();
         for span in spans {
             match merged.last_mut() {
-                Some(last) if last.end == span.start || self.escaped_blank(last.end, span.start) => {
+                Some(last)
+                    if last.end == span.start || self.escaped_blank(last.end, span.start) =>
+                {
                     last.end = span.end;
                     last.substs.extend(span.substs);
                 }

@@ -188,7 +188,6 @@ pub(crate) fn ends_with(target: &Target, names: &[&str]) -> bool {
     tail.iter().zip(names).all(|(p, n)| component_is(p, n))
 }
 
-
 /// Names a match-all pattern must match: ordinary names, or hidden ones.
 const PLAIN_PROBES: &[&str] = &[
     "a",

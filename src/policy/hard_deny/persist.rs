@@ -155,13 +155,13 @@ fn admin_group(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
         "useradd" | "adduser" => {
             (name == "adduser" && adds_to_admin_group(&words))
                 || words.iter().enumerate().any(|(k, w)| {
-                let next = words.get(k + 1).copied().unwrap_or("");
-                (matches!(*w, "-u" | "--uid") && next == "0")
-                    || (matches!(*w, "-g" | "--gid") && matches!(next, "0" | "root"))
-                    || (matches!(*w, "-G" | "--groups") && names_admin(next))
-                    || w.strip_prefix("--groups=").is_some_and(names_admin)
-                    || *w == "-o"
-            })
+                    let next = words.get(k + 1).copied().unwrap_or("");
+                    (matches!(*w, "-u" | "--uid") && next == "0")
+                        || (matches!(*w, "-g" | "--gid") && matches!(next, "0" | "root"))
+                        || (matches!(*w, "-G" | "--groups") && names_admin(next))
+                        || w.strip_prefix("--groups=").is_some_and(names_admin)
+                        || *w == "-o"
+                })
         }
         // A system program (an absolute path) made set-user-id.
         "chmod" => words.iter().any(|w| setuid_mode(w)) && words.iter().any(|w| w.starts_with('/')),

@@ -82,6 +82,10 @@ fn env_pairs(f: &Facts<'_>, i: usize) -> Vec<(String, Value)> {
     out
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "written in the issue 8 rework; split pending (issue 8 report)"
+)]
 fn assignments(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
     let pairs = env_pairs(f, i);
     if pairs.is_empty() {
@@ -493,10 +497,10 @@ fn pip(args: &[Arg], name: &str) -> Option<HardDeny> {
         let prefix = flag.len() >= 4 && "--trusted-host".starts_with(flag);
         if prefix && let Some(v) = inline {
             hosts.push(v);
-        } else if prefix || w.ends_with(".trusted-host") || *w == "trusted-host" {
-            if let Some(v) = words.get(k + 1) {
-                hosts.push(v);
-            }
+        } else if (prefix || w.ends_with(".trusted-host") || *w == "trusted-host")
+            && let Some(v) = words.get(k + 1)
+        {
+            hosts.push(v);
         }
     }
     let all_local = !hosts.is_empty()

@@ -188,7 +188,7 @@ fn unknown_command(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
         .filter(|a| a.starts_with('-') && !a.starts_with("--"))
         .flat_map(|a| a.chars().skip(1))
         .collect();
-    let long = |n: &str| args.iter().any(|a| *a == n);
+    let long = |n: &str| args.contains(&n);
     let recursive = flags.contains(['r', 'R']) || long("--recursive");
     let force = flags.contains('f') || long("--force");
     if !(recursive && force) {
