@@ -70,7 +70,7 @@ fn brace_expansion() {
 fn tilde_forms() {
     has(
         "echo ~ ~/x ~+ ~dev ~dev/y",
-        "echo /home/dev /home/dev/x /srv/app /home/dev /home/dev/y",
+        "echo /home/dev /home/dev/x /srv/app {/home/dev | ~dev} {/home/dev/y | ~dev/y}",
     );
     has("cd /tmp; echo ~-", "echo {/srv/app | …} @{/tmp | /srv/app}");
     has("echo '~' \"~\" a~", "echo ~ ~ a~");
@@ -191,7 +191,7 @@ fn wrappers() {
     has("env -C / rm -rf .", "0>rm -rf . @/");
     has("env --chdir=/ rm -rf .", "0>rm -rf . @/");
     has("sudo -D / rm -rf .", "0>rm -rf . @/");
-    has("find / -exec rm -rf {} +", "0>rm -rf {/ | /…}");
+    has("find / -exec rm -rf {} +", "0>rm -rf {/ | /…} …");
     has("find -- / -delete", "find -- / -delete");
     has("find / -exec sudo rm -rf {} \\;", "1>rm -rf {/ | /…}");
     has("su -c 'rm -rf /' root", "0>rm -rf /");

@@ -1557,7 +1557,9 @@ pub const SPECS: &[CommandSpec] = &[
     },
     CommandSpec {
         network: Network::RemoteCopy,
-        modifiers: RECURSIVE,
+        // scp's `-R` copies between remotes through the local host; only
+        // `-r` recurses, and scp has no long options.
+        modifiers: &[(&["r"], Modifier::Recursive)],
         ..spec(
             &["scp"],
             opts("346ABCOpqRrsTvc:D:F:i:J:l:o:P:S:X:", &[]),
