@@ -47,6 +47,8 @@ pub use budget::Limits;
 pub use command::{
     Analysis, Command, CommandKind, Incomplete, Origin, Redirect, RedirectOp, ShellEnv,
 };
+/// ANSI-C quoting (`$'…'`) decoded as bash does; redaction reads through it.
+pub(crate) use lex::decode_ansi_c;
 pub use value::{Arg, Seg, Sources, Text, Value, argv_may_be};
 
 /// Why a command could not be fully understood.
