@@ -821,7 +821,14 @@ impl Conv<'_, '_> {
                     spans.push(self.span(child));
                 }
                 (_, "comment") => {}
-                _ if child.is_named() => spans.push(self.span(child)),
+                _ if child.is_named() => {
+                    if text(child, self.src).starts_with('(') {
+                        // The grammar reads `sudo ( rm -rf / )` as a word;
+                        // bash rejects an unquoted `(` in an argument.
+                        self.syntax_error(child);
+                    }
+                    spans.push(self.span(child));
+                }
                 _ => {}
             }
         }
