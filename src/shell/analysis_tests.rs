@@ -161,8 +161,28 @@ fn read_printf_mapfile_from_known_input() {
 }
 
 #[test]
+fn reserved_time_runs_its_pipeline_in_this_shell() {
+    has("time D=/; rm -rf $D", "rm -rf /");
+    has("time -p -- rm -rf ~", "rm -rf /home/dev");
+    has("time { rm -rf /; }", "rm -rf /");
+    has("! time -p D=/; rm -rf $D", "rm -rf /");
+    has("time -p time D=/; rm -rf $D", "rm -rf /");
+    // Not reserved: the program `time`, which does not assign.
+    has("echo | time -f x true", "time -f x true");
+    has("x=1 time D=/; rm -rf $D", "rm -rf");
+    has("\\time D=/; rm -rf $D", "rm -rf");
+    has("time -p -p D=/", "-p D=/");
+}
+
+#[test]
 fn scripts_fed_to_a_shell() {
     has("echo 'rm -rf /' | bash", "1>rm -rf /");
+    // What a wrapper's command prints comes out of every wrapper around it.
+    has("sudo sudo echo 'rm -rf /' | bash", "3>rm -rf /");
+    has(
+        "nice env timeout 5 printf 'rm -rf ~' | sh",
+        "4>rm -rf /home/dev",
+    );
     has("printf 'r%sm -rf /' '' | sh", "1>rm -rf /");
     has("cat <<'EOF' | sh\nrm -rf ~\nEOF", "1>rm -rf /home/dev");
     has("bash <<< 'rm -rf ~'", "0>rm -rf /home/dev");

@@ -378,7 +378,16 @@ impl Interp {
         self.ctx.parent = parent;
         let index = self.emit(cmd, printed);
         self.ctx = saved;
-        // The wrapper prints what its command prints.
+        if known_name {
+            let mut child = state;
+            for (name, value) in &assigns {
+                child.assign_value(name, value, &self.known);
+            }
+            self.run_external(index, &argv, &assigns, child);
+        }
+        // The wrapper prints what its command prints — read only after that
+        // command ran its own wrapped command, so `sudo sudo echo …` carries
+        // echo's text out through both wrappers.
         if let (Some(p), Some(i)) = (parent, index)
             && let Some(inner) = self.printed.get(i).cloned()
             && let Some(outer) = self.printed.get_mut(p)
@@ -386,13 +395,6 @@ impl Interp {
             outer.text = inner.text;
             outer.items = inner.items;
             outer.from.extend(&inner.from);
-        }
-        if known_name {
-            let mut child = state;
-            for (name, value) in &assigns {
-                child.assign_value(name, value, &self.known);
-            }
-            self.run_external(index, &argv, &assigns, child);
         }
     }
 

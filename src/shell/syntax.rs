@@ -164,6 +164,61 @@ struct Rewrites {
     negated: Vec<usize>,
     /// Bytes where a `-` closing a descriptor was replaced.
     closed: Vec<usize>,
+    /// Whether a reserved `time` was blanked.
+    timed: bool,
+}
+
+/// Blanks the reserved word `time` (with `-p` and `--` after it) when it
+/// starts `command`'s pipeline: bash times the pipeline and runs it in the
+/// current shell, so `time D=/; rm -rf $D` assigns `D` and removes `/`,
+/// while the grammar reads a command named `time` with an argument `D=/`.
+/// Not reserved (and left as the program `/usr/bin/time`): `\time`, a
+/// `time` after an assignment or redirection, or after a `|`.
+fn blank_reserved_time(command: Node<'_>, src: &str, bytes: &mut [u8]) -> bool {
+    let mut cursor = command.walk();
+    let mut words = command.named_children(&mut cursor);
+    let Some(name) = words.next() else {
+        return false;
+    };
+    if name.kind() != "command_name" || text(name, src) != "time" {
+        return false;
+    }
+    let stmt = match command.parent() {
+        Some(p) if p.kind() == "redirected_statement" => p,
+        _ => command,
+    };
+    if stmt
+        .parent()
+        .is_some_and(|p| p.kind() == "pipeline" && stmt.prev_named_sibling().is_some())
+    {
+        return false;
+    }
+    let mut blank = vec![name];
+    let mut options = ["-p", "--"].into_iter().peekable();
+    for word in words {
+        let given = text(word, src);
+        if given == "time" {
+            // `time time D=/`: the pipeline timed may start with `time` again.
+            options = ["-p", "--"].into_iter().peekable();
+            blank.push(word);
+            continue;
+        }
+        while options.next_if(|o| *o != given).is_some() {}
+        if options.next_if(|o| *o == given).is_none() {
+            break;
+        }
+        blank.push(word);
+    }
+    for node in blank {
+        for byte in bytes
+            .get_mut(node.start_byte()..node.end_byte())
+            .into_iter()
+            .flatten()
+        {
+            *byte = b' ';
+        }
+    }
+    true
 }
 
 fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
@@ -180,6 +235,9 @@ fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
             let rest = src.get(node.end_byte()..).unwrap_or("");
             fix.negated
                 .push(node.end_byte() + (rest.len() - rest.trim_start().len()));
+        }
+        if node.kind() == "command" {
+            fix.timed |= blank_reserved_time(node, src, &mut bytes);
         }
         if cursor.goto_first_child() || cursor.goto_next_sibling() {
             continue;
@@ -204,7 +262,7 @@ fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
             fix.closed.push(i + 2);
         }
     }
-    if fix.negated.is_empty() && fix.closed.is_empty() {
+    if fix.negated.is_empty() && fix.closed.is_empty() && !fix.timed {
         return None;
     }
     fix.source = String::from_utf8(bytes).ok()?;

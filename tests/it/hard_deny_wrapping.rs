@@ -4,9 +4,11 @@
 //! Every hard-deny corpus command, wrapped in a random stack of wrappers
 //! (`sudo`, `env`, `nice`, `timeout`, `bash -c '…'`, `eval`, `( … )`,
 //! `$( … )`, …), must still be denied; every benign corpus command, wrapped
-//! the same way, must not be hard-denied. A wrap that would make the text
-//! invalid bash (a prefix before a function definition, say) is applied as
-//! `sh -c '…'` instead, so every generated command is valid bash. A third
+//! the same way, must not be hard-denied. The wraps follow bash: a wrap
+//! that would make the text invalid bash (a prefix before a function
+//! definition, say) or change what bash runs (`exec` before a list, `sudo`
+//! before `D=/; …`, `env` before `eval`) is applied as `sh -c '…'` instead, so every generated
+//! command is valid bash and still runs the wrapped command. A third
 //! property feeds shell-flavoured noise: it must never panic, and a command
 //! with a syntax error is never `Clear`.
 
@@ -33,6 +35,9 @@ enum Wrap {
     Prefix(&'static str),
     Script(&'static str),
     Around(&'static str, &'static str),
+    /// `cd` away and back to the case's directory: a relative target still
+    /// names what it named (`cd /tmp && rm -rf *` would not).
+    CdAndBack,
 }
 
 fn wraps() -> Vec<Wrap> {
@@ -59,7 +64,7 @@ fn wraps() -> Vec<Wrap> {
         Wrap::Around("echo $( ", " )"),
         Wrap::Around("if true; then ", "; fi"),
         Wrap::Around("for i in 1; do ", "; done"),
-        Wrap::Around("cd /tmp && ", ""),
+        Wrap::CdAndBack,
     ]
 }
 
@@ -90,20 +95,103 @@ fn starts_with_assignment(command: &str) -> bool {
         && command.as_bytes().get(name_len) == Some(&b'=')
 }
 
-fn apply(command: &str, wrap: Wrap) -> String {
+/// Whether `command` starts with the name of a program a prefix wrapper
+/// can run: not an assignment, and not a reserved word (`time`, `!`, `if`,
+/// …), a subshell, a group or a test, which only bash itself reads.
+fn starts_with_program(command: &str) -> bool {
+    let first = command.split_whitespace().next().unwrap_or("");
+    let reserved = matches!(
+        first,
+        "!" | "{"
+            | "}"
+            | "(("
+            | "[["
+            | "if"
+            | "for"
+            | "while"
+            | "until"
+            | "case"
+            | "select"
+            | "function"
+            | "time"
+            | "coproc"
+    );
+    !reserved && !first.starts_with('(') && !starts_with_assignment(command)
+}
+
+/// Whether `command` starts with a shell builtin no program stands in for
+/// (`env eval '…'` and `sudo cd /` find no such program and run nothing).
+fn starts_with_builtin_only(command: &str) -> bool {
+    matches!(
+        command.split_whitespace().next().unwrap_or(""),
+        "eval"
+            | "source"
+            | "."
+            | "cd"
+            | "pushd"
+            | "popd"
+            | "export"
+            | "read"
+            | "set"
+            | "unset"
+            | "shift"
+            | "alias"
+            | "declare"
+            | "local"
+            | "typeset"
+            | "readonly"
+            | "mapfile"
+            | "readarray"
+            | "trap"
+            | "builtin"
+            | "let"
+            | "shopt"
+            | "exec"
+            | "command"
+            | "getopts"
+            | "hash"
+            | "type"
+            | "ulimit"
+            | "umask"
+            | "wait"
+    )
+}
+
+/// Whether `command` is one simple command bash would hand to `exec` whole:
+/// a program first and no list, pipeline or background operator anywhere
+/// (a conservative textual test; quoting is ignored, so some single
+/// commands count as lists).
+fn is_single_simple_command(command: &str) -> bool {
+    starts_with_program(command) && !command.contains(['&', ';', '|', '\n'])
+}
+
+fn apply(command: &str, wrap: Wrap, cwd: &str) -> String {
     let wrapped = match wrap {
-        // `nice A=1 git …` runs a program named `A=1` (only bash itself,
-        // `time`, `env` and `sudo` read assignments there): wrap such a
-        // command in a shell instead.
+        // Only bash's own `time` (a reserved word) reads what follows as
+        // bash does: behind `sudo`, `env` or `nice` a leading assignment
+        // is a program name or the program's environment, never a shell
+        // variable later words can expand (`sudo D=/; rm -rf $D` removes
+        // nothing), and a reserved word is a program name (`sudo time
+        // D=/`). Such a command gets a shell of its own.
+        Wrap::Prefix(p) if p != "time " && !starts_with_program(command) => {
+            format!("{p}sh -c {}", quote(command))
+        }
+        // A program wrapper cannot run a builtin; `command` and `time` can.
         Wrap::Prefix(p)
-            if starts_with_assignment(command)
-                && !matches!(p.split_whitespace().next(), Some("env" | "sudo" | "time")) =>
+            if !matches!(p, "time " | "command ") && starts_with_builtin_only(command) =>
         {
+            format!("{p}sh -c {}", quote(command))
+        }
+        // `exec` replaces the shell with its one command: in
+        // `exec true && rm -rf /` bash never reaches `rm`. Anything but a
+        // single simple command gets a shell of its own.
+        Wrap::Prefix(p) if p == "exec " && !is_single_simple_command(command) => {
             format!("{p}sh -c {}", quote(command))
         }
         Wrap::Prefix(p) => format!("{p}{command}"),
         Wrap::Script(s) => format!("{s} {}", quote(command)),
         Wrap::Around(before, after) => format!("{before}{command}{after}"),
+        Wrap::CdAndBack => format!("cd /tmp && cd {} && {command}", quote(cwd)),
     };
     if parses(&wrapped) {
         wrapped
@@ -136,7 +224,7 @@ fn wrapped_strategy(cases: Vec<Case>) -> impl Strategy<Value = (Case, String)> {
             let case = cases[i].clone();
             let mut command = case.command.clone().unwrap();
             for w in stack {
-                command = apply(&command, all[w]);
+                command = apply(&command, all[w], &case.cwd);
             }
             (case, command)
         })
@@ -150,12 +238,7 @@ proptest! {
         (case, command) in wrapped_strategy(corpus(&["hard_deny.jsonl", "hard_deny_extra.jsonl"]))
     ) {
         let got = verdict(&case, &command);
-        // Known gap (issue 8, open): a script echoed through nested wrappers
-        // into a shell (`sudo sudo echo 'rm -rf /' | bash`) is read as
-        // "incomplete" — sent to the reviewer with a note, never passed —
-        // instead of denied. Everything else must be a hard deny.
-        let piped_gap = matches!(got, Verdict::Incomplete { .. }) && command.contains('|');
-        prop_assert!(matches!(got, Verdict::Deny(_)) || piped_gap, "`{}` gave {:?}", command, got);
+        prop_assert!(matches!(got, Verdict::Deny(_)), "`{}` gave {:?}", command, got);
     }
 
     #[test]
