@@ -21,10 +21,13 @@
 //! - [`store`], [`session`], [`grants`], [`clock`]: shared SQLite state —
 //!   breaker, budgets, cache, overrides, break glass, one-use grants.
 //! - [`pipeline`]: orders the stages and returns a [`decision::Decision`].
+//! - [`audit`]: redacted daily aggregates of every decision and after-event
+//!   in `audit.sqlite`, and the report that suggests permission rules.
 //! - [`engine`]: one running vouch behind an async API.
 //! - [`http`], [`server`]: the `vouch serve` HTTP service.
 //! - [`cli`]: the command-line commands; [`telemetry`]: tracing setup and events.
 
+pub mod audit;
 pub mod cli;
 pub mod clock;
 pub mod config;
