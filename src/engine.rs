@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use crate::audit::{self, Audit, Observation, ProjectAudit};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, ConfigError, LoadedConfig};
 use crate::decision::{Decision, Grant, Outcome, Stage};
@@ -148,19 +149,70 @@ struct Inner {
     http: reqwest::Client,
     /// Project overlays already folded, keyed by project root.
     projects: crate::config::ProjectCache,
+    /// The policy audit: every final decision is observed here, off the
+    /// decision path.
+    audit: Audit,
 }
 
 impl Engine {
     pub fn new(options: EngineOptions) -> Result<Engine, EngineError> {
         let http = reviewer::http_client().map_err(|e| EngineError::Internal(e.to_string()))?;
+        let audit = Audit::new(
+            &options.paths.state_dir,
+            &options.trusted.config.audit,
+            Arc::clone(&options.clock),
+        );
         Ok(Engine {
             inner: Arc::new(Inner {
                 options,
                 store: Mutex::new(None),
                 http,
                 projects: crate::config::ProjectCache::new(PROJECT_CACHE_ENTRIES),
+                audit,
             }),
         })
+    }
+
+    /// The policy audit of this engine.
+    pub fn audit(&self) -> &Audit {
+        &self.inner.audit
+    }
+
+    /// The project root and audit settings in force for a working directory
+    /// (the project overlay may only turn auditing off or shorten retention;
+    /// a rejected overlay leaves the trusted settings).
+    pub fn audit_project(&self, cwd: Option<&str>) -> (Option<std::path::PathBuf>, ProjectAudit) {
+        let trusted = &self.inner.options.trusted;
+        let project = self.inner.projects.for_project(trusted, cwd.map(Path::new));
+        let settings = match &project.effective {
+            Ok(loaded) => ProjectAudit::of(&loaded.config.audit),
+            Err(_) => ProjectAudit::of(&trusted.config.audit),
+        };
+        (project.root, settings)
+    }
+
+    /// What the audit will record about `request`, before its decision.
+    fn audit_draft(&self, request: &Request) -> Option<Observation> {
+        self.inner.audit.settings()?;
+        let (root, project) = self.audit_project(request.cwd.as_deref());
+        let what = audit::What::Ran;
+        Some(Observation::of_request(
+            request,
+            what,
+            project,
+            root,
+            self.clock().now_ms(),
+        ))
+    }
+
+    /// Records that a harness ran `request` (Claude Code / Codex
+    /// `PostToolUse`, Gemini `AfterTool`, Cursor's after-hooks): if vouch had
+    /// deferred it in this session, a human approved it. Never blocks on the
+    /// audit database and never fails.
+    pub fn observe_ran(&self, request: &Request) {
+        if let Some(draft) = self.audit_draft(request) {
+            self.inner.audit.observe(draft);
+        }
     }
 
     /// The trusted configuration (before any project overlay).
@@ -194,28 +246,44 @@ impl Engine {
     }
 
     /// Decides one request. Never fails: faults become fail-closed decisions.
+    /// The final decision, whatever stage made it, is observed by the audit
+    /// (one channel send; the audit's own work happens on its writer thread).
     pub async fn review(&self, request: Request) -> Decision {
+        let (decision, draft) = self.decide(request).await;
+        if let Some(draft) = draft {
+            self.inner.audit.observe(draft.decided(&decision));
+        }
+        decision
+    }
+
+    async fn decide(&self, request: Request) -> (Decision, Option<Observation>) {
         let hash = request.request_hash();
         let failure_mode = self.config().decision.failure_mode.outcome();
         let this = self.clone();
-        let prepared = tokio::task::spawn_blocking(move || this.prepare(request)).await;
-        let job = match prepared {
-            Ok(Prepared::Decided(decision)) => return *decision,
-            Ok(Prepared::Review(job)) => job,
+        let prepared = tokio::task::spawn_blocking(move || {
+            let draft = this.audit_draft(&request);
+            (this.prepare(request), draft)
+        })
+        .await;
+        let (job, draft) = match prepared {
+            Ok((Prepared::Decided(decision), draft)) => return (*decision, draft),
+            Ok((Prepared::Review(job), draft)) => (job, draft),
             Err(join) => {
                 tracing::error!(error = %join, "decision task failed");
-                return internal_failure(failure_mode, hash, "the decision task failed");
+                let failed = internal_failure(failure_mode, hash, "the decision task failed");
+                return (failed, None);
             }
         };
         let result = self.call_model(&job).await;
         let this = self.clone();
-        match tokio::task::spawn_blocking(move || this.finish(*job, result)).await {
+        let decision = match tokio::task::spawn_blocking(move || this.finish(*job, result)).await {
             Ok(decision) => decision,
             Err(join) => {
                 tracing::error!(error = %join, "decision task failed");
                 internal_failure(failure_mode, hash, "the decision task failed")
             }
-        }
+        };
+        (decision, draft)
     }
 
     /// Runs the stages before the model call (blocking: filesystem and
@@ -267,6 +335,92 @@ impl Engine {
 
     fn finish(&self, job: ReviewJob, result: ReviewResult) -> Decision {
         pipeline::finish(self.clock(), job, result)
+    }
+
+    /// Ingests decision and after-the-fact events (`vouch audit ingest`,
+    /// `POST /v1/audit/events`). Each event is parsed on its own; refused
+    /// ones are listed by index. With `all_or_nothing`, one refused event
+    /// refuses the batch and nothing is written.
+    pub async fn audit_ingest(
+        &self,
+        events: Vec<Value>,
+        all_or_nothing: bool,
+    ) -> Result<audit::ingest::IngestSummary, EngineError> {
+        let this = self.clone();
+        blocking(move || {
+            let mut summary = audit::ingest::IngestSummary {
+                events: u64::try_from(events.len()).unwrap_or(u64::MAX),
+                ..Default::default()
+            };
+            let lookup = |cwd: Option<&str>| this.audit_project(cwd);
+            let ctx = audit::ingest::Context {
+                now_ms: this.clock().now_ms(),
+                project: &lookup,
+            };
+            let mut observations = Vec::with_capacity(events.len());
+            for (index, event) in events.iter().enumerate() {
+                match audit::ingest::parse_value(event, &ctx) {
+                    Ok(o) => observations.push(o),
+                    Err(e) => summary.rejected.push(audit::ingest::Rejected {
+                        index,
+                        error: e.to_string(),
+                    }),
+                }
+            }
+            if all_or_nothing && let Some(first) = summary.rejected.first() {
+                return Err(EngineError::BadRequest(format!(
+                    "event {}: {} ({} of {} events refused; nothing was stored)",
+                    first.index,
+                    first.error,
+                    summary.rejected.len(),
+                    summary.events
+                )));
+            }
+            summary.not_audited = observations
+                .iter()
+                .filter(|o| !o.project.enabled)
+                .count()
+                .try_into()
+                .unwrap_or(u64::MAX);
+            let written = this
+                .inner
+                .audit
+                .write_now(&observations)
+                .map_err(|e| match e {
+                    audit::AuditError::Disabled => EngineError::Conflict(e.to_string()),
+                    other => EngineError::Internal(other.to_string()),
+                })?;
+            summary.counted = written.counted;
+            summary.duplicates = written.duplicates;
+            summary.expired = written.expired;
+            summary.unmatched = written.unmatched;
+            Ok(summary)
+        })
+        .await
+    }
+
+    /// The audit report (`vouch audit report`, `GET /v1/audit/report`).
+    pub async fn audit_report(
+        &self,
+        options: audit::report::Options,
+    ) -> Result<audit::report::Report, EngineError> {
+        let this = self.clone();
+        blocking(move || {
+            let retention = match &options.scope {
+                audit::report::Scope::Current(dir) => {
+                    this.audit_project(dir.to_str()).1.retention_days
+                }
+                audit::report::Scope::All => this.config().audit.retention_days,
+            };
+            options
+                .validate(retention)
+                .map_err(|e| EngineError::BadRequest(e.to_string()))?;
+            this.inner
+                .audit
+                .report(&options, retention)
+                .map_err(|e| EngineError::Internal(e.to_string()))
+        })
+        .await
     }
 
     /// Consumes a one-use grant for exactly this request. `Ok(false)` for any
@@ -425,6 +579,8 @@ impl Engine {
         serde_json::json!({
             "status": status,
             "store": match &store { Ok(()) => "ok".to_owned(), Err(_) => "unavailable".to_owned() },
+            // Auditing never affects decisions, so it never degrades health.
+            "audit": self.inner.audit.status(),
             "reviewer": {
                 "status": match &reviewer { Ok(()) => "configured".to_owned(), Err(e) => format!("invalid: {e}") },
                 "provider": cfg.reviewer.provider,

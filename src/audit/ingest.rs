@@ -69,6 +69,46 @@ pub enum EventError {
     Request(String),
 }
 
+/// What one ingest call did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct IngestSummary {
+    /// Events read.
+    pub events: u64,
+    /// Added to the aggregates.
+    pub counted: u64,
+    /// Counted before (same id or digest).
+    pub duplicates: u64,
+    /// Older than the retention window: not stored.
+    pub expired: u64,
+    /// `ran` events with no decision of vouch's awaiting them.
+    pub unmatched: u64,
+    /// Events of projects that turned auditing off.
+    pub not_audited: u64,
+    /// Events refused, with why (by 0-based index, or line number for the
+    /// CLI).
+    pub rejected: Vec<Rejected>,
+}
+
+impl IngestSummary {
+    /// Adds another call's counts to this one.
+    pub fn add(&mut self, other: IngestSummary) {
+        self.events += other.events;
+        self.counted += other.counted;
+        self.duplicates += other.duplicates;
+        self.expired += other.expired;
+        self.unmatched += other.unmatched;
+        self.not_audited += other.not_audited;
+        self.rejected.extend(other.rejected);
+    }
+}
+
+/// One refused event.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Rejected {
+    pub index: usize,
+    pub error: String,
+}
+
 /// Finds the project root and audit settings for an event's `cwd`.
 pub type ProjectLookup<'a> = &'a dyn Fn(Option<&str>) -> (Option<PathBuf>, ProjectAudit);
 

@@ -181,15 +181,9 @@ impl Observation {
         }
     }
 
-    /// vouch's own final decision about `request`.
-    pub fn of_decision(
-        request: &Request,
-        decision: &Decision,
-        project: ProjectAudit,
-        project_root: Option<PathBuf>,
-        at_ms: u64,
-    ) -> Observation {
-        let what = What::Decision {
+    /// This observation as vouch's own final decision about its request.
+    pub fn decided(mut self, decision: &Decision) -> Observation {
+        self.what = What::Decision {
             result: record::ResultKind::of_decision(decision.decision, decision.abstain),
             resolution: record::vouch_resolution(decision.stage),
             origin: None,
@@ -197,10 +191,9 @@ impl Observation {
             forwarded: false,
             awaits_after_event: true,
         };
-        let mut observation = Observation::of_request(request, what, project, project_root, at_ms);
         // The hash the decision was made under (identical by construction).
-        observation.request_hash = Some(decision.request_hash.clone());
-        observation
+        self.request_hash = Some(decision.request_hash.clone());
+        self
     }
 
     /// The database operation this observation becomes, or `None` when its

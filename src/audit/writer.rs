@@ -29,6 +29,9 @@ static WARNED_FULL: AtomicBool = AtomicBool::new(false);
 /// The settings the writer runs with (trusted configuration only).
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// `audit.enabled`: when false nothing is recorded, but what was
+    /// recorded before can still be reported.
+    pub enabled: bool,
     pub state_dir: PathBuf,
     pub retention_days: u32,
     pub pending_ttl_ms: u64,
@@ -40,6 +43,7 @@ pub struct Settings {
 impl Settings {
     pub fn from_config(state_dir: &Path, cfg: &AuditConfig) -> Settings {
         Settings {
+            enabled: cfg.enabled,
             state_dir: state_dir.to_path_buf(),
             retention_days: cfg.retention_days,
             pending_ttl_ms: cfg.pending_ttl_ms,
@@ -127,8 +131,7 @@ impl Audit {
     /// The audit for `state_dir` under the trusted `[audit]` settings.
     /// Nothing is opened or started until the first observation.
     pub fn new(state_dir: &Path, cfg: &AuditConfig, clock: Arc<dyn Clock>) -> Audit {
-        let settings = cfg.enabled.then(|| Settings::from_config(state_dir, cfg));
-        Audit::with_settings(settings, clock)
+        Audit::with_settings(Some(Settings::from_config(state_dir, cfg)), clock)
     }
 
     /// An audit that records nothing.
@@ -154,7 +157,7 @@ impl Audit {
 
     pub fn status(&self) -> AuditStatus {
         let dropped = self.inner.shared.dropped.load(Ordering::SeqCst);
-        if self.inner.settings.is_none() {
+        if !self.inner.settings.as_ref().is_some_and(|s| s.enabled) {
             return AuditStatus::Disabled;
         }
         if self.inner.shared.off.load(Ordering::SeqCst) {
@@ -173,7 +176,7 @@ impl Audit {
 
     /// The trusted settings, when auditing is enabled.
     pub fn settings(&self) -> Option<&Settings> {
-        self.inner.settings.as_ref()
+        self.inner.settings.as_ref().filter(|s| s.enabled)
     }
 
     /// The clock observations are stamped with.
@@ -182,7 +185,7 @@ impl Audit {
     }
 
     fn is_active(&self) -> bool {
-        self.inner.settings.is_some() && !self.inner.shared.off.load(Ordering::SeqCst)
+        self.settings().is_some() && !self.inner.shared.off.load(Ordering::SeqCst)
     }
 
     /// Queues one observation. Never blocks and never fails: when auditing
@@ -247,7 +250,7 @@ impl Audit {
 
     /// The writer's queue, starting the writer on first use.
     fn sender(&self) -> Option<SyncSender<Job>> {
-        let settings = self.inner.settings.as_ref()?;
+        let settings = self.settings()?;
         let mut slot = self
             .inner
             .sender
@@ -324,6 +327,9 @@ impl Audit {
     /// Writes observations now, in one transaction (ingest). Returns what
     /// was counted, skipped as a duplicate, or too old to keep.
     pub fn write_now(&self, observations: &[Observation]) -> Result<WriteSummary, AuditError> {
+        if self.settings().is_none() {
+            return Err(AuditError::Disabled);
+        }
         let now = self.now_ms();
         let written = self.with_db(true, |db, keys, settings| {
             let derive = settings.derive(keys);
@@ -334,6 +340,26 @@ impl Audit {
             db.write(ops, now, settings.retention_days)
         })?;
         written.ok_or(AuditError::Disabled)
+    }
+}
+
+impl Audit {
+    /// Builds a report from what was recorded (an empty one when nothing
+    /// was). `retention_days` bounds `--days`: the trusted retention, or a
+    /// project's shorter one.
+    pub fn report(
+        &self,
+        options: &super::report::Options,
+        retention_days: u32,
+    ) -> Result<super::report::Report, AuditError> {
+        let now = self.now_ms();
+        let built = self.with_db(false, |db, keys, _| {
+            super::report::build(Some((db, keys)), options, retention_days, now)
+        })?;
+        match built {
+            Some(report) => Ok(report),
+            None => super::report::build(None, options, retention_days, now),
+        }
     }
 }
 

@@ -13,6 +13,7 @@
 
 mod support;
 
+mod audit;
 mod cli_commands;
 mod cli_review;
 mod config_layers;
