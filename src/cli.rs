@@ -291,6 +291,7 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
         let _ = writeln!(console, "vouch: listening on {}", listener.describe());
         crate::server::run(listener, state, crate::server::shutdown_signal()).await
     });
+    crate::telemetry::report_dropped_log_lines();
     match result {
         Ok(()) => 0,
         Err(e) => fail(&mut err, &e, 1),

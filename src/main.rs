@@ -113,7 +113,8 @@ fn main() -> ExitCode {
     let serving = matches!(cli.command, Command::Serve { .. });
     // Short-lived commands print one line; only warnings go to stderr unless
     // RUST_LOG asks for more.
-    vouch::telemetry::init_with_default(if serving { "info" } else { "warn" });
+    // Held to the end of `main`: dropping it flushes the buffered log lines.
+    let log = vouch::telemetry::init_with_default(if serving { "info" } else { "warn" });
     // Output handles stay unlocked: tracing writes to stderr from other
     // threads, and a lock held for the whole command would block it.
     let stdin = std::io::stdin();
@@ -155,6 +156,7 @@ fn main() -> ExitCode {
         ),
         Command::Audit { command } => audit(&global, command),
     };
+    drop(log);
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }
 

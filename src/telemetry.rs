@@ -6,8 +6,72 @@
 //! what the model saw. So the events here take only counts, timings, stable
 //! class names and the configured model id — their types leave no room for
 //! prompt text, response text, provider error bodies, headers, keys or URLs.
+//!
+//! Logging never stalls a decision: lines go to stderr through a bounded,
+//! non-blocking writer (`tracing-appender`, lossy) whose own thread does the
+//! blocking writes. When stderr is a pipe nobody drains, the buffer fills and
+//! further lines are dropped and counted ([`dropped_log_lines`], exported as
+//! `vouch_log_lines_dropped_total`) instead of blocking the thread that
+//! decides.
 
+use std::io::Write as _;
+use std::sync::OnceLock;
+
+use tracing_appender::non_blocking::{ErrorCounter, NonBlocking, WorkerGuard};
 use tracing_subscriber::EnvFilter;
+
+/// Log lines held while stderr is not accepting them; past this, lines are
+/// dropped and counted. A reader that keeps up never gets near it; one that
+/// stopped loses what it would not read anyway. Not a configuration key:
+/// logging starts before configuration is read, so that reading can log.
+/// 8192 lines of ~200 bytes bound the buffer at under 2 MiB.
+pub const LOG_BUFFER_LINES: usize = 8192;
+
+static DROPPED: OnceLock<ErrorCounter> = OnceLock::new();
+
+/// Log lines dropped so far because stderr was not taking them (0 when
+/// [`init`] was not called in this process).
+pub fn dropped_log_lines() -> u64 {
+    DROPPED
+        .get()
+        .map_or(0, |c| u64::try_from(c.dropped_lines()).unwrap_or(u64::MAX))
+}
+
+/// Says once, at the end of a service's life, how many lines were dropped.
+pub fn report_dropped_log_lines() {
+    let dropped = dropped_log_lines();
+    if dropped > 0 {
+        tracing::warn!(
+            dropped_lines = dropped,
+            "log lines were dropped because stderr was not read fast enough"
+        );
+    }
+}
+
+/// Keeps the log writer's thread; dropping it (at the end of `main`)
+/// flushes what is buffered, for at most about a second. When the buffer is
+/// full — stderr has stopped taking lines — a flush cannot succeed, so it
+/// is skipped rather than waited for.
+#[must_use = "dropping the guard stops the log writer; hold it until the command is done"]
+pub struct LogGuard {
+    probe: NonBlocking,
+    worker: Option<WorkerGuard>,
+}
+
+impl Drop for LogGuard {
+    fn drop(&mut self) {
+        let counter = self.probe.error_counter();
+        let before = counter.dropped_lines();
+        // An empty line writes nothing; it only tells whether the buffer
+        // has room.
+        let _ = self.probe.write(b"");
+        if counter.dropped_lines() > before {
+            // The worker guard would wait, then print to stdout (which
+            // carries decisions) that it could not shut the writer down.
+            std::mem::forget(self.worker.take());
+        }
+    }
+}
 
 /// `tracing` target of the review events, for `RUST_LOG=vouch::review=debug`.
 pub const REVIEW_TARGET: &str = "vouch::review";
@@ -98,34 +162,49 @@ pub fn review_complete(e: &CompleteEvent<'_>) {
 }
 
 /// Installs the process-wide subscriber for `main.rs`: human-readable lines
-/// on stderr (stdout carries decision JSON), filtered by `RUST_LOG`
-/// (default `info`).
+/// on stderr (stdout carries decision JSON) through the non-blocking writer,
+/// filtered by `RUST_LOG` (default `info`). Keep the guard until the command
+/// is done, so its lines are flushed before the process exits.
 ///
 /// It cannot fail: a hook run must never crash into its harness's fail-open
 /// path over logging. An invalid `RUST_LOG` falls back to `info` and says so
 /// in a warning; a second call keeps the subscriber already installed.
-pub fn init() {
-    init_with_default("info");
+pub fn init() -> LogGuard {
+    init_with_default("info")
 }
 
 /// [`init`] with another default level: short-lived commands whose stderr a
 /// harness reads use `warn`, so one request yields at most its one line.
-pub fn init_with_default(default: &str) {
+pub fn init_with_default(default: &str) -> LogGuard {
     let spec = std::env::var("RUST_LOG").unwrap_or_default();
     let (filter, rejected) = match EnvFilter::try_new(spec.trim()) {
         Ok(filter) if !spec.trim().is_empty() => (filter, None),
         Ok(_) => (EnvFilter::new(default), None),
         Err(e) => (EnvFilter::new(default), Some(e.to_string())),
     };
+    let (writer, worker) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .buffered_lines_limit(LOG_BUFFER_LINES)
+        .thread_name("vouch-log")
+        .finish(std::io::stderr());
+    let guard = LogGuard {
+        probe: writer.clone(),
+        worker: Some(worker),
+    };
+    let counter = writer.error_counter();
     let installed = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init()
         .is_ok();
+    if installed {
+        let _ = DROPPED.set(counter);
+    }
     if let (true, Some(problem)) = (installed, rejected) {
         tracing::warn!(
             "environment variable `RUST_LOG` is invalid ({problem}); logging at `{default}`"
         );
     }
+    guard
 }

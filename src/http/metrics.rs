@@ -15,7 +15,9 @@
 //!   `vouch_grants_rejected_total` — allows carrying a grant, consumes that
 //!   returned true / false;
 //! - `vouch_http_requests_total{route,status}`, `vouch_rate_limited_total{role}`,
-//!   `vouch_hook_fail_closed_total{reason}`, `vouch_reviews_in_flight`.
+//!   `vouch_hook_fail_closed_total{reason}`, `vouch_reviews_in_flight`;
+//! - `vouch_log_lines_dropped_total` — from [`crate::telemetry`]'s lossy
+//!   log writer: lines stderr did not take in time.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -415,6 +417,18 @@ impl Metrics {
             out,
             "vouch_reviews_in_flight {}",
             self.in_flight.load(Ordering::Relaxed)
+        );
+
+        header(
+            &mut out,
+            "vouch_log_lines_dropped_total",
+            "counter",
+            "Log lines dropped because stderr was not taking them (logging never blocks).",
+        );
+        let _ = writeln!(
+            out,
+            "vouch_log_lines_dropped_total {}",
+            crate::telemetry::dropped_log_lines()
         );
 
         header(

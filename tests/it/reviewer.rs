@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::support::model_server::{DroppingServer, ModelServer, RawStep, Recorded, Step};
+use crate::support::model_server::{DropAt, ModelServer, Recorded, Step};
 use vouch::config::{Config, FailClosed, Provider};
 use vouch::decision::{Decision, Outcome, Stage};
 use vouch::policy::ceiling;
@@ -602,15 +602,16 @@ async fn the_retry_gets_only_the_time_left() {
 #[tokio::test]
 async fn dropped_connection_retries_once() {
     let ok = chat(Value::String(allow_low().to_string()), "stop");
-    let server = DroppingServer::start(vec![RawStep::Drop, RawStep::Respond(ok)]).await;
+    let drop = || Step::drop_at(DropAt::BeforeAnyByte);
+    let server = ModelServer::start(vec![drop(), Step::json(200, ok)]).await;
     let run = Setup::new(Provider::Openai, server.base_url()).run().await;
     run.expect_verdict(Outcome::Allow, Stage::Reviewer, 2);
-    assert_eq!(server.bodies().len(), 2);
+    assert_eq!(server.requests().len(), 2);
 
-    let server = DroppingServer::start(vec![RawStep::Drop, RawStep::Drop]).await;
+    let server = ModelServer::start(vec![drop(), drop()]).await;
     let run = Setup::new(Provider::Openai, server.base_url()).run().await;
     run.expect_failure(FailureClass::Connect, 2);
-    let bodies = server.bodies();
+    let bodies: Vec<String> = server.requests().into_iter().map(|r| r.raw_body).collect();
     assert_eq!(bodies.len(), 2);
     assert!(bodies[0].contains(USER), "the server read the request");
 }
@@ -938,7 +939,11 @@ async fn ollama_faults() {
     run.expect_failure(FailureClass::Truncated, 1);
     assert_eq!(server.unused_steps(), 1);
 
-    let server = DroppingServer::start(vec![RawStep::Drop, RawStep::Drop]).await;
+    let server = ModelServer::start(vec![
+        Step::drop_at(DropAt::BeforeAnyByte),
+        Step::drop_at(DropAt::BeforeAnyByte),
+    ])
+    .await;
     let run = Setup::new(Provider::Ollama, server.base_url())
         .without_key()
         .run()

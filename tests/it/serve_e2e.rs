@@ -4,16 +4,15 @@
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::{Child, Command, ExitStatus};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-const READY_PREFIX: &str = "vouch: listening on ";
+use crate::support::model_server::{ModelServer, Reply, Script};
+use crate::support::serve::{self, READY_PREFIX};
 
 struct Server {
     child: Child,
@@ -32,17 +31,8 @@ impl Server {
     /// stopped before listening.
     fn try_start(listen: &str, config: &str) -> Result<Server, (Option<ExitStatus>, String)> {
         let home = tempfile::tempdir().unwrap();
-        let config_path = home.path().join("test-config.toml");
-        std::fs::write(&config_path, config).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
-            .args(["serve", "--listen", listen, "--config"])
-            .arg(&config_path)
-            .env("VOUCH_HOME", home.path())
+        let mut child = serve::command(home.path(), listen, config)
             .env("VOUCH_REVIEWER_API_KEY", "test-key")
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let (tx, rx) = mpsc::channel();
@@ -333,78 +323,16 @@ async fn shutdown_grace_bounds_a_stuck_request() {
     assert!(log.contains("grace elapsed"), "{log}");
 }
 
-/// A fake OpenAI-compatible reviewer on 127.0.0.1:0 that answers every chat
-/// completion with `verdict` after `delay`, counting the calls.
-struct FakeModel {
-    base_url: String,
-    calls: Arc<AtomicUsize>,
+/// The test model server answering every chat completion with `verdict`
+/// after `delay`.
+async fn model_answering(delay: Duration, verdict: Value) -> ModelServer {
+    ModelServer::with_script(Script::always(Reply::verdict(verdict).delayed(delay))).await
 }
 
-async fn fake_model(delay: Duration, verdict: Value) -> FakeModel {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&calls);
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut stream, _)) = listener.accept().await else {
-                return;
-            };
-            let counter = Arc::clone(&counter);
-            let verdict = verdict.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 8192];
-                // Read the head, then as much body as Content-Length says.
-                loop {
-                    let n = stream.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    let text = String::from_utf8_lossy(&buf);
-                    if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                        let length = head
-                            .lines()
-                            .find_map(|l| {
-                                let (k, v) = l.split_once(':')?;
-                                k.eq_ignore_ascii_case("content-length")
-                                    .then(|| v.trim().parse::<usize>().ok())?
-                            })
-                            .unwrap_or(0);
-                        if body.len() >= length {
-                            break;
-                        }
-                    }
-                }
-                counter.fetch_add(1, Ordering::SeqCst);
-                tokio::time::sleep(delay).await;
-                let body = json!({
-                    "id": "chatcmpl-test", "object": "chat.completion", "model": "test",
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": verdict.to_string()}}],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-                })
-                .to_string();
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                     Connection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = stream.write_all(response.as_bytes()).await;
-            });
-        }
-    });
-    FakeModel {
-        base_url: format!("http://{addr}/v1"),
-        calls,
-    }
-}
-
-fn reviewer_config(model: &FakeModel) -> String {
+fn reviewer_config(model: &ModelServer) -> String {
     format!(
         "[reviewer]\nprovider = \"openai\"\nbase_url = \"{}\"\ntimeout_ms = 10000\n",
-        model.base_url
+        model.base_url()
     )
 }
 
@@ -413,7 +341,7 @@ fn reviewer_config(model: &FakeModel) -> String {
 #[tokio::test]
 async fn sigterm_during_an_in_flight_review() {
     let verdict = json!({"outcome": "deny", "risk_level": "medium", "user_authorization": "unknown", "rationale": "test verdict", "suggestion": null});
-    let model = fake_model(Duration::from_millis(1000), verdict).await;
+    let model = model_answering(Duration::from_millis(1000), verdict).await;
     let server = Server::start("127.0.0.1:0", &reviewer_config(&model));
     let token = server.token("adapter");
     let url = server.url("/v1/review");
@@ -437,7 +365,7 @@ async fn sigterm_during_an_in_flight_review() {
     assert_ne!(decision["decision"], "allow");
     // The review was genuinely in flight: the model was called and answered
     // after the signal.
-    assert_eq!(model.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(model.requests().len(), 1);
     assert!(
         sent.elapsed() >= Duration::from_millis(900),
         "answered before the model did"
@@ -452,7 +380,7 @@ async fn sigterm_during_an_in_flight_review() {
 
 async fn grant_round_trip_over_http() {
     let verdict = json!({"outcome": "allow", "risk_level": "low", "user_authorization": "high", "rationale": "the user asked for it", "suggestion": null});
-    let model = fake_model(Duration::ZERO, verdict).await;
+    let model = model_answering(Duration::ZERO, verdict).await;
     let server = Server::start("127.0.0.1:0", &reviewer_config(&model));
     let token = server.token("adapter");
     let client = reqwest::Client::new();
@@ -504,7 +432,7 @@ async fn grant_round_trip_over_http() {
 
 async fn operator_override_round_trip_over_http() {
     let verdict = json!({"outcome": "deny", "risk_level": "medium", "user_authorization": "unknown", "rationale": "force-pushes a shared branch", "suggestion": null});
-    let model = fake_model(Duration::ZERO, verdict).await;
+    let model = model_answering(Duration::ZERO, verdict).await;
     let server = Server::start("127.0.0.1:0", &reviewer_config(&model));
     let adapter = server.token("adapter");
     let operator = server.token("operator");
