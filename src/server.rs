@@ -214,6 +214,7 @@ pub async fn run(
             Err(_) => std::future::pending().await,
         }
     };
+    let audit = state.engine().audit().clone();
     let app = http::app(state).into_make_service();
     let (served, socket) = match listener {
         Listener::Tcp(l) => {
@@ -229,6 +230,12 @@ pub async fn run(
     janitor.abort();
     if let Some((path, identity)) = socket {
         remove_own_socket(&path, identity);
+    }
+    // What the audit writer still holds is written before exit, within the
+    // same grace.
+    let flushed = tokio::task::spawn_blocking(move || audit.flush(grace)).await;
+    if !matches!(flushed, Ok(true)) {
+        tracing::warn!(target: "vouch::audit", "audit observations still queued at exit were not written");
     }
     served
 }

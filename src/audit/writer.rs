@@ -21,7 +21,8 @@ use super::{AuditError, Derive, Observation, subject};
 use crate::clock::Clock;
 use crate::config::AuditConfig;
 
-/// One warning per process when auditing turns off, whichever handle hit it.
+/// One warning per process when auditing turns off or a write could not
+/// finish, whichever handle hit it.
 static WARNED_OFF: AtomicBool = AtomicBool::new(false);
 /// One warning per process when the queue overflows.
 static WARNED_FULL: AtomicBool = AtomicBool::new(false);
@@ -236,8 +237,18 @@ impl Audit {
                 Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => return false,
             }
         }
-        rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .is_ok()
+        let done = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .is_ok();
+        if !done && !WARNED_OFF.swap(true, Ordering::SeqCst) {
+            tracing::warn!(
+                target: "vouch::audit",
+                waited_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                "the audit write did not finish in time; this process's last observations may be \
+                 lost (decisions are not affected)"
+            );
+        }
+        done
     }
 
     fn sender_if_started(&self) -> Option<SyncSender<Job>> {

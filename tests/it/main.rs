@@ -14,6 +14,7 @@
 mod support;
 
 mod audit;
+mod audit_isolation;
 mod cli_commands;
 mod cli_review;
 mod config_layers;
