@@ -208,7 +208,8 @@ impl Engine {
     /// Records that a harness ran `request` (Claude Code / Codex
     /// `PostToolUse`, Gemini `AfterTool`, Cursor's after-hooks): if vouch had
     /// deferred it in this session, a human approved it. Never blocks on the
-    /// audit database and never fails.
+    /// audit database and never fails; it does look up the project (a few
+    /// `stat` calls), so async callers run it on the blocking pool.
     pub fn observe_ran(&self, request: &Request) {
         if let Some(draft) = self.audit_draft(request) {
             self.inner.audit.observe(draft);

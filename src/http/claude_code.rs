@@ -52,8 +52,28 @@ pub enum HookError {
     Request(#[from] crate::request::RequestError),
 }
 
+/// What a hook body asks of the route.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HookEvent {
+    /// `PreToolUse`: decide this request.
+    Decide(Request),
+    /// `PostToolUse`: this call ran; the audit pairs it with vouch's
+    /// decision (a deferred call that ran is a human approval).
+    Ran(Request),
+    /// Nothing to do.
+    Ignore,
+}
+
 /// Parses a hook body. `Ok(None)` for events that carry nothing to decide.
 pub fn parse(bytes: &[u8]) -> Result<Option<Request>, HookError> {
+    match parse_event(bytes)? {
+        HookEvent::Decide(request) => Ok(Some(request)),
+        HookEvent::Ran(_) | HookEvent::Ignore => Ok(None),
+    }
+}
+
+/// Parses a hook body into what the route should do with it.
+pub fn parse_event(bytes: &[u8]) -> Result<HookEvent, HookError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let input: HookInput = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
@@ -66,10 +86,12 @@ pub fn parse(bytes: &[u8]) -> Result<Option<Request>, HookError> {
     })?;
     de.end().map_err(|e| HookError::Json(e.to_string()))?;
     match input.hook_event_name.as_str() {
-        "PreToolUse" => to_request(input).map(Some),
-        // Events after the fact or without a tool decide nothing here.
-        "PostToolUse" | "PostToolUseFailure" | "Notification" | "Stop" | "SubagentStop"
-        | "SessionStart" | "SessionEnd" | "UserPromptSubmit" | "PreCompact" => Ok(None),
+        "PreToolUse" => to_request(input).map(HookEvent::Decide),
+        // The same mapping as `PreToolUse`, so the request hash matches.
+        "PostToolUse" => to_request(input).map(HookEvent::Ran),
+        // Events after a failure or without a tool decide nothing here.
+        "PostToolUseFailure" | "Notification" | "Stop" | "SubagentStop" | "SessionStart"
+        | "SessionEnd" | "UserPromptSubmit" | "PreCompact" => Ok(HookEvent::Ignore),
         other => Err(HookError::UnsupportedEvent(other.to_owned())),
     }
 }

@@ -322,6 +322,9 @@ fn report_options(pairs: Vec<(String, String)>) -> Result<crate::audit::report::
             "target" => {
                 options.target = value.parse().map_err(|e: String| bad(name, &e))?;
             }
+            // The HTTP report is JSON; `format=json` is accepted for parity.
+            "format" if value == "json" => {}
+            "format" => return Err(bad(name, "must be `json` (this route answers JSON)")),
             "cwd" if value.starts_with('/') => cwd = Some(value),
             "cwd" => return Err(bad(name, "must be an absolute path")),
             other => return Err(bad(other, "is not known")),
@@ -362,12 +365,18 @@ pub async fn claude_code_hook(
         }
     };
     let parsed = parse_off_worker(bytes, |bytes| {
-        Ok::<_, AppError>(claude_code::parse(bytes).map_err(|e| e.to_string()))
+        Ok::<_, AppError>(claude_code::parse_event(bytes).map_err(|e| e.to_string()))
     })
     .await;
     let request = match parsed {
-        Ok(Ok(Some(request))) => request,
-        Ok(Ok(None)) => return Json(json!({})),
+        Ok(Ok(claude_code::HookEvent::Decide(request))) => request,
+        Ok(Ok(claude_code::HookEvent::Ran(request))) => {
+            // Finding the project touches the filesystem: off the worker.
+            let engine = state.engine().clone();
+            let _ = tokio::task::spawn_blocking(move || engine.observe_ran(&request)).await;
+            return Json(json!({}));
+        }
+        Ok(Ok(claude_code::HookEvent::Ignore)) => return Json(json!({})),
         Err(e) => {
             state.metrics().record_hook_fallback(HookFallback::Internal);
             tracing::error!(cause = %e, "claude code hook parse failed");

@@ -14,7 +14,9 @@
 mod support;
 
 mod audit;
+mod audit_http;
 mod audit_isolation;
+mod audit_secrets;
 mod cli_commands;
 mod cli_review;
 mod config_layers;
