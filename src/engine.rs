@@ -353,7 +353,14 @@ impl Engine {
                 events: u64::try_from(events.len()).unwrap_or(u64::MAX),
                 ..Default::default()
             };
-            let lookup = |cwd: Option<&str>| this.audit_project(cwd);
+            // One lookup per directory and batch: events repeat them.
+            let seen = std::cell::RefCell::new(std::collections::HashMap::new());
+            let lookup = |cwd: Option<&str>| {
+                seen.borrow_mut()
+                    .entry(cwd.map(str::to_owned))
+                    .or_insert_with(|| this.audit_project(cwd))
+                    .clone()
+            };
             let ctx = audit::ingest::Context {
                 now_ms: this.clock().now_ms(),
                 project: &lookup,

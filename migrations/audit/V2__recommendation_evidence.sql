@@ -104,6 +104,17 @@ FROM daily
 GROUP BY day / 16, scope_id, subject_id, source, result, resolution, origin_id, pattern_id,
          forwarded, generation;
 
+-- Ingest checks `seen` by id on every event. The ids become their 16 raw
+-- bytes (half the hex text: fewer pages per random insert), and the index
+-- by day goes: it only served pruning, which runs once a day and may scan.
+CREATE TABLE seen_v2 (
+    id BLOB PRIMARY KEY,
+    day INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+INSERT OR IGNORE INTO seen_v2 (id, day) SELECT unhex(id), day FROM seen WHERE unhex(id) IS NOT NULL;
+DROP TABLE seen;
+ALTER TABLE seen_v2 RENAME TO seen;
+
 -- When safe recommendation evidence began: the moment of this migration.
 INSERT INTO meta (key, value)
 VALUES ('recommendations_since', CAST(strftime('%s', 'now') AS INTEGER) * 1000);

@@ -32,7 +32,7 @@ pub const KEY_BYTES: usize = 32;
 const DIGEST_BYTES: usize = 16;
 
 /// What a keyed hash stands for; each is its own domain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Domain {
     /// A project root.
     Scope,

@@ -31,7 +31,11 @@ pub mod subject;
 pub mod targets;
 mod writer;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+use sha2::Digest as _;
 
 use crate::config::{AuditConfig, project_root};
 use crate::decision::Decision;
@@ -147,6 +151,63 @@ pub struct Derive<'a> {
     pub keys: &'a keys::Keys,
     pub limits: subject::Limits,
     pub pending_ttl_ms: u64,
+    /// What this batch already derived.
+    pub memo: &'a RefCell<Memo>,
+}
+
+/// Values already derived: the same commands, directories and rule
+/// patterns come back far more often than they differ, and a bash parse or
+/// a directory walk is the expensive part of an observation.
+///
+/// Templates are kept across batches, keyed by the SHA-256 of the command
+/// (never the command itself) and bounded by [`MEMO_TEMPLATES`]; project
+/// roots and keyed hashes only for one batch ([`Memo::next_batch`]), so a
+/// new `.git` is seen by the next batch and no raw value outlives it.
+#[derive(Debug, Default)]
+pub struct Memo {
+    templates: HashMap<[u8; 32], subject::Subject>,
+    roots: HashMap<String, Option<PathBuf>>,
+    digests: HashMap<(keys::Domain, String), String>,
+}
+
+/// Templates remembered across batches before the memo starts over.
+pub const MEMO_TEMPLATES: usize = 8192;
+
+impl Memo {
+    /// Forgets what holds raw values; keeps the templates (within bound).
+    pub fn next_batch(&mut self) {
+        self.roots.clear();
+        self.digests.clear();
+        if self.templates.len() > MEMO_TEMPLATES {
+            self.templates.clear();
+        }
+    }
+
+    fn template(&mut self, command: &str, limits: subject::Limits) -> subject::Subject {
+        let key: [u8; 32] = sha2::Sha256::digest(command.as_bytes()).into();
+        self.templates
+            .entry(key)
+            .or_insert_with(|| {
+                let action = subject::Action {
+                    command: Some(command),
+                    ..Default::default()
+                };
+                subject::subject_of(
+                    &Surface::Bash,
+                    action,
+                    subject::PathContext::default(),
+                    limits,
+                )
+            })
+            .clone()
+    }
+
+    fn digest(&mut self, keys: &keys::Keys, domain: keys::Domain, value: &str) -> String {
+        self.digests
+            .entry((domain, value.to_owned()))
+            .or_insert_with(|| keys.digest(domain, value))
+            .clone()
+    }
 }
 
 impl Observation {
@@ -203,11 +264,15 @@ impl Observation {
             return None;
         }
         let keys = derive.keys;
-        let root = self
-            .project_root
-            .clone()
-            .or_else(|| self.cwd.as_deref().map(|cwd| project_root(Path::new(cwd))));
-        let (surface, subject) = self.subject(root.as_deref(), derive.limits);
+        let mut memo = derive.memo.borrow_mut();
+        let root = self.project_root.clone().or_else(|| {
+            let cwd = self.cwd.as_deref()?;
+            memo.roots
+                .entry(cwd.to_owned())
+                .or_insert_with(|| Some(project_root(Path::new(cwd))))
+                .clone()
+        });
+        let (surface, subject) = self.subject(root.as_deref(), derive.limits, &mut memo);
         let source = record::source(self.source.as_deref());
         let once = self.once_key(keys, &source);
         let pending_key = match (&self.session_id, &self.request_hash) {
@@ -219,7 +284,7 @@ impl Observation {
         };
         let mut row = record::Row {
             day: record::day_of(self.at_ms),
-            scope: root.map(|r| keys.digest(keys::Domain::Scope, &r.to_string_lossy())),
+            scope: root.map(|r| memo.digest(keys, keys::Domain::Scope, &r.to_string_lossy())),
             surface,
             subject,
             source,
@@ -247,10 +312,10 @@ impl Observation {
                 once,
             });
         };
-        let hashed = |domain, v: &Option<String>| {
+        let mut hashed = |domain, v: &Option<String>| {
             v.as_deref()
                 .filter(|v| !v.is_empty())
-                .map(|v| keys.digest(domain, v))
+                .map(|v| memo.digest(keys, domain, v))
         };
         row.result = *result;
         row.resolution = resolution;
@@ -276,9 +341,21 @@ impl Observation {
     }
 
     /// The surface as stored and the subject.
-    fn subject(&self, root: Option<&Path>, limits: subject::Limits) -> (String, subject::Subject) {
+    fn subject(
+        &self,
+        root: Option<&Path>,
+        limits: subject::Limits,
+        memo: &mut Memo,
+    ) -> (String, subject::Subject) {
         if self.invalid_surface {
             return ("<custom-tool>".to_owned(), subject::tool_subject(None));
+        }
+        // A template depends on the command alone.
+        if let (Surface::Bash, Some(command)) = (&self.surface, &self.command) {
+            return (
+                self.surface.as_str().to_owned(),
+                memo.template(command, limits),
+            );
         }
         let ctx = subject::PathContext {
             cwd: self.cwd.as_deref(),

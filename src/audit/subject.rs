@@ -67,7 +67,7 @@ pub struct Subject {
 }
 
 impl Subject {
-    fn new(kind: Kind, text: impl Into<String>) -> Subject {
+    pub fn new(kind: Kind, text: impl Into<String>) -> Subject {
         Subject {
             kind,
             text: text.into(),

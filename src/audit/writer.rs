@@ -59,11 +59,12 @@ impl Settings {
         }
     }
 
-    fn derive<'a>(&self, keys: &'a Keys) -> Derive<'a> {
+    fn derive<'a>(&self, keys: &'a Keys, memo: &'a std::cell::RefCell<super::Memo>) -> Derive<'a> {
         Derive {
             keys,
             limits: self.limits,
             pending_ttl_ms: self.pending_ttl_ms,
+            memo,
         }
     }
 }
@@ -112,6 +113,8 @@ struct Inner {
     sender: Mutex<Option<SyncSender<Job>>>,
     /// A second connection for synchronous work (ingest, reports).
     direct: Mutex<Option<(Db, Keys)>>,
+    /// What ingest has derived so far.
+    direct_memo: Mutex<super::Memo>,
 }
 
 /// A cheaply cloneable handle to this process's audit.
@@ -152,6 +155,7 @@ impl Audit {
                 }),
                 sender: Mutex::new(None),
                 direct: Mutex::new(None),
+                direct_memo: Mutex::new(super::Memo::default()),
             }),
         }
     }
@@ -276,6 +280,7 @@ impl Audit {
             clock: Arc::clone(&self.inner.clock),
             shared: Arc::clone(&self.inner.shared),
             open: None,
+            memo: std::cell::RefCell::default(),
         };
         let spawned = std::thread::Builder::new()
             .name("vouch-audit".to_owned())
@@ -342,14 +347,23 @@ impl Audit {
             return Err(AuditError::Disabled);
         }
         let now = self.now_ms();
+        let mut kept = self
+            .inner
+            .direct_memo
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        kept.next_batch();
+        let memo = std::cell::RefCell::new(std::mem::take(&mut *kept));
         let written = self.with_db(true, |db, keys, settings| {
-            let derive = settings.derive(keys);
+            let derive = settings.derive(keys, &memo);
             let ops = observations
                 .iter()
                 .filter_map(|o| o.to_op(derive))
                 .collect();
             db.write(ops, now, settings.retention_days)
-        })?;
+        });
+        *kept = memo.into_inner();
+        let written = written?;
         written.ok_or(AuditError::Disabled)
     }
 }
@@ -380,6 +394,7 @@ struct Worker {
     clock: Arc<dyn Clock>,
     shared: Arc<Shared>,
     open: Option<(Db, Keys)>,
+    memo: std::cell::RefCell<super::Memo>,
 }
 
 impl Worker {
@@ -422,7 +437,8 @@ impl Worker {
         let Some((db, keys)) = self.open.as_mut() else {
             return Err(AuditError::Stopped("the database did not open".to_owned()));
         };
-        let derive = self.settings.derive(keys);
+        self.memo.borrow_mut().next_batch();
+        let derive = self.settings.derive(keys, &self.memo);
         let ops = observations
             .iter()
             .filter_map(|o| o.to_op(derive))
