@@ -329,6 +329,90 @@ pub fn audit_report(
     }
 }
 
+/// `vouch hook <harness>`: one hook call. Always exit 0: every fault is a
+/// fail-closed reply in the harness's own schema (see [`crate::hooks::run`]).
+pub fn hook<R, W>(
+    global: &Global,
+    harness: crate::hooks::HarnessId,
+    home: Option<PathBuf>,
+    timeout_secs: Option<u64>,
+    defer_as: &str,
+    input: R,
+    out: W,
+) -> i32
+where
+    R: Read + Send + 'static,
+    W: Write,
+{
+    // An unknown `--defer-as` must not make the hook fail open: the
+    // strictest reading (never ask) is used, and said on stderr.
+    let defer_as = defer_as.parse().unwrap_or_else(|e: String| {
+        tracing::warn!(problem = %e, "using `--defer-as deny`");
+        crate::hooks::DeferAs::Deny
+    });
+    let opts = crate::hooks::HookOptions {
+        harness,
+        home,
+        config: global.config.clone(),
+        timeout_secs,
+        defer_as,
+    };
+    crate::hooks::run_hook(&opts, input, out)
+}
+
+/// `vouch hook snippet <harness>`: the settings fragment on stdout, notes on
+/// stderr. Runs in the user's own shell, so `VOUCH_HOME` here is trusted and
+/// pinned into the hook command line.
+pub fn hook_snippet(
+    global: &Global,
+    harness: &str,
+    http: bool,
+    mut out: impl Write,
+    mut err: impl Write,
+) -> i32 {
+    use crate::hooks::snippet::{SnippetOptions, render};
+    let harness: crate::hooks::HarnessId = match harness.parse() {
+        Ok(h) => h,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let (_, loaded) = match load(global) {
+        Ok(l) => l,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let Some(exe) = crate::paths::current_exe().map(absolute) else {
+        return fail(
+            &mut err,
+            &"cannot find the path of the running vouch binary",
+            2,
+        );
+    };
+    let env_dir = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let codex_home = env_dir("CODEX_HOME")
+        .or_else(|| env_dir("HOME").map(|h| h.join(".codex")))
+        .unwrap_or_else(|| PathBuf::from("~/.codex"));
+    let opts = SnippetOptions {
+        harness,
+        exe,
+        home: env_dir("VOUCH_HOME"),
+        config: global.config.as_deref().map(absolute),
+        http,
+        codex_config: codex_home.join("config.toml"),
+    };
+    let (text, notes) = render(&opts, &loaded.config);
+    for note in notes {
+        let _ = writeln!(err, "vouch: {note}");
+    }
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) => fail(&mut err, &e, 2),
+    }
+}
+
 /// Lines handed to the engine per transaction.
 const INGEST_BATCH_LINES: usize = 1000;
 

@@ -22,9 +22,9 @@ pub mod tighten;
 pub mod validate;
 
 pub use cache::ProjectCache;
-pub use layers::{LoadedConfig, Source, load_trusted, process_env};
+pub use layers::{LoadedConfig, Source, load_trusted, process_env, tighten_with_env};
 pub use show::render_show;
-pub use tighten::{ProjectConfig, for_project, project_root};
+pub use tighten::{ProjectConfig, for_project, project_root, tighten_trusted};
 
 use serde::{Deserialize, Serialize};
 
@@ -46,12 +46,16 @@ pub struct Config {
     pub overrides: OverridesConfig,
     pub routing: RoutingConfig,
     pub audit: AuditConfig,
+    pub hooks: HooksConfig,
     pub server: ServerConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Provider {
+    /// No reviewer model is configured (the default of a fresh install):
+    /// whatever the model would review defers to the human.
+    None,
     Openai,
     Anthropic,
     Ollama,
@@ -235,6 +239,14 @@ pub struct AuditConfig {
     pub queue_capacity: u64,
     pub max_command_bytes: u64,
     pub max_template_tokens: u64,
+}
+
+/// `vouch hook <harness>`: transcript reading and the adapter's deadline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HooksConfig {
+    pub transcript_tail_bytes: u64,
+    pub deadline_margin_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

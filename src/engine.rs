@@ -575,7 +575,13 @@ impl Engine {
             .map_err(|e| e.to_string())
             .and_then(|opened| opened.map_err(|e| e.to_string()));
         let cfg = self.config();
-        let reviewer = self.reviewer_for(cfg).map(drop).map_err(|e| e.to_string());
+        // `none` is a configuration, not a fault: reviews defer to the human.
+        let unconfigured = cfg.reviewer.provider == crate::config::Provider::None;
+        let reviewer = if unconfigured {
+            Ok(())
+        } else {
+            self.reviewer_for(cfg).map(drop).map_err(|e| e.to_string())
+        };
         let status = match (&store, &reviewer) {
             (Ok(()), Ok(())) => "ok",
             // Either part missing means model reviews fail closed.
@@ -590,7 +596,11 @@ impl Engine {
             // Auditing never affects decisions, so it never degrades health.
             "audit": self.inner.audit.status(),
             "reviewer": {
-                "status": match &reviewer { Ok(()) => "configured".to_owned(), Err(e) => format!("invalid: {e}") },
+                "status": match &reviewer {
+                    Ok(()) if unconfigured => "none".to_owned(),
+                    Ok(()) => "configured".to_owned(),
+                    Err(e) => format!("invalid: {e}"),
+                },
                 "provider": cfg.reviewer.provider,
                 "model": cfg.reviewer.model,
             },

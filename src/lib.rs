@@ -24,6 +24,9 @@
 //! - [`audit`]: redacted daily aggregates of every decision and after-event
 //!   in `audit.sqlite`, and the report that suggests permission rules.
 //! - [`engine`]: one running vouch behind an async API.
+//! - [`hooks`]: the harness adapters (`vouch hook claude-code|codex|gemini|cursor`,
+//!   `POST /hooks/<harness>`): harness JSON → canonical request → the
+//!   harness's own reply, transcripts, snippets.
 //! - [`http`], [`server`]: the `vouch serve` HTTP service.
 //! - [`cli`]: the command-line commands; [`telemetry`]: tracing setup and events.
 
@@ -35,6 +38,7 @@ pub mod decision;
 pub mod engine;
 pub mod evidence;
 pub mod grants;
+pub mod hooks;
 pub mod http;
 pub mod paths;
 pub mod pipeline;

@@ -57,6 +57,12 @@ enum Command {
         #[command(subcommand)]
         command: AuditCommand,
     },
+    /// Harness hook adapters: the harness's hook JSON on stdin, its reply on
+    /// stdout, always exit 0 (faults are fail-closed replies).
+    Hook {
+        #[command(subcommand)]
+        command: HookCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -87,6 +93,41 @@ enum AuditCommand {
 }
 
 #[derive(Subcommand)]
+enum HookCommand {
+    /// Claude Code command hooks (PreToolUse, PermissionRequest, PostToolUse).
+    ClaudeCode(HookArgs),
+    /// Codex CLI command hooks (PreToolUse, PermissionRequest, PostToolUse).
+    Codex(HookArgs),
+    /// Gemini CLI command hooks (BeforeTool, AfterTool).
+    Gemini(HookArgs),
+    /// Cursor hooks (beforeShellExecution, beforeMCPExecution, beforeReadFile, preToolUse, after*).
+    Cursor(HookArgs),
+    /// Print the settings fragment for a harness (never edits its files).
+    Snippet {
+        /// `claude-code`, `codex`, `gemini` or `cursor`.
+        harness: String,
+        /// Claude Code: the `type: "http"` form for `vouch serve`.
+        #[arg(long)]
+        http: bool,
+    },
+}
+
+#[derive(clap::Args)]
+struct HookArgs {
+    /// vouch's files (`DIR/config.toml`, `DIR/state/`); the hook ignores
+    /// `VOUCH_HOME` and the XDG variables, which the project can set.
+    #[arg(long, value_name = "DIR")]
+    home: Option<PathBuf>,
+    /// The harness's timeout for this hook, in seconds (vouch answers first).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
+    /// How a `defer` is answered: `auto` (ask only where a person is asked),
+    /// `ask` (a person always watches), `deny`.
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    defer_as: String,
+}
+
+#[derive(Subcommand)]
 enum GrantCommand {
     /// Consume a grant for the request on stdin; exit 0 when consumed, 1 when not.
     Consume {
@@ -105,6 +146,28 @@ enum ConfigCommand {
         #[arg(long, value_name = "DIR")]
         project: Option<PathBuf>,
     },
+}
+
+fn hook(global: &Global, command: HookCommand) -> i32 {
+    use vouch::hooks::HarnessId;
+    let (harness, args) = match command {
+        HookCommand::ClaudeCode(a) => (HarnessId::ClaudeCode, a),
+        HookCommand::Codex(a) => (HarnessId::Codex, a),
+        HookCommand::Gemini(a) => (HarnessId::Gemini, a),
+        HookCommand::Cursor(a) => (HarnessId::Cursor, a),
+        HookCommand::Snippet { harness, http } => {
+            return cli::hook_snippet(global, &harness, http, std::io::stdout(), std::io::stderr());
+        }
+    };
+    cli::hook(
+        global,
+        harness,
+        args.home,
+        args.timeout,
+        &args.defer_as,
+        std::io::stdin(),
+        std::io::stdout(),
+    )
 }
 
 fn main() -> ExitCode {
@@ -146,6 +209,7 @@ fn main() -> ExitCode {
             std::io::stdout(),
             std::io::stderr(),
         ),
+        Command::Hook { command } => hook(&global, command),
         Command::Config {
             command: ConfigCommand::Show { project },
         } => cli::config_show(

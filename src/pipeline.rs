@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::clock::Clock;
-use crate::config::{Config, LoadedConfig, ProjectCache, RoutePolicy};
+use crate::config::{Config, LoadedConfig, ProjectCache, Provider, RoutePolicy};
 use crate::decision::{Decision, Outcome, OverrideHint, Stage};
 use crate::evidence::packet::{self, Packet, PacketContext};
 use crate::evidence::redact;
@@ -56,6 +56,9 @@ pub struct ReviewJob {
     pub reviewer: Reviewer,
     pub packet: Packet,
 }
+
+/// `rule_id` of the decision that defers because no reviewer is configured.
+pub const NO_REVIEWER_RULE: &str = "routing/no-reviewer";
 
 fn decided(d: Decision) -> Prepared {
     Prepared::Decided(Box::new(d))
@@ -167,6 +170,20 @@ pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
         RoutePolicy::Never => return routed(Outcome::Deny, false),
         // On to the reviewer.
         RoutePolicy::Ai => {}
+    }
+    // No reviewer model is configured (a fresh install): what the model
+    // would have reviewed goes to the human. Not a failure, so not
+    // `failure_mode`; hard denies above still applied.
+    if cfg.reviewer.provider == Provider::None {
+        let mut d = Decision::new(
+            Outcome::Defer,
+            Stage::Routing,
+            hash,
+            "no reviewer model is configured (`reviewer.provider = \"none\"`), so this action \
+             needs a human decision",
+        );
+        d.rule_id = Some(NO_REVIEWER_RULE.to_owned());
+        return decided(d.with_message(OverrideHint::None));
     }
 
     // 4. State, reviewer and packet. Any fault here fails closed.

@@ -41,6 +41,8 @@ pub enum Source {
     User(PathBuf),
     CliConfig(PathBuf),
     Env(String),
+    /// A value the `vouch hook` command line sets (its deadline).
+    HookCommandLine(String),
     Project(PathBuf),
 }
 
@@ -51,6 +53,7 @@ impl fmt::Display for Source {
             Source::User(path) => write!(f, "user {}", path.display()),
             Source::CliConfig(path) => write!(f, "--config {}", path.display()),
             Source::Env(var) => write!(f, "env {var}"),
+            Source::HookCommandLine(flag) => write!(f, "hook command line {flag}"),
             Source::Project(path) => write!(f, "project {}", path.display()),
         }
     }
@@ -65,6 +68,7 @@ impl Source {
                 path.display().to_string()
             }
             Source::Env(var) => format!("environment variable `{var}`"),
+            Source::HookCommandLine(flag) => format!("hook command line `{flag}`"),
         }
     }
 }
@@ -339,6 +343,36 @@ where
         trusted_locations,
         table: Arc::new(fold.table),
     })
+}
+
+/// Folds `VOUCH_<SECTION>__<KEY>` variables into `trusted` tighten-only,
+/// one variable at a time (so an error names it), for `vouch hook`: there
+/// the environment comes from the harness, which loads the project's `.env`
+/// and project settings, so it may only make vouch stricter. Variables that
+/// are not configuration (`VOUCH_HOME`, `VOUCH_ALLOW_UNTRUSTED_DEV`, the API
+/// key) are skipped here; the caller ignores them too.
+pub fn tighten_with_env<I>(trusted: &LoadedConfig, env: I) -> Result<LoadedConfig, ConfigError>
+where
+    I: IntoIterator<Item = (String, String)>,
+{
+    let mut vars: Vec<(String, String)> = env
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("VOUCH_"))
+        .collect();
+    vars.sort();
+    // Only the trusted value of `api_key_env` names a key variable here: an
+    // environment that renamed it would be loosening anyway.
+    let ignored = ignored_vars(&trusted.table, &[]);
+    let mut folded = trusted.clone();
+    for (var, raw) in &vars {
+        if ignored.iter().any(|i| i == var) {
+            continue;
+        }
+        if let Some(layer) = env_layer(var, raw)? {
+            folded = super::tighten::tighten_trusted(&folded, Source::Env(var.clone()), &layer)?;
+        }
+    }
+    Ok(folded)
 }
 
 /// Validates, merges and re-checks cross-field rules for one layer.

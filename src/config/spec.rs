@@ -101,7 +101,7 @@ use Tighten::{AppendRules, DisableOnly, Higher, Lower, StricterSurfaces, Trusted
 pub const KEYS: &[KeySpec] = &[
     spec(
         "reviewer.provider",
-        Kind::Enum(&["openai", "anthropic", "ollama"]),
+        Kind::Enum(&["none", "openai", "anthropic", "ollama"]),
         TrustedOnly,
     ),
     spec("reviewer.base_url", Kind::Text(TextShape::Url), TrustedOnly),
@@ -166,6 +166,12 @@ pub const KEYS: &[KeySpec] = &[
     spec("audit.queue_capacity", int(16, 1_000_000), TrustedOnly),
     spec("audit.max_command_bytes", int(256, 65_536), TrustedOnly),
     spec("audit.max_template_tokens", int(4, 256), TrustedOnly),
+    spec(
+        "hooks.transcript_tail_bytes",
+        int(0, 16 * 1024 * 1024),
+        Lower,
+    ),
+    spec("hooks.deadline_margin_ms", int(500, 60_000), Higher),
     spec("server.listen", Kind::Text(TextShape::Listen), TrustedOnly),
     spec("server.allow_remote", Kind::Bool, TrustedOnly),
     spec("server.max_body_bytes", int(1024, 1_048_576), TrustedOnly),

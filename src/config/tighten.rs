@@ -79,7 +79,36 @@ pub fn apply_project(
     file: &Path,
     overlay: &Table,
 ) -> Result<LoadedConfig, ConfigError> {
-    let source = Source::Project(file.to_path_buf());
+    apply_overlay(trusted, Source::Project(file.to_path_buf()), overlay)
+}
+
+/// Folds an untrusted layer other than the project file (the environment of
+/// `vouch hook`, which the project can set) tighten-only, and returns a
+/// configuration that can be the trusted base of the later project fold:
+/// when it touches routing, its router is rebuilt from the folded values, so
+/// a second overlay does not replace this one's routing. Every value it sets is already at least
+/// as strict as its base, so appending its rules to the trusted list never
+/// loosens.
+pub fn tighten_trusted(
+    trusted: &LoadedConfig,
+    source: Source,
+    overlay: &Table,
+) -> Result<LoadedConfig, ConfigError> {
+    let layer = source.layer_name();
+    let routing = overlay.contains_key("routing");
+    let mut folded = apply_overlay(trusted, source, overlay)?;
+    if routing {
+        folded.router = crate::policy::routing::Router::new(&folded.config.routing)
+            .map_err(|e| e.in_layer(&layer))?;
+    }
+    Ok(folded)
+}
+
+fn apply_overlay(
+    trusted: &LoadedConfig,
+    source: Source,
+    overlay: &Table,
+) -> Result<LoadedConfig, ConfigError> {
     let layer = source.layer_name();
     validate_layer(&layer, overlay)?;
     let mut fold = Fold {

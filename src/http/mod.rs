@@ -19,7 +19,6 @@
 //!   outcome are harmless on a loopback interface, not on a network).
 
 pub mod auth;
-pub mod claude_code;
 pub mod errors;
 pub mod limits;
 pub mod metrics;
@@ -186,11 +185,14 @@ async fn hook_guard(State(state): State<AppState>, request: Request, next: Next)
         state
             .metrics()
             .record_hook_fallback(metrics::HookFallback::RateLimited);
-        axum::Json(claude_code::permission(
-            "ask",
-            "vouch is rate limiting this agent (too many tool calls per second), so this \
-             call was not reviewed automatically and needs a human decision.",
-        ))
+        axum::Json(
+            crate::hooks::claude_code::pre_tool_use(
+                "ask",
+                "vouch is rate limiting this agent (too many tool calls per second), so this \
+                 call was not reviewed automatically and needs a human decision.",
+            )
+            .to_json(),
+        )
         .into_response()
     } else {
         let after = state.limits().request_timeout;
@@ -200,15 +202,22 @@ async fn hook_guard(State(state): State<AppState>, request: Request, next: Next)
                 state
                     .metrics()
                     .record_hook_fallback(metrics::HookFallback::Timeout);
-                axum::Json(claude_code::fail_closed(
-                    state.failure_mode(),
-                    &format!(
-                        "Automatic review could not complete within {} ms, so this call was \
-                         not approved. This is a failure of the reviewer, not a judgement \
-                         that the action is risky.",
-                        after.as_millis()
-                    ),
-                ))
+                let decision = match state.failure_mode() {
+                    FailClosed::Deny => "deny",
+                    FailClosed::Defer => "ask",
+                };
+                axum::Json(
+                    crate::hooks::claude_code::pre_tool_use(
+                        decision,
+                        &format!(
+                            "Automatic review could not complete within {} ms, so this call \
+                             was not approved. This is a failure of the reviewer, not a \
+                             judgement that the action is risky.",
+                            after.as_millis()
+                        ),
+                    )
+                    .to_json(),
+                )
                 .into_response()
             }
         }

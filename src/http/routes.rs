@@ -14,11 +14,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::decision::Decision;
+use crate::hooks::{self, Answer, DeferAs, Event, HarnessId};
 use crate::request::Request;
 
 use super::AppState;
 use super::auth::Role;
-use super::claude_code;
 use super::errors::AppError;
 use super::metrics::HookFallback;
 
@@ -342,13 +342,16 @@ fn report_options(pairs: Vec<(String, String)>) -> Result<crate::audit::report::
     Ok(options)
 }
 
-/// `POST /hooks/claude-code`. Past the guard, every path answers 200.
+/// `POST /hooks/claude-code`: Claude Code's `type: "http"` hook, through the
+/// same adapter as `vouch hook claude-code`. Past the guard, every path
+/// answers 200: Claude Code runs the tool on any other status.
 pub async fn claude_code_hook(
     State(state): State<AppState>,
     headers: HeaderMap,
     body: Body,
 ) -> Json<Value> {
-    let mode = state.failure_mode();
+    let claude = HarnessId::ClaudeCode.harness();
+    let reply = |event: &str, answer: &Answer| Json(claude.render(event, answer).to_json());
     let bytes = match read_body(&state, &headers, body).await {
         Ok(bytes) => bytes,
         Err(e) => {
@@ -358,58 +361,62 @@ pub async fn claude_code_hook(
                 HookFallback::Malformed
             };
             state.metrics().record_hook_fallback(why);
-            return Json(claude_code::permission(
-                "deny",
-                &format!("vouch could not read this hook call, so it was not approved: {e}"),
-            ));
+            let why = format!("vouch could not read this hook call: {e}");
+            return reply(claude.primary_event(), &hooks::fault_answer(&why));
         }
     };
-    let parsed = parse_off_worker(bytes, |bytes| {
-        Ok::<_, AppError>(claude_code::parse_event(bytes).map_err(|e| e.to_string()))
-    })
-    .await;
-    let request = match parsed {
-        Ok(Ok(claude_code::HookEvent::Decide(request))) => request,
-        Ok(Ok(claude_code::HookEvent::Ran(request))) => {
-            // Finding the project touches the filesystem: off the worker.
-            let engine = state.engine().clone();
-            let _ = tokio::task::spawn_blocking(move || engine.observe_ran(&request)).await;
-            return Json(json!({}));
-        }
-        Ok(Ok(claude_code::HookEvent::Ignore)) => return Json(json!({})),
-        Err(e) => {
-            state.metrics().record_hook_fallback(HookFallback::Internal);
-            tracing::error!(cause = %e, "claude code hook parse failed");
-            return Json(claude_code::fail_closed(
-                mode,
-                "vouch could not parse this tool call because of an internal error, so it \
-                 was not approved.",
-            ));
-        }
-        Ok(Err(e)) => {
+    let parsed = parse_off_worker(bytes, |bytes| Ok::<_, AppError>(parse_claude_hook(bytes))).await;
+    let event = match parsed {
+        Ok(Ok(event)) => event,
+        Ok(Err((event, e))) => {
             state
                 .metrics()
                 .record_hook_fallback(HookFallback::Malformed);
             tracing::warn!(error = %e, "malformed claude code hook body");
-            return Json(claude_code::permission(
-                "deny",
-                &format!("vouch could not understand this tool call, so it was not approved: {e}"),
-            ));
+            let why = format!("vouch could not understand this tool call: {e}");
+            return Json(claude.fault_reply(&event, &why).to_json());
         }
-    };
-    match reviewed(&state, request).await {
-        Ok(decision) => Json(claude_code::answer(&decision)),
         Err(e) => {
             state.metrics().record_hook_fallback(HookFallback::Internal);
-            tracing::error!(cause = %e, "claude code hook review failed");
-            Json(claude_code::fail_closed(
-                mode,
-                "Automatic review could not complete because of an internal error in vouch, so \
-                 this call was not approved. This is a failure of the reviewer, not a \
-                 judgement that the action is risky.",
-            ))
+            tracing::error!(cause = %e, "claude code hook parse failed");
+            let why = "vouch could not parse this tool call because of an internal error";
+            return reply(claude.primary_event(), &hooks::fault_answer(&why));
         }
+    };
+    match event {
+        Event::Decide(call) => {
+            let name = call.event.clone();
+            let answer =
+                hooks::decide_call(state.engine(), HarnessId::ClaudeCode, call, DeferAs::Auto)
+                    .await;
+            reply(&name, &answer)
+        }
+        Event::Observe(observed) => {
+            // For the audit only; finding the project touches the
+            // filesystem, so off the worker.
+            let engine = state.engine().clone();
+            let name = observed.event.clone();
+            let _ =
+                tokio::task::spawn_blocking(move || engine.observe_ran(&observed.request)).await;
+            Json(claude.no_op(&name).to_json())
+        }
+        // Nothing to decide.
+        Event::Ignore { event } => Json(claude.no_op(&event).to_json()),
     }
+}
+
+/// A Claude Code hook body as an event, or the error with the event name
+/// it carried (so the fault reply has the right shape).
+fn parse_claude_hook(bytes: &[u8]) -> Result<Event, (String, hooks::HookError)> {
+    let claude = HarnessId::ClaudeCode.harness();
+    let primary = claude.primary_event().to_owned();
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|e| (primary.clone(), hooks::HookError::Json(e.to_string())))?;
+    let event = value
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .map_or(primary, str::to_owned);
+    claude.parse(&value).map_err(|e| (event, e))
 }
 
 pub async fn healthz(State(state): State<AppState>) -> Response {

@@ -47,7 +47,7 @@ use crate::telemetry;
 
 use retry::{Next, RetryAfter};
 pub use verdict::Verdict;
-use wire::{RequestShape, Usage};
+use wire::{RequestShape, Usage, Wire};
 
 /// Largest 2xx reply read, in bytes. A verdict capped at
 /// `max_output_tokens` (≤ 4096) fits many times over; anything larger is a
@@ -204,6 +204,11 @@ pub struct ReviewResult {
 /// never contain the API key or the full base URL (which could embed one).
 #[derive(Debug, thiserror::Error)]
 pub enum ReviewerError {
+    #[error(
+        "no reviewer model is configured (`reviewer.provider = \"none\"`); set a provider, \
+         `base_url` and `model` in the user configuration"
+    )]
+    NotConfigured,
     #[error("key `reviewer.base_url`: not a valid URL ({0})")]
     BaseUrl(String),
     #[error("key `reviewer.base_url`: scheme `{0}` is not supported; use http or https")]
@@ -309,6 +314,7 @@ impl Reviewer {
         client: Client,
         api_key: Option<String>,
     ) -> Result<Reviewer, ReviewerError> {
+        let wire = Wire::of(cfg.provider).ok_or(ReviewerError::NotConfigured)?;
         if cfg.model.trim().is_empty() {
             return Err(ReviewerError::EmptyModel);
         }
@@ -327,7 +333,7 @@ impl Reviewer {
         let endpoint = format!(
             "{}{}",
             base.as_str().trim_end_matches('/'),
-            wire::endpoint_path(cfg.provider)
+            wire::endpoint_path(wire)
         );
         let endpoint = Url::parse(&endpoint).map_err(|e| ReviewerError::BaseUrl(e.to_string()))?;
 
@@ -338,9 +344,9 @@ impl Reviewer {
                     let host = endpoint.host_str().unwrap_or_default().to_owned();
                     return Err(ReviewerError::KeyOverPlainHttp(host));
                 }
-                let (name, value) = match cfg.provider {
-                    Provider::Openai | Provider::Ollama => (AUTHORIZATION, format!("Bearer {key}")),
-                    Provider::Anthropic => (HeaderName::from_static("x-api-key"), key),
+                let (name, value) = match wire {
+                    Wire::Openai | Wire::Ollama => (AUTHORIZATION, format!("Bearer {key}")),
+                    Wire::Anthropic => (HeaderName::from_static("x-api-key"), key),
                 };
                 let mut value = HeaderValue::from_str(&value)
                     .map_err(|_| ReviewerError::ApiKey(cfg.api_key_env.clone()))?;
@@ -354,7 +360,7 @@ impl Reviewer {
             .map_err(|e| ReviewerError::Schema(e.to_string()))?;
         Ok(Reviewer {
             shape: RequestShape {
-                provider: cfg.provider,
+                provider: wire,
                 model: cfg.model.clone(),
                 max_output_tokens: cfg.max_output_tokens,
                 schema,
@@ -375,7 +381,7 @@ impl Reviewer {
     }
 
     pub fn provider(&self) -> Provider {
-        self.shape.provider
+        self.shape.provider.provider()
     }
 
     /// Tokens the wire format adds around the system and user text: the
@@ -490,7 +496,7 @@ impl Reviewer {
             .post(self.endpoint.clone())
             .timeout(remaining)
             .json(body);
-        if self.shape.provider == Provider::Anthropic {
+        if self.shape.provider == Wire::Anthropic {
             request = request.header("anthropic-version", wire::ANTHROPIC_VERSION);
         }
         if let Some((name, value)) = &self.auth {

@@ -26,26 +26,55 @@ const TOOL_DESCRIPTION: &str = "Submit the review verdict for the requested acti
 /// `anthropic-version` header value this wire format is written against.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// The path appended to `reviewer.base_url`.
-pub fn endpoint_path(provider: Provider) -> &'static str {
-    match provider {
-        Provider::Openai | Provider::Ollama => "/chat/completions",
-        Provider::Anthropic => "/messages",
+/// The wire formats vouch speaks: every [`Provider`] except `none`, which
+/// has no model to call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    Openai,
+    Anthropic,
+    Ollama,
+}
+
+impl Wire {
+    /// The wire format of a configured provider; `None` for `none`.
+    pub fn of(provider: Provider) -> Option<Wire> {
+        match provider {
+            Provider::None => None,
+            Provider::Openai => Some(Wire::Openai),
+            Provider::Anthropic => Some(Wire::Anthropic),
+            Provider::Ollama => Some(Wire::Ollama),
+        }
+    }
+
+    pub fn provider(self) -> Provider {
+        match self {
+            Wire::Openai => Provider::Openai,
+            Wire::Anthropic => Provider::Anthropic,
+            Wire::Ollama => Provider::Ollama,
+        }
     }
 }
 
-pub fn provider_name(provider: Provider) -> &'static str {
+/// The path appended to `reviewer.base_url`.
+pub fn endpoint_path(provider: Wire) -> &'static str {
     match provider {
-        Provider::Openai => "openai",
-        Provider::Anthropic => "anthropic",
-        Provider::Ollama => "ollama",
+        Wire::Openai | Wire::Ollama => "/chat/completions",
+        Wire::Anthropic => "/messages",
+    }
+}
+
+pub fn provider_name(provider: Wire) -> &'static str {
+    match provider {
+        Wire::Openai => "openai",
+        Wire::Anthropic => "anthropic",
+        Wire::Ollama => "ollama",
     }
 }
 
 /// The fixed parts of every request for one configured reviewer.
 #[derive(Debug, Clone)]
 pub struct RequestShape {
-    pub provider: Provider,
+    pub provider: Wire,
     pub model: String,
     pub max_output_tokens: u32,
     pub schema: Value,
@@ -57,32 +86,32 @@ impl RequestShape {
     pub fn body(&self, input: &ModelInput<'_>, with_correction: bool) -> Value {
         let mut messages = vec![];
         match self.provider {
-            Provider::Openai | Provider::Ollama => {
+            Wire::Openai | Wire::Ollama => {
                 messages.push(json!({"role": "system", "content": input.system}));
             }
             // Anthropic takes the system prompt as a top-level field.
-            Provider::Anthropic => {}
+            Wire::Anthropic => {}
         }
         messages.push(json!({"role": "user", "content": input.user}));
         if with_correction {
             messages.push(json!({"role": "user", "content": FORMAT_CORRECTION}));
         }
         match self.provider {
-            Provider::Openai => json!({
+            Wire::Openai => json!({
                 "model": self.model,
                 "messages": messages,
                 "response_format": self.response_format(),
                 "max_completion_tokens": self.max_output_tokens,
                 "temperature": 0,
             }),
-            Provider::Ollama => json!({
+            Wire::Ollama => json!({
                 "model": self.model,
                 "messages": messages,
                 "response_format": self.response_format(),
                 "max_tokens": self.max_output_tokens,
                 "temperature": 0,
             }),
-            Provider::Anthropic => json!({
+            Wire::Anthropic => json!({
                 "model": self.model,
                 "system": input.system,
                 "messages": messages,
@@ -123,7 +152,7 @@ pub struct Reply {
 /// Reads a 2xx body. A body that is not the provider's envelope is
 /// [`FailureClass::MalformedResponse`]; usage is kept whenever it is present,
 /// because it was billed whatever the verdict turned out to be.
-pub fn read_reply(provider: Provider, body: &[u8]) -> Reply {
+pub fn read_reply(provider: Wire, body: &[u8]) -> Reply {
     let Ok(envelope) = serde_json::from_slice::<Value>(body) else {
         return Reply {
             usage: Usage::default(),
@@ -131,8 +160,8 @@ pub fn read_reply(provider: Provider, body: &[u8]) -> Reply {
         };
     };
     match provider {
-        Provider::Openai | Provider::Ollama => read_chat(&envelope),
-        Provider::Anthropic => read_messages(&envelope),
+        Wire::Openai | Wire::Ollama => read_chat(&envelope),
+        Wire::Anthropic => read_messages(&envelope),
     }
 }
 
@@ -250,7 +279,7 @@ mod tests {
 
     const VERDICT: &str = r#"{"outcome":"deny","risk_level":"high","user_authorization":"unknown","rationale":"pushes to main","suggestion":"open a pull request"}"#;
 
-    fn shape(provider: Provider) -> RequestShape {
+    fn shape(provider: Wire) -> RequestShape {
         RequestShape {
             provider,
             model: "m".into(),
@@ -266,7 +295,7 @@ mod tests {
 
     #[test]
     fn openai_body() {
-        let b = shape(Provider::Openai).body(&INPUT, false);
+        let b = shape(Wire::Openai).body(&INPUT, false);
         assert_eq!(b["max_completion_tokens"], 256);
         assert!(b.get("max_tokens").is_none());
         assert_eq!(b["temperature"], 0);
@@ -281,7 +310,7 @@ mod tests {
 
     #[test]
     fn ollama_body_uses_max_tokens() {
-        let b = shape(Provider::Ollama).body(&INPUT, false);
+        let b = shape(Wire::Ollama).body(&INPUT, false);
         assert_eq!(b["max_tokens"], 256);
         assert!(b.get("max_completion_tokens").is_none());
         assert_eq!(b["response_format"]["json_schema"]["strict"], true);
@@ -289,7 +318,7 @@ mod tests {
 
     #[test]
     fn anthropic_body_forces_the_tool() {
-        let b = shape(Provider::Anthropic).body(&INPUT, true);
+        let b = shape(Wire::Anthropic).body(&INPUT, true);
         assert_eq!(b["system"], "SYS");
         assert_eq!(b["max_tokens"], 256);
         assert_eq!(b["tool_choice"], json!({"type":"tool","name":TOOL_NAME}));
@@ -306,7 +335,7 @@ mod tests {
         let reply = |choice: Value| {
             let body =
                 json!({"choices":[choice],"usage":{"prompt_tokens":10,"completion_tokens":3}});
-            read_reply(Provider::Openai, body.to_string().as_bytes())
+            read_reply(Wire::Openai, body.to_string().as_bytes())
         };
         let ok = reply(json!({"message":{"content":VERDICT},"finish_reason":"stop"}));
         assert_eq!(
@@ -330,11 +359,11 @@ mod tests {
         let parts = reply(json!({"message":{"content":[{"type":"text","text":VERDICT}]}}));
         assert!(parts.verdict.is_ok());
         assert_eq!(
-            read_reply(Provider::Ollama, b"<html>").verdict,
+            read_reply(Wire::Ollama, b"<html>").verdict,
             Err(FailureClass::MalformedResponse)
         );
         assert_eq!(
-            read_reply(Provider::Openai, b"{\"choices\":[]}").verdict,
+            read_reply(Wire::Openai, b"{\"choices\":[]}").verdict,
             Err(FailureClass::EmptyOutput)
         );
     }
@@ -344,7 +373,7 @@ mod tests {
         let reply = |stop: &str, content: Value| {
             let body = json!({"content":content,"stop_reason":stop,
                 "usage":{"input_tokens":7,"output_tokens":2,"cache_read_input_tokens":5}});
-            read_reply(Provider::Anthropic, body.to_string().as_bytes())
+            read_reply(Wire::Anthropic, body.to_string().as_bytes())
         };
         let input: Value = serde_json::from_str(VERDICT).unwrap();
         let tool = json!({"type":"tool_use","id":"t","name":TOOL_NAME,"input":input});

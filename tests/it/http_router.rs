@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use serde_json::{Value, json};
 use tower::ServiceExt;
-use vouch::config::{Config, FailClosed};
+use vouch::config::{Config, FailClosed, Provider};
 use vouch::engine::{Engine, EngineOptions};
 use vouch::http::{AppState, Tokens, app};
 
@@ -21,6 +21,8 @@ struct Harness {
 fn harness_with(edit: impl FnOnce(&mut Config)) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let mut config = Config::defaults().unwrap();
+    // A configured reviewer nobody answers: model reviews fail closed.
+    config.reviewer.provider = Provider::Openai;
     edit(&mut config);
     let engine = Engine::new(EngineOptions::isolated(dir.path(), &config).unwrap()).unwrap();
     let state = AppState::new(engine, Tokens::from_values(ADAPTER, OPERATOR)).unwrap();
@@ -35,7 +37,8 @@ fn harness_with(edit: impl FnOnce(&mut Config)) -> Harness {
 fn broken_state_harness() -> Harness {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("state"), b"not a directory").unwrap();
-    let config = Config::defaults().unwrap();
+    let mut config = Config::defaults().unwrap();
+    config.reviewer.provider = Provider::Openai;
     let engine = Engine::new(EngineOptions::isolated(dir.path(), &config).unwrap()).unwrap();
     let state = AppState::new(engine, Tokens::from_values(ADAPTER, OPERATOR)).unwrap();
     Harness {

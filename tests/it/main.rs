@@ -24,6 +24,7 @@ mod config_props;
 mod config_tighten;
 mod grants;
 mod hard_deny_wrapping;
+mod hooks;
 mod http_router;
 mod model_server_faults;
 mod multiprocess;

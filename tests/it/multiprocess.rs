@@ -34,6 +34,7 @@ fn review(home: &std::path::Path, base_url: &str, command: &str) -> serde_json::
     let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
         .arg("review")
         .env("VOUCH_HOME", home)
+        .env("VOUCH_REVIEWER__PROVIDER", "openai")
         .env("VOUCH_REVIEWER__BASE_URL", base_url)
         .env("VOUCH_TURN__MAX_REVIEWS", "1000")
         .env_remove("RUST_LOG")

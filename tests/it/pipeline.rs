@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::{Value, json};
 
 use crate::support::model_server::{ModelServer, Step};
-use vouch::config::{Config, Estimator};
+use vouch::config::{Config, Estimator, Provider};
 use vouch::decision::{Decision, Outcome, Stage};
 use vouch::engine::{Engine, EngineOptions};
 use vouch::request::Request;
@@ -55,6 +55,7 @@ async fn setup_with(script: Vec<Step>, edit: impl FnOnce(&mut Config)) -> Setup 
     let server = ModelServer::start(script).await;
     let home = tempfile::tempdir().unwrap();
     let mut config = Config::defaults().unwrap();
+    config.reviewer.provider = Provider::Openai;
     config.reviewer.base_url = server.base_url();
     config.reviewer.timeout_ms = 5_000;
     edit(&mut config);

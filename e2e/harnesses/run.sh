@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# The real harnesses, end to end: Claude Code, Codex CLI and Gemini CLI (the
+# versions pinned in package-lock.json, installed with `npm ci`) run headless
+# against a scripted fake *agent* model API on loopback (fake-agent.mjs),
+# with `vouch hook <harness>` configured exactly as `vouch hook snippet`
+# prints it and vouch's own reviewer pointed at the project's test model
+# server. The agent asks to run harmless marker commands; the checks are on
+# the files those commands would create and on what the agent's model was
+# told:
+#
+#   hard deny          never runs, and the reviewer is never asked
+#   model allow        runs
+#   model deny         does not run, and the reason reaches the agent model
+#   reviewer down      does not run
+#   vouch missing      does not run where the harness has a fail-closed
+#                      setting (Claude Code `onFailure: "block"`; Gemini CLI
+#                      blocks a hook that cannot start); Codex has none, so
+#                      there it is reported, not asserted
+#
+# HOME and vouch's home are temp dirs; the harnesses' own network (telemetry,
+# updates) goes to a dead loopback proxy, so nothing leaves the machine.
+#
+# Usage: e2e/harnesses/run.sh [claude-code|codex|gemini ...]
+# Env:   VOUCH_E2E_CACHE (npm install dir, default ~/.cache/vouch-e2e-harnesses),
+#        VOUCH_BIN, VOUCH_MODEL_SERVER (prebuilt binaries; default: cargo build).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+harnesses=("$@")
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(claude-code codex gemini)
+
+command -v node >/dev/null || { echo "e2e: node (>= 20) is required" >&2; exit 1; }
+
+# --- the harness CLIs, from the lockfile --------------------------------------
+cache=${VOUCH_E2E_CACHE:-${HOME}/.cache/vouch-e2e-harnesses}
+stamp=$(cat "$here/package.json" "$here/package-lock.json" | sha256sum | cut -c1-16)
+if [ ! -f "$cache/$stamp.ok" ]; then
+  rm -rf "$cache" && mkdir -p "$cache"
+  cp "$here/package.json" "$here/package-lock.json" "$cache/"
+  # Install scripts are not needed: the native binaries are run directly.
+  (cd "$cache" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  touch "$cache/$stamp.ok"
+fi
+nm=$cache/node_modules
+claude_bin=$nm/@anthropic-ai/claude-code-linux-x64/claude
+codex_bin=$nm/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex
+gemini_js=$nm/@google/gemini-cli/bundle/gemini.js
+
+# --- vouch and the test model server -------------------------------------------
+if [ -z "${VOUCH_BIN:-}" ] || [ -z "${VOUCH_MODEL_SERVER:-}" ]; then
+  (cd "$root" && cargo build --release --quiet --bin vouch --example model_server)
+fi
+vouch=${VOUCH_BIN:-$root/target/release/vouch}
+model_server=${VOUCH_MODEL_SERVER:-$root/target/release/examples/model_server}
+
+work=$(mktemp -d /tmp/vouch-e2e-harnesses.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Starts a server whose first stdout line is `listening URL`; its stdin is a
+# pipe held open by this script, so it exits with us. Sets `url`.
+start() {
+  local name=$1; shift
+  mkfifo "$work/$name.in"
+  "$@" < "$work/$name.in" > "$work/$name.out" 2> "$work/$name.err" &
+  pids+=($!)
+  exec {hold}> "$work/$name.in"
+  for _ in $(seq 100); do
+    url=$(sed -n 's/^listening //p' "$work/$name.out")
+    [ -n "$url" ] && return 0
+    sleep 0.1
+  done
+  echo "e2e: $name did not start:" >&2; cat "$work/$name.err" >&2; exit 1
+}
+
+cat > "$work/script.json" <<'JSON'
+{"default": {"verdict": {"outcome": "allow", "risk_level": "low", "user_authorization": "high",
+   "rationale": "the user asked for exactly this marker", "suggestion": null}},
+ "rules": [{"contains": "denied-marker", "reply": {"verdict": {"outcome": "deny", "risk_level": "medium",
+   "user_authorization": "unknown", "rationale": "E2E-DENY-REASON this marker is not allowed", "suggestion": null}}}]}
+JSON
+start model "$model_server" --listen 127.0.0.1:0 --script "$work/script.json"
+reviewer_url=$url
+start agent node "$here/fake-agent.mjs"
+agent_url=$url
+dead_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+
+passed=0 failed=0 reported=()
+check() { # name, condition-result (0 = pass), detail
+  if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "ok   $1"
+  else failed=$((failed + 1)); echo "FAIL $1: $3"; fi
+}
+
+# A vouch home whose reviewer is `$1` (base URL).
+vouch_home() {
+  local dir=$1 base=$2
+  mkdir -p "$dir"
+  printf '[reviewer]\nprovider = "openai"\nbase_url = "%s"\napi_key_env = ""\ntimeout_ms = 20000\n' \
+    "$base" > "$dir/config.toml"
+}
+
+# The snippet for harness $1 with vouch home $2, HOME $3, printed by the
+# vouch binary $4 (so the hook command names that binary, as for a user).
+snippet() {
+  VOUCH_HOME=$2 HOME=$3 CODEX_HOME=$3/.codex "$4" hook snippet "$1" 2>/dev/null
+}
+
+# Everything a harness process gets: no inherited environment, a dead proxy
+# for anything but loopback, telemetry and updates off.
+harness_env=(env -i "PATH=/usr/bin:/bin:$(dirname "$(command -v node)")"
+  HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 NO_PROXY=127.0.0.1,localhost
+  DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1)
+
+# Runs harness $1 once in project $3 with HOME $2, asking for command $4.
+drive() {
+  local harness=$1 home=$2 project=$3 command=$4
+  local prompt="RUN<<<$command>>>"
+  case $harness in
+    claude-code)
+      (cd "$project" && "${harness_env[@]}" HOME="$home" IS_SANDBOX=1 \
+        ANTHROPIC_BASE_URL="$agent_url" ANTHROPIC_API_KEY=sk-ant-e2e-not-a-key \
+        timeout 120 "$claude_bin" -p "$prompt" --output-format json) ;;
+    codex)
+      (cd "$project" && "${harness_env[@]}" HOME="$home" CODEX_HOME="$home/.codex" FAKE_AGENT_KEY=x \
+        timeout 120 "$codex_bin" exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox "$prompt") ;;
+    gemini)
+      (cd "$project" && "${harness_env[@]}" HOME="$home" GEMINI_API_KEY=e2e-not-a-key \
+        GOOGLE_GEMINI_BASE_URL="$agent_url" GEMINI_CLI_TRUST_WORKSPACE=true \
+        timeout 120 node "$gemini_js" -p "$prompt" --yolo -m gemini-2.5-flash) ;;
+  esac < /dev/null > "$project.out" 2> "$project.err" || true
+}
+
+# Writes harness $1's settings under HOME $2 from the snippet text $3.
+configure() {
+  local harness=$1 home=$2 text=$3
+  case $harness in
+    claude-code)
+      mkdir -p "$home/.claude" && printf '%s\n' "$text" > "$home/.claude/settings.json" ;;
+    codex)
+      mkdir -p "$home/.codex"
+      cat > "$home/.codex/config.toml" <<TOML
+model = "fake-model"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "$agent_url/v1"
+wire_api = "responses"
+env_key = "FAKE_AGENT_KEY"
+
+[analytics]
+enabled = false
+
+TOML
+      printf '%s\n' "$text" >> "$home/.codex/config.toml" ;;
+    gemini)
+      mkdir -p "$home/.gemini"
+      printf '%s\n' "$text" | python3 -c '
+import json, sys
+hooks = json.load(sys.stdin)
+settings = {"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+            "telemetry": {"enabled": False}, "privacy": {"usageStatisticsEnabled": False},
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}
+settings.update(hooks)
+json.dump(settings, open(sys.argv[1], "w"), indent=1)' "$home/.gemini/settings.json" ;;
+  esac
+}
+
+agent_log() { curl -s --noproxy '*' "$agent_url/_log"; }
+reviewer_log() { curl -s --noproxy '*' "$reviewer_url/_requests"; }
+
+# One case: harness, case name, reviewer URL, command, marker, expectation
+# (`runs` / `blocked` / `report`), [missing].
+case_run() {
+  local harness=$1 name=$2 base=$3 command=$4 marker=$5 expect=$6 missing=${7:-}
+  local dir=$work/$harness-$name
+  mkdir -p "$dir/home" "$dir/project"
+  git -C "$dir/project" init -q
+  vouch_home "$dir/vouch" "$base"
+  # The hook runs vouch from where it was installed; `missing` removes it
+  # after the snippet was written, as an uninstall or a bad path would.
+  mkdir -p "$dir/bin" && cp "$vouch" "$dir/bin/vouch"
+  configure "$harness" "$dir/home" "$(snippet "$harness" "$dir/vouch" "$dir/home" "$dir/bin/vouch")"
+  [ "$missing" = missing ] && rm "$dir/bin/vouch"
+  local started=$SECONDS
+  drive "$harness" "$dir/home" "$dir/project" "$command"
+  local took=$((SECONDS - started))
+  local ran=1; [ -e "$dir/project/$marker" ] && ran=0
+  case $expect in
+    runs) check "$harness: $name runs (${took}s)" $ran "marker $marker missing; $(tail -c 400 "$dir/project.err")" ;;
+    blocked) check "$harness: $name does not run (${took}s)" $((1 - ran)) "marker $marker was created" ;;
+    report)
+      if [ $ran -eq 0 ]; then echo "info $harness: $name runs the tool (no fail-closed setting in $harness; README)"
+      else echo "info $harness: $name does not run the tool"; fi ;;
+  esac
+}
+
+for harness in "${harnesses[@]}"; do
+  reviewer=$reviewer_url/v1
+  curl -s --noproxy '*' -X DELETE "$reviewer_url/_requests" > /dev/null
+  case_run "$harness" "model-allowed" "$reviewer" "touch ran-allowed" ran-allowed runs
+  # It ran because vouch's reviewer allowed it, not because no hook ran.
+  check "$harness: the allowed command was reviewed through the hook" \
+    $(reviewer_log | grep -q "touch ran-allowed" && echo 0 || echo 1) "the reviewer never saw it"
+  case_run "$harness" "model-denied" "$reviewer" "touch ran-denied-marker" ran-denied-marker blocked
+  seen=$(agent_log | python3 -c "import json,sys; print(sum('E2E-DENY-REASON' in r['text'] for r in json.load(sys.stdin) if r['harness']=='$harness'))")
+  check "$harness: the deny reason reaches the agent model" $([ "$seen" -ge 1 ]; echo $?) \
+    "agent log: $(agent_log | tail -c 300)"
+  case_run "$harness" "hard-deny" "$reviewer" "curl -k https://example.invalid/ ; touch ran-hard-deny" ran-hard-deny blocked
+  check "$harness: the hard deny never reached the reviewer" \
+    $(reviewer_log | grep -q "ran-hard-deny" && echo 1 || echo 0) "the reviewer saw it"
+  case_run "$harness" "reviewer-down" "http://127.0.0.1:$dead_port/v1" "touch ran-reviewer-down" ran-reviewer-down blocked
+  if [ "$harness" = codex ]; then
+    case_run "$harness" "vouch-missing" "$reviewer" "touch ran-vouch-missing" ran-vouch-missing report missing
+  else
+    case_run "$harness" "vouch-missing" "$reviewer" "touch ran-vouch-missing" ran-vouch-missing blocked missing
+  fi
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

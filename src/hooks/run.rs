@@ -1,0 +1,480 @@
+//! `vouch hook <harness>`: one hook call, from the harness's stdin to its
+//! reply, in a short-lived process against the shared SQLite state.
+//!
+//! The process environment is the harness's, which the project can set
+//! (Gemini CLI loads the project's `.env`; project settings set variables),
+//! so here it is not trusted: vouch's files are located from `--home` (the
+//! hook command line in the user's own settings) or `$HOME`, never from
+//! `VOUCH_HOME` or the XDG variables; `VOUCH_<SECTION>__<KEY>` variables may
+//! only tighten (a loosening one fails the call closed, naming it); and
+//! `VOUCH_ALLOW_UNTRUSTED_DEV` is ignored.
+//!
+//! A watchdog answers with a fail-closed reply when the harness's hook
+//! timeout (less `hooks.deadline_margin_ms`) is about to run out, whatever
+//! the work is stuck on (stdin, a state lock, the model): most harnesses run
+//! the tool when a hook is killed for time.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::transcript::{self, Transcript};
+use super::{
+    Answer, Call, DeferAs, Event, HarnessId, HookError, Observed, Presence, Reply, answer_for,
+    fault_answer, strictest,
+};
+use crate::config::{LoadedConfig, Source};
+use crate::engine::{Engine, EngineOptions};
+use crate::paths::Paths;
+use crate::request::MAX_REQUEST_BYTES;
+
+/// What the hook command line says.
+#[derive(Debug, Clone)]
+pub struct HookOptions {
+    pub harness: HarnessId,
+    /// `--home DIR`: vouch's files (`DIR/config.toml`, `DIR/state/`), as
+    /// `VOUCH_HOME` would say outside hooks.
+    pub home: Option<PathBuf>,
+    /// `--config FILE`: one more trusted overlay.
+    pub config: Option<PathBuf>,
+    /// `--timeout SECONDS`: the harness's hook timeout for this entry, as
+    /// written in its settings; else the harness's default.
+    pub timeout_secs: Option<u64>,
+    pub defer_as: DeferAs,
+}
+
+/// The harness's hook timeout when the command line does not say: the
+/// documented defaults (Claude Code 60 s in older and 600 s in newer
+/// releases: the smaller is assumed).
+pub fn default_timeout_secs(harness: HarnessId) -> u64 {
+    match harness {
+        HarnessId::ClaudeCode | HarnessId::Gemini | HarnessId::Cursor => 60,
+        HarnessId::Codex => 600,
+    }
+}
+
+/// Time the work gets when the trusted configuration cannot be read to learn
+/// `hooks.deadline_margin_ms`: the default margin.
+const FALLBACK_MARGIN_MS: u64 = 5000;
+
+/// Shortest hook deadline vouch works with; a harness timeout too short
+/// for it still gets an answer, just a fail-closed one sooner.
+const MIN_DEADLINE_MS: u64 = 500;
+
+/// The time the work keeps for itself besides the model call (process start,
+/// transcript, state) when the review deadline is fitted under the hook's.
+pub const NON_MODEL_RESERVE_MS: u64 = 1000;
+
+/// Runs one hook call: reads `input`, writes the harness's reply to `out`,
+/// returns the exit code (always 0: harnesses read a non-zero exit as "run
+/// the tool anyway", or worse).
+pub fn run_hook<R, W>(opts: &HookOptions, input: R, out: W) -> i32
+where
+    R: Read + Send + 'static,
+    W: Write,
+{
+    let started = Instant::now();
+    let harness = opts.harness.harness();
+    let env = Env::from_process(opts);
+    let trusted = env.trusted();
+    let margin = match &trusted {
+        Ok(t) => t.config.hooks.deadline_margin_ms,
+        Err(_) => FALLBACK_MARGIN_MS,
+    };
+    let timeout_ms = opts
+        .timeout_secs
+        .unwrap_or_else(|| default_timeout_secs(opts.harness))
+        .saturating_mul(1000);
+    let deadline = Duration::from_millis(timeout_ms.saturating_sub(margin).max(MIN_DEADLINE_MS));
+    let flush_ms = match &trusted {
+        Ok(t) => t.config.audit.flush_timeout_ms,
+        Err(_) => 0,
+    };
+
+    // The event being answered, for the shape of a reply the watchdog gives.
+    let event = Arc::new(Mutex::new(harness.primary_event().to_owned()));
+    let (tx, rx) = mpsc::channel::<Reply>();
+    let (flushed_tx, flushed_rx) = mpsc::channel::<()>();
+    let worker_event = Arc::clone(&event);
+    let worker_opts = opts.clone();
+    let spawned = std::thread::Builder::new()
+        .name("vouch-hook".to_owned())
+        .spawn(move || {
+            let (reply, engine) = work(
+                &worker_opts,
+                env,
+                trusted,
+                input,
+                &worker_event,
+                started,
+                deadline,
+            );
+            // The receiver is gone only after the watchdog answered.
+            let _ = tx.send(reply);
+            // The audit is written after the reply is out; bounded by
+            // `audit.flush_timeout_ms`, and never changes the reply.
+            if let Some(engine) = engine {
+                let wait = Duration::from_millis(engine.config().audit.flush_timeout_ms);
+                engine.audit().flush(wait);
+            }
+            let _ = flushed_tx.send(());
+        });
+    let reply = match spawned {
+        Err(e) => render_fault(
+            opts.harness,
+            &event,
+            &format!("cannot start the hook worker: {e}"),
+        ),
+        Ok(_) => match rx.recv_timeout(deadline) {
+            Ok(reply) => {
+                write_reply(out, &reply);
+                // The harness waits for the process to exit: the audit
+                // write gets what is left of `audit.flush_timeout_ms` and
+                // of the deadline, whichever is less.
+                let left = deadline.saturating_sub(started.elapsed());
+                let _ = flushed_rx.recv_timeout(left.min(Duration::from_millis(flush_ms)));
+                return 0;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => render_fault(
+                opts.harness,
+                &event,
+                &format!(
+                    "the review did not finish within {} ms, the time left before the harness's \
+                     own hook timeout",
+                    deadline.as_millis()
+                ),
+            ),
+            Err(mpsc::RecvTimeoutError::Disconnected) => render_fault(
+                opts.harness,
+                &event,
+                &"the hook worker stopped without an answer",
+            ),
+        },
+    };
+    write_reply(out, &reply);
+    0
+}
+
+fn write_reply(mut out: impl Write, reply: &Reply) {
+    // Nothing more can be done when stdout itself is gone.
+    let _ = out.write_all(reply.to_stdout().as_bytes());
+    let _ = out.flush();
+}
+
+fn event_name(event: &Mutex<String>) -> String {
+    event
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
+}
+
+fn render_fault(harness: HarnessId, event: &Mutex<String>, why: &dyn std::fmt::Display) -> Reply {
+    harness.harness().fault_reply(&event_name(event), why)
+}
+
+/// The trusted setup, read from the command line and `$HOME` only.
+struct Env {
+    paths: Result<Paths, String>,
+    cli_config: Option<PathBuf>,
+    /// The `VOUCH_` variables of the process, folded tighten-only.
+    vars: Result<Vec<(String, String)>, String>,
+}
+
+impl Env {
+    fn from_process(opts: &HookOptions) -> Env {
+        let home = opts.home.as_ref().map(|h| h.display().to_string());
+        let user_home = std::env::var("HOME").ok();
+        Env {
+            paths: hook_paths(home, user_home),
+            cli_config: opts.config.clone(),
+            vars: crate::config::process_env().map_err(|e| e.to_string()),
+        }
+    }
+
+    /// The trusted configuration: defaults, the user file, `--config`.
+    fn trusted(&self) -> Result<LoadedConfig, String> {
+        let paths = self.paths.as_ref().map_err(Clone::clone)?;
+        crate::config::load_trusted(paths, self.cli_config.as_deref(), Vec::new())
+            .map_err(|e| format!("invalid configuration: {e}"))
+    }
+}
+
+/// vouch's locations under `vouch hook`: `--home` stands where `VOUCH_HOME`
+/// would, else the defaults under `$HOME`; the XDG variables are not read.
+pub fn hook_paths(home: Option<String>, user_home: Option<String>) -> Result<Paths, String> {
+    Paths::from_lookup(|name| match name {
+        "VOUCH_HOME" => home.clone(),
+        "HOME" => user_home.clone(),
+        _ => None,
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// Everything after the process starts: read, parse, decide, render.
+fn work<R: Read>(
+    opts: &HookOptions,
+    env: Env,
+    trusted: Result<LoadedConfig, String>,
+    input: R,
+    event: &Mutex<String>,
+    started: Instant,
+    deadline: Duration,
+) -> (Reply, Option<Engine>) {
+    let harness = opts.harness.harness();
+    let fault = |event: &str, why: &dyn std::fmt::Display| (harness.fault_reply(event, why), None);
+    let value = match read_input(input) {
+        Ok(v) => v,
+        Err(e) => return fault(harness.primary_event(), &e),
+    };
+    if let Some(name) = value.get("hook_event_name").and_then(Value::as_str) {
+        name.clone_into(
+            &mut event
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+    }
+    let parsed = match harness.parse(&value) {
+        Ok(e) => e,
+        Err(e) => return fault(&event_name(event), &e),
+    };
+    let remaining = deadline.saturating_sub(started.elapsed());
+    match parsed {
+        Event::Ignore { event } => (harness.no_op(&event), None),
+        Event::Observe(observed) => {
+            let engine = observe(&env, trusted, &observed, remaining);
+            (harness.no_op(&observed.event), engine)
+        }
+        Event::Decide(call) => {
+            let name = call.event.clone();
+            let (answer, engine) = decide(opts, &env, trusted, call, remaining);
+            (harness.render(&name, &answer), engine)
+        }
+    }
+}
+
+/// Reads the hook input: at most [`MAX_REQUEST_BYTES`], one JSON object.
+fn read_input(input: impl Read) -> Result<Value, HookError> {
+    let limit = u64::try_from(MAX_REQUEST_BYTES).unwrap_or(u64::MAX);
+    let mut bytes = Vec::new();
+    input
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| HookError::Json(format!("cannot read standard input: {e}")))?;
+    if bytes.len() > MAX_REQUEST_BYTES {
+        return Err(HookError::TooLarge {
+            limit: MAX_REQUEST_BYTES,
+        });
+    }
+    let value: Value =
+        serde_json::from_slice(&bytes).map_err(|e| HookError::Json(e.to_string()))?;
+    if !value.is_object() {
+        return Err(HookError::Json("expected a JSON object".to_owned()));
+    }
+    Ok(value)
+}
+
+/// After-the-fact events are for the audit only (a deferred call that ran
+/// is a human approval); they never change a decision, and a setup that
+/// cannot be read just leaves them unrecorded. Returns the engine whose
+/// audit holds the observation, for the flush after the reply.
+fn observe(
+    env: &Env,
+    trusted: Result<LoadedConfig, String>,
+    observed: &Observed,
+    remaining: Duration,
+) -> Option<Engine> {
+    tracing::debug!(
+        event = %observed.event,
+        surface = observed.request.surface.as_str(),
+        succeeded = ?observed.succeeded,
+        "tool call observed after the fact"
+    );
+    match hook_engine(env, trusted, remaining) {
+        Ok(engine) => {
+            engine.observe_ran(&observed.request);
+            Some(engine)
+        }
+        Err(why) => {
+            tracing::debug!(problem = ?why, "after-the-fact event not audited");
+            None
+        }
+    }
+}
+
+/// An engine over the shared state with the hook's configuration.
+fn hook_engine(
+    env: &Env,
+    trusted: Result<LoadedConfig, String>,
+    remaining: Duration,
+) -> Result<Engine, Answer> {
+    let loaded = trusted
+        .and_then(|t| hook_config(&t, env, remaining))
+        .map_err(|why| config_error(&why))?;
+    let paths = env.paths.clone().map_err(|e| config_error(&e))?;
+    let mut options = EngineOptions::from_process(paths, loaded);
+    // The project can set the hook's environment: no development escape.
+    options.allow_untrusted_dev = false;
+    Engine::new(options).map_err(|e| fault_answer(&e))
+}
+
+/// Decides a call in this process: the hook's configuration, an engine
+/// over the shared state, then [`decide_call`].
+fn decide(
+    opts: &HookOptions,
+    env: &Env,
+    trusted: Result<LoadedConfig, String>,
+    call: Call,
+    remaining: Duration,
+) -> (Answer, Option<Engine>) {
+    let engine = match hook_engine(env, trusted, remaining) {
+        Ok(e) => e,
+        Err(answer) => return (answer, None),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            return (
+                fault_answer(&format!("cannot start the runtime: {e}")),
+                None,
+            );
+        }
+    };
+    let answer = runtime.block_on(decide_call(&engine, opts.harness, call, opts.defer_as));
+    // Dropped without waiting: the reply must not wait on blocking tasks.
+    runtime.shutdown_background();
+    (answer, Some(engine))
+}
+
+/// Decides a call with a running engine (the CLI's or the service's): reads
+/// the transcript, then sends each request through the one engine call; the
+/// strictest answer wins, and the first deny ends the call.
+pub async fn decide_call(
+    engine: &Engine,
+    harness_id: HarnessId,
+    call: Call,
+    defer_as: DeferAs,
+) -> Answer {
+    let tail = engine.config().hooks.transcript_tail_bytes;
+    let transcript = match (call.transcript.clone(), tail) {
+        (Some(t), 1..) => tokio::task::spawn_blocking(move || {
+            transcript::read(Path::new(&t.path), t.format, tail)
+        })
+        .await
+        .unwrap_or_default(),
+        (Some(_) | None, _) => Transcript::default(),
+    };
+    let harness = harness_id.harness();
+    let presence = harness.refine_presence(&call.event, call.presence, &transcript);
+    let presence = defer_as.presence(presence, harness.can_ask(&call.event));
+    let mut answers = Vec::new();
+    for mut request in call.requests {
+        request.transcript.clone_from(&transcript.entries);
+        if call.turn_from_transcript && request.turn_id.is_none() {
+            request.turn_id = transcript
+                .latest_user_id
+                .as_deref()
+                .map(|id| id.chars().take(256).collect());
+        }
+        let decision = engine.review(request).await;
+        let answer = answer_for(&decision, presence);
+        let denied = matches!(answer, Answer::Deny(_));
+        answers.push(answer);
+        if denied {
+            break;
+        }
+    }
+    strictest(answers)
+}
+
+fn config_error(why: &str) -> Answer {
+    Answer::Deny(format!(
+        "vouch could not load its configuration, so this tool call was blocked. This is a \
+         failure of the reviewer setup, not a judgement that the action is risky: {why}"
+    ))
+}
+
+/// The trusted configuration tightened by the hook's environment and
+/// deadline: `VOUCH_*` variables fold tighten-only, and the review deadline
+/// is lowered to fit inside the harness's hook timeout.
+fn hook_config(
+    trusted: &LoadedConfig,
+    env: &Env,
+    remaining: Duration,
+) -> Result<LoadedConfig, String> {
+    let vars = env.vars.clone()?;
+    let tightened = crate::config::tighten_with_env(trusted, vars).map_err(|e| {
+        format!(
+            "under `vouch hook` the environment may only tighten the configuration (the \
+             project can set it): {e}"
+        )
+    })?;
+    let budget = u64::try_from(remaining.as_millis())
+        .unwrap_or(u64::MAX)
+        .saturating_sub(NON_MODEL_RESERVE_MS)
+        .max(1000);
+    if budget >= tightened.config.reviewer.timeout_ms {
+        return Ok(tightened);
+    }
+    let mut layer = toml::Table::new();
+    let mut reviewer = toml::Table::new();
+    reviewer.insert(
+        "timeout_ms".to_owned(),
+        toml::Value::Integer(i64::try_from(budget).unwrap_or(i64::MAX)),
+    );
+    layer.insert("reviewer".to_owned(), toml::Value::Table(reviewer));
+    crate::config::tighten_trusted(
+        &tightened,
+        Source::HookCommandLine("--timeout".to_owned()),
+        &layer,
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// Who is there, once the transcript is read (Codex names its approval
+/// reviewer there).
+pub fn presence_from_reviewer(transcript: &Transcript, otherwise: Presence) -> Presence {
+    match transcript.approvals_reviewer.as_deref() {
+        Some("user") => Presence::Human,
+        Some(_) | None => otherwise,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_paths_ignore_xdg_and_vouch_home_variables() {
+        let p = hook_paths(None, Some("/home/dev".into())).unwrap();
+        assert_eq!(p.state_dir, PathBuf::from("/home/dev/.local/state/vouch"));
+        assert_eq!(
+            p.user_config,
+            PathBuf::from("/home/dev/.config/vouch/config.toml")
+        );
+        let p = hook_paths(Some("/opt/vouch".into()), Some("/home/dev".into())).unwrap();
+        assert_eq!(p.state_dir, PathBuf::from("/opt/vouch/state"));
+    }
+
+    #[test]
+    fn malformed_input_is_named() {
+        assert!(
+            read_input(&b"not json"[..])
+                .unwrap_err()
+                .to_string()
+                .contains("not valid JSON")
+        );
+        assert!(read_input(&b"[1]"[..]).is_err());
+        let big = vec![b' '; MAX_REQUEST_BYTES + 2];
+        assert!(matches!(
+            read_input(&big[..]),
+            Err(HookError::TooLarge { .. })
+        ));
+    }
+}

@@ -1,0 +1,739 @@
+//! `vouch hook <harness>` through the real binary: every captured event of
+//! every harness (`tests/fixtures/harnesses/`, copied from the harness
+//! write-ups, plus our own), against a scripted model server on 127.0.0.1:0
+//! and a real state directory. Each reply is read the way the harness reads
+//! it (Codex replies are also checked against Codex's own output schemas,
+//! since Codex runs the command on any unknown field).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::model_server::{ModelServer, Reply};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/harnesses");
+
+fn fixture(harness: &str, name: &str) -> Value {
+    let path = Path::new(FIXTURES).join(harness).join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A vouch home for the hook: `config.toml` (a model, or none) and `state/`.
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn fresh() -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn with_model(base_url: &str) -> Home {
+        let home = Home::fresh();
+        home.write_config(&format!(
+            "[reviewer]\nprovider = \"openai\"\nbase_url = \"{base_url}\"\napi_key_env = \"\"\ntimeout_ms = 5000\n"
+        ));
+        home
+    }
+
+    fn write_config(&self, text: &str) {
+        std::fs::write(self.dir.path().join("config.toml"), text).unwrap();
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// One hook run: exit code, stdout, how long it took.
+struct Run {
+    code: i32,
+    stdout: String,
+    elapsed: Duration,
+}
+
+fn run_with(home: &Home, harness: &str, stdin: &[u8], args: &[&str], env: &[(&str, &str)]) -> Run {
+    let started = Instant::now();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vouch"));
+    cmd.args(["hook", harness, "--home"])
+        .arg(home.path())
+        .args(args)
+        .env_clear()
+        .env("HOME", home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        elapsed: started.elapsed(),
+    }
+}
+
+fn run(home: &Home, harness: &str, input: &Value) -> Run {
+    run_with(home, harness, input.to_string().as_bytes(), &[], &[])
+}
+
+/// What a harness makes of a reply.
+#[derive(Debug, PartialEq, Eq)]
+enum Seen {
+    Abstain,
+    Allow,
+    Deny(String),
+    Ask(String),
+}
+
+impl Seen {
+    fn kind(&self) -> &'static str {
+        match self {
+            Seen::Abstain => "abstain",
+            Seen::Allow => "allow",
+            Seen::Deny(_) => "deny",
+            Seen::Ask(_) => "ask",
+        }
+    }
+
+    fn reason(&self) -> &str {
+        match self {
+            Seen::Deny(r) | Seen::Ask(r) => r,
+            Seen::Abstain | Seen::Allow => "",
+        }
+    }
+}
+
+/// Reads a reply as `harness` does; panics on anything the harness would
+/// not accept as a well-formed answer.
+fn seen(harness: &str, event: &str, stdout: &str) -> Seen {
+    if stdout.trim().is_empty() {
+        assert_eq!(harness, "codex", "only Codex takes an empty reply");
+        return Seen::Abstain;
+    }
+    assert_eq!(stdout.lines().count(), 1, "one line: {stdout:?}");
+    let v: Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    if harness == "codex" {
+        check_codex_schema(event, &v);
+    }
+    if v == json!({}) {
+        return Seen::Abstain;
+    }
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    match harness {
+        "claude-code" | "codex" => {
+            let h = &v["hookSpecificOutput"];
+            if let Some(d) = h["permissionDecision"].as_str() {
+                let reason = text(&h["permissionDecisionReason"]);
+                return match d {
+                    "allow" => Seen::Allow,
+                    "deny" => Seen::Deny(reason),
+                    "ask" => Seen::Ask(reason),
+                    other => panic!("permissionDecision {other}"),
+                };
+            }
+            match h["decision"]["behavior"].as_str() {
+                Some("allow") => Seen::Allow,
+                Some("deny") => Seen::Deny(text(&h["decision"]["message"])),
+                other => panic!("not a decision: {other:?} in {v}"),
+            }
+        }
+        "gemini" => match v["decision"].as_str() {
+            Some("allow") => Seen::Allow,
+            Some("deny") => Seen::Deny(text(&v["reason"])),
+            Some("ask") => Seen::Ask(text(&v["reason"])),
+            other => panic!("gemini decision {other:?}"),
+        },
+        "cursor" => {
+            let reason = text(&v["user_message"]);
+            assert!(
+                v["permission"] == "allow" || v["agent_message"] == v["user_message"],
+                "the reason goes in both messages: {v}"
+            );
+            match v["permission"].as_str() {
+                Some("allow") => Seen::Allow,
+                Some("deny") => Seen::Deny(reason),
+                Some("ask") => Seen::Ask(reason),
+                other => panic!("cursor permission {other:?}"),
+            }
+        }
+        other => panic!("harness {other}"),
+    }
+}
+
+/// Every key of a Codex reply is one its output schema allows
+/// (`additionalProperties: false` throughout), and enums hold.
+fn check_codex_schema(event: &str, reply: &Value) {
+    let file = match event {
+        "PreToolUse" => "pre-tool-use",
+        "PermissionRequest" => "permission-request",
+        "PostToolUse" => "post-tool-use",
+        other => panic!("no Codex schema for {other}"),
+    };
+    let schema = fixture(
+        "codex",
+        &format!("schemas/{file}.command.output.schema.json"),
+    );
+    check_against(&schema, &schema, reply, "$");
+}
+
+fn check_against(root: &Value, schema: &Value, v: &Value, at: &str) {
+    let schema = resolve(root, schema);
+    if let Some(values) = schema["enum"].as_array() {
+        assert!(values.contains(v), "{at}: {v} not in {values:?}");
+    }
+    if let Some(c) = schema.get("const") {
+        assert_eq!(v, c, "{at}");
+    }
+    let Some(obj) = v.as_object() else { return };
+    let props = schema["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for key in schema["required"].as_array().into_iter().flatten() {
+        assert!(
+            obj.contains_key(key.as_str().unwrap()),
+            "{at}: missing {key}"
+        );
+    }
+    for (key, value) in obj {
+        let sub = props
+            .get(key)
+            .unwrap_or_else(|| panic!("{at}: `{key}` is not allowed by Codex's schema"));
+        check_against(root, sub, value, &format!("{at}.{key}"));
+    }
+}
+
+fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    if let Some(r) = schema["$ref"].as_str() {
+        let name = r.trim_start_matches("#/definitions/");
+        return resolve(root, &root["definitions"][name]);
+    }
+    if let Some(first) = schema["allOf"].as_array().and_then(|a| a.first()) {
+        return resolve(root, first);
+    }
+    schema
+}
+
+fn model_allow() -> Reply {
+    Reply::verdict(
+        json!({"outcome": "allow", "risk_level": "low", "user_authorization": "high",
+        "rationale": "the user asked for exactly this", "suggestion": null}),
+    )
+}
+
+fn model_deny() -> Reply {
+    Reply::verdict(
+        json!({"outcome": "deny", "risk_level": "medium", "user_authorization": "unknown",
+        "rationale": "MODEL-DENY-MARKER: nobody asked for this", "suggestion": "ask the user first"}),
+    )
+}
+
+/// A loopback port with nothing listening on it.
+fn dead_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}/v1")
+}
+
+#[test]
+fn every_fixture_on_a_fresh_install() {
+    let table = std::fs::read_to_string(Path::new(FIXTURES).join("fresh_install.jsonl")).unwrap();
+    let mut count = 0;
+    for line in table.lines().filter(|l| !l.trim().is_empty()) {
+        let case: Value = serde_json::from_str(line).unwrap();
+        let harness = case["harness"].as_str().unwrap();
+        let input = fixture(harness, case["fixture"].as_str().unwrap());
+        let event = input["hook_event_name"].as_str().unwrap().to_owned();
+        let home = Home::fresh();
+        let r = run(&home, harness, &input);
+        assert_eq!(r.code, 0, "{line}");
+        let got = seen(harness, &event, &r.stdout);
+        assert_eq!(got.kind(), case["answer"], "{line}: {}", r.stdout);
+        if let Some(needle) = case["contains"].as_str() {
+            assert!(got.reason().contains(needle), "{line}: {}", got.reason());
+        }
+        count += 1;
+    }
+    assert_eq!(count, 37);
+}
+
+/// The primary shell event of each harness, with a command.
+fn shell_event(harness: &str, command: &str) -> (Value, &'static str) {
+    match harness {
+        "claude-code" => {
+            let mut v = fixture("claude-code", "pretooluse-http.json");
+            v["permission_mode"] = "default".into();
+            v["tool_input"]["command"] = command.into();
+            (v, "PreToolUse")
+        }
+        "codex" => {
+            let mut v = fixture("codex", "PreToolUse.stdin.json");
+            v["tool_input"]["command"] = command.into();
+            (v, "PreToolUse")
+        }
+        "gemini" => {
+            let mut v = fixture("gemini", "before_tool.run_shell_command.json");
+            v["tool_input"]["command"] = command.into();
+            (v, "BeforeTool")
+        }
+        "cursor" => {
+            let mut v = fixture("cursor", "beforeShellExecution.plain.json");
+            v["command"] = command.into();
+            (v, "beforeShellExecution")
+        }
+        other => panic!("{other}"),
+    }
+}
+
+const HARNESSES: [&str; 4] = ["claude-code", "codex", "gemini", "cursor"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_allow_and_deny_reach_each_harness_in_its_own_terms() {
+    for harness in HARNESSES {
+        let server = ModelServer::start(vec![model_allow(), model_deny()]).await;
+        let home = Home::with_model(&server.base_url());
+        let (input, event) = shell_event(harness, "touch allowed-marker");
+        let r = run(&home, harness, &input);
+        let got = seen(harness, event, &r.stdout);
+        match harness {
+            // Codex's PreToolUse has no "allow": no objection is an empty reply.
+            "codex" => assert_eq!(got, Seen::Abstain, "{harness}"),
+            _ => assert_eq!(got, Seen::Allow, "{harness}: {}", r.stdout),
+        }
+        let (input, event) = shell_event(harness, "touch denied-marker");
+        let r = run(&home, harness, &input);
+        let got = seen(harness, event, &r.stdout);
+        assert_eq!(got.kind(), "deny", "{harness}: {}", r.stdout);
+        assert!(
+            got.reason().contains("MODEL-DENY-MARKER"),
+            "{harness}: {}",
+            got.reason()
+        );
+        assert!(got.reason().contains("not a human"), "{harness}");
+        assert!(got.reason().contains("vouch approve"), "{harness}");
+        assert_eq!(server.requests().len(), 2, "{harness}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hard_denies_never_reach_the_model() {
+    for harness in HARNESSES {
+        let server = ModelServer::start(vec![]).await;
+        let home = Home::with_model(&server.base_url());
+        let (input, event) = shell_event(harness, "echo ok; rm -rf ~/");
+        let r = run(&home, harness, &input);
+        let got = seen(harness, event, &r.stdout);
+        assert_eq!(got.kind(), "deny", "{harness}: {}", r.stdout);
+        assert!(got.reason().contains("Do not retry"), "{harness}");
+        assert!(
+            !got.reason().contains("vouch approve"),
+            "{harness}: no override"
+        );
+        assert!(server.requests().is_empty(), "{harness}");
+    }
+}
+
+#[test]
+fn reviewer_unreachable_is_each_harness_fail_closed_reply() {
+    let url = dead_url();
+    for harness in HARNESSES {
+        let home = Home::with_model(&url);
+        let (input, event) = shell_event(harness, "make test");
+        let r = run(&home, harness, &input);
+        assert_eq!(r.code, 0);
+        let got = seen(harness, event, &r.stdout);
+        assert_eq!(got.kind(), "deny", "{harness}: {}", r.stdout);
+        assert!(
+            got.reason().contains("could not complete"),
+            "{harness}: {}",
+            got.reason()
+        );
+    }
+}
+
+#[test]
+fn malformed_stdin_is_a_well_formed_deny() {
+    let home = Home::fresh();
+    let primary = [
+        ("claude-code", "PreToolUse"),
+        ("codex", "PreToolUse"),
+        ("gemini", "BeforeTool"),
+        ("cursor", "beforeShellExecution"),
+    ];
+    for (harness, event) in primary {
+        for stdin in [
+            &b"not json"[..],
+            b"",
+            b"[1, 2]",
+            b"{\"hook_event_name\": \"PreToolUse\"",
+            &[0xff, 0xfe, 0x00][..],
+        ] {
+            let r = run_with(&home, harness, stdin, &[], &[]);
+            assert_eq!(r.code, 0, "{harness}");
+            let got = seen(harness, event, &r.stdout);
+            assert_eq!(got.kind(), "deny", "{harness} {stdin:?}: {}", r.stdout);
+            assert!(got.reason().contains("could not review"), "{harness}");
+        }
+        // A known event with a field missing names the field.
+        let (mut input, _) = shell_event(harness, "ls");
+        input.as_object_mut().unwrap().remove(match harness {
+            "cursor" => "conversation_id",
+            _ => "session_id",
+        });
+        let got = seen(harness, event, &run(&home, harness, &input).stdout);
+        assert!(
+            got.reason().contains("is missing"),
+            "{harness}: {}",
+            got.reason()
+        );
+    }
+}
+
+#[test]
+fn unreadable_after_the_fact_events_get_the_no_op() {
+    let home = Home::fresh();
+    for (harness, event, file) in [
+        ("claude-code", "PostToolUse", "posttooluse.bash.json"),
+        ("codex", "PostToolUse", "PostToolUse.stdin.json"),
+        ("gemini", "AfterTool", "after_tool.run_shell_command.json"),
+        ("cursor", "afterFileEdit", "afterFileEdit.json"),
+    ] {
+        let mut input = fixture(harness, file);
+        let obj = input.as_object_mut().unwrap();
+        obj.remove("tool_name");
+        obj.remove("tool_input");
+        obj.remove("file_path");
+        let r = run(&home, harness, &input);
+        assert_eq!(r.code, 0);
+        assert_eq!(
+            seen(harness, event, &r.stdout),
+            Seen::Abstain,
+            "{harness}: {}",
+            r.stdout
+        );
+    }
+}
+
+#[test]
+fn read_only_and_inert_tools_abstain() {
+    let home = Home::with_model(&dead_url());
+    let cases = [
+        (
+            "claude-code",
+            fixture("claude-code", "pretooluse.toolsearch.json"),
+        ),
+        (
+            "claude-code",
+            fixture("claude-code", "pretooluse.todowrite.json"),
+        ),
+        (
+            "claude-code",
+            fixture("claude-code", "pretooluse.read.json"),
+        ),
+        ("gemini", fixture("gemini", "before_tool.read_file.json")),
+        ("gemini", {
+            let mut v = fixture("gemini", "before_tool.read_file.json");
+            v["tool_name"] = "write_todos".into();
+            v["tool_input"] = json!({"todos": [{"description": "x", "status": "pending"}]});
+            v
+        }),
+        ("codex", {
+            let mut v = fixture("codex", "PreToolUse.stdin.json");
+            v["tool_name"] = "update_plan".into();
+            v["tool_input"] = json!({"plan": [{"step": "x", "status": "pending"}]});
+            v
+        }),
+    ];
+    for (harness, input) in cases {
+        let event = input["hook_event_name"].as_str().unwrap().to_owned();
+        let got = seen(harness, &event, &run(&home, harness, &input).stdout);
+        assert_eq!(got, Seen::Abstain, "{harness} {}", input["tool_name"]);
+    }
+}
+
+/// A Claude Code transcript: an older request, the latest one, the current
+/// tool call (linked by id), an unrelated call, and secrets throughout.
+fn claude_transcript(dir: &Path, tool_use_id: &str, command: &str) -> PathBuf {
+    let secret = "AKIAUJZDE8GXD6NCF10E";
+    let lines = [
+        json!({"type": "user", "uuid": "u0", "message": {"role": "user", "content": "set up the repo"}}),
+        json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": "toolu_old", "name": "Bash",
+            "input": {"command": "cat notes", "description": "UNLINKED-MARKER"}}]}}),
+        json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_old",
+            "content": format!("aws_secret_access_key = {secret}")}]}}),
+        json!({"type": "user", "uuid": "u1", "promptId": "prompt-2", "message": {"role": "user",
+            "content": format!("LATEST-USER-MARKER: please run the marker command; my key is {secret}")}}),
+        json!({"type": "assistant", "message": {"content": [{"type": "tool_use", "id": tool_use_id, "name": "Bash",
+            "input": {"command": command, "description": "LINKED-MARKER"}}]}}),
+    ];
+    let path = dir.join("session.jsonl");
+    let mut text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    // A partial last line, as a harness mid-write leaves it.
+    text.push_str("{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"te");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_latest_user_message_and_linked_call_reach_the_model_and_no_secret_does() {
+    let server = ModelServer::start(vec![model_allow(), model_allow(), model_allow()]).await;
+    let home = Home::with_model(&server.base_url());
+    let command = "touch transcript-marker";
+    let transcript = claude_transcript(home.path(), "toolu_vouchcheck01", command);
+    let (mut input, _) = shell_event("claude-code", command);
+    input["transcript_path"] = transcript.display().to_string().into();
+    let r = run(&home, "claude-code", &input);
+    assert_eq!(seen("claude-code", "PreToolUse", &r.stdout), Seen::Allow);
+
+    // Codex's real rollout and Gemini's real chat file, as captured.
+    let (mut codex, _) = shell_event("codex", "touch ran-all-events");
+    codex["transcript_path"] = format!("{FIXTURES}/codex/PreToolUse.transcript.jsonl").into();
+    assert_eq!(
+        seen("codex", "PreToolUse", &run(&home, "codex", &codex).stdout),
+        Seen::Abstain
+    );
+    let mut gemini = fixture("gemini", "before_tool.run_shell_command.json");
+    gemini["transcript_path"] = format!("{FIXTURES}/gemini/transcript.at_before_tool.jsonl").into();
+    assert_eq!(
+        seen(
+            "gemini",
+            "BeforeTool",
+            &run(&home, "gemini", &gemini).stdout
+        ),
+        Seen::Allow
+    );
+
+    let bodies: Vec<String> = server.requests().into_iter().map(|r| r.raw_body).collect();
+    assert_eq!(bodies.len(), 3);
+    let claude = &bodies[0];
+    assert!(claude.contains("LATEST-USER-MARKER"), "{claude}");
+    assert!(
+        claude.contains("LINKED-MARKER"),
+        "the linked call is evidence"
+    );
+    assert!(
+        !claude.contains("UNLINKED-MARKER"),
+        "unrelated calls are not"
+    );
+    assert!(
+        claude.contains("please run: touch ran-all-events")
+            || bodies[1].contains("please run: touch ran-all-events")
+    );
+    assert!(
+        bodies[1].contains("please run: touch ran-all-events"),
+        "{}",
+        bodies[1]
+    );
+    assert!(bodies[2].contains("RUN<<<touch ran-x>>>"), "{}", bodies[2]);
+    assert!(
+        !bodies[2].contains("session_context"),
+        "the CLI's own preamble is not the user's request"
+    );
+    for body in &bodies {
+        assert!(
+            !body.contains("AKIAUJZDE8GXD6NCF10E"),
+            "a secret reached the model"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_4_kib_command_is_packed_once_and_fits() {
+    let server = ModelServer::start(vec![model_allow()]).await;
+    let home = Home::with_model(&server.base_url());
+    let command = format!("printf '%s' {} > out.txt", "x".repeat(4096));
+    let (input, _) = shell_event("claude-code", &command);
+    let got = seen(
+        "claude-code",
+        "PreToolUse",
+        &run(&home, "claude-code", &input).stdout,
+    );
+    assert_eq!(got, Seen::Allow);
+    let body = &server.requests()[0].raw_body;
+    assert_eq!(
+        body.matches(&"x".repeat(4096)).count(),
+        1,
+        "the command is sent once"
+    );
+}
+
+#[test]
+fn the_environment_may_only_tighten() {
+    let home = Home::fresh();
+    let (input, event) = shell_event("gemini", "touch x");
+    // A project's `.env` loosening routing: refused, naming the variable.
+    let r = run_with(
+        &home,
+        "gemini",
+        input.to_string().as_bytes(),
+        &[],
+        &[("VOUCH_ROUTING__DEFAULT", "pass")],
+    );
+    let got = seen("gemini", event, &r.stdout);
+    assert_eq!(got.kind(), "deny");
+    assert!(
+        got.reason().contains("VOUCH_ROUTING__DEFAULT"),
+        "{}",
+        got.reason()
+    );
+    // Tightening is fine: `never` denies without a model.
+    let r = run_with(
+        &home,
+        "gemini",
+        input.to_string().as_bytes(),
+        &[],
+        &[("VOUCH_ROUTING__DEFAULT", "never")],
+    );
+    let got = seen("gemini", event, &r.stdout);
+    assert!(got.reason().contains("routing"), "{}", got.reason());
+
+    // VOUCH_HOME from the environment is not where the hook keeps state.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let elsewhere_path = elsewhere.path().display().to_string();
+    let mut claude = fixture("claude-code", "pretooluse.monitor-ws.json");
+    claude["tool_name"] = "Bash".into();
+    claude["tool_input"] = json!({"command": "make"});
+    let server_home = Home::with_model(&dead_url());
+    run_with(
+        &server_home,
+        "claude-code",
+        claude.to_string().as_bytes(),
+        &[],
+        &[("VOUCH_HOME", &elsewhere_path)],
+    );
+    assert!(
+        server_home.path().join("state").exists(),
+        "state under --home"
+    );
+    assert!(
+        !elsewhere.path().join("state").exists(),
+        "VOUCH_HOME was ignored"
+    );
+}
+
+#[test]
+fn untrusted_dev_is_ignored_under_hooks() {
+    // vouch's own config lies inside the project the agent works in.
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir(project.path().join(".git")).unwrap();
+    let home = Home {
+        dir: tempfile::tempdir_in(project.path()).unwrap(),
+    };
+    home.write_config("[reviewer]\nprovider = \"openai\"\napi_key_env = \"\"\n");
+    let (mut input, event) = shell_event("cursor", "make");
+    input["cwd"] = project.path().display().to_string().into();
+    let r = run_with(
+        &home,
+        "cursor",
+        input.to_string().as_bytes(),
+        &[],
+        &[("VOUCH_ALLOW_UNTRUSTED_DEV", "1")],
+    );
+    let got = seen("cursor", event, &r.stdout);
+    assert_eq!(got.kind(), "deny", "{}", r.stdout);
+    assert!(
+        got.reason().contains("lies inside the project"),
+        "{}",
+        got.reason()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hook_answers_before_the_harness_timeout() {
+    let server = ModelServer::start(vec![model_allow().delayed(Duration::from_secs(20))]).await;
+    let home = Home::with_model(&server.base_url());
+    let (input, event) = shell_event("gemini", "make");
+    // Harness timeout 7 s, margin 5 s: vouch must answer within ~2 s.
+    let r = run_with(
+        &home,
+        "gemini",
+        input.to_string().as_bytes(),
+        &["--timeout", "7"],
+        &[],
+    );
+    let got = seen("gemini", event, &r.stdout);
+    assert_eq!(got.kind(), "deny", "{}", r.stdout);
+    assert!(r.elapsed < Duration::from_secs(6), "{:?}", r.elapsed);
+}
+
+#[test]
+fn codex_permission_request_asks_only_when_a_person_reviews() {
+    let home = Home::fresh();
+    let dir = tempfile::tempdir().unwrap();
+    let original =
+        std::fs::read_to_string(format!("{FIXTURES}/codex/PreToolUse.transcript.jsonl")).unwrap();
+    // The captured turn is reviewed by `auto_review`: nobody to ask.
+    let mut input = fixture("codex", "PermissionRequest.stdin.json");
+    input["transcript_path"] = format!("{FIXTURES}/codex/PreToolUse.transcript.jsonl").into();
+    let got = seen(
+        "codex",
+        "PermissionRequest",
+        &run(&home, "codex", &input).stdout,
+    );
+    assert_eq!(got.kind(), "deny", "auto_review is not a person");
+    // The same turn with the user as reviewer: no decision, Codex asks.
+    let user = dir.path().join("rollout.jsonl");
+    std::fs::write(
+        &user,
+        original.replace(
+            "\"approvals_reviewer\": \"auto_review\"",
+            "\"approvals_reviewer\": \"user\"",
+        ),
+    )
+    .unwrap();
+    input["transcript_path"] = user.display().to_string().into();
+    let r = run(&home, "codex", &input);
+    assert_eq!(
+        seen("codex", "PermissionRequest", &r.stdout),
+        Seen::Abstain,
+        "{}",
+        r.stdout
+    );
+    // `--defer-as deny` never asks.
+    let r = run_with(
+        &home,
+        "codex",
+        input.to_string().as_bytes(),
+        &["--defer-as", "deny"],
+        &[],
+    );
+    assert_eq!(seen("codex", "PermissionRequest", &r.stdout).kind(), "deny");
+}
+
+#[test]
+fn snippets_are_parseable_and_fail_closed() {
+    let home = Home::fresh();
+    for harness in HARNESSES {
+        let out = Command::new(env!("CARGO_BIN_EXE_vouch"))
+            .args(["hook", "snippet", harness])
+            .env_clear()
+            .env("HOME", home.path())
+            .env("VOUCH_HOME", home.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{harness}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("--home"), "{harness}: the location is pinned");
+        assert!(text.contains("--timeout 100"), "{harness}");
+        match harness {
+            "codex" => {
+                let t: toml::Table = toml::from_str(&text).unwrap();
+                assert!(t["hooks"]["state"].as_table().unwrap().len() == 3);
+            }
+            "claude-code" => assert!(text.contains("\"onFailure\": \"block\"")),
+            "cursor" => assert!(text.contains("\"failClosed\": true")),
+            _ => assert!(text.contains("\"timeout\": 100000")),
+        }
+    }
+}
