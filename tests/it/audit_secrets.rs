@@ -1,6 +1,7 @@
 //! Nothing secret reaches the audit: every secret of the fixture corpus,
 //! raw paths and URLs go through reviews, the hook route (before and after
-//! the call), `POST /v1/audit/events` and `vouch audit ingest`; then the raw
+//! the call), every `vouch hook` adapter as a process (before and after the
+//! call), `POST /v1/audit/events` and `vouch audit ingest`; then the raw
 //! bytes of `audit.sqlite`, its `-wal` and `-shm` files and every log line
 //! are scanned. None of them may appear — while the safe parts (templates,
 //! classes) demonstrably were written, so the scan reads real data.
@@ -404,6 +405,241 @@ async fn no_secret_path_or_url_reaches_the_audit_files_or_the_logs() {
         URL.to_owned(),
         HOST.to_owned(),
         project_text,
+        "client-acme-confidential".to_owned(),
+    ]);
+    needles.extend(
+        [
+            "quarterly-acme-layoffs",
+            "id_acme_prod_deploy",
+            "acme-payroll",
+            "acme-merger",
+        ]
+        .map(str::to_owned),
+    );
+    let mut leaks = Vec::new();
+    for needle in &needles {
+        for (path, bytes) in &files {
+            if contains(bytes, needle) {
+                leaks.push(format!("`{needle}` in {}", path.display()));
+            }
+        }
+        if log.contains(needle.as_str()) {
+            leaks.push(format!("`{needle}` in the logs"));
+        }
+    }
+    assert!(leaks.is_empty(), "{}", leaks.join("\n"));
+}
+
+const HARNESS_FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/harnesses");
+
+fn harness_fixture(harness: &str, name: &str) -> Value {
+    let text =
+        std::fs::read_to_string(Path::new(HARNESS_FIXTURES).join(harness).join(name)).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A captured shell event of `harness` (before or after the call), moved
+/// into `project` and carrying `command`.
+fn shell_event(harness: &str, after: bool, command: &str, project: &Path) -> Value {
+    let (file, command_at) = match (harness, after) {
+        ("claude-code", false) => ("pretooluse-http.json", "/tool_input/command"),
+        ("claude-code", true) => ("posttooluse.bash.json", "/tool_input/command"),
+        ("codex", false) => ("PreToolUse.stdin.json", "/tool_input/command"),
+        ("codex", true) => ("PostToolUse.stdin.json", "/tool_input/command"),
+        ("gemini", false) => ("before_tool.run_shell_command.json", "/tool_input/command"),
+        ("gemini", true) => ("after_tool.run_shell_command.json", "/tool_input/command"),
+        ("cursor", _) => ("beforeShellExecution.plain.json", "/command"),
+        (other, _) => panic!("{other}"),
+    };
+    let mut v = harness_fixture(harness, file);
+    *v.pointer_mut(command_at).unwrap() = command.into();
+    v["cwd"] = project.display().to_string().into();
+    v["transcript_path"] = Value::Null;
+    // The before and after events of a call come from one session.
+    v["session_id"] = "secrets-hooks".into();
+    v["conversation_id"] = "secrets-hooks".into();
+    if harness == "claude-code" {
+        v["permission_mode"] = "default".into();
+    }
+    if harness == "cursor" {
+        v["workspace_roots"] = json!([project]);
+        if after {
+            v["hook_event_name"] = "afterShellExecution".into();
+            v["output"] = "printed the key".into();
+        }
+    }
+    v
+}
+
+/// A file event of `harness` on `path` (the before-hook, and Cursor's
+/// after-edit).
+fn file_events(harness: &str, path: &str, secret: &str, project: &Path) -> Vec<Value> {
+    let mut out = Vec::new();
+    match harness {
+        "claude-code" | "codex" => {
+            let mut v = shell_event(harness, false, "true", project);
+            v["tool_name"] = "Write".into();
+            v["tool_input"] = json!({"file_path": path, "content": secret});
+            out.push(v);
+        }
+        "gemini" => {
+            let mut v = harness_fixture("gemini", "before_tool.write_file.json");
+            v["cwd"] = project.display().to_string().into();
+            v["transcript_path"] = Value::Null;
+            v["tool_input"] = json!({"file_path": path, "content": secret});
+            out.push(v);
+        }
+        "cursor" => {
+            for file in ["beforeReadFile.json", "afterFileEdit.json"] {
+                let mut v = harness_fixture("cursor", file);
+                v["workspace_roots"] = json!([project]);
+                v["file_path"] = path.into();
+                if file == "beforeReadFile.json" {
+                    v["content"] = secret.into();
+                } else {
+                    v["edits"] = json!([{"old_string": secret, "new_string": secret}]);
+                }
+                out.push(v);
+            }
+        }
+        other => panic!("{other}"),
+    }
+    out
+}
+
+/// One `vouch hook` process; returns its stderr (the log).
+fn run_hook(home: &Path, harness: &str, event: &Value) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
+        .args(["hook", harness, "--home"])
+        .arg(home)
+        .env_clear()
+        .env("HOME", home)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{harness}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.stdout.is_empty() || harness == "codex",
+        "{harness}: no reply"
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Every hook, as the harness runs it (one `vouch hook` process per event,
+/// before and after the call): the secrets and raw paths never reach the
+/// audit files or the logs, while each harness's decisions and the human
+/// approvals (deferred, then ran) are recorded.
+// Multi-threaded: the hook processes are waited for on this thread while
+// the model server answers them on another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_secret_reaches_the_audit_through_any_hook_process() {
+    let secrets = corpus_secrets();
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("vh");
+    let project = dir.path().join("client-acme-confidential-project");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let script = Script::always(Reply::allow())
+        .rule("deploy", Reply::verdict(verdict("defer", "medium")))
+        .rule("mysql", Reply::verdict(verdict("deny", "high")));
+    let model = ModelServer::with_script(script).await;
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[reviewer]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"\"\n\
+             timeout_ms = 5000\n[turn]\nmax_reviews = 1000\n[routing.surfaces]\nread = \"ai\"\n",
+            model.base_url()
+        ),
+    )
+    .unwrap();
+    const HARNESSES: [&str; 4] = ["claude-code", "codex", "gemini", "cursor"];
+    let mut log = Vec::new();
+    for (i, secret) in secrets.iter().enumerate() {
+        let quoted = format!("'{}'", secret.replace('\'', "'\\''"));
+        let harness = HARNESSES[i % HARNESSES.len()];
+        // Each secret in one command shape, through one harness, before
+        // and after the call: deferred (a human is asked), denied, allowed.
+        let command = match i % 3 {
+            0 => format!("deploy --token {quoted}"),
+            1 => format!("mysql -p{quoted} app"),
+            _ => format!("curl https://ops:{quoted}@{HOST}/v1?key={quoted}"),
+        };
+        for after in [false, true] {
+            log.push(run_hook(
+                &home,
+                harness,
+                &shell_event(harness, after, &command, &project),
+            ));
+        }
+    }
+    let paths = paths(&project);
+    for (i, harness) in HARNESSES.iter().enumerate() {
+        for path in &paths {
+            for event in file_events(harness, path, &secrets[i % secrets.len()], &project) {
+                log.push(run_hook(&home, harness, &event));
+            }
+        }
+    }
+    let files = audit_files(&home);
+    let (report, stderr) = cli(
+        &home,
+        &[
+            "audit",
+            "report",
+            "--scope",
+            "all",
+            "--format",
+            "json",
+            "--min-count",
+            "1",
+        ],
+        "",
+    );
+    log.push(stderr);
+    let report: Value = serde_json::from_slice(&report).unwrap();
+    let totals = &report["totals"];
+    for harness in HARNESSES {
+        assert!(
+            totals["by_source"][harness].as_u64().unwrap_or(0) > 0,
+            "nothing recorded from {harness}: {totals}"
+        );
+    }
+    // Deferred by the model, asked, then ran: a human approval, recorded
+    // across two hook processes.
+    assert!(
+        totals["by_resolution"]["user_approved"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0,
+        "{totals}"
+    );
+    let all: Vec<u8> = files.iter().flat_map(|(_, b)| b.iter().copied()).collect();
+    for expected in ["deploy --token *", "sensitive", "claude-code", "cursor"] {
+        assert!(
+            contains(&all, expected),
+            "`{expected}` was not written; the scan would prove nothing"
+        );
+    }
+    let log = log.join("\n");
+    let mut needles: Vec<String> = secrets.clone();
+    needles.extend(paths.iter().cloned());
+    needles.extend([
+        HOST.to_owned(),
+        project.display().to_string(),
         "client-acme-confidential".to_owned(),
     ]);
     needles.extend(
