@@ -18,9 +18,13 @@ use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use vouch::config::{Config, LoadedConfig};
+use vouch::pipeline::{Gathered, GrantInput, Inputs, Need, Step};
 use vouch::policy::hard_deny::{Context, Protected, Verdict, check};
 use vouch::policy::routing::Router;
 use vouch::request::Request;
+
+#[path = "../tests/it/support/fixtures.rs"]
+mod fixtures;
 
 struct Case {
     request: Request,
@@ -49,28 +53,86 @@ fn decide(request: &Request, ctx: &Context<'_>, router: &Router) {
 }
 
 fn corpus() -> Vec<Case> {
-    let mut out = Vec::new();
-    for file in [
+    let files = [
         "hard_deny.jsonl",
         "hard_deny_extra.jsonl",
         "benign.jsonl",
         "benign_extra.jsonl",
-    ] {
-        let path = format!("{}/tests/fixtures/{file}", env!("CARGO_MANIFEST_DIR"));
-        for line in std::fs::read_to_string(path).unwrap().lines() {
-            let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            if let Some(command) = v["command"].as_str() {
-                let cwd = v["cwd"].as_str().unwrap().to_owned();
-                let home = v["home"].as_str().unwrap().to_owned();
-                out.push(Case {
-                    request: bash_request(command, &cwd, &home),
-                    cwd,
-                    home,
-                });
-            }
+    ];
+    fixtures::records::<serde_json::Value>(&files)
+        .into_iter()
+        .filter_map(|v| {
+            let command = v["command"].as_str()?;
+            let cwd = v["cwd"].as_str().unwrap().to_owned();
+            let home = v["home"].as_str().unwrap().to_owned();
+            Some(Case {
+                request: bash_request(command, &cwd, &home),
+                cwd,
+                home,
+            })
+        })
+        .collect()
+}
+
+/// The same decision through the decision table itself, as the engine
+/// calls it: hard denies, configuration checks, routing and the decision
+/// with its message, up to the first input that costs I/O.
+fn decide_in_table(request: &Request, hash: &str, ctx: &Context<'_>, loaded: &LoadedConfig) {
+    let verdict = vouch::pipeline::hard_denies(request, ctx, None);
+    let inputs = Inputs {
+        request,
+        request_hash: hash,
+        now_ms: 1_800_000_000_000,
+        hard_deny: &verdict,
+        trusted: &loaded.config,
+        project: Ok(loaded),
+        exposed: None,
+        reviewer: Gathered::NotYet,
+        state: Gathered::NotYet,
+        packet: Gathered::NotYet,
+        cache: None,
+        grant: GrantInput::NotAsked,
+    };
+    match vouch::pipeline::decide(&inputs) {
+        Step::Decided(d) => {
+            black_box(d);
         }
+        Step::Gather(Need::Reviewer) => {}
+        other => panic!("unexpected step {other:?}"),
     }
-    out
+}
+
+/// Per-request median through the decision table (request hash included,
+/// as the engine computes it once per request).
+fn table_median(cases: &[Case], protected: &Protected, loaded: &LoadedConfig) {
+    const BATCH: u32 = 200;
+    let mut per_request: Vec<f64> = cases
+        .iter()
+        .map(|case| {
+            let ctx = Context {
+                home: &case.home,
+                cwd: Some(&case.cwd),
+                protected,
+            };
+            (0..5)
+                .map(|_| {
+                    let start = Instant::now();
+                    for _ in 0..BATCH {
+                        let r = black_box(&case.request);
+                        decide_in_table(r, &r.request_hash(), &ctx, loaded);
+                    }
+                    start.elapsed().as_secs_f64() * 1e6 / f64::from(BATCH)
+                })
+                .fold(f64::INFINITY, f64::min)
+        })
+        .collect();
+    per_request.sort_by(f64::total_cmp);
+    let median = per_request[per_request.len() / 2];
+    let p90 = per_request[per_request.len() * 9 / 10];
+    eprintln!(
+        "decision table (request hash, hard deny, config, routing, decision) per request over {} corpus commands: median {median:.1} µs, p90 {p90:.1} µs",
+        per_request.len()
+    );
 }
 
 /// Times every command alone (best of several batches, to shed scheduler
@@ -110,9 +172,13 @@ fn bench(c: &mut Criterion) {
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
     };
-    let loaded = LoadedConfig::from_config(&Config::defaults().unwrap()).unwrap();
+    let mut cfg = Config::defaults().unwrap();
+    // A reviewer is configured, so reviewed commands reach the reviewer.
+    cfg.reviewer.provider = vouch::config::Provider::Openai;
+    let loaded = LoadedConfig::from_config(&cfg).unwrap();
     let router = &loaded.router;
     per_request_median(&cases, &protected, router);
+    table_median(&cases, &protected, &loaded);
     let mut group = c.benchmark_group("deterministic");
     group.throughput(Throughput::Elements(cases.len() as u64));
     group.bench_function(format!("corpus_{}_requests", cases.len()), |b| {

@@ -10,6 +10,9 @@ use vouch::config::{LoadedConfig, ProjectCache, for_project, load_trusted};
 use vouch::paths::Paths;
 use vouch::request::Request;
 
+#[path = "../tests/it/support/fixtures.rs"]
+mod fixtures;
+
 fn load(home: &Path, cli: Option<&Path>) -> LoadedConfig {
     let home = home.to_str().unwrap().to_owned();
     let paths = Paths::from_lookup(move |k| (k == "VOUCH_HOME").then(|| home.clone())).unwrap();
@@ -23,7 +26,7 @@ fn request(v: serde_json::Value) -> Request {
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let defaults = load(dir.path(), None);
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/routing.toml");
+    let fixture = fixtures::path("routing.toml");
     let with_rules = load(dir.path(), Some(&fixture));
 
     let bash = request(serde_json::json!({

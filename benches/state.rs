@@ -1,20 +1,34 @@
 //! State database throughput (design §6.3, §6.7): grant mint+consume pairs
-//! at `synchronous=FULL` (target ≥ 5,000 pairs/s) and the per-review state
-//! read+update, `gate` + `record` at `synchronous=NORMAL` (target median
-//! ≤ 200 µs). Each is measured twice: with the database on the temp dir's
-//! file system (what a user gets; dominated by the device's fsync latency)
-//! and, where `/dev/shm` exists, on tmpfs (SQLite's own cost, fsync free).
+//! at `synchronous=FULL` (target ≥ 5,000 pairs/s), the per-review state
+//! read+update at `synchronous=NORMAL` (target median ≤ 200 µs), and the
+//! whole per-review path outside the model call. Each is measured with the
+//! database on the temp dir's file system (what a user gets; dominated by
+//! the device's fsync latency) and, where `/dev/shm` exists, on tmpfs
+//! (SQLite's own cost, fsync free).
+//!
+//! - `session/gate_then_record_verdict`: exactly the database work the
+//!   engine does for one review — the snapshot read, the decision
+//!   transaction (fresh snapshot, cache lookup, reservation) and the record
+//!   transaction (verdict, cache entry) — without the pure decision table.
+//! - `session/prepare_then_finish`: `Engine::prepare` + `Engine::finish` for
+//!   a small bash request: project configuration, hard denies, routing, the
+//!   reviewer, the packet, the decision table and the same transactions.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use vouch::clock::ManualClock;
+use vouch::clock::{Clock, ManualClock};
 use vouch::config::Config;
-use vouch::decision::{Outcome, RiskLevel, UserAuthorization};
-use vouch::session::{ActionSummary, CachedVerdict, Gate, ReviewEvent, TurnKey, gate, record};
-use vouch::store::Store;
+use vouch::decision::{Outcome, ReviewStats, RiskLevel, UserAuthorization};
+use vouch::engine::{Engine, EngineOptions, Prepared};
+use vouch::pipeline::Effect;
+use vouch::request::Request;
+use vouch::reviewer::{ReviewOutcome, ReviewResult, Verdict};
+use vouch::session::{self, Scope, TurnKey};
+use vouch::store::{Durability, Store};
 
 const NOW: u64 = 1_800_000_000_000;
 
@@ -43,6 +57,7 @@ fn grants(c: &mut Criterion) {
 fn per_review(c: &mut Criterion) {
     for (label, parent) in locations() {
         per_review_on(c, label, parent);
+        engine_on(c, label, parent);
     }
 }
 
@@ -62,52 +77,109 @@ fn grants_on(c: &mut Criterion, label: &str, parent: Option<&str>) {
     group.finish();
 }
 
-fn per_review_on(c: &mut Criterion, label: &str, parent: Option<&str>) {
-    let home = temp_home(parent);
-    let store = Store::open(&home.path().join("state")).unwrap();
-    let clock = ManualClock::new(NOW);
-    let mut cfg = Config::defaults().unwrap();
-    cfg.turn.max_reviews = u32::MAX;
-    let key = TurnKey {
-        session: "s-1",
-        turn: "t-1",
-    };
-    let verdict = CachedVerdict {
+fn verdict() -> Verdict {
+    Verdict {
         outcome: Outcome::Allow,
         risk_level: RiskLevel::Low,
         user_authorization: UserAuthorization::High,
         rationale: "the user asked for exactly this build step".into(),
         suggestion: None,
-    };
-    let action = ActionSummary {
-        surface: "bash",
-        cwd: Some("/srv/app"),
-        target: "cargo build --release",
-    };
+    }
+}
+
+fn per_review_on(c: &mut Criterion, label: &str, parent: Option<&str>) {
+    let home = temp_home(parent);
+    let store = Store::open(&home.path().join("state")).unwrap();
+    let clock = ManualClock::new(NOW);
+    let cfg = Config::defaults().unwrap();
     let counter = AtomicU64::new(0);
     let mut group = c.benchmark_group("session");
     group.throughput(Throughput::Elements(1));
     group.bench_function(format!("gate_then_record_verdict/{label}"), |b| {
         b.iter(|| {
             let i = counter.fetch_add(1, Ordering::Relaxed);
+            // A fresh turn now and then keeps the budget from running out,
+            // as real turns do.
+            let turn = format!("t-{}", i / 500);
+            let key = TurnKey {
+                session: "s-1",
+                turn: &turn,
+            };
             let hash = format!("{i:064x}");
             let cache_key = format!("packet-{i}");
             clock.advance(1);
-            let g = gate(&store, &clock, &cfg, key, &hash, Some(&cache_key)).unwrap();
-            assert!(matches!(g, Gate::Review { .. }));
-            record(
-                &store,
-                &clock,
-                &cfg,
+            let now = clock.now_ms();
+            let scope = Scope {
                 key,
-                &hash,
-                ReviewEvent::Verdict {
-                    verdict: &verdict,
-                    cache_key: Some(&cache_key),
-                    action,
+                request_hash: &hash,
+                now,
+            };
+            store
+                .read(|tx| session::read_snapshot(tx, key, &hash, now))
+                .unwrap();
+            store
+                .write(Durability::Normal, |tx| {
+                    session::read_snapshot(tx, key, &hash, now)?;
+                    assert!(session::cache_lookup(tx, &cache_key, now)?.is_none());
+                    session::apply(tx, scope, &[Effect::ReserveReview])
+                })
+                .unwrap();
+            let record = [
+                Effect::CountVerdict {
+                    outcome: Outcome::Allow,
+                    breaker: cfg.breaker.clone(),
                 },
-            )
-            .unwrap();
+                Effect::CacheVerdict {
+                    key: cache_key.clone(),
+                    verdict: verdict(),
+                    expires_at_ms: now + cfg.cache.ttl_ms,
+                    max_entries: cfg.cache.max_entries,
+                },
+            ];
+            store
+                .write(Durability::Normal, |tx| session::apply(tx, scope, &record))
+                .unwrap();
+        });
+    });
+    group.finish();
+}
+
+fn engine_on(c: &mut Criterion, label: &str, parent: Option<&str>) {
+    let home = temp_home(parent);
+    let clock = Arc::new(ManualClock::new(NOW));
+    let mut cfg = Config::defaults().unwrap();
+    cfg.reviewer.provider = vouch::config::Provider::Openai;
+    let mut options = EngineOptions::isolated(home.path(), &cfg).unwrap();
+    options.clock = clock.clone();
+    let engine = Engine::new(options).unwrap();
+    let result = ReviewResult {
+        outcome: ReviewOutcome::Verdict(verdict()),
+        stats: ReviewStats {
+            model: "bench".into(),
+            calls: 1,
+            ..ReviewStats::default()
+        },
+    };
+    let counter = AtomicU64::new(0);
+    let mut group = c.benchmark_group("session");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function(format!("prepare_then_finish/{label}"), |b| {
+        b.iter(|| {
+            let i = counter.fetch_add(1, Ordering::Relaxed);
+            clock.advance(1);
+            let v = serde_json::json!({
+                "session_id": "s-1", "turn_id": format!("t-{}", i / 10),
+                "surface": "bash", "tool": "Bash", "command": format!("cargo build -p crate{i}"),
+                "cwd": "/srv/app", "home": "/home/dev",
+                "transcript": [{"role": "user", "text": "build it"}],
+            });
+            let request = Request::from_slice(v.to_string().as_bytes()).unwrap();
+            match engine.prepare(request) {
+                Prepared::Review(pending) => {
+                    engine.finish(*pending, result.clone());
+                }
+                Prepared::Decided(d) => panic!("expected a review, got {d:?}"),
+            }
         });
     });
     group.finish();

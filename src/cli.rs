@@ -8,8 +8,9 @@
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
+use crate::config::FailClosed;
 use crate::config::{LoadedConfig, render_show};
-use crate::decision::{Decision, Stage};
+use crate::decision::Decision;
 use crate::engine::{Engine, EngineOptions, load_process_config};
 use crate::paths::Paths;
 use crate::request::{MAX_REQUEST_BYTES, Request, RequestError};
@@ -94,13 +95,14 @@ pub fn review(global: &Global, input: impl Read, mut out: impl Write, mut err: i
         Ok(r) => r,
         Err(e) => return fail(&mut err, &e, 2),
     };
-    let engine = engine(global);
-    let decision = match &engine {
+    // The engine (and its audit queue, which drains on drop) outlives the
+    // printed line: the harness gets its answer first.
+    let (decision, engine) = match engine(global) {
         Ok(engine) => match runtime() {
-            Ok(rt) => rt.block_on(engine.review(request)),
-            Err(e) => config_error(&request, &e),
+            Ok(rt) => (rt.block_on(engine.review(request)), Some(engine)),
+            Err(e) => (config_error(&request, &e), Some(engine)),
         },
-        Err(e) => config_error(&request, e),
+        Err(e) => (config_error(&request, &e), None),
     };
     let code = match print_line(&mut out, &decision) {
         Ok(()) => 0,
@@ -108,27 +110,16 @@ pub fn review(global: &Global, input: impl Read, mut out: impl Write, mut err: i
     };
     // After the decision is out: a slow or locked audit database delays
     // only this process's exit, by at most `audit.flush_timeout_ms`.
-    if let Ok(engine) = &engine {
-        flush_audit(engine);
+    if let Some(engine) = &engine {
+        let wait = std::time::Duration::from_millis(engine.config().audit.flush_timeout_ms);
+        engine.flush_audit(wait);
     }
     code
 }
 
-/// Waits (bounded by `audit.flush_timeout_ms`) for this process's audit
-/// observations to be written; a timeout is warned about by the audit.
-pub fn flush_audit(engine: &Engine) {
-    let wait = std::time::Duration::from_millis(engine.config().audit.flush_timeout_ms);
-    engine.audit().flush(wait);
-}
-
 /// Without a usable configuration there is no failure mode to consult: deny.
 fn config_error(request: &Request, e: &CliError) -> Decision {
-    Decision::new(
-        crate::decision::Outcome::Deny,
-        Stage::ConfigError,
-        request.request_hash(),
-        e.to_string(),
-    )
+    Decision::config_error(FailClosed::Deny, request.request_hash(), e.to_string())
 }
 
 /// `vouch grant consume --session S --token T` with the request on stdin.
@@ -287,8 +278,11 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
             "vouch: operator token in {}",
             state.tokens().operator_path().display()
         );
+        // Handlers first, so a signal sent on reading the line below is a
+        // graceful shutdown.
+        let shutdown = crate::server::shutdown_signal();
         let _ = writeln!(console, "vouch: listening on {}", listener.describe());
-        crate::server::run(listener, state, crate::server::shutdown_signal()).await
+        crate::server::run(listener, state, shutdown).await
     });
     crate::telemetry::report_dropped_log_lines();
     match result {
@@ -315,7 +309,7 @@ pub fn audit_report(
     };
     let report = match report {
         Ok(r) => r,
-        Err(crate::engine::EngineError::BadRequest(m)) => return fail(&mut err, &m, 2),
+        Err(crate::engine::EngineError::AuditInput(m)) => return fail(&mut err, &m, 2),
         Err(e) => return fail(&mut err, &e, 1),
     };
     let written = if json {

@@ -29,6 +29,7 @@ pub use tighten::{ProjectConfig, for_project, project_root, tighten_trusted};
 use serde::{Deserialize, Serialize};
 
 use crate::decision::{Outcome, RiskLevel};
+use crate::names::named_enum;
 
 /// The package defaults, compiled in.
 pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
@@ -50,30 +51,34 @@ pub struct Config {
     pub server: ServerConfig,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Provider {
-    /// No reviewer model is configured (the default of a fresh install):
-    /// whatever the model would review defers to the human.
-    None,
-    Openai,
-    Anthropic,
-    Ollama,
+named_enum! {
+    /// The reviewer's wire format.
+    pub enum Provider {
+        /// No reviewer model is configured (the default of a fresh install):
+        /// whatever the model would review defers to the human.
+        None = "none",
+        Openai = "openai",
+        Anthropic = "anthropic",
+        Ollama = "ollama",
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Estimator {
-    Utf8,
-    O200k,
+named_enum! {
+    /// How evidence is counted against the token budget. Declared strictest
+    /// first: `utf8` counts every byte, so less evidence fits.
+    pub enum Estimator {
+        Utf8 = "utf8",
+        O200k = "o200k",
+    }
 }
 
-/// An outcome that never allows: failure and breaker actions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailClosed {
-    Deny,
-    Defer,
+named_enum! {
+    /// An outcome that never allows: failure and breaker actions. Declared
+    /// loosest first.
+    pub enum FailClosed {
+        Defer = "defer",
+        Deny = "deny",
+    }
 }
 
 impl FailClosed {
@@ -85,39 +90,26 @@ impl FailClosed {
     }
 }
 
-/// Routing policy for a surface, rule or default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RoutePolicy {
-    /// The reviewer model decides.
-    Ai,
-    /// Defer to the human.
-    Human,
-    /// Deny without a model call.
-    Never,
-    /// Abstain: the harness's own rules decide.
-    Pass,
+named_enum! {
+    /// Routing policy for a surface, rule or default. Declared loosest first:
+    /// `pass` < `ai` < `human` < `never`.
+    pub enum RoutePolicy {
+        /// Abstain: the harness's own rules decide.
+        Pass = "pass",
+        /// The reviewer model decides.
+        Ai = "ai",
+        /// Defer to the human.
+        Human = "human",
+        /// Deny without a model call.
+        Never = "never",
+    }
 }
 
 impl RoutePolicy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RoutePolicy::Ai => "ai",
-            RoutePolicy::Human => "human",
-            RoutePolicy::Never => "never",
-            RoutePolicy::Pass => "pass",
-        }
-    }
-
     /// Strictness order for tighten-only routing: `pass` < `ai` < `human` <
     /// `never`.
     pub fn strictness(self) -> u8 {
-        match self {
-            RoutePolicy::Pass => 0,
-            RoutePolicy::Ai => 1,
-            RoutePolicy::Human => 2,
-            RoutePolicy::Never => 3,
-        }
+        u8::try_from(self.index()).unwrap_or(u8::MAX)
     }
 }
 
@@ -192,15 +184,15 @@ pub struct OverridesConfig {
     pub break_glass_window_ms: u64,
 }
 
-/// Which field a routing rule's regex is matched against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RuleField {
-    Surface,
-    Tool,
-    Command,
-    /// The canonical JSON of the action fields.
-    Request,
+named_enum! {
+    /// Which field a routing rule's regex is matched against.
+    pub enum RuleField {
+        Surface = "surface",
+        Tool = "tool",
+        Command = "command",
+        /// The canonical JSON of the action fields.
+        Request = "request",
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

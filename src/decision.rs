@@ -2,114 +2,84 @@
 //! says to the agent model.
 //!
 //! Every decision carries the stage that decided it and a rationale, so a
-//! reader of the JSON (or the audit) can always tell *why*.
+//! reader of the JSON (or the audit) can always tell *why*. A [`Decision`]
+//! is made only by its per-stage constructors, which fix what each stage may
+//! answer (a breaker or a failure can never allow, a hard deny is always
+//! critical, only an allow carries a grant); its fields are private, and
+//! `message` is derived from the rest once, at construction, so it can never
+//! disagree with them.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-/// What the harness should do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Allow,
-    Deny,
-    /// Hand the action to the human (the harness's own prompt).
-    Defer,
+use crate::config::FailClosed;
+use crate::names::named_enum;
+use crate::reviewer::Verdict;
+
+named_enum! {
+    /// What the harness should do. Declared loosest first: `allow` < `defer`
+    /// < `deny` is the tighten-only order of configuration actions.
+    pub enum Outcome {
+        Allow = "allow",
+        /// Hand the action to the human (the harness's own prompt).
+        Defer = "defer",
+        Deny = "deny",
+    }
 }
 
 impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Allow => "allow",
-            Outcome::Deny => "deny",
-            Outcome::Defer => "defer",
-        }
-    }
-
     /// Strictness order used by tighten-only config: allow < defer < deny.
     pub fn strictness(self) -> u8 {
-        match self {
-            Outcome::Allow => 0,
-            Outcome::Defer => 1,
-            Outcome::Deny => 2,
-        }
+        u8::try_from(self.index()).unwrap_or(u8::MAX)
     }
 }
 
-/// Which stage of the pipeline decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stage {
-    HardDeny,
-    Routing,
-    Breaker,
-    Budget,
-    Cache,
-    Override,
-    BreakGlass,
-    Reviewer,
-    RiskCeiling,
-    ReviewerFailure,
-    ConfigError,
-}
-
-impl Stage {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Stage::HardDeny => "hard_deny",
-            Stage::Routing => "routing",
-            Stage::Breaker => "breaker",
-            Stage::Budget => "budget",
-            Stage::Cache => "cache",
-            Stage::Override => "override",
-            Stage::BreakGlass => "break_glass",
-            Stage::Reviewer => "reviewer",
-            Stage::RiskCeiling => "risk_ceiling",
-            Stage::ReviewerFailure => "reviewer_failure",
-            Stage::ConfigError => "config_error",
-        }
+named_enum! {
+    /// Which stage of the pipeline decided.
+    pub enum Stage {
+        HardDeny = "hard_deny",
+        Routing = "routing",
+        Breaker = "breaker",
+        Budget = "budget",
+        Cache = "cache",
+        /// The reviewer allowed an exact retry that a human approved.
+        Override = "override",
+        BreakGlass = "break_glass",
+        Reviewer = "reviewer",
+        RiskCeiling = "risk_ceiling",
+        ReviewerFailure = "reviewer_failure",
+        ConfigError = "config_error",
     }
 }
 
-/// Risk taxonomy shared by the reviewer verdict and the host rules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RiskLevel {
-    Low,
-    Medium,
-    High,
-    Critical,
-}
-
-impl RiskLevel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RiskLevel::Low => "low",
-            RiskLevel::Medium => "medium",
-            RiskLevel::High => "high",
-            RiskLevel::Critical => "critical",
-        }
+named_enum! {
+    /// Risk taxonomy shared by the reviewer verdict and the host rules.
+    pub enum RiskLevel {
+        Low = "low",
+        Medium = "medium",
+        High = "high",
+        Critical = "critical",
     }
 }
 
-/// How clearly the user authorized this exact action, as judged by the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum UserAuthorization {
-    Unknown,
-    Low,
-    Medium,
-    High,
+named_enum! {
+    /// How clearly the user authorized this exact action, as judged by the model.
+    pub enum UserAuthorization {
+        Unknown = "unknown",
+        Low = "low",
+        Medium = "medium",
+        High = "high",
+    }
 }
 
 /// A one-use grant for a sandbox broker.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Grant {
     pub token: String,
     pub expires_at_ms: u64,
 }
 
 /// Cost and timing of a model-backed review.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ReviewStats {
     pub model: String,
     pub calls: u32,
@@ -117,30 +87,6 @@ pub struct ReviewStats {
     pub output_tokens: u64,
     pub packet_tokens_estimate: u64,
     pub duration_ms: u64,
-}
-
-/// The answer to one request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Decision {
-    pub decision: Outcome,
-    pub stage: Stage,
-    pub request_hash: String,
-    pub risk_level: Option<RiskLevel>,
-    pub user_authorization: Option<UserAuthorization>,
-    pub rationale: String,
-    pub message: String,
-    /// Rule id for deterministic stages (`hard_deny`, `routing`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rule_id: Option<String>,
-    /// `true` only for `pass` routing: vouch has no opinion and the harness's
-    /// own rules decide. Adapters emit "no decision" for it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub abstain: bool,
-    /// A safer alternative the reviewer offered, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub suggestion: Option<String>,
-    pub grant: Option<Grant>,
-    pub review: Option<ReviewStats>,
 }
 
 /// What the agent may be told about overriding a denial.
@@ -154,42 +100,285 @@ pub enum OverrideHint {
     BreakGlass,
 }
 
+/// What routing decided without the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Routed {
+    /// `pass`: no opinion; the harness's own rules decide.
+    Abstain,
+    /// `human`: defer to the person.
+    Human,
+    /// `never`: deny without a model call.
+    Never,
+}
+
+/// Where a verdict came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerdictSource {
+    /// The model, just now.
+    Model,
+    /// The model, with a human's exact-retry approval as trusted context.
+    ModelWithOverride,
+    /// The verdict cache (the same packet was judged within `cache.ttl_ms`).
+    Cache,
+}
+
+/// A verdict after the host rules ([`crate::policy::ceiling::apply`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judged<'a> {
+    pub verdict: &'a Verdict,
+    pub outcome: Outcome,
+    /// A ceiling changed what the verdict asked for.
+    pub ceiling: bool,
+    pub rationale: String,
+}
+
+/// The answer to one request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    decision: Outcome,
+    stage: Stage,
+    request_hash: String,
+    risk_level: Option<RiskLevel>,
+    user_authorization: Option<UserAuthorization>,
+    rationale: String,
+    message: String,
+    /// Rule id for deterministic stages (`hard_deny`, `routing`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule_id: Option<String>,
+    /// `true` only for `pass` routing: vouch has no opinion and the harness's
+    /// own rules decide. Adapters emit "no decision" for it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    abstain: bool,
+    /// A safer alternative the reviewer offered, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    suggestion: Option<String>,
+    grant: Option<Grant>,
+    review: Option<ReviewStats>,
+}
+
+/// The fields a constructor sets; everything else starts empty.
+struct Parts {
+    outcome: Outcome,
+    stage: Stage,
+    request_hash: String,
+    rationale: String,
+}
+
 impl Decision {
-    /// A decision with no model involvement; `message` is filled from the
-    /// outcome and stage.
-    pub fn new(
-        decision: Outcome,
-        stage: Stage,
-        request_hash: String,
-        rationale: impl Into<String>,
-    ) -> Self {
-        let rationale = rationale.into();
+    fn build(p: Parts, fill: impl FnOnce(&mut Decision), hint: OverrideHint) -> Decision {
         let mut d = Decision {
-            decision,
-            stage,
-            request_hash,
+            decision: p.outcome,
+            stage: p.stage,
+            request_hash: p.request_hash,
             risk_level: None,
             user_authorization: None,
+            rationale: p.rationale.trim().to_owned(),
             message: String::new(),
-            rationale,
             rule_id: None,
             abstain: false,
             suggestion: None,
             grant: None,
             review: None,
         };
-        d.message = d.compose_message(OverrideHint::None);
+        fill(&mut d);
+        // INVARIANT: only an allow carries a grant.
+        if d.decision != Outcome::Allow {
+            d.grant = None;
+        }
+        d.message = d.compose_message(hint);
         d
     }
 
-    /// Rewrites `message` for the agent model; call after changing fields.
-    pub fn with_message(mut self, hint: OverrideHint) -> Self {
-        self.message = self.compose_message(hint);
-        self
+    fn plain(outcome: Outcome, stage: Stage, hash: String, rationale: String) -> Decision {
+        let parts = Parts {
+            outcome,
+            stage,
+            request_hash: hash,
+            rationale,
+        };
+        Decision::build(parts, |_| {}, OverrideHint::None)
+    }
+
+    /// A deterministic hard deny: critical, never overridable.
+    pub fn hard_deny(hash: String, rule_id: &str, rationale: String) -> Decision {
+        let parts = Parts {
+            outcome: Outcome::Deny,
+            stage: Stage::HardDeny,
+            request_hash: hash,
+            rationale,
+        };
+        let fill = |d: &mut Decision| {
+            d.rule_id = Some(rule_id.to_owned());
+            d.risk_level = Some(RiskLevel::Critical);
+        };
+        Decision::build(parts, fill, OverrideHint::None)
+    }
+
+    /// Routing decided without the model.
+    pub fn routed(routed: Routed, hash: String, rule_id: String, rationale: String) -> Decision {
+        let outcome = match routed {
+            Routed::Abstain => Outcome::Allow,
+            Routed::Human => Outcome::Defer,
+            Routed::Never => Outcome::Deny,
+        };
+        let parts = Parts {
+            outcome,
+            stage: Stage::Routing,
+            request_hash: hash,
+            rationale,
+        };
+        let fill = |d: &mut Decision| {
+            d.rule_id = Some(rule_id);
+            d.abstain = routed == Routed::Abstain;
+        };
+        Decision::build(parts, fill, OverrideHint::None)
+    }
+
+    /// The configuration for this request cannot be trusted or used.
+    pub fn config_error(action: FailClosed, hash: String, rationale: String) -> Decision {
+        Decision::plain(action.outcome(), Stage::ConfigError, hash, rationale)
+    }
+
+    /// The turn's circuit breaker is open.
+    pub fn breaker(action: FailClosed, hash: String, rationale: String) -> Decision {
+        Decision::plain(action.outcome(), Stage::Breaker, hash, rationale)
+    }
+
+    /// The turn's review budget is spent.
+    pub fn budget(action: FailClosed, hash: String, rationale: String) -> Decision {
+        Decision::plain(action.outcome(), Stage::Budget, hash, rationale)
+    }
+
+    /// The review could not complete (or could not start); `review` is the
+    /// cost of the calls made, if any.
+    pub fn reviewer_failure(
+        action: FailClosed,
+        hash: String,
+        rationale: String,
+        review: Option<ReviewStats>,
+    ) -> Decision {
+        let parts = Parts {
+            outcome: action.outcome(),
+            stage: Stage::ReviewerFailure,
+            request_hash: hash,
+            rationale,
+        };
+        Decision::build(parts, |d| d.review = review, OverrideHint::None)
+    }
+
+    /// A human broke glass for this exact request: allow without the model.
+    pub fn break_glass(hash: String, rationale: String, grant: Option<Grant>) -> Decision {
+        let parts = Parts {
+            outcome: Outcome::Allow,
+            stage: Stage::BreakGlass,
+            request_hash: hash,
+            rationale,
+        };
+        Decision::build(parts, |d| d.grant = grant, OverrideHint::None)
+    }
+
+    /// A verdict after the host rules. The stage says where it came from
+    /// (`reviewer`, `cache`, `override` for an allowed approved retry) unless
+    /// a ceiling changed it (`risk_ceiling`). Model denials name their
+    /// override: an exact retry, or break glass for critical ones when it is
+    /// enabled.
+    pub fn verdict(
+        judged: &Judged<'_>,
+        source: VerdictSource,
+        hash: String,
+        extras: VerdictExtras,
+    ) -> Decision {
+        let v = judged.verdict;
+        let stage = match (judged.ceiling, source, judged.outcome) {
+            (true, _, _) => Stage::RiskCeiling,
+            (false, VerdictSource::Cache, _) => Stage::Cache,
+            (false, VerdictSource::ModelWithOverride, Outcome::Allow) => Stage::Override,
+            (false, VerdictSource::Model | VerdictSource::ModelWithOverride, _) => Stage::Reviewer,
+        };
+        let hint = match (judged.outcome, v.risk_level) {
+            (Outcome::Deny, RiskLevel::Critical) if extras.break_glass_enabled => {
+                OverrideHint::BreakGlass
+            }
+            // Break glass is off: a critical denial has no override.
+            (Outcome::Deny, RiskLevel::Critical) => OverrideHint::None,
+            (Outcome::Deny, RiskLevel::Low | RiskLevel::Medium | RiskLevel::High) => {
+                OverrideHint::ExactRetry
+            }
+            // Only denials carry an override hint.
+            (Outcome::Allow | Outcome::Defer, _) => OverrideHint::None,
+        };
+        let parts = Parts {
+            outcome: judged.outcome,
+            stage,
+            request_hash: hash,
+            rationale: judged.rationale.clone(),
+        };
+        let fill = |d: &mut Decision| {
+            d.risk_level = Some(v.risk_level);
+            d.user_authorization = Some(v.user_authorization);
+            d.suggestion = v
+                .suggestion
+                .as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned);
+            d.review = extras.review;
+            d.grant = extras.grant;
+        };
+        Decision::build(parts, fill, hint)
+    }
+
+    pub fn outcome(&self) -> Outcome {
+        self.decision
+    }
+
+    pub fn stage(&self) -> Stage {
+        self.stage
+    }
+
+    pub fn request_hash(&self) -> &str {
+        &self.request_hash
+    }
+
+    pub fn risk_level(&self) -> Option<RiskLevel> {
+        self.risk_level
+    }
+
+    pub fn user_authorization(&self) -> Option<UserAuthorization> {
+        self.user_authorization
+    }
+
+    pub fn rationale(&self) -> &str {
+        &self.rationale
+    }
+
+    /// The words for the agent model, derived from the other fields.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub fn rule_id(&self) -> Option<&str> {
+        self.rule_id.as_deref()
+    }
+
+    pub fn abstain(&self) -> bool {
+        self.abstain
+    }
+
+    pub fn suggestion(&self) -> Option<&str> {
+        self.suggestion.as_deref()
+    }
+
+    pub fn grant(&self) -> Option<&Grant> {
+        self.grant.as_ref()
+    }
+
+    pub fn review(&self) -> Option<&ReviewStats> {
+        self.review.as_ref()
     }
 
     fn compose_message(&self, hint: OverrideHint) -> String {
-        let rationale = self.rationale.trim();
+        let rationale = self.rationale.as_str();
         match (self.decision, self.stage) {
             (Outcome::Allow, Stage::Routing) if self.abstain => {
                 "vouch has no opinion on this action; the harness's own permission rules decide."
@@ -210,73 +399,206 @@ impl Decision {
                 "Automatic policy (not a human) did not approve this action and has handed it \
                  to a human for approval: {rationale}"
             ),
-            (Outcome::Deny, _) => {
-                let mut m = format!(
-                    "Automatic policy denied this action (not a human). Do not retry it in \
-                     another form or try to work around it. Reason: {rationale}"
-                );
-                if let Some(s) = self.suggestion.as_deref().filter(|s| !s.trim().is_empty()) {
-                    m.push_str(" Safer alternative: ");
-                    m.push_str(s.trim());
-                }
-                match hint {
-                    OverrideHint::None => {}
-                    OverrideHint::ExactRetry => m.push_str(
-                        " If the user wants this exact action, they can approve one exact retry \
-                         with `vouch approve`; then retry the identical request.",
-                    ),
-                    OverrideHint::BreakGlass => m.push_str(
-                        " This was judged critical. Only the user can override it, with \
-                         `vouch break-glass`; then retry the identical request.",
-                    ),
-                }
-                m
-            }
+            (Outcome::Deny, _) => self.denial_message(hint),
         }
     }
+
+    fn denial_message(&self, hint: OverrideHint) -> String {
+        let mut m = format!(
+            "Automatic policy denied this action (not a human). Do not retry it in another form \
+             or try to work around it. Reason: {}",
+            self.rationale
+        );
+        if let Some(s) = self.suggestion.as_deref() {
+            m.push_str(" Safer alternative: ");
+            m.push_str(s);
+        }
+        match hint {
+            OverrideHint::None => {}
+            OverrideHint::ExactRetry => m.push_str(
+                " If the user wants this exact action, they can approve one exact retry with \
+                 `vouch approve`; then retry the identical request.",
+            ),
+            OverrideHint::BreakGlass => m.push_str(
+                " This was judged critical. Only the user can override it, with \
+                 `vouch break-glass`; then retry the identical request.",
+            ),
+        }
+        m
+    }
+}
+
+/// What a verdict decision carries besides the verdict.
+#[derive(Debug, Clone, Default)]
+pub struct VerdictExtras {
+    /// Cost of the model call; `None` for a cache hit.
+    pub review: Option<ReviewStats>,
+    /// Kept only if the judged outcome is an allow.
+    pub grant: Option<Grant>,
+    /// Whether a critical denial may offer break glass.
+    pub break_glass_enabled: bool,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn verdict(outcome: Outcome, risk: RiskLevel) -> Verdict {
+        Verdict {
+            outcome,
+            risk_level: risk,
+            user_authorization: UserAuthorization::Unknown,
+            rationale: "pushes to main".into(),
+            suggestion: Some(" open a pull request ".into()),
+        }
+    }
+
+    fn judged(v: &Verdict, ceiling: bool) -> Judged<'_> {
+        Judged {
+            verdict: v,
+            outcome: v.outcome,
+            ceiling,
+            rationale: v.rationale.clone(),
+        }
+    }
+
+    fn extras(break_glass_enabled: bool) -> VerdictExtras {
+        VerdictExtras {
+            break_glass_enabled,
+            ..VerdictExtras::default()
+        }
+    }
+
     #[test]
     fn hard_deny_message_offers_no_override() {
-        let d = Decision::new(Outcome::Deny, Stage::HardDeny, "h".into(), "wipe of /");
-        assert!(d.message.contains("not a human"));
-        assert!(d.message.contains("wipe of /"));
-        assert!(!d.message.contains("vouch approve"));
-        assert!(!d.message.contains("break-glass"));
+        let d = Decision::hard_deny("h".into(), "wipe-root-or-home/rm", "wipe of /".into());
+        assert_eq!((d.outcome(), d.stage()), (Outcome::Deny, Stage::HardDeny));
+        assert_eq!(d.risk_level(), Some(RiskLevel::Critical));
+        assert!(d.message().contains("not a human"));
+        assert!(d.message().contains("wipe of /"));
+        assert!(!d.message().contains("vouch approve"));
+        assert!(!d.message().contains("break-glass"));
     }
 
     #[test]
     fn model_denials_name_their_override() {
-        let d = Decision::new(Outcome::Deny, Stage::Reviewer, "h".into(), "pushes to main");
-        assert!(
-            d.clone()
-                .with_message(OverrideHint::ExactRetry)
-                .message
-                .contains("vouch approve")
+        let v = verdict(Outcome::Deny, RiskLevel::High);
+        let d = Decision::verdict(
+            &judged(&v, false),
+            VerdictSource::Model,
+            "h".into(),
+            extras(true),
         );
+        assert!(d.message().contains("vouch approve"));
         assert!(
-            d.with_message(OverrideHint::BreakGlass)
-                .message
-                .contains("vouch break-glass")
+            d.message()
+                .contains("Safer alternative: open a pull request")
         );
+        assert_eq!(d.suggestion(), Some("open a pull request"));
+        let v = verdict(Outcome::Deny, RiskLevel::Critical);
+        let d = Decision::verdict(
+            &judged(&v, false),
+            VerdictSource::Model,
+            "h".into(),
+            extras(true),
+        );
+        assert!(d.message().contains("vouch break-glass"));
+        let d = Decision::verdict(
+            &judged(&v, false),
+            VerdictSource::Model,
+            "h".into(),
+            extras(false),
+        );
+        assert!(!d.message().contains("break-glass"));
+        assert!(!d.message().contains("vouch approve"));
+    }
+
+    #[test]
+    fn verdict_stages_follow_source_and_ceiling() {
+        let allow = verdict(Outcome::Allow, RiskLevel::Low);
+        let deny = verdict(Outcome::Deny, RiskLevel::Low);
+        let cases = [
+            (&allow, false, VerdictSource::Model, Stage::Reviewer),
+            (&allow, false, VerdictSource::Cache, Stage::Cache),
+            (
+                &allow,
+                false,
+                VerdictSource::ModelWithOverride,
+                Stage::Override,
+            ),
+            (
+                &deny,
+                false,
+                VerdictSource::ModelWithOverride,
+                Stage::Reviewer,
+            ),
+            (
+                &allow,
+                true,
+                VerdictSource::ModelWithOverride,
+                Stage::RiskCeiling,
+            ),
+            (&deny, true, VerdictSource::Cache, Stage::RiskCeiling),
+        ];
+        for (v, ceiling, source, stage) in cases {
+            let d = Decision::verdict(&judged(v, ceiling), source, "h".into(), extras(true));
+            assert_eq!(d.stage(), stage, "{source:?} ceiling={ceiling}");
+        }
+    }
+
+    #[test]
+    fn only_allows_carry_grants() {
+        let grant = Grant {
+            token: "t".into(),
+            expires_at_ms: 1,
+        };
+        for (outcome, kept) in [
+            (Outcome::Allow, true),
+            (Outcome::Deny, false),
+            (Outcome::Defer, false),
+        ] {
+            let v = verdict(outcome, RiskLevel::Low);
+            let mut e = extras(true);
+            e.grant = Some(grant.clone());
+            let d = Decision::verdict(&judged(&v, false), VerdictSource::Model, "h".into(), e);
+            assert_eq!(d.grant().is_some(), kept, "{outcome:?}");
+        }
     }
 
     #[test]
     fn failures_are_worded_as_failures() {
-        let d = Decision::new(Outcome::Deny, Stage::ReviewerFailure, "h".into(), "timeout");
-        assert!(d.message.contains("could not complete"));
-        assert!(d.message.contains("blocked"));
-        assert!(d.message.contains("failure of the reviewer"));
-        assert!(!d.message.contains("Do not retry"));
+        let d = Decision::reviewer_failure(FailClosed::Deny, "h".into(), "timeout".into(), None);
+        assert!(d.message().contains("could not complete"));
+        assert!(d.message().contains("blocked"));
+        assert!(d.message().contains("failure of the reviewer"));
+        assert!(!d.message().contains("Do not retry"));
+        let d = Decision::config_error(FailClosed::Defer, "h".into(), "bad overlay".into());
+        assert!(d.message().contains("handed to a human"));
+    }
+
+    #[test]
+    fn routing_abstains_only_for_pass() {
+        let d = Decision::routed(
+            Routed::Abstain,
+            "h".into(),
+            "routing/default".into(),
+            "pass".into(),
+        );
+        assert_eq!((d.outcome(), d.abstain()), (Outcome::Allow, true));
+        assert!(d.message().contains("no opinion"));
+        let d = Decision::routed(
+            Routed::Never,
+            "h".into(),
+            "routing/rule-1".into(),
+            "no".into(),
+        );
+        assert_eq!((d.outcome(), d.abstain()), (Outcome::Deny, false));
+        assert_eq!(d.rule_id(), Some("routing/rule-1"));
     }
 
     #[test]
     fn serializes_the_documented_shape() {
-        let d = Decision::new(Outcome::Deny, Stage::HardDeny, "ab".into(), "r");
+        let d = Decision::hard_deny("ab".into(), "fork-bomb/x", "r".into());
         let v = serde_json::to_value(&d).unwrap();
         for key in [
             "decision",
@@ -292,6 +614,7 @@ mod tests {
             assert!(v.get(key).is_some(), "missing {key}");
         }
         assert_eq!(v["stage"], "hard_deny");
+        assert_eq!(v["rule_id"], "fork-bomb/x");
         assert!(v.get("abstain").is_none());
     }
 }

@@ -8,53 +8,108 @@
 //! `DELETE … RETURNING` statement, so of N concurrent consumers (threads or
 //! processes) exactly one wins. Both writes commit at `synchronous=FULL`: a
 //! power cut must not bring a spent grant back.
+//!
+//! The decision table never draws randomness itself: the engine mints a
+//! [`GrantToken`] for a request that asks for one before the table runs, and
+//! the table turns it into the decision's [`Grant`] (with its expiry) and a
+//! store effect, which the engine applies in the decision's transaction
+//! through [`store`].
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use rand::Rng;
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{OptionalExtension, Transaction, params};
 use sha2::{Digest, Sha256};
 
 use crate::clock::Clock;
 use crate::decision::Grant;
-use crate::store::{Durability, Store, StoreError, sql_ms};
+use crate::store::{self, Durability, Store, StoreError, sql_ms};
 
-/// Random bytes in a token.
-pub const TOKEN_BYTES: usize = 32;
-/// Length of a token in base64url without padding.
-pub const TOKEN_CHARS: usize = 43;
+/// A freshly minted token, not yet stored.
+#[derive(Clone, PartialEq, Eq)]
+pub struct GrantToken {
+    token: String,
+    /// Hex SHA-256 of the token: all the database ever holds.
+    pub sha256: String,
+}
+
+impl std::fmt::Debug for GrantToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrantToken")
+            .field("sha256", &self.sha256)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GrantToken {
+    /// 32 random bytes from the operating system, base64url.
+    pub fn mint() -> Result<GrantToken, StoreError> {
+        let token = store::mint_token()?;
+        Ok(GrantToken {
+            sha256: token_hash(&token),
+            token,
+        })
+    }
+
+    /// The grant as the decision carries it, valid `ttl_ms` from `now_ms`.
+    pub fn grant(&self, now_ms: u64, ttl_ms: u64) -> Grant {
+        Grant {
+            token: self.token.clone(),
+            expires_at_ms: now_ms.saturating_add(ttl_ms),
+        }
+    }
+}
 
 fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-/// Mints a grant for `request_hash` in `session`, valid for `ttl_ms`.
-/// Expired grants are pruned in the same transaction.
+/// Stores a minted grant inside the caller's transaction, pruning expired
+/// grants first.
+pub(crate) fn store(
+    tx: &Transaction<'_>,
+    now_ms: u64,
+    token_sha256: &str,
+    session: &str,
+    request_hash: &str,
+    expires_at_ms: u64,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM grants WHERE expires_at_ms <= ?1")?
+        .execute(params![sql_ms(now_ms)])?;
+    tx.prepare_cached(
+        "INSERT INTO grants (token_hash, session_id, request_hash, expires_at_ms) \
+         VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![
+        token_sha256,
+        session,
+        request_hash,
+        sql_ms(expires_at_ms)
+    ])?;
+    Ok(())
+}
+
+/// Mints and stores a grant for `request_hash` in `session`, valid for
+/// `ttl_ms`, in its own `synchronous=FULL` transaction (tools and tests; the
+/// pipeline stores grants in the decision's transaction).
 pub fn mint(
-    store: &Store,
+    db: &Store,
     clock: &dyn Clock,
     session: &str,
     request_hash: &str,
     ttl_ms: u64,
 ) -> Result<Grant, StoreError> {
     let now = clock.now_ms();
-    let expires_at_ms = now.saturating_add(ttl_ms);
-    let token = URL_SAFE_NO_PAD.encode(rand::rng().random::<[u8; TOKEN_BYTES]>());
-    let hash = token_hash(&token);
-    store.write(Durability::Full, |tx| {
-        tx.prepare_cached("DELETE FROM grants WHERE expires_at_ms <= ?1")?
-            .execute(params![sql_ms(now)])?;
-        tx.prepare_cached(
-            "INSERT INTO grants (token_hash, session_id, request_hash, expires_at_ms) \
-             VALUES (?1, ?2, ?3, ?4)",
-        )?
-        .execute(params![hash, session, request_hash, sql_ms(expires_at_ms)])?;
-        Ok(())
+    let token = GrantToken::mint()?;
+    let grant = token.grant(now, ttl_ms);
+    db.write(Durability::Full, |tx| {
+        store(
+            tx,
+            now,
+            &token.sha256,
+            session,
+            request_hash,
+            grant.expires_at_ms,
+        )
     })?;
-    Ok(Grant {
-        token,
-        expires_at_ms,
-    })
+    Ok(grant)
 }
 
 /// Spends the grant `token` if it was minted for this `session` and this
@@ -64,23 +119,19 @@ pub fn mint(
 /// is `false`. A mismatching attempt does not spend the grant: the rightful
 /// holder can still use it.
 pub fn consume(
-    store: &Store,
+    db: &Store,
     clock: &dyn Clock,
     session: &str,
     token: &str,
     request_hash: &str,
 ) -> Result<bool, StoreError> {
     // Not a token this module could have minted: no database work.
-    if token.len() != TOKEN_CHARS
-        || !token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
+    if !store::is_token(token) {
         return Ok(false);
     }
     let now = clock.now_ms();
     let hash = token_hash(token);
-    let spent = store.write(Durability::Full, |tx| {
+    let spent = db.write(Durability::Full, |tx| {
         tx.prepare_cached(
             "DELETE FROM grants WHERE token_hash = ?1 AND session_id = ?2 \
              AND request_hash = ?3 AND expires_at_ms > ?4 RETURNING token_hash",
@@ -99,8 +150,13 @@ mod tests {
 
     #[test]
     fn token_shape() {
-        let token = URL_SAFE_NO_PAD.encode([0u8; TOKEN_BYTES]);
-        assert_eq!(token.len(), TOKEN_CHARS);
-        assert_eq!(token_hash("x").len(), 64);
+        let t = GrantToken::mint().unwrap();
+        let g = t.grant(1_000, 60_000);
+        assert_eq!(g.token.len(), store::TOKEN_CHARS);
+        assert!(store::is_token(&g.token));
+        assert_eq!(g.expires_at_ms, 61_000);
+        assert_eq!(t.sha256, token_hash(&g.token));
+        assert_eq!(t.sha256.len(), 64);
+        assert!(!format!("{t:?}").contains(&g.token));
     }
 }

@@ -10,24 +10,41 @@
 //!
 //! # Layout
 //!
-//! - [`request`]: the canonical request, its validation and `request_hash`.
-//! - [`decision`]: the decision, its stages and the words said to the agent.
+//! The decision is a pure function of plain data, with I/O at the edges:
+//!
+//! - [`pipeline`]: **the decision table.** `decide(&Inputs) -> Step` orders
+//!   every stage before the model (hard denies, configuration, routing, the
+//!   reviewer, break glass, breaker, budgets, the packet, an approval, the
+//!   cache) and `conclude(&Job, &ReviewResult)` every stage after it (risk
+//!   ceilings, what is recorded). Both return a [`decision::Decision`] with
+//!   the [`pipeline::Effect`]s that must follow it — one audit record per
+//!   final decision among them. No file, socket or clock.
+//! - [`engine`]: the shell around the table — gathers its inputs on demand
+//!   (project configuration, the reviewer, the turn's state, the packet, the
+//!   cache lookup), applies its effects in one SQLite transaction, calls the
+//!   model in between, and hands audit records to the audit sink. The one
+//!   entry point: `Engine::review(Request) -> Decision`.
+//! - [`decision`]: the decision, its per-stage constructors and the words
+//!   said to the agent; [`names`]: the one enum ↔ name table.
+//! - [`request`]: the canonical request, its validation and `request_hash`;
+//!   [`json`]: the one strict JSON parser for outside input.
 //! - [`config`]: typed configuration, layers and the tighten-only project overlay.
 //! - [`paths`]: where vouch keeps its files (`VOUCH_HOME` or XDG).
 //! - [`shell`]: bash parsing into the units that would actually run.
 //! - [`policy`]: hard denies, routing and risk ceilings — pure functions.
 //! - [`evidence`]: redaction, token estimates and the fenced evidence packet.
 //! - [`reviewer`]: model clients, verdict parsing, one deadline, bounded retries.
-//! - [`store`], [`session`], [`grants`], [`clock`]: shared SQLite state —
-//!   breaker, budgets, cache, overrides, break glass, one-use grants.
-//! - [`pipeline`]: orders the stages and returns a [`decision::Decision`].
+//! - [`session`], [`grants`], [`store`], [`clock`]: the state the table reads
+//!   and the effects it writes — turn snapshots, breaker and budget rules,
+//!   cache, overrides and break glass, one-use grants; SQLite, file modes,
+//!   tokens and randomness in [`store`].
 //! - [`audit`]: redacted daily aggregates of every decision and after-event
 //!   in `audit.sqlite`, and the report that suggests permission rules.
-//! - [`engine`]: one running vouch behind an async API.
+//! - [`http`], [`server`]: the `vouch serve` HTTP service (one `AppError`,
+//!   one strict-body extractor).
 //! - [`hooks`]: the harness adapters (`vouch hook claude-code|codex|gemini|cursor`,
 //!   `POST /hooks/<harness>`): harness JSON → canonical request → the
 //!   harness's own reply, transcripts, snippets.
-//! - [`http`], [`server`]: the `vouch serve` HTTP service.
 //! - [`cli`]: the command-line commands; [`telemetry`]: tracing setup and events.
 
 pub mod audit;
@@ -40,6 +57,8 @@ pub mod evidence;
 pub mod grants;
 pub mod hooks;
 pub mod http;
+pub mod json;
+pub mod names;
 pub mod paths;
 pub mod pipeline;
 pub mod policy;

@@ -1,331 +1,716 @@
-//! Orders the decision stages (design §1) and returns a [`Decision`].
+//! The decision table (design §6): one pure function, [`decide`], that orders
+//! every stage before the model call, and [`conclude`], which turns what the
+//! model said into the decision. Both read plain data ([`Inputs`], [`Job`])
+//! and return a [`Decision`] with the [`Effect`]s that must follow it; the
+//! engine's shell gathers the inputs (files, SQLite, the model) and applies
+//! the effects, all state ones in one transaction. Nothing here touches a
+//! file, a socket or the clock.
 //!
-//! [`prepare`] runs everything before the model call — hard denies, project
-//! configuration, routing, the evidence packet and the session gate — and
-//! either decides or hands back a [`ReviewJob`]. [`finish`] records what the
-//! model said and applies the risk ceilings. Both are synchronous (they touch
-//! the filesystem and SQLite); the engine runs them on the blocking pool and
-//! awaits only the model call in between.
+//! Inputs that cost something to gather — the reviewer, the turn's state,
+//! the evidence packet, the cache lookup — start out [`Gathered::NotYet`];
+//! when the table reaches a stage that needs one, it answers
+//! [`Step::Gather`] and the shell calls it again with that input filled in.
+//! So a hard deny never opens the database, an open breaker never builds a
+//! packet, and a packet is built once, with the trusted override already in
+//! it when one is pending. (Cedar's partial evaluation works the same way:
+//! an unknown input yields a residual instead of an answer.)
 //!
-//! Every early return is a complete decision with its stage and reason, and
-//! every error ends in the configured fail-closed outcome.
+//! Every outcome is an exhaustive `match`; no arm is a wildcard that could
+//! allow. Every decision carries its stage and reason, and each final one an
+//! [`Effect::Audit`] record when auditing is on.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::clock::Clock;
-use crate::config::{Config, LoadedConfig, ProjectCache, Provider, RoutePolicy};
-use crate::decision::{Decision, Outcome, OverrideHint, Stage};
-use crate::evidence::packet::{self, Packet, PacketContext};
+use crate::config::{BreakerConfig, Config, ConfigError, LoadedConfig, Provider, RoutePolicy};
+use crate::decision::{Decision, Outcome, ReviewStats, RiskLevel, Routed, Stage, VerdictSource};
+use crate::evidence::packet::{Packet, PacketContext};
 use crate::evidence::redact;
-use crate::grants;
-use crate::paths::Paths;
+use crate::grants::GrantToken;
 use crate::policy::{ceiling, hard_deny};
 use crate::request::Request;
-use crate::reviewer::{ReviewOutcome, ReviewResult, Reviewer, ReviewerError, Verdict};
-use crate::session::{self, ActionSummary, CachedVerdict, Gate, ReviewEvent, TurnKey};
-use crate::store::{Store, StoreError};
-
-/// What [`prepare`] needs from its caller; I/O is reached through callbacks
-/// so the engine decides how (and whether) to open the store and reviewer.
-pub struct Context<'a> {
-    pub paths: &'a Paths,
-    pub trusted: &'a LoadedConfig,
-    /// Folded project overlays, re-checked with one `stat` per request.
-    pub projects: &'a ProjectCache,
-    pub clock: &'a dyn Clock,
-    pub allow_untrusted_dev: bool,
-    pub store: &'a dyn Fn() -> Result<Arc<Store>, StoreError>,
-    pub reviewer: &'a dyn Fn(&Config) -> Result<Reviewer, ReviewerError>,
-}
-
-/// The result of the stages before the model.
-pub enum Prepared {
-    /// A stage decided.
-    Decided(Box<Decision>),
-    /// The model must be asked.
-    Review(Box<ReviewJob>),
-}
-
-/// Everything needed to call the model and finish the decision.
-pub struct ReviewJob {
-    pub request: Request,
-    pub request_hash: String,
-    pub config: Arc<Config>,
-    pub store: Arc<Store>,
-    pub reviewer: Reviewer,
-    pub packet: Packet,
-}
+use crate::reviewer::{ReviewOutcome, ReviewResult, Verdict};
+use crate::session::{AuthorizationKind, PendingAuthorization, Snapshot};
 
 /// `rule_id` of the decision that defers because no reviewer is configured.
 pub const NO_REVIEWER_RULE: &str = "routing/no-reviewer";
 
-fn decided(d: Decision) -> Prepared {
-    Prepared::Decided(Box::new(d))
+/// An input the table may need, gathered on demand.
+#[derive(Debug, Clone, Copy)]
+pub enum Gathered<'a, T: ?Sized> {
+    /// Not gathered yet: the table answers [`Step::Gather`] when it needs it.
+    NotYet,
+    Ready(&'a T),
+    /// Gathering failed; the text is the reason, for the rationale.
+    Unavailable(&'a str),
 }
 
-/// The outcome when the review cannot run, from the given configuration.
-fn failure(cfg: &Config, stage: Stage, hash: &str, why: impl Into<String>) -> Prepared {
-    decided(Decision::new(
-        cfg.decision.failure_mode.outcome(),
-        stage,
-        hash.to_owned(),
-        why,
-    ))
+/// Whether the request asked for a grant, and the token minted for it.
+#[derive(Debug, Clone, Copy)]
+pub enum GrantInput<'a> {
+    NotAsked,
+    /// Minted by the shell beforehand (randomness is I/O); stored only if
+    /// the decision allows.
+    Ready(&'a GrantToken),
+    Unavailable(&'a str),
 }
 
-/// Runs the stages up to the model call.
-#[expect(
-    clippy::too_many_lines,
-    reason = "predates the 80-line limit; split by issue 10"
-)]
-pub fn prepare(ctx: &Context<'_>, request: Request) -> Prepared {
-    let hash = request.request_hash();
-    let trusted_cfg: &Config = &ctx.trusted.config;
+/// A trusted file (or vouch's own binary) inside the project root, where
+/// the agent could have rewritten it.
+#[derive(Debug, Clone, Copy)]
+pub struct Exposed<'a> {
+    pub file: &'a Path,
+    pub root: &'a Path,
+}
 
-    // 1. Hard denies, always with the trusted view of what is protected.
-    let home = request
-        .home
-        .clone()
-        .or_else(|| ctx.paths.home.as_ref().map(|h| h.display().to_string()))
-        .unwrap_or_else(|| "/root".to_owned());
-    let cwd_path = request.cwd.as_deref().map(Path::new);
-    let project = ctx.projects.for_project(ctx.trusted, cwd_path);
-    let mut protected = ctx.paths.protected_paths(&home);
-    if let Some(root) = &project.root {
-        protected.push(root.join(".vouch").display().to_string());
+/// Everything the table reads.
+#[derive(Debug, Clone)]
+pub struct Inputs<'a> {
+    pub request: &'a Request,
+    pub request_hash: &'a str,
+    pub now_ms: u64,
+    /// The hard-deny stage's verdict ([`hard_denies`]): pure, but the most
+    /// expensive stage, so the shell computes it once per request rather
+    /// than on every round of the table.
+    pub hard_deny: &'a hard_deny::Verdict,
+    /// The trusted configuration: its failure mode answers when the project
+    /// overlay is rejected.
+    pub trusted: &'a Config,
+    /// The trusted configuration tightened by the project overlay, or why
+    /// the overlay was rejected.
+    pub project: Result<&'a LoadedConfig, &'a ConfigError>,
+    /// `None` also when `VOUCH_ALLOW_UNTRUSTED_DEV=1` (the shell skips it).
+    pub exposed: Option<Exposed<'a>>,
+    /// Whether a reviewer can be built from the effective configuration.
+    pub reviewer: Gathered<'a, ()>,
+    pub state: Gathered<'a, Snapshot>,
+    /// The packet and the context it was built with.
+    pub packet: Gathered<'a, (PacketContext, Packet)>,
+    /// The verdict cached under the packet's key: `None` not looked up,
+    /// `Some(None)` a miss.
+    pub cache: Option<Option<&'a Verdict>>,
+    pub grant: GrantInput<'a>,
+}
+
+/// What the shell must gather before the table can go on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Need {
+    Reviewer,
+    State,
+    /// Build the packet with this context.
+    Packet(PacketContext),
+    /// Look the packet's key up in the verdict cache (inside the decision's
+    /// transaction).
+    Cache,
+}
+
+/// A decision and what must happen because of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decided {
+    pub decision: Decision,
+    pub effects: Vec<Effect>,
+}
+
+/// The table's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Decided(Decided),
+    /// Ask the model: apply `job.effects`, call it with the packet, then
+    /// [`conclude`].
+    Review(Box<Job>),
+    Gather(Need),
+}
+
+/// Everything [`conclude`] needs once the model has answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub request_hash: String,
+    pub facts: RequestFacts,
+    pub config: Arc<Config>,
+    /// `ModelWithOverride` when a human's exact-retry approval is in the packet.
+    pub source: VerdictSource,
+    /// Where a decisive verdict is cached (`None` with an override: that
+    /// packet is never looked up).
+    pub cache_key: Option<String>,
+    pub grant: Option<GrantToken>,
+    /// Applied in the decision's transaction, before the model is called.
+    pub effects: Vec<Effect>,
+}
+
+/// The action fields of a request, owned: what the audit and the denial
+/// summary need after the request itself is gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestFacts {
+    pub request_id: Option<String>,
+    pub tool_call_id: Option<String>,
+    pub session_id: String,
+    pub turn_id: String,
+    pub source: Option<String>,
+    pub agent: Option<String>,
+    pub surface: String,
+    pub tool: Option<String>,
+    pub command: Option<String>,
+    pub path: Option<String>,
+    /// The path as the harness resolved it, and the caller's home: the audit
+    /// derives a file rule's subject from them.
+    pub resolved_path: Option<String>,
+    pub home: Option<String>,
+    pub destination: Option<String>,
+    pub cwd: Option<String>,
+    pub issue_grant: bool,
+}
+
+impl RequestFacts {
+    pub fn of(r: &Request) -> RequestFacts {
+        RequestFacts {
+            request_id: r.id.clone(),
+            tool_call_id: r.tool_call_id.clone(),
+            session_id: r.session_id.clone(),
+            turn_id: r.turn().to_owned(),
+            source: r.source.clone(),
+            agent: r.agent.clone(),
+            surface: r.surface.as_str().to_owned(),
+            tool: r.tool.clone(),
+            command: r.command.clone(),
+            path: r.path.clone(),
+            resolved_path: r.resolved_path.clone(),
+            home: r.home.clone(),
+            destination: r.destination.clone(),
+            cwd: r.cwd.clone(),
+            issue_grant: r.issue_grant,
+        }
     }
-    let protected = hard_deny::Protected { paths: protected };
-    let hd_ctx = hard_deny::Context {
-        home: &home,
-        cwd: request.cwd.as_deref(),
-        protected: &protected,
-    };
-    let parse_note = match check_with_resolved_path(&request, &hd_ctx) {
+
+    /// The command or target, redacted: what an operator is shown.
+    fn redacted_target(&self) -> String {
+        let target = [&self.command, &self.path, &self.destination, &self.tool]
+            .into_iter()
+            .find_map(Option::as_deref)
+            .unwrap_or("");
+        redact::redact_text(target).into_owned()
+    }
+}
+
+/// One final decision as the audit sees it: plain data, raw action fields
+/// included (the audit module templates or HMACs them and never stores them
+/// as they are, design §8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditRecord {
+    pub at_ms: u64,
+    pub request_hash: String,
+    pub facts: RequestFacts,
+    pub outcome: Outcome,
+    pub stage: Stage,
+    pub abstain: bool,
+    pub rule_id: Option<String>,
+    pub risk_level: Option<RiskLevel>,
+}
+
+impl AuditRecord {
+    pub fn of(facts: RequestFacts, at_ms: u64, d: &Decision) -> AuditRecord {
+        AuditRecord {
+            at_ms,
+            request_hash: d.request_hash().to_owned(),
+            facts,
+            outcome: d.outcome(),
+            stage: d.stage(),
+            abstain: d.abstain(),
+            rule_id: d.rule_id().map(str::to_owned),
+            risk_level: d.risk_level(),
+        }
+    }
+}
+
+/// A model denial as operators are shown it (redacted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DenialRecord {
+    pub risk_level: RiskLevel,
+    pub surface: String,
+    pub cwd: Option<String>,
+    /// Redacted command or target.
+    pub summary: String,
+    pub rationale: String,
+}
+
+/// What must follow a decision. State effects concern the request's
+/// session, turn and hash, and are applied in one transaction; `Audit` goes
+/// to the audit sink after the decision is final.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Spend one review of `turn.max_reviews`, in the transaction that
+    /// checked it, so concurrent requests of a turn never overspend.
+    ReserveReview,
+    /// A model verdict (or its cached replay) for the breaker; opens it when
+    /// the thresholds are reached.
+    CountVerdict {
+        outcome: Outcome,
+        breaker: BreakerConfig,
+    },
+    /// A reviewer failure, against `turn.max_failures`.
+    CountFailure,
+    /// A break glass was used: the turn's breaker closes.
+    ResetBreaker,
+    /// A one-use human authorization is spent.
+    SpendAuthorization {
+        id: i64,
+    },
+    /// A model denial, listed for `vouch approve` / break glass.
+    RecordDenial(DenialRecord),
+    /// A decisive verdict (redacted) reused for the same packet.
+    CacheVerdict {
+        key: String,
+        verdict: Verdict,
+        expires_at_ms: u64,
+        max_entries: u32,
+    },
+    /// The grant an allow carries (only its hash is stored).
+    StoreGrant {
+        token_sha256: String,
+        expires_at_ms: u64,
+    },
+    Audit(Box<AuditRecord>),
+}
+
+impl Effect {
+    /// Creating or spending one-use authority must survive a power cut.
+    pub fn needs_full_sync(&self) -> bool {
+        match self {
+            Effect::SpendAuthorization { .. } | Effect::StoreGrant { .. } => true,
+            Effect::ReserveReview
+            | Effect::CountVerdict { .. }
+            | Effect::CountFailure
+            | Effect::ResetBreaker
+            | Effect::RecordDenial(_)
+            | Effect::CacheVerdict { .. }
+            | Effect::Audit(_) => false,
+        }
+    }
+
+    /// Whether the effect writes the state database.
+    pub fn is_state(&self) -> bool {
+        !matches!(self, Effect::Audit(_))
+    }
+}
+
+/// Decides everything that can be decided before the model is called.
+pub fn decide(i: &Inputs<'_>) -> Step {
+    let hash = || i.request_hash.to_owned();
+    // Hard denies come first, with the trusted view of what is protected:
+    // no configuration, state, model or human can override them.
+    let parse_note = match i.hard_deny {
         hard_deny::Verdict::Deny(deny) => {
-            let mut d = Decision::new(Outcome::Deny, Stage::HardDeny, hash, deny.rationale);
-            d.rule_id = Some(deny.rule_id.to_owned());
-            d.risk_level = Some(crate::decision::RiskLevel::Critical);
-            return decided(d.with_message(OverrideHint::None));
+            let d = Decision::hard_deny(hash(), deny.rule_id, deny.rationale.clone());
+            return finish(i, audit_enabled(i), d, Vec::new());
         }
         hard_deny::Verdict::Clear => None,
-        hard_deny::Verdict::ParseFailed { error } => Some(format!(
-            "parse_failed: the host could not fully parse this bash command ({error}); \
-             judge the raw command text with extra care"
-        )),
+        hard_deny::Verdict::ParseFailed { error } => Some(parse_note(error)),
     };
-
-    // 2. Configuration for this project: never decide on a configuration the
-    // agent could have written.
-    let loaded = match project.effective {
+    // A project overlay that could not be read or tries to loosen disables
+    // the reviewer for this project: the trusted failure mode answers.
+    let loaded = match i.project {
         Ok(loaded) => loaded,
         Err(e) => {
-            return failure(
-                trusted_cfg,
-                Stage::ConfigError,
-                &hash,
-                format!(
-                    "the project configuration was rejected, so the reviewer is disabled for this project: {e}"
-                ),
+            let why = format!(
+                "the project configuration was rejected, so the reviewer is disabled for this \
+                 project: {e}"
             );
+            let d = Decision::config_error(i.trusted.decision.failure_mode, hash(), why);
+            return finish(i, i.trusted.audit.enabled, d, Vec::new());
         }
     };
-    if !ctx.allow_untrusted_dev
-        && let Some(root) = &project.root
-        && let Some(file) = ctx.trusted.trusted_file_inside(root)
-    {
-        return failure(
-            trusted_cfg,
-            Stage::ConfigError,
-            &hash,
-            format!(
-                "vouch's own trusted file `{}` lies inside the project `{}`, where the agent could \
-                 have rewritten it; set VOUCH_ALLOW_UNTRUSTED_DEV=1 only for local development",
-                file.display(),
-                root.display()
-            ),
+    let cfg = &*loaded.config;
+    // Never decide on a configuration the agent could have written.
+    if let Some(exposed) = i.exposed {
+        let why = format!(
+            "vouch's own trusted file `{}` lies inside the project `{}`, where the agent could \
+             have rewritten it; set VOUCH_ALLOW_UNTRUSTED_DEV=1 only for local development",
+            exposed.file.display(),
+            exposed.root.display()
         );
+        let d = Decision::config_error(cfg.decision.failure_mode, hash(), why);
+        return finish(i, cfg.audit.enabled, d, Vec::new());
     }
-    let cfg = Arc::clone(&loaded.config);
-
-    // 3. Routing. A command nobody could parse is never passed through
+    // Routing, before any state: decisions that need no model need no
+    // database. A command nobody could parse is never passed through
     // unreviewed, whatever surface carried it.
-    let route = loaded.router.route(&request);
-    let policy = match (route.policy, &parse_note) {
-        (RoutePolicy::Pass, Some(_)) => RoutePolicy::Ai,
-        (policy, _) => policy,
-    };
-    let routed = |outcome: Outcome, abstain: bool| {
-        let mut d = Decision::new(outcome, Stage::Routing, hash.clone(), route.rationale());
-        d.rule_id = Some(route.rule_id());
-        d.abstain = abstain;
-        decided(d.with_message(OverrideHint::None))
-    };
-    match policy {
+    let route = loaded.router.route(i.request);
+    let routed = match (route.policy, &parse_note) {
+        // On to the reviewer (an unparseable `pass` included).
+        (RoutePolicy::Pass, Some(_)) | (RoutePolicy::Ai, _) => None,
         // Abstain: the harness's own permission rules decide.
-        RoutePolicy::Pass => return routed(Outcome::Allow, true),
+        (RoutePolicy::Pass, None) => Some(Routed::Abstain),
         // A person decides.
-        RoutePolicy::Human => return routed(Outcome::Defer, false),
+        (RoutePolicy::Human, _) => Some(Routed::Human),
         // Configured never to run.
-        RoutePolicy::Never => return routed(Outcome::Deny, false),
-        // On to the reviewer.
-        RoutePolicy::Ai => {}
+        (RoutePolicy::Never, _) => Some(Routed::Never),
+    };
+    if let Some(routed) = routed {
+        let d = Decision::routed(routed, hash(), route.rule_id(), route.rationale());
+        return finish(i, cfg.audit.enabled, d, Vec::new());
     }
     // No reviewer model is configured (a fresh install): what the model
     // would have reviewed goes to the human. Not a failure, so not
-    // `failure_mode`; hard denies above still applied.
+    // `failure_mode`; the hard denies above still applied.
     if cfg.reviewer.provider == Provider::None {
-        let mut d = Decision::new(
-            Outcome::Defer,
-            Stage::Routing,
-            hash,
-            "no reviewer model is configured (`reviewer.provider = \"none\"`), so this action \
-             needs a human decision",
-        );
-        d.rule_id = Some(NO_REVIEWER_RULE.to_owned());
-        return decided(d.with_message(OverrideHint::None));
+        let why = "no reviewer model is configured (`reviewer.provider = \"none\"`), so this \
+                   action needs a human decision"
+            .to_owned();
+        let d = Decision::routed(Routed::Human, hash(), NO_REVIEWER_RULE.to_owned(), why);
+        return finish(i, cfg.audit.enabled, d, Vec::new());
     }
-
-    // 4. State, reviewer and packet. Any fault here fails closed.
-    let store = match (ctx.store)() {
-        Ok(store) => store,
-        Err(e) => {
-            tracing::warn!(error = %e, "state database unavailable; failing closed");
-            let why = format!("the state database is unavailable: {e}");
-            return failure(&cfg, Stage::ReviewerFailure, &hash, why);
+    // A reviewer that cannot be built fails closed before any state is
+    // touched: nothing could be reviewed anyway.
+    match i.reviewer {
+        Gathered::NotYet => return Step::Gather(Need::Reviewer),
+        Gathered::Unavailable(why) => {
+            return failure_step(i, cfg, format!("the reviewer is not usable: {why}"));
         }
-    };
-    let reviewer = match (ctx.reviewer)(&cfg) {
-        Ok(r) => r,
-        Err(e) => {
-            let why = format!("the reviewer is not usable: {e}");
-            return failure(&cfg, Stage::ReviewerFailure, &hash, why);
+        Gathered::Ready(()) => {}
+    }
+    match i.state {
+        Gathered::NotYet => Step::Gather(Need::State),
+        Gathered::Unavailable(why) => {
+            failure_step(i, cfg, format!("the state database is unavailable: {why}"))
         }
-    };
-    let estimator = cfg.budget.estimator;
-    let packets = PacketSource {
-        request: &request,
-        parse_note,
-        budget: &cfg.budget,
-        overhead: reviewer.wire_overhead_tokens(&|s| estimator.count(s)),
-    };
-    let packet = match packets.build(None) {
-        Ok(p) => p,
-        Err(why) => return failure(&cfg, Stage::ReviewerFailure, &hash, why),
-    };
-
-    // 5. Session gate: break glass, breaker, budgets, cache, overrides.
-    let key = TurnKey {
-        session: &request.session_id,
-        turn: request.turn(),
-    };
-    let gate = match session::gate(&store, ctx.clock, &cfg, key, &hash, Some(&packet.cache_key)) {
-        Ok(g) => g,
-        Err(e) => {
-            tracing::warn!(error = %e, "session gate failed; failing closed");
-            return failure(
-                &cfg,
-                Stage::ReviewerFailure,
-                &hash,
-                format!("the session state could not be read: {e}"),
-            );
-        }
-    };
-    match gate {
-        // A human broke glass for this exact request: allow without the model.
-        Gate::BreakGlass(pass) => {
-            let why = match pass.denied_rationale {
-                Some(r) => {
-                    format!("a human broke glass for this exact request (denied earlier: {r})")
-                }
-                None => "a human broke glass for this exact request".to_owned(),
-            };
-            let d = Decision::new(Outcome::Allow, Stage::BreakGlass, hash.clone(), why);
-            decided(with_grant(&store, ctx.clock, &cfg, &request, d))
-        }
-        // Too many model denials this turn.
-        Gate::BreakerOpen {
-            action,
-            consecutive_denials,
-            window_denials,
-        } => decided(Decision::new(
-            action.outcome(),
-            Stage::Breaker,
-            hash,
-            format!(
-                "automatic review stopped for this turn after repeated denials \
-                 ({consecutive_denials} in a row, {window_denials} in the recent window)"
-            ),
-        )),
-        // Too many reviewer failures this turn.
-        Gate::FailuresExhausted { failures, action } => decided(Decision::new(
-            action.outcome(),
-            Stage::ReviewerFailure,
-            hash,
-            format!("the reviewer failed {failures} times this turn, so it was not called again"),
-        )),
-        // Review budget spent.
-        Gate::BudgetExhausted { reviews, action } => decided(Decision::new(
-            action.outcome(),
-            Stage::Budget,
-            hash,
-            format!("the turn's review budget is spent ({reviews} model reviews)"),
-        )),
-        // The same packet was judged moments ago: reuse the verdict.
-        Gate::Cached(v) => {
-            let result = ReviewResult {
-                outcome: ReviewOutcome::Verdict(from_cached(&v)),
-                stats: Default::default(),
-            };
-            let mut d = ceiling::decide(&result, &cfg, hash);
-            if d.stage == Stage::Reviewer {
-                d.stage = Stage::Cache;
-            }
-            decided(with_grant(&store, ctx.clock, &cfg, &request, d))
-        }
-        // Call the model, with the human's override as trusted context.
-        Gate::Review { override_pass } => {
-            let packet = match override_pass.map(|pass| packets.build(Some(override_note(&pass)))) {
-                None => packet,
-                Some(Ok(with_override)) => with_override,
-                Some(Err(why)) => return failure(&cfg, Stage::ReviewerFailure, &hash, why),
-            };
-            Prepared::Review(Box::new(ReviewJob {
-                request,
-                request_hash: hash,
-                config: cfg,
-                store,
-                reviewer,
-                packet,
-            }))
-        }
+        Gathered::Ready(snapshot) => turn_stages(i, loaded, snapshot, parse_note),
     }
 }
 
-/// Builds the evidence packet for one request, with or without a trusted
-/// override; the error is the rationale of a fail-closed decision.
-struct PacketSource<'a> {
-    request: &'a Request,
+/// The per-turn stages, in order, once the turn's state is known.
+fn turn_stages(
+    i: &Inputs<'_>,
+    loaded: &LoadedConfig,
+    snapshot: &Snapshot,
     parse_note: Option<String>,
-    budget: &'a crate::config::BudgetConfig,
-    overhead: u64,
-}
-
-impl PacketSource<'_> {
-    fn build(&self, trusted_override: Option<String>) -> Result<Packet, String> {
-        let ctx = PacketContext {
-            parse_note: self.parse_note.clone(),
-            trusted_override,
-        };
-        packet::build(self.request, &ctx, self.budget, self.overhead).map_err(|e| {
-            format!("the evidence packet could not be built, so the model was not called: {e}")
-        })
+) -> Step {
+    let cfg = &*loaded.config;
+    let hash = || i.request_hash.to_owned();
+    let turn = &snapshot.turn;
+    // A broker that asked for a grant cannot act on an allow without one,
+    // so no stage that could allow may run without the token.
+    if let GrantInput::Unavailable(why) = i.grant {
+        let why = format!("no grant token could be minted, so the action was not reviewed: {why}");
+        return failure_step(i, cfg, why);
+    }
+    // A human broke glass for this exact request: allow without the model.
+    // First, because a human decided: it wins over an open breaker and spent
+    // budgets, and nothing is billed. A disabled break glass (trusted or
+    // project) is not honoured even if confirmed earlier.
+    if cfg.overrides.break_glass_enabled
+        && let Some(auth) = snapshot.pending(AuthorizationKind::BreakGlass)
+    {
+        return break_glass(i, cfg, auth);
+    }
+    // Too many model denials this turn: stop asking the model.
+    if turn.breaker_tripped(&cfg.breaker) {
+        let why = format!(
+            "automatic review stopped for this turn after repeated denials ({} in a row, {} in \
+             the recent window)",
+            turn.consecutive_denials,
+            turn.window_denials(cfg.breaker.window_size)
+        );
+        let d = Decision::breaker(cfg.breaker.action, hash(), why);
+        return finish(i, cfg.audit.enabled, d, Vec::new());
+    }
+    // Too many reviewer failures this turn: do not call it again.
+    if turn.failures >= cfg.turn.max_failures {
+        let why = format!(
+            "the reviewer failed {} times this turn, so it was not called again",
+            turn.failures
+        );
+        return failure_step(i, cfg, why);
+    }
+    // The turn's review budget is spent.
+    if turn.reviews >= cfg.turn.max_reviews {
+        let why = format!(
+            "the turn's review budget is spent ({} model reviews)",
+            turn.reviews
+        );
+        let d = Decision::budget(cfg.turn.on_exhausted, hash(), why);
+        return finish(i, cfg.audit.enabled, d, Vec::new());
+    }
+    // Only now is the evidence needed: the model (or the cache) will see it.
+    // A pending exact-retry approval goes into it as trusted context.
+    let approval = snapshot.pending(AuthorizationKind::Override);
+    let wanted = PacketContext {
+        parse_note,
+        trusted_override: approval.map(override_note),
+    };
+    let packet = match i.packet {
+        Gathered::Ready((built, packet)) if *built == wanted => packet,
+        Gathered::Ready(_) | Gathered::NotYet => return Step::Gather(Need::Packet(wanted)),
+        Gathered::Unavailable(why) => {
+            let why = format!(
+                "the evidence packet could not be built, so the model was not called: {why}"
+            );
+            return failure_step(i, cfg, why);
+        }
+    };
+    match approval {
+        // An approval changes the packet, so the cache is skipped: a cached
+        // denial must never swallow a human's approval. It is spent now,
+        // even if the review then fails: one use means one use.
+        Some(auth) => review(i, loaded, packet, Some(auth)),
+        None => cached_or_review(i, loaded, packet),
     }
 }
 
-/// The trusted note an exact-retry override adds to the packet.
-fn override_note(pass: &session::OverridePass) -> String {
-    let denied = match &pass.denied_rationale {
+/// The verdict cache, then the model.
+fn cached_or_review(i: &Inputs<'_>, loaded: &LoadedConfig, packet: &Packet) -> Step {
+    let cfg = &*loaded.config;
+    if !cache_enabled(cfg) {
+        return review(i, loaded, packet, None);
+    }
+    match i.cache {
+        None => Step::Gather(Need::Cache),
+        // The same packet was judged moments ago: reuse the verdict. It
+        // counts for the breaker like the verdict it replays (an agent
+        // looping on a denied action still trips it); it is not billed.
+        Some(Some(verdict)) => {
+            let grant = granted(i);
+            let d = ceiling::decide_verdict(
+                verdict,
+                cfg,
+                i.request_hash.to_owned(),
+                VerdictSource::Cache,
+                None,
+                grant.map(|t| t.grant(i.now_ms, cfg.grants.ttl_ms)),
+            );
+            let mut effects = vec![Effect::CountVerdict {
+                outcome: verdict.outcome,
+                breaker: cfg.breaker.clone(),
+            }];
+            store_grant(&mut effects, &d, grant);
+            finish(i, cfg.audit.enabled, d, effects)
+        }
+        Some(None) => review(i, loaded, packet, None),
+    }
+}
+
+/// The model must be asked: reserve the review (and spend the approval).
+fn review(
+    i: &Inputs<'_>,
+    loaded: &LoadedConfig,
+    packet: &Packet,
+    approval: Option<&PendingAuthorization>,
+) -> Step {
+    let mut effects = vec![Effect::ReserveReview];
+    if let Some(auth) = approval {
+        effects.push(Effect::SpendAuthorization { id: auth.id });
+    }
+    Step::Review(Box::new(Job {
+        request_hash: i.request_hash.to_owned(),
+        facts: RequestFacts::of(i.request),
+        config: Arc::clone(&loaded.config),
+        source: match approval {
+            Some(_) => VerdictSource::ModelWithOverride,
+            None => VerdictSource::Model,
+        },
+        cache_key: match approval {
+            Some(_) => None,
+            None => Some(packet.cache_key.clone()),
+        },
+        grant: granted(i).cloned(),
+        effects,
+    }))
+}
+
+fn break_glass(i: &Inputs<'_>, cfg: &Config, auth: &PendingAuthorization) -> Step {
+    let why = match &auth.denied_rationale {
+        Some(r) => format!("a human broke glass for this exact request (denied earlier: {r})"),
+        None => "a human broke glass for this exact request".to_owned(),
+    };
+    let grant = granted(i);
+    let d = Decision::break_glass(
+        i.request_hash.to_owned(),
+        why,
+        grant.map(|t| t.grant(i.now_ms, cfg.grants.ttl_ms)),
+    );
+    let mut effects = vec![
+        Effect::SpendAuthorization { id: auth.id },
+        Effect::ResetBreaker,
+    ];
+    store_grant(&mut effects, &d, grant);
+    finish(i, cfg.audit.enabled, d, effects)
+}
+
+/// Records what the model said and turns it into the decision.
+pub fn conclude(job: &Job, result: &ReviewResult, now_ms: u64) -> Decided {
+    let cfg = &*job.config;
+    let grant = job.grant.as_ref();
+    let mut effects = Vec::new();
+    let decision = match &result.outcome {
+        ReviewOutcome::Verdict(verdict) => {
+            let d = ceiling::decide_verdict(
+                verdict,
+                cfg,
+                job.request_hash.clone(),
+                job.source,
+                Some(result.stats.clone()),
+                grant.map(|t| t.grant(now_ms, cfg.grants.ttl_ms)),
+            );
+            // The breaker counts the model's own outcome, before ceilings.
+            effects.push(Effect::CountVerdict {
+                outcome: verdict.outcome,
+                breaker: cfg.breaker.clone(),
+            });
+            record_verdict(&mut effects, job, verdict, now_ms);
+            store_grant(&mut effects, &d, grant);
+            d
+        }
+        ReviewOutcome::Failure(_) => {
+            // Failures never count for the breaker, only against the
+            // failure budget.
+            effects.push(Effect::CountFailure);
+            ceiling::decide(result, cfg, job.request_hash.clone())
+        }
+    };
+    if cfg.audit.enabled {
+        let record = AuditRecord::of(job.facts.clone(), now_ms, &decision);
+        effects.push(Effect::Audit(Box::new(record)));
+    }
+    Decided { decision, effects }
+}
+
+/// The denial summary and the cache entry a verdict leaves behind.
+fn record_verdict(effects: &mut Vec<Effect>, job: &Job, verdict: &Verdict, now_ms: u64) {
+    let cfg = &*job.config;
+    let redacted = Verdict {
+        rationale: redact::redact_text(&verdict.rationale).into_owned(),
+        suggestion: verdict
+            .suggestion
+            .as_deref()
+            .map(|s| redact::redact_text(s).into_owned()),
+        ..verdict.clone()
+    };
+    match verdict.outcome {
+        Outcome::Deny => effects.push(Effect::RecordDenial(DenialRecord {
+            risk_level: verdict.risk_level,
+            surface: job.facts.surface.clone(),
+            cwd: job.facts.cwd.clone(),
+            summary: job.facts.redacted_target(),
+            rationale: redacted.rationale.clone(),
+        })),
+        Outcome::Allow | Outcome::Defer => {}
+    }
+    // Only decisive verdicts are reused (design §6.3): a model that was
+    // unsure should get to look again.
+    let decisive = match verdict.outcome {
+        Outcome::Allow | Outcome::Deny => true,
+        Outcome::Defer => false,
+    };
+    if let Some(key) = &job.cache_key
+        && decisive
+        && cache_enabled(cfg)
+    {
+        effects.push(Effect::CacheVerdict {
+            key: key.clone(),
+            verdict: redacted,
+            expires_at_ms: now_ms.saturating_add(cfg.cache.ttl_ms),
+            max_entries: cfg.cache.max_entries,
+        });
+    }
+}
+
+/// The decision when the shell itself cannot go on (the state transaction
+/// failed, a task died): `failure_mode` of the given configuration.
+pub fn failure(
+    facts: RequestFacts,
+    request_hash: String,
+    now_ms: u64,
+    cfg: &Config,
+    why: String,
+    review: Option<ReviewStats>,
+) -> Decided {
+    let decision = Decision::reviewer_failure(cfg.decision.failure_mode, request_hash, why, review);
+    let mut effects = Vec::new();
+    if cfg.audit.enabled {
+        let record = AuditRecord::of(facts, now_ms, &decision);
+        effects.push(Effect::Audit(Box::new(record)));
+    }
+    Decided { decision, effects }
+}
+
+fn finish(i: &Inputs<'_>, audit: bool, decision: Decision, mut effects: Vec<Effect>) -> Step {
+    if audit {
+        let record = AuditRecord::of(RequestFacts::of(i.request), i.now_ms, &decision);
+        effects.push(Effect::Audit(Box::new(record)));
+    }
+    Step::Decided(Decided { decision, effects })
+}
+
+fn failure_step(i: &Inputs<'_>, cfg: &Config, why: String) -> Step {
+    let d = Decision::reviewer_failure(
+        cfg.decision.failure_mode,
+        i.request_hash.to_owned(),
+        why,
+        None,
+    );
+    finish(i, cfg.audit.enabled, d, Vec::new())
+}
+
+/// Whether auditing is on for this request: the project's configuration
+/// when it was accepted, else the trusted one.
+fn audit_enabled(i: &Inputs<'_>) -> bool {
+    match i.project {
+        Ok(loaded) => loaded.config.audit.enabled,
+        Err(_) => i.trusted.audit.enabled,
+    }
+}
+
+fn granted<'a>(i: &Inputs<'a>) -> Option<&'a GrantToken> {
+    match i.grant {
+        GrantInput::Ready(token) => Some(token),
+        GrantInput::NotAsked | GrantInput::Unavailable(_) => None,
+    }
+}
+
+/// Stores the grant when the decision kept it (only allows do).
+fn store_grant(effects: &mut Vec<Effect>, d: &Decision, token: Option<&GrantToken>) {
+    if let (Some(grant), Some(token)) = (d.grant(), token) {
+        effects.push(Effect::StoreGrant {
+            token_sha256: token.sha256.clone(),
+            expires_at_ms: grant.expires_at_ms,
+        });
+    }
+}
+
+fn cache_enabled(cfg: &Config) -> bool {
+    cfg.cache.ttl_ms > 0 && cfg.cache.max_entries > 0
+}
+
+/// The hard-deny stage: the request's home, cwd and vouch's protected files
+/// (always the trusted view), checked once as sent and again with vouch's
+/// own symlink resolution of `path` (`resolved_path`, gathered by the shell)
+/// when it differs from what the adapter sent.
+pub fn hard_denies(
+    request: &Request,
+    ctx: &hard_deny::Context<'_>,
+    resolved_path: Option<&str>,
+) -> hard_deny::Verdict {
+    let first = hard_deny::check(request, ctx);
+    match (first, resolved_path) {
+        (hard_deny::Verdict::Clear, Some(resolved))
+            if request.resolved_path.as_deref() != Some(resolved) =>
+        {
+            let mut again = request.clone();
+            again.resolved_path = Some(resolved.to_owned());
+            hard_deny::check(&again, ctx)
+        }
+        (verdict, _) => verdict,
+    }
+}
+
+fn parse_note(error: &str) -> String {
+    format!(
+        "parse_failed: the host could not fully parse this bash command ({error}); judge the raw \
+         command text with extra care"
+    )
+}
+
+/// The trusted note an exact-retry approval adds to the packet.
+fn override_note(auth: &PendingAuthorization) -> String {
+    let denied = match &auth.denied_rationale {
         Some(r) => format!(" (denial rationale: {r})"),
         None => String::new(),
     };
@@ -333,156 +718,4 @@ fn override_note(pass: &session::OverridePass) -> String {
         "A human operator approved one exact retry of this request after it was denied{denied}. \
          Treat this as explicit user authorization for this exact action only."
     )
-}
-
-/// Runs hard denies on the request, and again with vouch's own symlink
-/// resolution of `path` when it differs from what the adapter sent.
-fn check_with_resolved_path(request: &Request, ctx: &hard_deny::Context<'_>) -> hard_deny::Verdict {
-    let first = hard_deny::check(request, ctx);
-    let resolved = request
-        .path
-        .as_deref()
-        .and_then(|p| resolve_path(p, request.cwd.as_deref()));
-    match (first, resolved) {
-        (hard_deny::Verdict::Clear, Some(resolved))
-            if request.resolved_path.as_deref() != Some(resolved.as_str()) =>
-        {
-            let mut again = request.clone();
-            again.resolved_path = Some(resolved);
-            hard_deny::check(&again, ctx)
-        }
-        (verdict, _) => verdict,
-    }
-}
-
-/// The symlink-resolved form of `path` when the file or its parent exists.
-fn resolve_path(path: &str, cwd: Option<&str>) -> Option<String> {
-    let p = Path::new(path);
-    let absolute = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        Path::new(cwd?).join(p)
-    };
-    if let Ok(real) = std::fs::canonicalize(&absolute) {
-        return Some(real.display().to_string());
-    }
-    let parent = std::fs::canonicalize(absolute.parent()?).ok()?;
-    Some(parent.join(absolute.file_name()?).display().to_string())
-}
-
-/// Mints the grant an `allow` carries when the request asked for one. A
-/// grant that cannot be minted turns the allow into the failure outcome: a
-/// broker that asked for a grant cannot act without it.
-fn with_grant(
-    store: &Store,
-    clock: &dyn Clock,
-    cfg: &Config,
-    request: &Request,
-    mut decision: Decision,
-) -> Decision {
-    match decision.decision {
-        Outcome::Allow if request.issue_grant => {}
-        // Only allows carry grants.
-        Outcome::Allow | Outcome::Deny | Outcome::Defer => return decision,
-    }
-    match grants::mint(
-        store,
-        clock,
-        &request.session_id,
-        &decision.request_hash,
-        cfg.grants.ttl_ms,
-    ) {
-        Ok(grant) => {
-            decision.grant = Some(grant);
-            decision
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "grant could not be minted; failing closed");
-            let mut d = Decision::new(
-                cfg.decision.failure_mode.outcome(),
-                Stage::ReviewerFailure,
-                decision.request_hash,
-                format!("the action was approved but its grant could not be stored: {e}"),
-            );
-            d.review = decision.review;
-            d
-        }
-    }
-}
-
-/// Records the review and turns its result into the decision.
-pub fn finish(clock: &dyn Clock, job: ReviewJob, result: ReviewResult) -> Decision {
-    let cfg = &job.config;
-    let request = &job.request;
-    let key = TurnKey {
-        session: &request.session_id,
-        turn: request.turn(),
-    };
-    let target = redact::redact_text(
-        request
-            .command
-            .as_deref()
-            .or(request.path.as_deref())
-            .or(request.destination.as_deref())
-            .or(request.tool.as_deref())
-            .unwrap_or(""),
-    )
-    .into_owned();
-    let surface = request.surface.as_str().to_owned();
-    let cached: Option<CachedVerdict> = match &result.outcome {
-        ReviewOutcome::Verdict(v) => Some(to_cached(v)),
-        ReviewOutcome::Failure(_) => None,
-    };
-    let event = match &cached {
-        Some(verdict) => ReviewEvent::Verdict {
-            verdict,
-            cache_key: Some(&job.packet.cache_key),
-            action: ActionSummary {
-                surface: &surface,
-                cwd: request.cwd.as_deref(),
-                target: &target,
-            },
-        },
-        None => ReviewEvent::Failure,
-    };
-    let decision = ceiling::decide(&result, cfg, job.request_hash.clone());
-    if let Err(e) = session::record(&job.store, clock, cfg, key, &job.request_hash, event) {
-        // The breaker and budgets must see every review; one they cannot
-        // record must not allow.
-        tracing::warn!(error = %e, "review could not be recorded; failing closed");
-        let mut d = Decision::new(
-            cfg.decision.failure_mode.outcome(),
-            Stage::ReviewerFailure,
-            job.request_hash,
-            format!("the review could not be recorded in the session state: {e}"),
-        );
-        d.review = decision.review;
-        return d;
-    }
-    with_grant(&job.store, clock, cfg, request, decision)
-}
-
-/// The verdict fields the cache keeps (already redacted by the reviewer's
-/// input; rationale and suggestion are the model's own words).
-fn to_cached(v: &Verdict) -> CachedVerdict {
-    CachedVerdict {
-        outcome: v.outcome,
-        risk_level: v.risk_level,
-        user_authorization: v.user_authorization,
-        rationale: redact::redact_text(&v.rationale).into_owned(),
-        suggestion: v
-            .suggestion
-            .as_deref()
-            .map(|s| redact::redact_text(s).into_owned()),
-    }
-}
-
-fn from_cached(v: &CachedVerdict) -> Verdict {
-    Verdict {
-        outcome: v.outcome,
-        risk_level: v.risk_level,
-        user_authorization: v.user_authorization,
-        rationale: v.rationale.clone(),
-        suggestion: v.suggestion.clone(),
-    }
 }

@@ -223,21 +223,12 @@ impl Request {
         let text = std::str::from_utf8(bytes).map_err(|e| RequestError::NotUtf8 {
             offset: e.valid_up_to(),
         })?;
-        if text.trim().is_empty() {
-            return Err(RequestError::Empty);
-        }
-        let mut de = serde_json::Deserializer::from_str(text);
-        let request: Request = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            if path.is_empty() || path == "." {
-                RequestError::Json(inner.to_string())
-            } else {
-                RequestError::Json(format!("at `{path}`: {inner}"))
+        let request: Request = crate::json::from_slice(text.as_bytes()).map_err(|e| match e {
+            crate::json::JsonError::Empty => RequestError::Empty,
+            crate::json::JsonError::Invalid(_) | crate::json::JsonError::Trailing(_) => {
+                RequestError::Json(e.to_string())
             }
         })?;
-        de.end()
-            .map_err(|e| RequestError::Json(format!("trailing data after the request: {e}")))?;
         request.validate()?;
         Ok(request)
     }

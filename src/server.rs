@@ -17,7 +17,8 @@ use std::time::Duration;
 use tokio::net::{TcpListener, UnixListener};
 
 use crate::engine::{Engine, EngineError, EngineOptions};
-use crate::http::{self, AppState, LimitsError, TokenError, Tokens};
+use crate::http::{self, AppState, LimitsError, Tokens};
+use crate::store::StoreError;
 
 /// Prefix of a Unix-socket `server.listen` value.
 pub const UNIX_PREFIX: &str = "unix:";
@@ -38,7 +39,7 @@ pub enum ServeError {
     #[error("`{path}` exists and is not a socket; refusing to replace it")]
     NotASocket { path: String },
     #[error("{0}")]
-    Tokens(#[from] TokenError),
+    Tokens(#[from] StoreError),
     #[error("{0}")]
     Limits(#[from] LimitsError),
     #[error("cannot start the engine: {0}")]
@@ -149,11 +150,15 @@ async fn bind_unix(listen: &str, path: &Path) -> Result<UnixSocket, ServeError> 
     // Bound under a private temporary name, restricted to 0600, then renamed
     // into place: nobody can connect through the final path while the file
     // still has the umask's looser mode.
+    let suffix = crate::store::random_bytes::<4>().map_err(|e| ServeError::Bind {
+        listen: listen.to_owned(),
+        message: e.to_string(),
+    })?;
     let tmp = parent.join(format!(
-        ".{}.{}.{:08x}.tmp",
+        ".{}.{}.{}.tmp",
         name.to_string_lossy(),
         std::process::id(),
-        rand::random::<u32>()
+        hex::encode(suffix)
     ));
     let _ = std::fs::remove_file(&tmp);
     let listener = UnixListener::bind(&tmp).map_err(bind_err)?;
@@ -214,7 +219,7 @@ pub async fn run(
             Err(_) => std::future::pending().await,
         }
     };
-    let audit = state.engine().audit().clone();
+    let engine = state.engine().clone();
     let app = http::app(state).into_make_service();
     let (served, socket) = match listener {
         Listener::Tcp(l) => {
@@ -233,7 +238,7 @@ pub async fn run(
     }
     // What the audit writer still holds is written before exit, within the
     // same grace.
-    let flushed = tokio::task::spawn_blocking(move || audit.flush(grace)).await;
+    let flushed = tokio::task::spawn_blocking(move || engine.flush_audit(grace)).await;
     if !matches!(flushed, Ok(true)) {
         tracing::warn!(target: "vouch::audit", "audit observations still queued at exit were not written");
     }
@@ -269,29 +274,35 @@ fn remove_own_socket(path: &Path, identity: (u64, u64)) {
     }
 }
 
-/// Completes on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let terminate = async {
-        match signal(SignalKind::terminate()) {
-            Ok(mut s) => {
+/// Installs the SIGTERM and SIGINT handlers now and returns a future that
+/// completes on either. Called before `listening` is printed: a supervisor
+/// that signals as soon as it reads that line must get a graceful shutdown,
+/// not the default action (the process killed mid-request).
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    let install = |kind: SignalKind, name: &'static str| match signal(kind) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::error!(error = %e, signal = name, "cannot listen for the signal");
+            None
+        }
+    };
+    async fn recv(s: Option<Signal>) {
+        match s {
+            Some(mut s) => {
                 s.recv().await;
             }
-            Err(e) => {
-                tracing::error!(error = %e, "cannot listen for SIGTERM; only SIGINT stops vouch");
-                std::future::pending::<()>().await;
-            }
+            // Not installable: only the other signal stops vouch.
+            None => std::future::pending::<()>().await,
         }
-    };
-    let interrupt = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::error!(error = %e, "cannot listen for SIGINT");
-            std::future::pending::<()>().await;
+    }
+    let terminate = recv(install(SignalKind::terminate(), "SIGTERM"));
+    let interrupt = recv(install(SignalKind::interrupt(), "SIGINT"));
+    async move {
+        tokio::select! {
+            () = terminate => tracing::info!("received SIGTERM"),
+            () = interrupt => tracing::info!("received SIGINT"),
         }
-    };
-    tokio::select! {
-        () = terminate => tracing::info!("received SIGTERM"),
-        () = interrupt => tracing::info!("received SIGINT"),
     }
 }
 

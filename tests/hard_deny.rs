@@ -30,18 +30,11 @@ struct Case {
     expect_category: Option<String>,
 }
 
+#[path = "it/support/fixtures.rs"]
+mod fixtures;
+
 fn cases(file: &str) -> Vec<(usize, Case)> {
-    let path = format!("{}/tests/fixtures/{file}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap();
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            let case: Case = serde_json::from_str(l)
-                .unwrap_or_else(|e| panic!("{file}:{}: bad fixture: {e}", i + 1));
-            (i + 1, case)
-        })
-        .collect()
+    fixtures::jsonl(file)
 }
 
 fn verdict(case: &Case) -> Verdict {

@@ -18,7 +18,6 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use hmac::{Hmac, Mac};
-use rand::Rng;
 use sha2::Sha256;
 
 use super::AuditError;
@@ -192,7 +191,8 @@ fn read_key(path: &Path) -> Result<Keys, KeyRead> {
 /// end up reading the one that won.
 fn create_key(path: &Path) -> Result<(), AuditError> {
     let tmp = temp_path(path);
-    let key: [u8; KEY_BYTES] = rand::rng().random();
+    let key: [u8; KEY_BYTES] = files::random_bytes()
+        .map_err(|e| key_error(path, format!("cannot draw random bytes: {e}")))?;
     let written = (|| -> io::Result<()> {
         let mut file = OpenOptions::new()
             .write(true)
@@ -214,12 +214,11 @@ fn create_key(path: &Path) -> Result<(), AuditError> {
 }
 
 fn temp_path(path: &Path) -> PathBuf {
+    // Unique per process and call: `create_new` refuses any name in use.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut name = path.as_os_str().to_owned();
-    name.push(format!(
-        ".tmp.{}.{}",
-        std::process::id(),
-        rand::random::<u32>()
-    ));
+    name.push(format!(".tmp.{}.{n}", std::process::id()));
     PathBuf::from(name)
 }
 

@@ -27,6 +27,7 @@ pub mod ingest;
 pub mod keys;
 pub mod record;
 pub mod report;
+mod sink;
 pub mod subject;
 pub mod targets;
 mod writer;
@@ -38,10 +39,10 @@ use std::path::{Path, PathBuf};
 use sha2::Digest as _;
 
 use crate::config::{AuditConfig, project_root};
-use crate::decision::Decision;
 use crate::request::{Request, Surface};
 use crate::store::StoreError;
 
+pub use sink::{DecisionSink, ProjectLookup};
 pub use writer::{Audit, AuditStatus};
 
 /// Why the audit could not do something. Never reaches a decision.
@@ -212,7 +213,7 @@ impl Memo {
 
 impl Observation {
     /// An observation of a canonical request: what vouch decided about it
-    /// (see [`Observation::of_decision`]) or that it ran.
+    /// (see [`Observation::of_record`]) or that it ran.
     pub fn of_request(
         request: &Request,
         what: What,
@@ -240,21 +241,6 @@ impl Observation {
             project,
             event_id: None,
         }
-    }
-
-    /// This observation as vouch's own final decision about its request.
-    pub fn decided(mut self, decision: &Decision) -> Observation {
-        self.what = What::Decision {
-            result: record::ResultKind::of_decision(decision.decision, decision.abstain),
-            resolution: record::vouch_resolution(decision.stage),
-            origin: None,
-            pattern: decision.rule_id.clone(),
-            forwarded: false,
-            awaits_after_event: true,
-        };
-        // The hash the decision was made under (identical by construction).
-        self.request_hash = Some(decision.request_hash.clone());
-        self
     }
 
     /// The database operation this observation becomes, or `None` when its

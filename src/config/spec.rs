@@ -68,13 +68,19 @@ pub struct KeySpec {
 }
 
 /// Routing policies, loosest first: `pass` < `ai` < `human` < `never`.
-pub const ROUTE_POLICIES: &[&str] = &["pass", "ai", "human", "never"];
+pub const ROUTE_POLICIES: &[&str] = RoutePolicy::NAMES;
 /// Outcomes, loosest first: `allow` < `defer` < `deny`.
-pub const OUTCOMES: &[&str] = &["allow", "defer", "deny"];
+pub const OUTCOMES: &[&str] = Outcome::NAMES;
 /// Fail-closed outcomes, loosest first.
-pub const FAIL_CLOSED: &[&str] = &["defer", "deny"];
+pub const FAIL_CLOSED: &[&str] = FailClosed::NAMES;
 /// Rule fields.
-pub const RULE_FIELDS: &[&str] = &["surface", "tool", "command", "request"];
+pub const RULE_FIELDS: &[&str] = RuleField::NAMES;
+/// Risks the model may be allowed to auto-allow: all but `critical`, which
+/// is never auto-allowed.
+pub const AUTO_ALLOW_RISKS: &[&str] = match RiskLevel::NAMES.split_last() {
+    Some((_critical, rest)) => rest,
+    None => &[],
+};
 
 const fn int(min: i64, max: i64) -> Kind {
     Kind::Int { min, max }
@@ -84,6 +90,8 @@ const fn spec(key: &'static str, kind: Kind, tighten: Tighten) -> KeySpec {
     KeySpec { key, kind, tighten }
 }
 
+use super::{Estimator, FailClosed, Provider, RoutePolicy, RuleField};
+use crate::decision::{Outcome, RiskLevel};
 use Tighten::{AppendRules, DisableOnly, Higher, Lower, StricterSurfaces, TrustedOnly};
 
 /// Every leaf key, in `config/default.toml` order.
@@ -101,7 +109,7 @@ use Tighten::{AppendRules, DisableOnly, Higher, Lower, StricterSurfaces, Trusted
 pub const KEYS: &[KeySpec] = &[
     spec(
         "reviewer.provider",
-        Kind::Enum(&["none", "openai", "anthropic", "ollama"]),
+        Kind::Enum(Provider::NAMES),
         TrustedOnly,
     ),
     spec("reviewer.base_url", Kind::Text(TextShape::Url), TrustedOnly),
@@ -123,11 +131,11 @@ pub const KEYS: &[KeySpec] = &[
     spec("budget.max_user_transcript_tokens", int(0, 32_768), Lower),
     spec("budget.max_tool_transcript_tokens", int(0, 32_768), Lower),
     spec("budget.max_relevant_result_tokens", int(0, 32_768), Lower),
-    spec("budget.estimator", Kind::Enum(&["utf8", "o200k"]), Lower),
+    spec("budget.estimator", Kind::Enum(Estimator::NAMES), Lower),
     spec("decision.failure_mode", Kind::Enum(FAIL_CLOSED), Higher),
     spec(
         "decision.max_auto_allow_risk",
-        Kind::Enum(&["low", "medium", "high"]),
+        Kind::Enum(AUTO_ALLOW_RISKS),
         Lower,
     ),
     spec("decision.on_risk_exceeded", Kind::Enum(OUTCOMES), Higher),

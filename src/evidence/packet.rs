@@ -54,6 +54,8 @@ pub enum PacketError {
         "the request and its mandatory evidence need {needed} tokens, more than the reviewer input budget of {budget}"
     )]
     MandatoryTooLarge { needed: u64, budget: u64 },
+    #[error("no random nonce for the evidence fence: {0}")]
+    Nonce(String),
 }
 
 /// Trusted context from the host, shown outside the fence.
@@ -345,7 +347,7 @@ pub fn build(
         .count(&json_escaped(POLICY))
         .saturating_add(wire_overhead_tokens)
         .saturating_add(FRAMING_RESERVE_TOKENS);
-    let nonce = new_nonce();
+    let nonce = new_nonce()?;
     // Sizes are judged without the nonce, plus the most its two copies can
     // cost, so what is kept never depends on the random nonce: an identical
     // retry keeps identical evidence and hits the cache.
@@ -413,8 +415,10 @@ pub fn build(
 const NONCE_HEX_LEN: u64 = 32;
 
 /// 128 random bits as 32 lowercase hex characters.
-fn new_nonce() -> String {
-    hex::encode(rand::random::<[u8; 16]>())
+fn new_nonce() -> Result<String, PacketError> {
+    crate::store::random_bytes::<16>()
+        .map(hex::encode)
+        .map_err(|e| PacketError::Nonce(e.to_string()))
 }
 
 fn cache_key(system: &str, user_without_nonce: &str) -> String {
@@ -1008,9 +1012,9 @@ mod tests {
 
     #[test]
     fn nonce_is_128_bits_of_hex() {
-        let a = new_nonce();
+        let a = new_nonce().unwrap();
         assert_eq!(a.len(), 32);
         assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
-        assert_ne!(a, new_nonce());
+        assert_ne!(a, new_nonce().unwrap());
     }
 }

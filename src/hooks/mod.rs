@@ -306,19 +306,19 @@ impl DeferAs {
 
 /// The answer for one pipeline decision.
 pub fn answer_for(decision: &Decision, presence: Presence) -> Answer {
-    match decision.decision {
+    match decision.outcome() {
         // `pass` routing: the harness's own rules decide.
-        Outcome::Allow if decision.abstain => Answer::Abstain,
-        Outcome::Allow => Answer::Allow(decision.message.clone()),
-        Outcome::Deny => Answer::Deny(decision.message.clone()),
+        Outcome::Allow if decision.abstain() => Answer::Abstain,
+        Outcome::Allow => Answer::Allow(decision.message().to_owned()),
+        Outcome::Deny => Answer::Deny(decision.message().to_owned()),
         // A person will see the harness's prompt.
         Outcome::Defer => match presence {
-            Presence::Human => Answer::Ask(decision.message.clone()),
+            Presence::Human => Answer::Ask(decision.message().to_owned()),
             // Nobody to ask: "ask" would hang or be refused; say so.
             Presence::Nobody(why) => Answer::Deny(format!(
                 "{} No human can be asked here ({why}), so vouch blocked it: a human must \
                  approve this action before it runs.",
-                decision.message
+                decision.message()
             )),
         },
     }
@@ -354,11 +354,16 @@ pub fn fault_answer(why: &dyn fmt::Display) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decision::Stage;
+    use crate::decision::Routed;
 
     #[test]
     fn defer_asks_only_where_a_human_is_asked() {
-        let d = Decision::new(Outcome::Defer, Stage::Routing, "h".into(), "no reviewer");
+        let d = Decision::routed(
+            Routed::Human,
+            "h".into(),
+            crate::pipeline::NO_REVIEWER_RULE.into(),
+            "no reviewer".into(),
+        );
         assert!(matches!(answer_for(&d, Presence::Human), Answer::Ask(_)));
         let Answer::Deny(m) = answer_for(&d, Presence::Nobody("headless run")) else {
             panic!("defer without a human must deny");

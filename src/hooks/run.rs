@@ -119,7 +119,7 @@ where
             // `audit.flush_timeout_ms`, and never changes the reply.
             if let Some(engine) = engine {
                 let wait = Duration::from_millis(engine.config().audit.flush_timeout_ms);
-                engine.audit().flush(wait);
+                engine.flush_audit(wait);
             }
             let _ = flushed_tx.send(());
         });
@@ -270,7 +270,7 @@ fn read_input(input: impl Read) -> Result<Value, HookError> {
         });
     }
     let value: Value =
-        serde_json::from_slice(&bytes).map_err(|e| HookError::Json(e.to_string()))?;
+        crate::json::from_slice(&bytes).map_err(|e| HookError::Json(e.to_string()))?;
     if !value.is_object() {
         return Err(HookError::Json("expected a JSON object".to_owned()));
     }

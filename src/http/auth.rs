@@ -12,38 +12,27 @@
 //! secrets. The reverse is a 403.
 //!
 //! Tokens are 32 random bytes, base64url without padding, created once with
-//! mode `0600` (directory `0700`) and reused. Comparison is constant time.
+//! mode `0600` (directory `0700`) and reused; minting, modes and the race
+//! between two starting services are [`crate::store`]'s, shared with every
+//! other file in the state directory. Comparison is constant time.
 
-use std::fs;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use rand::RngCore;
 use subtle::ConstantTimeEq;
+
+use crate::names::named_enum;
+use crate::store::{self, StoreError};
 
 /// File name of the adapter token inside the state directory.
 pub const ADAPTER_TOKEN_FILE: &str = "adapter.token";
 /// File name of the operator token inside the state directory.
 pub const OPERATOR_TOKEN_FILE: &str = "operator.token";
-/// Random bytes in a token.
-const TOKEN_BYTES: usize = 32;
 
-/// Which token a caller presented.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
-    Adapter,
-    Operator,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Adapter => "adapter",
-            Role::Operator => "operator",
-        }
+named_enum! {
+    /// Which token a caller presented.
+    pub enum Role {
+        Adapter = "adapter",
+        Operator = "operator",
     }
 }
 
@@ -54,30 +43,6 @@ pub enum Required {
     Adapter,
     /// Operator token only.
     Operator,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum TokenError {
-    #[error("cannot create state directory `{path}`: {message}")]
-    CreateDir { path: String, message: String },
-    #[error(
-        "state directory `{path}` has mode {mode:04o}; it must not be readable by group or others (chmod 700 `{path}`)"
-    )]
-    DirMode { path: String, mode: u32 },
-    #[error(
-        "token file `{path}` has mode {mode:04o}; it must be 0600 (chmod 600 `{path}`, or delete it to mint a new token)"
-    )]
-    FileMode { path: String, mode: u32 },
-    #[error("cannot {action} token file `{path}`: {message}")]
-    Io {
-        action: &'static str,
-        path: String,
-        message: String,
-    },
-    #[error(
-        "token file `{path}` does not hold a token (expected 43 base64url characters); delete it to mint a new one"
-    )]
-    Malformed { path: String },
 }
 
 /// The two service tokens and where they live.
@@ -99,13 +64,15 @@ impl std::fmt::Debug for Tokens {
 }
 
 impl Tokens {
-    /// Reads both tokens from `state_dir`, minting any that is missing.
-    pub fn load_or_create(state_dir: &Path) -> Result<Tokens, TokenError> {
-        ensure_private_dir(state_dir)?;
+    /// Reads both tokens from `state_dir`, minting any that is missing. A
+    /// state directory or token file open to group or others is refused
+    /// (see [`crate::store`]'s file rules).
+    pub fn load_or_create(state_dir: &Path) -> Result<Tokens, StoreError> {
+        store::ensure_private_dir(state_dir)?;
         let adapter_path = state_dir.join(ADAPTER_TOKEN_FILE);
         let operator_path = state_dir.join(OPERATOR_TOKEN_FILE);
-        let adapter = load_or_create_token(&adapter_path)?;
-        let operator = load_or_create_token(&operator_path)?;
+        let adapter = store::load_or_create_token(&adapter_path)?;
+        let operator = store::load_or_create_token(&operator_path)?;
         Ok(Tokens {
             adapter: adapter.into_bytes(),
             operator: operator.into_bytes(),
@@ -156,126 +123,13 @@ pub fn bearer(header: Option<&axum::http::HeaderValue>) -> Option<&[u8]> {
     (!token.is_empty()).then_some(token)
 }
 
-/// A fresh token: 32 random bytes, base64url, no padding.
-pub fn mint_token() -> String {
-    let mut bytes = [0u8; TOKEN_BYTES];
-    rand::rng().fill_bytes(&mut bytes);
-    URL_SAFE_NO_PAD.encode(bytes)
-}
-
-fn ensure_private_dir(dir: &Path) -> Result<(), TokenError> {
-    let shown = || dir.display().to_string();
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| TokenError::CreateDir {
-            path: shown(),
-            message: e.to_string(),
-        })?;
-    let mode = fs::metadata(dir)
-        .map_err(|e| TokenError::CreateDir {
-            path: shown(),
-            message: e.to_string(),
-        })?
-        .permissions()
-        .mode()
-        & 0o777;
-    if mode & 0o077 != 0 {
-        return Err(TokenError::DirMode {
-            path: shown(),
-            mode,
-        });
-    }
-    Ok(())
-}
-
-fn load_or_create_token(path: &Path) -> Result<String, TokenError> {
-    if let Some(token) = read_token(path)? {
-        return Ok(token);
-    }
-    // Written to a private temporary name and hard-linked into place: the link
-    // fails if another process got there first, so two starting services
-    // never overwrite each other's token or read a half-written file.
-    let token = mint_token();
-    // Unique per attempt, not just per process: threads of one process (and
-    // tests) may race here too.
-    let tmp = path.with_extension(format!(
-        "tmp.{}.{:016x}",
-        std::process::id(),
-        rand::rng().next_u64()
-    ));
-    let io = |action: &'static str, e: std::io::Error| TokenError::Io {
-        action,
-        path: path.display().to_string(),
-        message: e.to_string(),
-    };
-    let _ = fs::remove_file(&tmp);
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .map_err(|e| io("create", e))?;
-    file.write_all(token.as_bytes())
-        .and_then(|()| file.write_all(b"\n"))
-        .and_then(|()| file.sync_all())
-        .map_err(|e| io("write", e))?;
-    drop(file);
-    let linked = fs::hard_link(&tmp, path);
-    let _ = fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => Ok(token),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            read_token(path)?.ok_or_else(|| TokenError::Malformed {
-                path: path.display().to_string(),
-            })
-        }
-        Err(e) => Err(io("create", e)),
-    }
-}
-
-/// The token in `path`, or `None` when the file does not exist.
-fn read_token(path: &Path) -> Result<Option<String>, TokenError> {
-    let shown = || path.display().to_string();
-    let meta = match fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(TokenError::Io {
-                action: "read",
-                path: shown(),
-                message: e.to_string(),
-            });
-        }
-    };
-    let mode = meta.permissions().mode() & 0o777;
-    if mode & 0o077 != 0 {
-        return Err(TokenError::FileMode {
-            path: shown(),
-            mode,
-        });
-    }
-    let text = fs::read_to_string(path).map_err(|e| TokenError::Io {
-        action: "read",
-        path: shown(),
-        message: e.to_string(),
-    })?;
-    let token = text.trim();
-    let valid = token.len() == 43
-        && URL_SAFE_NO_PAD
-            .decode(token)
-            .is_ok_and(|bytes| bytes.len() == TOKEN_BYTES);
-    if !valid {
-        return Err(TokenError::Malformed { path: shown() });
-    }
-    Ok(Some(token.to_owned()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+    use std::fs;
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 
     #[test]
     fn tokens_are_created_private_and_reused() {

@@ -14,7 +14,12 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::engine::EngineError;
+use crate::json::JsonError;
 use crate::request::RequestError;
+use crate::session::overrides::OverrideError;
+
+/// A cause that is logged, never sent.
+pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
 /// A failed request at the HTTP edge.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +46,7 @@ pub enum AppError {
     NotImplemented(String),
     /// The cause is logged, never sent.
     #[error("internal error: {0}")]
-    Internal(String),
+    Internal(Cause),
 }
 
 impl AppError {
@@ -87,6 +92,11 @@ impl AppError {
             other => other.to_string(),
         }
     }
+
+    /// An internal fault described in words (the words are logged only).
+    pub fn internal(what: impl Into<String>) -> AppError {
+        AppError::Internal(what.into().into())
+    }
 }
 
 impl From<RequestError> for AppError {
@@ -98,14 +108,53 @@ impl From<RequestError> for AppError {
     }
 }
 
+impl From<JsonError> for AppError {
+    fn from(e: JsonError) -> Self {
+        AppError::BadRequest(e.to_string())
+    }
+}
+
+impl From<tokio::task::JoinError> for AppError {
+    fn from(e: tokio::task::JoinError) -> Self {
+        AppError::Internal(Box::new(e))
+    }
+}
+
 impl From<EngineError> for AppError {
     fn from(e: EngineError) -> Self {
         match e {
-            EngineError::BadRequest(m) => AppError::BadRequest(m),
-            EngineError::NotFound(m) => AppError::NotFound(m),
-            EngineError::Conflict(m) => AppError::Conflict(m),
-            EngineError::Forbidden(m) => AppError::Forbidden(m),
-            EngineError::Internal(m) => AppError::Internal(m),
+            EngineError::Override(e) => e.into(),
+            EngineError::Store(e) => AppError::Internal(Box::new(e)),
+            EngineError::Task(e) => AppError::Internal(Box::new(e)),
+            EngineError::Reviewer(e) => AppError::Internal(Box::new(e)),
+            EngineError::AuditInput(m) => AppError::BadRequest(m),
+            EngineError::Audit(e @ crate::audit::AuditError::Disabled) => {
+                AppError::Conflict(e.to_string())
+            }
+            EngineError::Audit(e) => AppError::Internal(Box::new(e)),
+        }
+    }
+}
+
+impl From<OverrideError> for AppError {
+    fn from(e: OverrideError) -> Self {
+        use OverrideError as E;
+        match e {
+            E::Store(inner) => AppError::Internal(Box::new(inner)),
+            E::InvalidSelector { .. } => AppError::BadRequest(e.to_string()),
+            E::NoSuchDenial { .. } | E::NoSuchChallenge { .. } | E::NoCriticalDenial { .. } => {
+                AppError::NotFound(e.to_string())
+            }
+            E::BreakGlassDisabled => AppError::Forbidden(e.to_string()),
+            E::AlreadyPending { .. }
+            | E::AlreadyUsed { .. }
+            | E::AmbiguousPrefix { .. }
+            | E::CriticalNeedsBreakGlass { .. }
+            | E::NotCritical { .. }
+            | E::OutsideWindow { .. }
+            | E::PhraseMismatch
+            | E::StaleChallenge { .. }
+            | E::ChallengeExpired { .. } => AppError::Conflict(e.to_string()),
         }
     }
 }
@@ -149,7 +198,7 @@ mod tests {
 
     #[test]
     fn internal_causes_never_reach_the_client() {
-        let e = AppError::Internal("open /secret/vouch.sqlite: permission denied".into());
+        let e = AppError::internal("open /secret/vouch.sqlite: permission denied");
         assert!(!e.public_message().contains("secret"));
         assert_eq!(e.status(), StatusCode::INTERNAL_SERVER_ERROR);
     }

@@ -26,23 +26,10 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::decision::{Decision, Outcome, Stage};
+use crate::names::named_enum;
 
 use super::auth::Role;
 
-const OUTCOMES: [Outcome; 3] = [Outcome::Allow, Outcome::Deny, Outcome::Defer];
-const STAGES: [Stage; 11] = [
-    Stage::HardDeny,
-    Stage::Routing,
-    Stage::Breaker,
-    Stage::Budget,
-    Stage::Cache,
-    Stage::Override,
-    Stage::BreakGlass,
-    Stage::Reviewer,
-    Stage::RiskCeiling,
-    Stage::ReviewerFailure,
-    Stage::ConfigError,
-];
 /// Histogram upper bounds in seconds: sub-millisecond deterministic stages up
 /// to the 90 s default reviewer deadline.
 const BUCKETS: [f64; 16] = [
@@ -50,67 +37,14 @@ const BUCKETS: [f64; 16] = [
     90.0,
 ];
 
-fn outcome_index(outcome: Outcome) -> usize {
-    match outcome {
-        Outcome::Allow => 0,
-        Outcome::Deny => 1,
-        Outcome::Defer => 2,
-    }
-}
-
-fn stage_index(stage: Stage) -> usize {
-    match stage {
-        Stage::HardDeny => 0,
-        Stage::Routing => 1,
-        Stage::Breaker => 2,
-        Stage::Budget => 3,
-        Stage::Cache => 4,
-        Stage::Override => 5,
-        Stage::BreakGlass => 6,
-        Stage::Reviewer => 7,
-        Stage::RiskCeiling => 8,
-        Stage::ReviewerFailure => 9,
-        Stage::ConfigError => 10,
-    }
-}
-
-/// Why the hook route answered with a fail-closed decision of its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookFallback {
-    Malformed,
-    TooLarge,
-    RateLimited,
-    Timeout,
-    Internal,
-}
-
-impl HookFallback {
-    const ALL: [HookFallback; 5] = [
-        HookFallback::Malformed,
-        HookFallback::TooLarge,
-        HookFallback::RateLimited,
-        HookFallback::Timeout,
-        HookFallback::Internal,
-    ];
-
-    fn index(self) -> usize {
-        match self {
-            HookFallback::Malformed => 0,
-            HookFallback::TooLarge => 1,
-            HookFallback::RateLimited => 2,
-            HookFallback::Timeout => 3,
-            HookFallback::Internal => 4,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookFallback::Malformed => "malformed",
-            HookFallback::TooLarge => "too_large",
-            HookFallback::RateLimited => "rate_limited",
-            HookFallback::Timeout => "timeout",
-            HookFallback::Internal => "internal",
-        }
+named_enum! {
+    /// Why the hook route answered with a fail-closed decision of its own.
+    pub enum HookFallback {
+        Malformed = "malformed",
+        TooLarge = "too_large",
+        RateLimited = "rate_limited",
+        Timeout = "timeout",
+        Internal = "internal",
     }
 }
 
@@ -141,8 +75,8 @@ impl Histogram {
 /// All service metrics. Shared by reference from the app state.
 #[derive(Default)]
 pub struct Metrics {
-    decisions: [[AtomicU64; STAGES.len()]; OUTCOMES.len()],
-    durations: [Histogram; STAGES.len()],
+    decisions: [[AtomicU64; Stage::ALL.len()]; Outcome::ALL.len()],
+    durations: [Histogram; Stage::ALL.len()],
     model_verdict: AtomicU64,
     model_retried: AtomicU64,
     model_failure: AtomicU64,
@@ -151,7 +85,7 @@ pub struct Metrics {
     grants_minted: AtomicU64,
     grants_consumed: AtomicU64,
     grants_rejected: AtomicU64,
-    rate_limited: [AtomicU64; 2],
+    rate_limited: [AtomicU64; Role::ALL.len()],
     hook_fallbacks: [AtomicU64; HookFallback::ALL.len()],
     in_flight: AtomicI64,
     /// (route template, status) → count. A mutex is fine: the key set is
@@ -172,17 +106,14 @@ impl Metrics {
 
     /// Records one decision returned by `Engine::review`.
     pub fn record_decision(&self, decision: &Decision, elapsed: Duration) {
-        let (o, s) = (
-            outcome_index(decision.decision),
-            stage_index(decision.stage),
-        );
+        let (o, s) = (decision.outcome().index(), decision.stage().index());
         bump(self.decisions.get(o).and_then(|row| row.get(s)), 1);
         if let Some(h) = self.durations.get(s) {
             h.observe(elapsed);
         }
-        if let Some(review) = &decision.review {
+        if let Some(review) = decision.review() {
             let calls = u64::from(review.calls);
-            match decision.stage {
+            match decision.stage() {
                 Stage::ReviewerFailure => bump(Some(&self.model_failure), calls),
                 Stage::HardDeny
                 | Stage::Routing
@@ -203,7 +134,7 @@ impl Metrics {
             bump(Some(&self.tokens_in), review.input_tokens);
             bump(Some(&self.tokens_out), review.output_tokens);
         }
-        if decision.grant.is_some() && decision.decision == Outcome::Allow {
+        if decision.grant().is_some() && decision.outcome() == Outcome::Allow {
             bump(Some(&self.grants_minted), 1);
         }
     }
@@ -217,11 +148,7 @@ impl Metrics {
     }
 
     pub fn record_rate_limited(&self, role: Role) {
-        let i = match role {
-            Role::Adapter => 0,
-            Role::Operator => 1,
-        };
-        bump(self.rate_limited.get(i), 1);
+        bump(self.rate_limited.get(role.index()), 1);
     }
 
     pub fn record_hook_fallback(&self, why: HookFallback) {
@@ -241,71 +168,83 @@ impl Metrics {
     }
 
     /// The Prometheus text exposition (format 0.0.4).
-    #[expect(
-        clippy::too_many_lines,
-        reason = "predates the 80-line limit; split by issue 10"
-    )]
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(8 * 1024);
-        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        self.render_decisions(&mut out);
+        self.render_durations(&mut out);
+        self.render_model(&mut out);
+        self.render_counters(&mut out);
+        self.render_http(&mut out);
+        out
+    }
 
+    fn render_decisions(&self, out: &mut String) {
         header(
-            &mut out,
+            out,
             "vouch_decisions_total",
             "counter",
             "Decisions returned, by outcome and deciding stage.",
         );
-        for (outcome, row) in OUTCOMES.iter().zip(&self.decisions) {
-            for (stage, count) in STAGES.iter().zip(row) {
+        for (outcome, row) in Outcome::ALL.iter().zip(&self.decisions) {
+            for (stage, count) in Stage::ALL.iter().zip(row) {
                 let _ = writeln!(
                     out,
-                    "vouch_decisions_total{{decision=\"{}\",stage=\"{}\"}} {}",
-                    outcome.as_str(),
-                    stage.as_str(),
+                    "vouch_decisions_total{{decision=\"{outcome}\",stage=\"{stage}\"}} {}",
                     load(count)
                 );
             }
         }
-
         header(
-            &mut out,
+            out,
+            "vouch_breaker_open_decisions_total",
+            "counter",
+            "Decisions made by an open per-turn circuit breaker.",
+        );
+        let breaker: u64 = self
+            .decisions
+            .iter()
+            .filter_map(|row| row.get(Stage::Breaker.index()))
+            .map(load)
+            .sum();
+        let _ = writeln!(out, "vouch_breaker_open_decisions_total {breaker}");
+    }
+
+    fn render_durations(&self, out: &mut String) {
+        header(
+            out,
             "vouch_review_duration_seconds",
             "histogram",
             "Wall time of one review, by deciding stage.",
         );
-        for (stage, h) in STAGES.iter().zip(&self.durations) {
+        for (stage, h) in Stage::ALL.iter().zip(&self.durations) {
             let mut cumulative = 0;
             for (bound, slot) in BUCKETS.iter().zip(&h.buckets) {
                 cumulative += load(slot);
                 let _ = writeln!(
                     out,
-                    "vouch_review_duration_seconds_bucket{{stage=\"{}\",le=\"{}\"}} {}",
-                    stage.as_str(),
-                    bound,
-                    cumulative
+                    "vouch_review_duration_seconds_bucket{{stage=\"{stage}\",le=\"{bound}\"}} {cumulative}"
                 );
             }
             let count = load(&h.count);
             let _ = writeln!(
                 out,
-                "vouch_review_duration_seconds_bucket{{stage=\"{}\",le=\"+Inf\"}} {count}",
-                stage.as_str()
+                "vouch_review_duration_seconds_bucket{{stage=\"{stage}\",le=\"+Inf\"}} {count}"
             );
             let _ = writeln!(
                 out,
-                "vouch_review_duration_seconds_sum{{stage=\"{}\"}} {}",
-                stage.as_str(),
+                "vouch_review_duration_seconds_sum{{stage=\"{stage}\"}} {}",
                 load(&h.sum_micros) as f64 / 1e6
             );
             let _ = writeln!(
                 out,
-                "vouch_review_duration_seconds_count{{stage=\"{}\"}} {count}",
-                stage.as_str()
+                "vouch_review_duration_seconds_count{{stage=\"{stage}\"}} {count}"
             );
         }
+    }
 
+    fn render_model(&self, out: &mut String) {
         header(
-            &mut out,
+            out,
             "vouch_model_calls_total",
             "counter",
             "Reviewer model calls, by outcome.",
@@ -321,38 +260,22 @@ impl Metrics {
                 load(c)
             );
         }
-
         header(
-            &mut out,
+            out,
             "vouch_model_tokens_total",
             "counter",
             "Reviewer model tokens, by direction.",
         );
-        let _ = writeln!(
-            out,
-            "vouch_model_tokens_total{{direction=\"input\"}} {}",
-            load(&self.tokens_in)
-        );
-        let _ = writeln!(
-            out,
-            "vouch_model_tokens_total{{direction=\"output\"}} {}",
-            load(&self.tokens_out)
-        );
+        for (direction, c) in [("input", &self.tokens_in), ("output", &self.tokens_out)] {
+            let _ = writeln!(
+                out,
+                "vouch_model_tokens_total{{direction=\"{direction}\"}} {}",
+                load(c)
+            );
+        }
+    }
 
-        header(
-            &mut out,
-            "vouch_breaker_open_decisions_total",
-            "counter",
-            "Decisions made by an open per-turn circuit breaker.",
-        );
-        let breaker: u64 = self
-            .decisions
-            .iter()
-            .filter_map(|row| row.get(stage_index(Stage::Breaker)))
-            .map(load)
-            .sum();
-        let _ = writeln!(out, "vouch_breaker_open_decisions_total {breaker}");
-
+    fn render_counters(&self, out: &mut String) {
         for (name, help, c) in [
             (
                 "vouch_grants_minted_total",
@@ -370,30 +293,24 @@ impl Metrics {
                 &self.grants_rejected,
             ),
         ] {
-            header(&mut out, name, "counter", help);
+            header(out, name, "counter", help);
             let _ = writeln!(out, "{name} {}", load(c));
         }
-
         header(
-            &mut out,
+            out,
             "vouch_rate_limited_total",
             "counter",
             "Requests refused by the per-token rate limit.",
         );
-        for (role, c) in [Role::Adapter, Role::Operator]
-            .iter()
-            .zip(&self.rate_limited)
-        {
+        for (role, c) in Role::ALL.iter().zip(&self.rate_limited) {
             let _ = writeln!(
                 out,
-                "vouch_rate_limited_total{{role=\"{}\"}} {}",
-                role.as_str(),
+                "vouch_rate_limited_total{{role=\"{role}\"}} {}",
                 load(c)
             );
         }
-
         header(
-            &mut out,
+            out,
             "vouch_hook_fail_closed_total",
             "counter",
             "Hook answers made without a pipeline decision, by reason.",
@@ -401,14 +318,12 @@ impl Metrics {
         for (why, c) in HookFallback::ALL.iter().zip(&self.hook_fallbacks) {
             let _ = writeln!(
                 out,
-                "vouch_hook_fail_closed_total{{reason=\"{}\"}} {}",
-                why.as_str(),
+                "vouch_hook_fail_closed_total{{reason=\"{why}\"}} {}",
                 load(c)
             );
         }
-
         header(
-            &mut out,
+            out,
             "vouch_reviews_in_flight",
             "gauge",
             "Reviews currently running or waiting for a slot.",
@@ -418,9 +333,11 @@ impl Metrics {
             "vouch_reviews_in_flight {}",
             self.in_flight.load(Ordering::Relaxed)
         );
+    }
 
+    fn render_http(&self, out: &mut String) {
         header(
-            &mut out,
+            out,
             "vouch_log_lines_dropped_total",
             "counter",
             "Log lines dropped because stderr was not taking them (logging never blocks).",
@@ -432,7 +349,7 @@ impl Metrics {
         );
 
         header(
-            &mut out,
+            out,
             "vouch_http_requests_total",
             "counter",
             "HTTP requests, by route template and status.",
@@ -445,8 +362,11 @@ impl Metrics {
                 );
             }
         }
-        out
     }
+}
+
+fn load(c: &AtomicU64) -> u64 {
+    c.load(Ordering::Relaxed)
 }
 
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
@@ -472,20 +392,41 @@ mod tests {
     #[test]
     fn decisions_model_calls_and_grants_are_counted() {
         let m = Metrics::new();
-        let mut d = Decision::new(Outcome::Allow, Stage::Reviewer, "h".into(), "ok");
-        d.review = Some(ReviewStats {
-            model: "m".into(),
-            calls: 2,
-            input_tokens: 100,
-            output_tokens: 7,
-            ..ReviewStats::default()
-        });
-        d.grant = Some(Grant {
-            token: "t".into(),
-            expires_at_ms: 1,
-        });
+        let verdict = crate::reviewer::Verdict {
+            outcome: Outcome::Allow,
+            risk_level: crate::decision::RiskLevel::Low,
+            user_authorization: crate::decision::UserAuthorization::High,
+            rationale: "ok".into(),
+            suggestion: None,
+        };
+        let judged = crate::decision::Judged {
+            verdict: &verdict,
+            outcome: Outcome::Allow,
+            ceiling: false,
+            rationale: "ok".into(),
+        };
+        let extras = crate::decision::VerdictExtras {
+            review: Some(ReviewStats {
+                model: "m".into(),
+                calls: 2,
+                input_tokens: 100,
+                output_tokens: 7,
+                ..ReviewStats::default()
+            }),
+            grant: Some(Grant {
+                token: "t".into(),
+                expires_at_ms: 1,
+            }),
+            break_glass_enabled: true,
+        };
+        let d = Decision::verdict(
+            &judged,
+            crate::decision::VerdictSource::Model,
+            "h".into(),
+            extras,
+        );
         m.record_decision(&d, Duration::from_millis(3));
-        let b = Decision::new(Outcome::Defer, Stage::Breaker, "h".into(), "open");
+        let b = Decision::breaker(crate::config::FailClosed::Defer, "h".into(), "open".into());
         m.record_decision(&b, Duration::from_micros(100));
         m.record_consume(true);
         let text = m.render();

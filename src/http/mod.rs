@@ -19,6 +19,7 @@
 //!   outcome are harmless on a loopback interface, not on a network).
 
 pub mod auth;
+pub mod body;
 pub mod errors;
 pub mod limits;
 pub mod metrics;
@@ -36,7 +37,7 @@ use axum::routing::{get, post};
 use crate::config::FailClosed;
 use crate::engine::Engine;
 
-pub use auth::{Required, Role, TokenError, Tokens};
+pub use auth::{Required, Role, Tokens};
 pub use errors::AppError;
 pub use limits::{Limits, LimitsError};
 pub use metrics::Metrics;
@@ -232,6 +233,9 @@ async fn access_log(State(state): State<AppState>, request: Request, next: Next)
     let started = Instant::now();
     let method = request.method().clone();
     let route = route_label(request.extensions().get::<MatchedPath>());
+    // The head is parsed and the handler starts: what a client (or a test)
+    // waiting for "the service has my request" can watch for at debug.
+    tracing::debug!(target: "vouch::access", %method, route, "request started");
     let response = next.run(request).await;
     let status = response.status().as_u16();
     let role = response

@@ -1,98 +1,32 @@
-//! Route handlers. Each one reads its body with the size limit, parses it
-//! strictly, calls one engine method and maps the result; none of them does
-//! blocking work on the async worker (the engine owns `spawn_blocking`).
+//! Route handlers. Each one takes its body through the [`Strict`] extractor
+//! (size limit, strict parse), calls one engine method and returns its typed
+//! result; none of them does blocking work on the async worker (the engine
+//! owns `spawn_blocking`).
 
 use std::time::Instant;
 
 use axum::Json;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::decision::Decision;
+use crate::engine::{HealthStatus, ListedDenial};
 use crate::hooks::{self, Answer, DeferAs, Event, HarnessId};
 use crate::request::Request;
+use crate::session::overrides::{Approval, Challenge};
 
 use super::AppState;
 use super::auth::Role;
+use super::body::{self, FromBody, Strict};
 use super::errors::AppError;
 use super::metrics::HookFallback;
 
 /// Largest accepted `{id}` path segment, matching `session_id`'s limit.
 const MAX_SESSION_ID_BYTES: usize = 256;
-
-/// Bodies up to this size are parsed on the async worker (a few µs); larger
-/// ones (up to `server.max_body_bytes`, milliseconds of JSON work with a long
-/// transcript) go to the blocking pool so they never stall other requests.
-const INLINE_PARSE_BYTES: usize = 16 * 1024;
-
-/// Runs `parse` over `bytes`, off the async worker when the body is large.
-async fn parse_off_worker<T, E>(
-    bytes: Bytes,
-    parse: impl FnOnce(&[u8]) -> Result<T, E> + Send + 'static,
-) -> Result<T, AppError>
-where
-    T: Send + 'static,
-    E: Into<AppError> + Send + 'static,
-{
-    if bytes.len() <= INLINE_PARSE_BYTES {
-        return parse(&bytes).map_err(Into::into);
-    }
-    tokio::task::spawn_blocking(move || parse(&bytes))
-        .await
-        .map_err(|e| AppError::Internal(format!("parse task failed: {e}")))?
-        .map_err(Into::into)
-}
-
-/// Reads the whole body, refusing more than `server.max_body_bytes`.
-///
-/// This is the same bounded read as tower-http's `RequestBodyLimitLayer`
-/// (`http_body_util::Limited` underneath), done here rather than as a layer so
-/// that an oversized body gets the JSON error on the API routes and a
-/// fail-closed decision — not a bare 413 — on the hook route.
-async fn read_body(state: &AppState, headers: &HeaderMap, body: Body) -> Result<Bytes, AppError> {
-    let limit = state.limits().max_body_bytes;
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return Err(AppError::PayloadTooLarge { limit });
-    }
-    axum::body::to_bytes(body, limit).await.map_err(|e| {
-        let too_large = std::error::Error::source(&e)
-            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-        if too_large {
-            AppError::PayloadTooLarge { limit }
-        } else {
-            AppError::BadRequest(format!("cannot read the request body: {e}"))
-        }
-    })
-}
-
-/// Parses a small JSON body strictly, naming the field at fault.
-fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(AppError::BadRequest("request body is empty".to_owned()));
-    }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path.is_empty() || path == "." {
-            AppError::BadRequest(inner.to_string())
-        } else {
-            AppError::BadRequest(format!("at `{path}`: {inner}"))
-        }
-    })?;
-    de.end()
-        .map_err(|e| AppError::BadRequest(format!("trailing data after the body: {e}")))?;
-    Ok(value)
-}
 
 fn session_id(id: &str) -> Result<&str, AppError> {
     if id.is_empty() || id.len() > MAX_SESSION_ID_BYTES || id.chars().any(char::is_control) {
@@ -118,7 +52,7 @@ async fn reviewed(state: &AppState, request: Request) -> Result<Decision, AppErr
             .limits()
             .review_slot()
             .await
-            .ok_or_else(|| AppError::Internal("review semaphore closed".to_owned()))?;
+            .ok_or_else(|| AppError::internal("review semaphore closed"))?;
         let started = Instant::now();
         let decision = state.engine().review(request).await;
         state
@@ -126,18 +60,22 @@ async fn reviewed(state: &AppState, request: Request) -> Result<Decision, AppErr
             .record_decision(&decision, started.elapsed());
         Ok(decision)
     })
-    .await
-    .map_err(|e| AppError::Internal(format!("review task failed: {e}")))?
+    .await?
 }
 
 pub async fn review(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Body,
+    Strict(request): Strict<Request>,
 ) -> Result<Json<Decision>, AppError> {
-    let bytes = read_body(&state, &headers, body).await?;
-    let request = parse_off_worker(bytes, Request::from_slice).await?;
     Ok(Json(reviewed(&state, request).await?))
+}
+
+/// `{session_id, token, request}`; the request is re-read through the
+/// canonical parser so the words match `vouch review`.
+pub struct ConsumeCall {
+    session_id: String,
+    token: String,
+    request: Request,
 }
 
 #[derive(Deserialize)]
@@ -148,87 +86,102 @@ struct ConsumeBody {
     request: Value,
 }
 
-pub async fn consume_grant(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Json<Value>, AppError> {
-    let bytes = read_body(&state, &headers, body).await?;
-    let (body, request) = parse_off_worker(bytes, |bytes| {
-        let body: ConsumeBody = parse_json(bytes)?;
-        // Re-read through the canonical parser so the words match `vouch review`.
+impl FromBody for ConsumeCall {
+    fn from_body(bytes: &[u8]) -> Result<Self, AppError> {
+        let body: ConsumeBody = crate::json::from_slice(bytes)?;
         let request = Request::from_slice(body.request.to_string().as_bytes())
             .map_err(|e| AppError::BadRequest(format!("in field `request`: {e}")))?;
-        Ok::<_, AppError>((body, request))
-    })
-    .await?;
+        Ok(ConsumeCall {
+            session_id: body.session_id,
+            token: body.token,
+            request,
+        })
+    }
+}
+
+#[derive(Serialize)]
+pub struct Consumed {
+    consumed: bool,
+}
+
+pub async fn consume_grant(
+    State(state): State<AppState>,
+    Strict(call): Strict<ConsumeCall>,
+) -> Result<Json<Consumed>, AppError> {
     let consumed = state
         .engine()
-        .consume_grant(&body.session_id, &body.token, &request)
+        .consume_grant(&call.session_id, &call.token, &call.request)
         .await?;
     state.metrics().record_consume(consumed);
-    Ok(Json(json!({ "consumed": consumed })))
+    Ok(Json(Consumed { consumed }))
+}
+
+#[derive(Serialize)]
+pub struct Denials {
+    session_id: String,
+    denials: Vec<ListedDenial>,
 }
 
 pub async fn list_denials(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Json<Denials>, AppError> {
     let id = session_id(&id)?;
     let denials = state.engine().list_denials(id).await?;
-    Ok(Json(json!({ "session_id": id, "denials": denials })))
+    Ok(Json(Denials {
+        session_id: id.to_owned(),
+        denials,
+    }))
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ApproveBody {
+pub struct ApproveBody {
     selector: String,
 }
 
 pub async fn approve(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Json<Value>, AppError> {
+    Strict(body::Json(body)): Strict<body::Json<ApproveBody>>,
+) -> Result<Json<Approval>, AppError> {
     let id = session_id(&id)?;
-    let bytes = read_body(&state, &headers, body).await?;
-    let body: ApproveBody = parse_json(&bytes)?;
     Ok(Json(state.engine().approve(id, &body.selector).await?))
 }
 
+/// Optional body: no selector means "the most recent critical denial".
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct ChallengeBody {
+pub struct ChallengeBody {
     #[serde(default)]
     selector: Option<String>,
+}
+
+impl FromBody for ChallengeBody {
+    fn from_body(bytes: &[u8]) -> Result<Self, AppError> {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(ChallengeBody::default());
+        }
+        Ok(crate::json::from_slice(bytes)?)
+    }
 }
 
 pub async fn break_glass(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Json<Value>, AppError> {
+    Strict(body): Strict<ChallengeBody>,
+) -> Result<Json<Challenge>, AppError> {
     let id = session_id(&id)?;
-    let bytes = read_body(&state, &headers, body).await?;
-    // The body is optional: no selector means "the most recent critical denial".
-    let body: ChallengeBody = if bytes.iter().all(u8::is_ascii_whitespace) {
-        ChallengeBody::default()
-    } else {
-        parse_json(&bytes)?
-    };
-    Ok(Json(
-        state
-            .engine()
-            .break_glass_challenge(id, body.selector.as_deref())
-            .await?,
-    ))
+    let challenge = state
+        .engine()
+        .break_glass_challenge(id, body.selector.as_deref())
+        .await?;
+    Ok(Json(challenge))
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ConfirmBody {
+pub struct ConfirmBody {
     challenge_id: String,
     phrase: String,
 }
@@ -236,31 +189,25 @@ struct ConfirmBody {
 pub async fn break_glass_confirm(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Json<Value>, AppError> {
+    Strict(body::Json(body)): Strict<body::Json<ConfirmBody>>,
+) -> Result<Json<Approval>, AppError> {
     let id = session_id(&id)?;
-    let bytes = read_body(&state, &headers, body).await?;
-    let body: ConfirmBody = parse_json(&bytes)?;
-    Ok(Json(
-        state
-            .engine()
-            .break_glass_confirm(id, &body.challenge_id, &body.phrase)
-            .await?,
-    ))
+    let approval = state
+        .engine()
+        .break_glass_confirm(id, &body.challenge_id, &body.phrase)
+        .await?;
+    Ok(Json(approval))
 }
 
-/// `POST /v1/audit/events`: a JSON array of events (see `docs/audit.md`).
-/// All or nothing: one refused event refuses the batch, naming it.
-pub async fn audit_events(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Json<crate::audit::ingest::IngestSummary>, AppError> {
-    let bytes = read_body(&state, &headers, body).await?;
-    let events = parse_off_worker(bytes, |bytes| {
+/// The body of `POST /v1/audit/events`: a JSON array of events, each
+/// parsed (and refused by index) by the audit's ingest.
+#[derive(Debug)]
+pub struct AuditEvents(pub Vec<Value>);
+
+impl FromBody for AuditEvents {
+    fn from_body(bytes: &[u8]) -> Result<Self, AppError> {
         match serde_json::from_slice::<Value>(bytes) {
-            Ok(Value::Array(events)) => Ok(events),
+            Ok(Value::Array(events)) => Ok(AuditEvents(events)),
             Ok(_) => Err(AppError::BadRequest(
                 "the body must be a JSON array of events".to_owned(),
             )),
@@ -271,8 +218,15 @@ pub async fn audit_events(
                 e.column()
             ))),
         }
-    })
-    .await?;
+    }
+}
+
+/// `POST /v1/audit/events`: a JSON array of events (see `docs/audit.md`).
+/// All or nothing: one refused event refuses the batch, naming it.
+pub async fn audit_events(
+    State(state): State<AppState>,
+    Strict(AuditEvents(events)): Strict<AuditEvents>,
+) -> Result<Json<crate::audit::ingest::IngestSummary>, AppError> {
     Ok(Json(state.engine().audit_ingest(events, true).await?))
 }
 
@@ -352,7 +306,7 @@ pub async fn claude_code_hook(
 ) -> Json<Value> {
     let claude = HarnessId::ClaudeCode.harness();
     let reply = |event: &str, answer: &Answer| Json(claude.render(event, answer).to_json());
-    let bytes = match read_body(&state, &headers, body).await {
+    let bytes = match body::read_limited(&state, &headers, body).await {
         Ok(bytes) => bytes,
         Err(e) => {
             let why = if matches!(e, AppError::PayloadTooLarge { .. }) {
@@ -365,7 +319,8 @@ pub async fn claude_code_hook(
             return reply(claude.primary_event(), &hooks::fault_answer(&why));
         }
     };
-    let parsed = parse_off_worker(bytes, |bytes| Ok::<_, AppError>(parse_claude_hook(bytes))).await;
+    let parsed =
+        body::parse_off_worker(bytes, |bytes| Ok::<_, AppError>(parse_claude_hook(bytes))).await;
     let event = match parsed {
         Ok(Ok(event)) => event,
         Ok(Err((event, e))) => {
@@ -410,7 +365,7 @@ pub async fn claude_code_hook(
 fn parse_claude_hook(bytes: &[u8]) -> Result<Event, (String, hooks::HookError)> {
     let claude = HarnessId::ClaudeCode.harness();
     let primary = claude.primary_event().to_owned();
-    let value: Value = serde_json::from_slice(bytes)
+    let value: Value = crate::json::from_slice(bytes)
         .map_err(|e| (primary.clone(), hooks::HookError::Json(e.to_string())))?;
     let event = value
         .get("hook_event_name")
@@ -421,11 +376,9 @@ fn parse_claude_hook(bytes: &[u8]) -> Result<Event, (String, hooks::HookError)> 
 
 pub async fn healthz(State(state): State<AppState>) -> Response {
     let health = state.engine().health().await;
-    let ok = health.get("status").and_then(Value::as_str) == Some("ok");
-    let status = if ok {
-        StatusCode::OK
-    } else {
-        StatusCode::SERVICE_UNAVAILABLE
+    let status = match health.status {
+        HealthStatus::Ok => StatusCode::OK,
+        HealthStatus::Degraded => StatusCode::SERVICE_UNAVAILABLE,
     };
     (status, Json(health)).into_response()
 }

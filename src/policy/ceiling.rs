@@ -12,7 +12,10 @@
 //! `decision.failure_mode`, which cannot be `allow`.
 
 use crate::config::{Config, DecisionConfig};
-use crate::decision::{Decision, Outcome, OverrideHint, RiskLevel, Stage, UserAuthorization};
+use crate::decision::{
+    Decision, Grant, Judged, Outcome, ReviewStats, RiskLevel, Stage, UserAuthorization,
+    VerdictExtras, VerdictSource,
+};
 use crate::reviewer::{ReviewOutcome, ReviewResult, Verdict};
 
 /// Applies the host rules to a verdict. Returns the outcome, the stage that
@@ -81,54 +84,58 @@ fn exceeded(verdict: &Verdict, cfg: &DecisionConfig) -> Option<String> {
     None
 }
 
-/// Turns a finished review into the decision for `request_hash`.
+/// Turns a finished model review into the decision for `request_hash`.
 ///
-/// Verdicts go through [`apply`]; model denials tell the agent how a human
-/// may override them (an exact retry, or break glass for critical ones when
-/// it is enabled). Failures become `decision.failure_mode` at stage
-/// `reviewer_failure`, worded as a failure. `review` is filled whenever the
-/// model was called.
+/// Verdicts go through [`apply`]; failures become `decision.failure_mode` at
+/// stage `reviewer_failure`, worded as a failure. `review` is filled
+/// whenever the model was called.
 pub fn decide(result: &ReviewResult, config: &Config, request_hash: String) -> Decision {
     let review = (result.stats.calls > 0).then(|| result.stats.clone());
     match &result.outcome {
-        ReviewOutcome::Verdict(verdict) => {
-            let (outcome, stage, rationale) = apply(verdict, &config.decision);
-            let hint = match (outcome, verdict.risk_level) {
-                (Outcome::Deny, RiskLevel::Critical) if config.overrides.break_glass_enabled => {
-                    OverrideHint::BreakGlass
-                }
-                // Break glass is off: a critical denial has no override.
-                (Outcome::Deny, RiskLevel::Critical) => OverrideHint::None,
-                (Outcome::Deny, RiskLevel::Low | RiskLevel::Medium | RiskLevel::High) => {
-                    OverrideHint::ExactRetry
-                }
-                // Only denials carry an override hint.
-                (Outcome::Allow | Outcome::Defer, _) => OverrideHint::None,
-            };
-            let mut d = Decision::new(outcome, stage, request_hash, rationale);
-            d.risk_level = Some(verdict.risk_level);
-            d.user_authorization = Some(verdict.user_authorization);
-            d.suggestion = verdict
-                .suggestion
-                .as_deref()
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned);
-            d.review = review;
-            d.with_message(hint)
-        }
+        ReviewOutcome::Verdict(verdict) => decide_verdict(
+            verdict,
+            config,
+            request_hash,
+            VerdictSource::Model,
+            review,
+            None,
+        ),
         ReviewOutcome::Failure(class) => {
             let rationale = format!("reviewer failure (`{}`): {}", class.name(), class.phrase());
-            let mut d = Decision::new(
-                config.decision.failure_mode.outcome(),
-                Stage::ReviewerFailure,
+            Decision::reviewer_failure(
+                config.decision.failure_mode,
                 request_hash,
                 rationale,
-            );
-            d.review = review;
-            d.with_message(OverrideHint::None)
+                review,
+            )
         }
     }
+}
+
+/// The decision for one verdict from `source`: the host rules, the stage
+/// that decided, how a human may override a model denial, and the grant an
+/// allow carries.
+pub fn decide_verdict(
+    verdict: &Verdict,
+    config: &Config,
+    request_hash: String,
+    source: VerdictSource,
+    review: Option<ReviewStats>,
+    grant: Option<Grant>,
+) -> Decision {
+    let (outcome, stage, rationale) = apply(verdict, &config.decision);
+    let judged = Judged {
+        verdict,
+        outcome,
+        ceiling: stage == Stage::RiskCeiling,
+        rationale,
+    };
+    let extras = VerdictExtras {
+        review,
+        grant,
+        break_glass_enabled: config.overrides.break_glass_enabled,
+    };
+    Decision::verdict(&judged, source, request_hash, extras)
 }
 
 #[cfg(test)]
@@ -349,13 +356,13 @@ mod tests {
             &config,
             "h".into(),
         );
-        assert_eq!((d.decision, d.stage), (Outcome::Deny, Stage::Reviewer));
-        assert!(d.message.contains("vouch approve"));
-        assert!(d.message.contains("run the tests instead"));
-        assert_eq!(d.suggestion.as_deref(), Some("run the tests instead"));
-        assert_eq!(d.risk_level, Some(RiskLevel::High));
-        assert_eq!(d.user_authorization, Some(UserAuthorization::Unknown));
-        assert_eq!(d.review.as_ref().map(|r| r.calls), Some(1));
+        assert_eq!((d.outcome(), d.stage()), (Outcome::Deny, Stage::Reviewer));
+        assert!(d.message().contains("vouch approve"));
+        assert!(d.message().contains("run the tests instead"));
+        assert_eq!(d.suggestion(), Some("run the tests instead"));
+        assert_eq!(d.risk_level(), Some(RiskLevel::High));
+        assert_eq!(d.user_authorization(), Some(UserAuthorization::Unknown));
+        assert_eq!(d.review().map(|r| r.calls), Some(1));
 
         v.risk_level = RiskLevel::Critical;
         let d = decide(
@@ -363,13 +370,13 @@ mod tests {
             &config,
             "h".into(),
         );
-        assert!(d.message.contains("vouch break-glass"));
-        assert!(!d.message.contains("vouch approve"));
+        assert!(d.message().contains("vouch break-glass"));
+        assert!(!d.message().contains("vouch approve"));
 
         config.overrides.break_glass_enabled = false;
         let d = decide(&result(ReviewOutcome::Verdict(v), 1), &config, "h".into());
-        assert!(!d.message.contains("break-glass"));
-        assert!(!d.message.contains("vouch approve"));
+        assert!(!d.message().contains("break-glass"));
+        assert!(!d.message().contains("vouch approve"));
     }
 
     #[test]
@@ -378,8 +385,11 @@ mod tests {
         config.decision.on_risk_exceeded = Outcome::Deny;
         let v = verdict(Outcome::Allow, RiskLevel::High, UserAuthorization::Low);
         let d = decide(&result(ReviewOutcome::Verdict(v), 1), &config, "h".into());
-        assert_eq!((d.decision, d.stage), (Outcome::Deny, Stage::RiskCeiling));
-        assert!(d.message.contains("vouch approve"));
+        assert_eq!(
+            (d.outcome(), d.stage()),
+            (Outcome::Deny, Stage::RiskCeiling)
+        );
+        assert!(d.message().contains("vouch approve"));
     }
 
     #[test]
@@ -387,13 +397,13 @@ mod tests {
         let config = defaults();
         let v = verdict(Outcome::Allow, RiskLevel::Low, UserAuthorization::High);
         let d = decide(&result(ReviewOutcome::Verdict(v), 1), &config, "abc".into());
-        assert_eq!((d.decision, d.stage), (Outcome::Allow, Stage::Reviewer));
-        assert_eq!(d.request_hash, "abc");
-        assert_eq!(d.review.unwrap().input_tokens, 100);
+        assert_eq!((d.outcome(), d.stage()), (Outcome::Allow, Stage::Reviewer));
+        assert_eq!(d.request_hash(), "abc");
+        assert_eq!(d.review().unwrap().input_tokens, 100);
         let v = verdict(Outcome::Defer, RiskLevel::Medium, UserAuthorization::Low);
         let d = decide(&result(ReviewOutcome::Verdict(v), 1), &config, "abc".into());
-        assert_eq!((d.decision, d.stage), (Outcome::Defer, Stage::Reviewer));
-        assert!(!d.message.contains("vouch approve"));
+        assert_eq!((d.outcome(), d.stage()), (Outcome::Defer, Stage::Reviewer));
+        assert!(!d.message().contains("vouch approve"));
     }
 
     #[test]
@@ -409,19 +419,19 @@ mod tests {
                 &config,
                 "h".into(),
             );
-            assert_eq!(d.decision, mode.outcome());
-            assert_eq!(d.stage, Stage::ReviewerFailure);
-            assert!(d.rationale.contains("timeout"), "{}", d.rationale);
-            assert!(d.message.contains("could not complete"));
-            assert!(!d.message.contains("vouch approve"));
-            assert_eq!(d.risk_level, None);
-            assert!(d.review.is_some());
+            assert_eq!(d.outcome(), mode.outcome());
+            assert_eq!(d.stage(), Stage::ReviewerFailure);
+            assert!(d.rationale().contains("timeout"), "{}", d.rationale());
+            assert!(d.message().contains("could not complete"));
+            assert!(!d.message().contains("vouch approve"));
+            assert_eq!(d.risk_level(), None);
+            assert!(d.review().is_some());
         }
         let d = decide(
             &result(ReviewOutcome::Failure(FailureClass::PacketTooLarge), 0),
             &config,
             "h".into(),
         );
-        assert!(d.review.is_none(), "the model was not called");
+        assert!(d.review().is_none(), "the model was not called");
     }
 }

@@ -272,6 +272,9 @@ pub struct Reviewer {
     max_calls: u32,
     max_retry_after: Duration,
     client: Client,
+    /// The request body with empty messages (and the correction a retry
+    /// adds), kept to estimate the wire overhead without rebuilding it.
+    empty_body: String,
 }
 
 impl std::fmt::Debug for Reviewer {
@@ -358,13 +361,20 @@ impl Reviewer {
         };
         let schema = serde_json::from_str(verdict::VERDICT_SCHEMA)
             .map_err(|e| ReviewerError::Schema(e.to_string()))?;
+        let shape = RequestShape {
+            provider: wire,
+            model: cfg.model.clone(),
+            max_output_tokens: cfg.max_output_tokens,
+            schema,
+        };
+        let empty = ModelInput {
+            system: "",
+            user: "",
+        };
+        let empty_body = shape.body(&empty, true).to_string();
         Ok(Reviewer {
-            shape: RequestShape {
-                provider: wire,
-                model: cfg.model.clone(),
-                max_output_tokens: cfg.max_output_tokens,
-                schema,
-            },
+            shape,
+            empty_body,
             endpoint,
             auth,
             timeout: Duration::from_millis(cfg.timeout_ms),
@@ -390,23 +400,14 @@ impl Reviewer {
     /// append, so a budget that holds for the first call holds for the
     /// second as well.
     pub fn wire_overhead_tokens(&self, count: &dyn Fn(&str) -> u64) -> u64 {
-        let empty = ModelInput {
-            system: "",
-            user: "",
-        };
-        count(&self.shape.body(&empty, true).to_string())
+        count(&self.empty_body)
     }
 
     /// Runs one review under one deadline. Never panics, never returns an
     /// allow that the model did not give in a schema-valid verdict.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "predates the 80-line limit; split by issue 10"
-    )]
     pub async fn review(&self, input: ModelInput<'_>, packet_tokens_estimate: u64) -> ReviewResult {
         let started = Instant::now();
         let deadline = started + self.timeout;
-        let provider = wire::provider_name(self.shape.provider);
         let mut stats = ReviewStats {
             model: self.shape.model.clone(),
             packet_tokens_estimate,
@@ -419,47 +420,10 @@ impl Reviewer {
                 break ReviewOutcome::Failure(FailureClass::Timeout);
             }
             stats.calls += 1;
-            let call_started = Instant::now();
-            let body = self.shape.body(&input, with_correction);
-            let attempt = self.call(&body, remaining).await;
-            stats.input_tokens = stats
-                .input_tokens
-                .saturating_add(attempt.usage.input_tokens);
-            stats.output_tokens = stats
-                .output_tokens
-                .saturating_add(attempt.usage.output_tokens);
-
-            let next = match attempt.result {
-                Ok(_) => None,
-                Err(class) => Some(retry::next_step(
-                    class,
-                    attempt.retry_after,
-                    self.max_calls.saturating_sub(stats.calls),
-                    deadline.saturating_duration_since(Instant::now()),
-                    self.max_retry_after,
-                )),
-            };
-            telemetry::review_attempt(&telemetry::AttemptEvent {
-                provider,
-                model: &self.shape.model,
-                attempt: stats.calls,
-                http_status: attempt.http_status,
-                class: match &attempt.result {
-                    Ok(_) => "ok",
-                    Err(class) => class.name(),
-                },
-                next: match next {
-                    None => "done",
-                    Some(Next::Stop(_)) => "stop",
-                    Some(Next::RetryNow) => "retry",
-                    Some(Next::RetryWithCorrection) => "retry_with_correction",
-                    Some(Next::WaitThenRetry(_)) => "wait_then_retry",
-                },
-                duration_ms: millis(call_started.elapsed()),
-                input_tokens: attempt.usage.input_tokens,
-                output_tokens: attempt.usage.output_tokens,
-            });
-            match (attempt.result, next) {
+            let (result, next) = self
+                .attempt(&input, with_correction, deadline, &mut stats)
+                .await;
+            match (result, next) {
                 (Ok(verdict), _) => break ReviewOutcome::Verdict(verdict),
                 (Err(class), None) => break ReviewOutcome::Failure(class),
                 (Err(_), Some(Next::Stop(class))) => break ReviewOutcome::Failure(class),
@@ -469,12 +433,71 @@ impl Reviewer {
             }
         };
         stats.duration_ms = millis(started.elapsed());
-        let (outcome_name, failure_class, risk_level) = match &outcome {
+        self.report_complete(&outcome, &stats);
+        ReviewResult { outcome, stats }
+    }
+
+    /// One model call within what is left of the deadline: its result, what
+    /// the retry policy says next (`None` after a verdict), and its
+    /// `review_attempt` event. Token usage is added to `stats`.
+    async fn attempt(
+        &self,
+        input: &ModelInput<'_>,
+        with_correction: bool,
+        deadline: Instant,
+        stats: &mut ReviewStats,
+    ) -> (Result<Verdict, FailureClass>, Option<Next>) {
+        let call_started = Instant::now();
+        let body = self.shape.body(input, with_correction);
+        let remaining = deadline.saturating_duration_since(call_started);
+        let attempt = self.call(&body, remaining).await;
+        stats.input_tokens = stats
+            .input_tokens
+            .saturating_add(attempt.usage.input_tokens);
+        stats.output_tokens = stats
+            .output_tokens
+            .saturating_add(attempt.usage.output_tokens);
+        let next = match &attempt.result {
+            Ok(_) => None,
+            Err(class) => Some(retry::next_step(
+                *class,
+                attempt.retry_after,
+                self.max_calls.saturating_sub(stats.calls),
+                deadline.saturating_duration_since(Instant::now()),
+                self.max_retry_after,
+            )),
+        };
+        telemetry::review_attempt(&telemetry::AttemptEvent {
+            provider: wire::provider_name(self.shape.provider),
+            model: &self.shape.model,
+            attempt: stats.calls,
+            http_status: attempt.http_status,
+            class: match &attempt.result {
+                Ok(_) => "ok",
+                Err(class) => class.name(),
+            },
+            next: match next {
+                None => "done",
+                Some(Next::Stop(_)) => "stop",
+                Some(Next::RetryNow) => "retry",
+                Some(Next::RetryWithCorrection) => "retry_with_correction",
+                Some(Next::WaitThenRetry(_)) => "wait_then_retry",
+            },
+            duration_ms: millis(call_started.elapsed()),
+            input_tokens: attempt.usage.input_tokens,
+            output_tokens: attempt.usage.output_tokens,
+        });
+        (attempt.result, next)
+    }
+
+    /// The `review_complete` event.
+    fn report_complete(&self, outcome: &ReviewOutcome, stats: &ReviewStats) {
+        let (outcome_name, failure_class, risk_level) = match outcome {
             ReviewOutcome::Verdict(v) => (v.outcome.as_str(), None, Some(v.risk_level.as_str())),
             ReviewOutcome::Failure(class) => ("failure", Some(class.name()), None),
         };
         telemetry::review_complete(&telemetry::CompleteEvent {
-            provider,
+            provider: wire::provider_name(self.shape.provider),
             model: &self.shape.model,
             outcome: outcome_name,
             failure_class,
@@ -483,9 +506,8 @@ impl Reviewer {
             duration_ms: stats.duration_ms,
             input_tokens: stats.input_tokens,
             output_tokens: stats.output_tokens,
-            packet_tokens_estimate,
+            packet_tokens_estimate: stats.packet_tokens_estimate,
         });
-        ReviewResult { outcome, stats }
     }
 
     /// One HTTP exchange, bounded by `remaining` both through reqwest's

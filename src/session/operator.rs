@@ -125,10 +125,6 @@ pub fn run_approve(
 
 /// `vouch break-glass --session S`: shows the critical denial, asks for the
 /// random phrase, and on a match authorizes one exact retry without review.
-#[expect(
-    clippy::too_many_lines,
-    reason = "predates the 80-line limit; split by issue 10"
-)]
 pub fn run_break_glass(
     ctx: OperatorContext<'_>,
     mut input: impl BufRead,
@@ -138,50 +134,7 @@ pub fn run_break_glass(
     if !is_tty {
         return Err(OperatorError::NotATerminal);
     }
-    let eligible = overrides::list_critical_denials(ctx.store, ctx.clock, ctx.cfg, ctx.session)?;
-    let now = ctx.clock.now_ms();
-    let chosen = match eligible.as_slice() {
-        [] => {
-            return Err(OverrideError::NoCriticalDenial {
-                session: ctx.session.to_owned(),
-                window_s: ctx.cfg.overrides.break_glass_window_ms / 1000,
-            }
-            .into());
-        }
-        [only] => only.request_hash.clone(),
-        several => {
-            writeln!(out, "Critical model denials eligible for break glass:")?;
-            for (i, denial) in several.iter().enumerate() {
-                write_denial(&mut out, i.saturating_add(1), denial, now)?;
-            }
-            write!(
-                out,
-                "Break glass for which one? [1-{}, empty to cancel]: ",
-                several.len()
-            )?;
-            out.flush()?;
-            let answer = read_answer(&mut input)?;
-            if answer.is_empty() {
-                return Err(OperatorError::Cancelled);
-            }
-            let picked = match answer.parse::<Selector>()? {
-                Selector::Index(i) => several.get(i.saturating_sub(1)),
-                Selector::Hash(prefix) => several
-                    .iter()
-                    .find(|d| d.request_hash.starts_with(prefix.as_str())),
-            };
-            match picked {
-                Some(d) => d.request_hash.clone(),
-                None => {
-                    return Err(OverrideError::NoSuchDenial {
-                        selector: answer,
-                        session: ctx.session.to_owned(),
-                    }
-                    .into());
-                }
-            }
-        }
-    };
+    let chosen = choose_critical(ctx, &mut input, &mut out)?;
     let challenge = overrides::break_glass_challenge(
         ctx.store,
         ctx.clock,
@@ -189,6 +142,85 @@ pub fn run_break_glass(
         ctx.session,
         Some(&Selector::Hash(chosen)),
     )?;
+    show_challenge(ctx, &challenge, &mut out)?;
+    let typed = read_answer(&mut input)?;
+    let approval = overrides::break_glass_confirm(
+        ctx.store,
+        ctx.clock,
+        ctx.cfg,
+        ctx.session,
+        &challenge.id,
+        &typed,
+    )?;
+    writeln!(
+        out,
+        "Break glass authorized: the next identical request in session {} is allowed without \
+         review; the authorization expires in {} s.",
+        terminal_safe(ctx.session),
+        approval
+            .expires_at_ms
+            .saturating_sub(ctx.clock.now_ms())
+            .div_ceil(1000)
+    )?;
+    Ok(approval)
+}
+
+/// The request hash of the critical denial to break glass for: the only
+/// one, or the one the operator picks from the list.
+fn choose_critical(
+    ctx: OperatorContext<'_>,
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+) -> Result<String, OperatorError> {
+    let eligible = overrides::list_critical_denials(ctx.store, ctx.clock, ctx.cfg, ctx.session)?;
+    let now = ctx.clock.now_ms();
+    let several = match eligible.as_slice() {
+        [] => {
+            return Err(OverrideError::NoCriticalDenial {
+                session: ctx.session.to_owned(),
+                window_s: ctx.cfg.overrides.break_glass_window_ms / 1000,
+            }
+            .into());
+        }
+        [only] => return Ok(only.request_hash.clone()),
+        several => several,
+    };
+    writeln!(out, "Critical model denials eligible for break glass:")?;
+    for (i, denial) in several.iter().enumerate() {
+        write_denial(out, i.saturating_add(1), denial, now)?;
+    }
+    write!(
+        out,
+        "Break glass for which one? [1-{}, empty to cancel]: ",
+        several.len()
+    )?;
+    out.flush()?;
+    let answer = read_answer(input)?;
+    if answer.is_empty() {
+        return Err(OperatorError::Cancelled);
+    }
+    let picked = match answer.parse::<Selector>()? {
+        Selector::Index(i) => several.get(i.saturating_sub(1)),
+        Selector::Hash(prefix) => several
+            .iter()
+            .find(|d| d.request_hash.starts_with(prefix.as_str())),
+    };
+    match picked {
+        Some(d) => Ok(d.request_hash.clone()),
+        None => Err(OverrideError::NoSuchDenial {
+            selector: answer,
+            session: ctx.session.to_owned(),
+        }
+        .into()),
+    }
+}
+
+/// Everything the human must see before typing the phrase.
+fn show_challenge(
+    ctx: OperatorContext<'_>,
+    challenge: &overrides::Challenge,
+    out: &mut impl Write,
+) -> Result<(), OperatorError> {
     let d = &challenge.denial;
     writeln!(out, "BREAK GLASS: authorize one exact retry WITHOUT review")?;
     writeln!(out, "  session:   {}", terminal_safe(ctx.session))?;
@@ -219,26 +251,7 @@ pub fn run_break_glass(
         CHALLENGE_TTL_MS / 1000
     )?;
     out.flush()?;
-    let typed = read_answer(&mut input)?;
-    let approval = overrides::break_glass_confirm(
-        ctx.store,
-        ctx.clock,
-        ctx.cfg,
-        ctx.session,
-        &challenge.id,
-        &typed,
-    )?;
-    writeln!(
-        out,
-        "Break glass authorized: the next identical request in session {} is allowed without \
-         review; the authorization expires in {} s.",
-        terminal_safe(ctx.session),
-        approval
-            .expires_at_ms
-            .saturating_sub(ctx.clock.now_ms())
-            .div_ceil(1000)
-    )?;
-    Ok(approval)
+    Ok(())
 }
 
 /// One line from the operator, without the line ending. End of input is an

@@ -21,13 +21,12 @@
 use std::fmt;
 use std::str::FromStr;
 
-use rand::Rng;
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::{DENIAL_RETENTION_MS, column, ms_column, parse_risk};
+use super::{AuthorizationKind, DENIAL_RETENTION_MS, column, ms_column};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::decision::RiskLevel;
@@ -204,7 +203,7 @@ fn newest_denials(
                 request_hash: row.get(1)?,
                 session_id: session.to_owned(),
                 turn_id: row.get(2)?,
-                risk_level: column(row, 3, parse_risk)?,
+                risk_level: column(row, 3)?,
                 surface: row.get(4)?,
                 cwd: row.get(5)?,
                 summary: row.get(6)?,
@@ -334,7 +333,7 @@ fn check_approvable(d: &DenialView, now: u64) -> Result<(), OverrideError> {
 
 fn insert_authorization(
     tx: &Transaction<'_>,
-    kind: &str,
+    kind: AuthorizationKind,
     denial: &DenialView,
     now: u64,
     expires_at_ms: u64,
@@ -346,7 +345,7 @@ fn insert_authorization(
          expires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![
-        kind,
+        kind.as_str(),
         denial.session_id,
         denial.request_hash,
         denial.denial_id,
@@ -395,7 +394,7 @@ pub fn approve(
             if let Err(e) = check_approvable(&chosen, now) {
                 return Ok(Err(e));
             }
-            insert_authorization(tx, "override", &chosen, now, expires_at_ms)?;
+            insert_authorization(tx, AuthorizationKind::Override, &chosen, now, expires_at_ms)?;
             Ok(Ok(Approval {
                 request_hash: chosen.request_hash,
                 session_id: session.to_owned(),
@@ -410,15 +409,31 @@ fn phrase_digest(phrase: &str) -> String {
     hex::encode(Sha256::digest(phrase.as_bytes()))
 }
 
-fn random_code() -> String {
-    let mut rng = rand::rng();
-    (0..CODE_LEN)
-        .filter_map(|_| {
-            CODE_ALPHABET
-                .get(rng.random_range(0..CODE_ALPHABET.len()))
-                .map(|&b| char::from(b))
-        })
-        .collect()
+/// [`CODE_LEN`] characters drawn uniformly from [`CODE_ALPHABET`]: random
+/// bytes at or above the largest multiple of the alphabet's size are
+/// rejected, so no character is likelier than another.
+fn random_code() -> Result<String, StoreError> {
+    let size = CODE_ALPHABET.len();
+    let limit = 256 - 256 % size;
+    let mut code = String::with_capacity(CODE_LEN);
+    // Each byte is kept with probability limit/256 (> 0.96 for 31 symbols);
+    // the attempt cap only stops a broken random source from spinning.
+    for _ in 0..64 {
+        for b in crate::store::random_bytes::<16>()? {
+            let b = usize::from(b);
+            if b < limit
+                && let Some(&c) = CODE_ALPHABET.get(b % size)
+            {
+                code.push(char::from(c));
+                if code.len() == CODE_LEN {
+                    return Ok(code);
+                }
+            }
+        }
+    }
+    Err(StoreError::Random {
+        message: "the random source kept returning rejected bytes".to_owned(),
+    })
 }
 
 /// Starts break glass for a critical model denial: the newest eligible one,
@@ -435,8 +450,8 @@ pub fn break_glass_challenge(
     }
     let now = clock.now_ms();
     let window_s = cfg.overrides.break_glass_window_ms / 1000;
-    let id = hex::encode(rand::rng().random::<[u8; 16]>());
-    let phrase = format!("BREAK-GLASS {}", random_code());
+    let id = hex::encode(crate::store::random_bytes::<16>()?);
+    let phrase = format!("BREAK-GLASS {}", random_code()?);
     let expires_at_ms = now.saturating_add(CHALLENGE_TTL_MS);
     store
         .write(Durability::Full, |tx| {
@@ -569,7 +584,13 @@ pub fn break_glass_confirm(
             if let Err(e) = check_approvable(&denial, now) {
                 return Ok(Err(e));
             }
-            insert_authorization(tx, "break_glass", &denial, now, expires_at_ms)?;
+            insert_authorization(
+                tx,
+                AuthorizationKind::BreakGlass,
+                &denial,
+                now,
+                expires_at_ms,
+            )?;
             Ok(Ok(Approval {
                 request_hash: denial.request_hash,
                 session_id: session.to_owned(),
@@ -601,10 +622,49 @@ mod tests {
         );
     }
 
+    fn denial(hash: &str) -> DenialView {
+        DenialView {
+            denial_id: 1,
+            request_hash: hash.to_owned(),
+            session_id: "s".into(),
+            turn_id: "t".into(),
+            risk_level: RiskLevel::Low,
+            surface: "bash".into(),
+            cwd: None,
+            summary: "x".into(),
+            rationale: "r".into(),
+            created_at_ms: 0,
+            approval: ApprovalState::Available,
+        }
+    }
+
+    #[test]
+    fn a_prefix_must_pick_exactly_one_denial() {
+        let all = [
+            denial("abcdef0011aa"),
+            denial("abcdef0022bb"),
+            denial("123456789acc"),
+        ];
+        let err = by_hash(&all, "abcdef00", "s").unwrap_err();
+        assert!(
+            matches!(err, OverrideError::AmbiguousPrefix { count: 2, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("give more digits"));
+        assert_eq!(
+            by_hash(&all, "abcdef0022", "s").unwrap().request_hash,
+            "abcdef0022bb"
+        );
+        assert!(matches!(
+            by_hash(&all, "ffffffff", "s").unwrap_err(),
+            OverrideError::NoSuchDenial { .. }
+        ));
+    }
+
     #[test]
     fn codes_use_the_unambiguous_alphabet() {
         for _ in 0..100 {
-            let code = random_code();
+            let code = random_code().unwrap();
             assert_eq!(code.len(), CODE_LEN);
             assert!(code.bytes().all(|b| CODE_ALPHABET.contains(&b)));
             assert!(!code.contains(['0', 'O', '1', 'I', 'L']));

@@ -1,25 +1,40 @@
-//! File-system hygiene for the state directory: it holds the session state,
-//! one-use authorizations and grants, so it is private to the user (`0700`)
-//! and every database file inside it is `0600` before SQLite writes a byte.
+//! File-system hygiene for the state directory, in one place for every
+//! file vouch keeps there: the databases, the service tokens and keys. It
+//! holds session state, one-use authorizations, grants and bearer tokens, so
+//! it is private to the user (`0700`) and every file inside it is `0600`
+//! before a byte is written.
 //!
-//! A directory or file found looser than that is tightened (and logged), not
-//! refused: the looser mode is almost always an old umask, and refusing would
-//! leave model-backed reviews failing closed until someone runs `chmod`. A
-//! mode we cannot change (someone else owns the file) is refused. A symlink
-//! in place of the directory or a database file is refused: following it
-//! would let whoever planted it choose where authorizations are written.
+//! A directory or file found readable or writable by group or others is
+//! **refused**, naming the `chmod` that fixes it, by every command alike
+//! (`vouch serve`, `vouch review`, the hooks): whatever was in it may have
+//! leaked, and that is the operator's call, not something to tighten
+//! silently. A symlink in place of the directory or a file is refused too:
+//! following it would let whoever planted it choose where authorizations are
+//! written. Newly created files and directories get their exact mode,
+//! whatever the umask.
+//!
+//! Secrets (tokens, keys, nonces) come from the operating system's random
+//! source through [`random_bytes`]; a failure there is an error, never a
+//! weaker fallback.
 
 use std::fs::{self, OpenOptions};
-use std::io;
+use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::StoreError;
 
 /// Mode of the state directory.
 pub const DIR_MODE: u32 = 0o700;
-/// Mode of every database file (`vouch.sqlite`, `-wal`, `-shm`).
+/// Mode of every file inside it (`vouch.sqlite`, `-wal`, `-shm`, tokens).
 pub const FILE_MODE: u32 = 0o600;
+/// Random bytes in a token (grants, service tokens).
+pub const TOKEN_BYTES: usize = 32;
+/// Length of a token in base64url without padding.
+pub const TOKEN_CHARS: usize = 43;
 
 pub(crate) fn io_err(path: &Path, action: &'static str, source: io::Error) -> StoreError {
     StoreError::Io {
@@ -29,7 +44,7 @@ pub(crate) fn io_err(path: &Path, action: &'static str, source: io::Error) -> St
     }
 }
 
-/// Creates the state directory `0700`, or tightens an existing one.
+/// Creates the state directory `0700`, or checks an existing one.
 pub fn ensure_private_dir(dir: &Path) -> Result<(), StoreError> {
     match fs::symlink_metadata(dir) {
         Ok(meta) if meta.file_type().is_symlink() => {
@@ -44,7 +59,7 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), StoreError> {
                 io::Error::new(io::ErrorKind::AlreadyExists, "not a directory"),
             ));
         }
-        Ok(meta) => tighten(dir, meta.permissions().mode(), DIR_MODE)?,
+        Ok(meta) => refuse_if_open(dir, meta.permissions().mode(), DIR_MODE)?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             // Parents are created with the umask's mode (they are ordinary
             // directories such as `~/.local/state`); only the leaf is private.
@@ -71,7 +86,7 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), StoreError> {
 }
 
 /// Creates `path` empty with mode `0600` if it does not exist (never
-/// truncating an existing file), or tightens an existing one.
+/// truncating an existing file), or checks an existing one.
 pub fn ensure_private_file(path: &Path) -> Result<(), StoreError> {
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => Err(StoreError::Symlink {
@@ -82,7 +97,7 @@ pub fn ensure_private_file(path: &Path) -> Result<(), StoreError> {
             "use as a database file",
             io::Error::new(io::ErrorKind::AlreadyExists, "not a regular file"),
         )),
-        Ok(meta) => tighten(path, meta.permissions().mode(), FILE_MODE),
+        Ok(meta) => refuse_if_open(path, meta.permissions().mode(), FILE_MODE),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             // `create(true)` without `truncate`: if another process creates
             // it between our check and this open, we open theirs unchanged.
@@ -93,31 +108,25 @@ pub fn ensure_private_file(path: &Path) -> Result<(), StoreError> {
                 .mode(FILE_MODE)
                 .open(path)
                 .map_err(|e| io_err(path, "create", e))?;
+            // The umask may have removed bits but never adds any.
             let meta = fs::symlink_metadata(path).map_err(|e| io_err(path, "inspect", e))?;
-            tighten(path, meta.permissions().mode(), FILE_MODE)
+            refuse_if_open(path, meta.permissions().mode(), FILE_MODE)
         }
         Err(e) => Err(io_err(path, "inspect", e)),
     }
 }
 
-/// Tightens `path` to `wanted` when it grants any bit `wanted` does not.
-fn tighten(path: &Path, mode: u32, wanted: u32) -> Result<(), StoreError> {
+/// Refuses `path` when its mode grants group or others anything, naming the
+/// `chmod` that fixes it.
+fn refuse_if_open(path: &Path, mode: u32, wanted: u32) -> Result<(), StoreError> {
     let permission_bits = mode & 0o7777;
-    if permission_bits & !wanted == 0 {
+    if permission_bits & 0o077 == 0 {
         return Ok(());
     }
-    tracing::warn!(
-        path = %path.display(),
-        found = format_args!("{permission_bits:o}"),
-        wanted = format_args!("{wanted:o}"),
-        "vouch state file was more permissive than expected; tightening it"
-    );
-    fs::set_permissions(path, fs::Permissions::from_mode(wanted)).map_err(|source| {
-        StoreError::Permissions {
-            path: path.display().to_string(),
-            mode: format!("{permission_bits:o}"),
-            source,
-        }
+    Err(StoreError::TooOpen {
+        path: path.display().to_string(),
+        mode: permission_bits,
+        wanted,
     })
 }
 
@@ -131,8 +140,7 @@ pub fn companions(db: &Path) -> [PathBuf; 2] {
 }
 
 /// After the first write: the database and whichever companions exist are
-/// `0600` (SQLite gives them the main file's mode; this verifies it and
-/// tightens anything that is not).
+/// `0600` (SQLite gives them the main file's mode; this verifies it).
 pub fn verify_database_modes(db: &Path) -> Result<(), StoreError> {
     ensure_private_file(db)?;
     for companion in companions(db) {
@@ -143,4 +151,87 @@ pub fn verify_database_modes(db: &Path) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// Random bytes from the operating system.
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], StoreError> {
+    let mut bytes = [0u8; N];
+    getrandom::getrandom(&mut bytes).map_err(|e| StoreError::Random {
+        message: e.to_string(),
+    })?;
+    Ok(bytes)
+}
+
+/// A fresh token: [`TOKEN_BYTES`] random bytes, base64url without padding.
+pub fn mint_token() -> Result<String, StoreError> {
+    Ok(URL_SAFE_NO_PAD.encode(random_bytes::<TOKEN_BYTES>()?))
+}
+
+/// Whether `text` has the shape of a token [`mint_token`] makes.
+pub fn is_token(text: &str) -> bool {
+    text.len() == TOKEN_CHARS
+        && URL_SAFE_NO_PAD
+            .decode(text)
+            .is_ok_and(|bytes| bytes.len() == TOKEN_BYTES)
+}
+
+/// Reads the secret token in `path` (mode `0600`, no symlink), minting and
+/// writing one when the file does not exist. Two processes starting together
+/// agree on one token: it is written to a private temporary name and
+/// hard-linked into place, and the loser of the race reads the winner's.
+pub fn load_or_create_token(path: &Path) -> Result<String, StoreError> {
+    if let Some(token) = read_token(path)? {
+        return Ok(token);
+    }
+    let token = mint_token()?;
+    // Unique per attempt, not just per process: threads of one process (and
+    // tests) may race here too.
+    let suffix = hex::encode(random_bytes::<8>()?);
+    let tmp = path.with_extension(format!("tmp.{}.{suffix}", std::process::id()));
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(FILE_MODE)
+        .open(&tmp)
+        .map_err(|e| io_err(&tmp, "create", e))?;
+    let written = file
+        .write_all(token.as_bytes())
+        .and_then(|()| file.write_all(b"\n"))
+        .and_then(|()| file.sync_all());
+    drop(file);
+    let linked = written.and_then(|()| fs::hard_link(&tmp, path));
+    // Best effort: a leftover temporary file holds a token nobody uses.
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(token),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            read_token(path)?.ok_or_else(|| StoreError::NotAToken {
+                path: path.display().to_string(),
+            })
+        }
+        Err(e) => Err(io_err(path, "create", e)),
+    }
+}
+
+/// The token in `path`, or `None` when the file does not exist.
+fn read_token(path: &Path) -> Result<Option<String>, StoreError> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err(path, "inspect", e)),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(StoreError::Symlink {
+            path: path.display().to_string(),
+        });
+    }
+    refuse_if_open(path, meta.permissions().mode(), FILE_MODE)?;
+    let text = fs::read_to_string(path).map_err(|e| io_err(path, "read", e))?;
+    let token = text.trim();
+    if !is_token(token) {
+        return Err(StoreError::NotAToken {
+            path: path.display().to_string(),
+        });
+    }
+    Ok(Some(token.to_owned()))
 }

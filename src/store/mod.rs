@@ -30,7 +30,10 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
 use rusqlite_migration::{M, Migrations};
 
-pub use files::{DIR_MODE, FILE_MODE};
+pub use files::{
+    DIR_MODE, FILE_MODE, TOKEN_BYTES, TOKEN_CHARS, ensure_private_dir, is_token,
+    load_or_create_token, mint_token, random_bytes,
+};
 
 /// File name of the state database inside the state directory.
 pub const DATABASE_FILE: &str = "vouch.sqlite";
@@ -68,12 +71,22 @@ pub enum StoreError {
         action: &'static str,
         source: std::io::Error,
     },
-    #[error("`{path}` has mode {mode} and could not be made private: {source}")]
-    Permissions {
+    #[error(
+        "`{path}` has mode {mode:04o}; it must not be readable or writable by group or others \
+         (chmod {wanted:o} `{path}`)"
+    )]
+    TooOpen {
         path: String,
-        mode: String,
-        source: std::io::Error,
+        mode: u32,
+        wanted: u32,
     },
+    #[error(
+        "`{path}` does not hold a token (expected 43 base64url characters); delete it to mint \
+         a new one"
+    )]
+    NotAToken { path: String },
+    #[error("no random bytes from the operating system: {message}")]
+    Random { message: String },
     #[error("`{path}` is a symbolic link; vouch refuses to keep its state through a link")]
     Symlink { path: String },
     #[error("state database `{path}`: cannot migrate the schema: {detail}")]
@@ -91,8 +104,9 @@ pub enum StoreError {
     },
 }
 
-/// How hard a commit must reach the disk before it returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How hard a commit must reach the disk before it returns (ordered: `Full`
+/// is the stronger).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Durability {
     /// `synchronous=NORMAL`: survives a process crash; an OS crash may lose
     /// the most recent commits. For counters, caches and denial summaries.
@@ -233,15 +247,14 @@ impl Store {
         })
     }
 
-    /// Verifies that the database and its `-wal`/`-shm` files are `0600`,
-    /// tightening any that are not.
+    /// Verifies that the database and its `-wal`/`-shm` files are `0600`.
     pub fn verify_file_modes(&self) -> Result<(), StoreError> {
         files::verify_database_modes(&self.db_path)
     }
 
     /// Runs `f` inside one `BEGIN IMMEDIATE` transaction and commits it.
     /// An error from `f` rolls everything back.
-    pub(crate) fn write<T>(
+    pub fn write<T>(
         &self,
         durability: Durability,
         f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
@@ -268,7 +281,7 @@ impl Store {
     }
 
     /// Runs `f` inside one read transaction (a consistent snapshot).
-    pub(crate) fn read<T>(
+    pub fn read<T>(
         &self,
         f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
@@ -287,15 +300,6 @@ impl Store {
                 Ok(value)
             }
             Err(e) => Err(self.sql_error(e)),
-        }
-    }
-
-    /// A value read from the database that no code path writes.
-    pub(crate) fn bad_value(&self, field: &'static str, value: String) -> StoreError {
-        StoreError::BadValue {
-            path: self.display_path.clone(),
-            field,
-            value,
         }
     }
 

@@ -398,8 +398,13 @@ async fn structural_variants_never_become_rules() {
 
 /// A v1 database built from the v1 SQL, as an earlier vouch left it.
 fn v1_database(state: &Path, keys: &Keys, project: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    // vouch refuses state it did not make private (as it makes its own).
     std::fs::create_dir_all(state).unwrap();
+    std::fs::set_permissions(state, std::fs::Permissions::from_mode(0o700)).unwrap();
     let path = state.join("audit.sqlite");
+    drop(std::fs::File::create(&path).unwrap());
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(MIGRATIONS[0]).unwrap();
     conn.pragma_update(None, "user_version", 1).unwrap();
@@ -422,6 +427,7 @@ fn v1_database(state: &Path, keys: &Keys, project: &Path) {
         .unwrap();
     }
     std::fs::write(state.join(KEY_FILE), keys_bytes()).unwrap();
+    std::fs::set_permissions(state.join(KEY_FILE), std::fs::Permissions::from_mode(0o600)).unwrap();
 }
 
 fn keys_bytes() -> [u8; 32] {
@@ -482,7 +488,7 @@ async fn a_deferred_call_that_ran_is_a_human_approval() {
     for i in 0..6 {
         let r = request(i, "make test");
         let decision = home.engine.review(r.clone()).await;
-        assert_eq!(decision.decision, vouch::decision::Outcome::Defer);
+        assert_eq!(decision.outcome(), vouch::decision::Outcome::Defer);
         // Five of them were approved and ran; one was not.
         if i < 5 {
             home.engine.observe_ran(&r);
@@ -490,7 +496,7 @@ async fn a_deferred_call_that_ran_is_a_human_approval() {
     }
     // A call vouch did not defer proves nothing when it runs.
     home.engine.observe_ran(&request(9, "ls"));
-    assert!(home.engine.audit().flush(std::time::Duration::from_secs(5)));
+    assert!(home.engine.flush_audit(std::time::Duration::from_secs(5)));
     let report = home.report(Target::ClaudeCode, 5).await;
     let make = report
         .top_subjects

@@ -105,6 +105,11 @@ async fn a_corrupt_audit_database_changes_no_decision() {
     let (bad, good) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let corrupt = private_state(bad.path()).join("audit.sqlite");
     std::fs::write(&corrupt, garbage()).unwrap();
+    // Private, as vouch makes its own: what is refused is the content.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&corrupt, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     let before = sha256(&corrupt);
     let env = [("VOUCH_REVIEWER_API_KEY", "test-key")];
     let broken = Running::start(bad.path(), &config(&model), &env);

@@ -1,10 +1,9 @@
 //! One-use grants (design §6.7): exactly once, only for the same session and
 //! an identical request, only before expiry — across threads and processes.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use vouch::clock::ManualClock;
 use vouch::grants::{consume, mint};
@@ -136,8 +135,9 @@ fn sixty_four_threads_racing_on_one_grant_yield_exactly_one_winner() {
 
 const CHILD_ENV: &str = "VOUCH_TEST_GRANT_RACE";
 
-/// Child side of the multi-process race: opens the store, waits for the
-/// agreed start instant, consumes once, prints the result.
+/// Child side of the multi-process race: opens the store, says `READY`,
+/// waits for the parent's go (a line on stdin), consumes once, prints the
+/// result.
 #[test]
 #[ignore = "child process of eight_processes_racing_on_one_grant_yield_exactly_one_winner"]
 fn grant_race_child() {
@@ -145,24 +145,14 @@ fn grant_race_child() {
         return;
     };
     let parts: Vec<&str> = spec.split('|').collect();
-    let (dir, token, hash, start_at): (&str, &str, &str, u64) =
-        (parts[0], parts[1], parts[2], parts[3].parse().unwrap());
+    let (dir, token, hash) = (parts[0], parts[1], parts[2]);
     let store = Store::open(std::path::Path::new(dir)).unwrap();
     let clock = ManualClock::new(NOW);
-    let wall = || {
-        u64::try_from(
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_millis(),
-        )
-        .unwrap()
-    };
-    while wall() < start_at {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let won = consume(&store, &clock, "s-1", token, hash).unwrap();
     // A leading newline: libtest has already printed `test name ... `.
+    println!("\nREADY");
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go).unwrap();
+    let won = consume(&store, &clock, "s-1", token, hash).unwrap();
     println!("\nCONSUMED={won}");
 }
 
@@ -171,22 +161,13 @@ fn eight_processes_racing_on_one_grant_yield_exactly_one_winner() {
     let (home, store, clock) = open();
     let hash = base_request().request_hash();
     let grant = mint(&store, &clock, "s-1", &hash, TTL).unwrap();
-    let start_at = u64::try_from(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-        + 1_500;
     let spec = format!(
-        "{}|{}|{}|{}",
+        "{}|{}|{}",
         home.path().join("state").display(),
         grant.token,
-        hash,
-        start_at
+        hash
     );
-    let children: Vec<_> = (0..8)
+    let mut children: Vec<_> = (0..8)
         .map(|_| {
             Command::new(std::env::current_exe().unwrap())
                 .args([
@@ -197,26 +178,40 @@ fn eight_processes_racing_on_one_grant_yield_exactly_one_winner() {
                     "--test-threads=1",
                 ])
                 .env(CHILD_ENV, &spec)
+                .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
                 .unwrap()
         })
         .collect();
+    // Every child has opened the store and waits: let them all go at once.
+    let mut outputs: Vec<_> = children
+        .iter_mut()
+        .map(|child| {
+            let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            assert!(
+                lines.by_ref().map_while(Result::ok).any(|l| l == "READY"),
+                "a child never became ready"
+            );
+            lines
+        })
+        .collect();
+    for child in &mut children {
+        child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    }
     let mut results = Vec::new();
-    for child in children {
+    for (child, lines) in children.into_iter().zip(outputs.iter_mut()) {
+        let line = lines
+            .map_while(Result::ok)
+            .find(|l| l.starts_with("CONSUMED="))
+            .expect("child printed no result");
         let output = child.wait_with_output().unwrap();
         assert!(
             output.status.success(),
             "child failed: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        let stdout = String::from_utf8(output.stdout).unwrap();
-        let line = BufReader::new(stdout.as_bytes())
-            .lines()
-            .map(Result::unwrap)
-            .find(|l| l.starts_with("CONSUMED="))
-            .unwrap_or_else(|| panic!("child printed no result: {stdout}"));
         results.push(line == "CONSUMED=true");
     }
     assert_eq!(results.len(), 8);

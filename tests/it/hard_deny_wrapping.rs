@@ -22,20 +22,10 @@ struct Case {
 }
 
 fn corpus(files: &[&str]) -> Vec<Case> {
-    let mut out = Vec::new();
-    for file in files {
-        let path = format!("{}/tests/fixtures/{file}", env!("CARGO_MANIFEST_DIR"));
-        for line in std::fs::read_to_string(path).unwrap().lines() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let case: Case = serde_json::from_str(line).unwrap();
-            if case.command.is_some() {
-                out.push(case);
-            }
-        }
-    }
-    out
+    crate::support::fixtures::records::<Case>(files)
+        .into_iter()
+        .filter(|case| case.command.is_some())
+        .collect()
 }
 
 #[derive(Debug, Clone, Copy)]

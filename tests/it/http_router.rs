@@ -418,7 +418,7 @@ async fn hook_answers_200_with_a_decision_on_every_path() {
     // Malformed bodies: still 200, a denial naming the problem.
     for (body, needle) in [
         ("not json".to_owned(), "not valid JSON"),
-        (String::new(), "EOF"),
+        (String::new(), "body is empty"),
         (
             hook_body("Bash", json!({"cmd": "ls"})),
             "tool_input.command",

@@ -79,15 +79,15 @@ async fn review(provider: Provider, base_url: String, timeout_ms: u64, user: &st
     );
     assert!(result.stats.calls <= 2);
     if let ReviewOutcome::Failure(class) = result.outcome {
-        assert_eq!(decision.decision, Outcome::Deny, "{provider:?} {class:?}");
-        assert_eq!(decision.stage, Stage::ReviewerFailure);
-        assert!(decision.rationale.contains(class.name()));
+        assert_eq!(decision.outcome(), Outcome::Deny, "{provider:?} {class:?}");
+        assert_eq!(decision.stage(), Stage::ReviewerFailure);
+        assert!(decision.rationale().contains(class.name()));
         let mut permissive = config.clone();
         permissive.decision.on_risk_exceeded = Outcome::Allow;
         permissive.decision.on_uncertain = Outcome::Allow;
         permissive.decision.failure_mode = FailClosed::Defer;
         let d = ceiling::decide(&result, &permissive, "hash".into());
-        assert_eq!(d.decision, Outcome::Defer);
+        assert_eq!(d.outcome(), Outcome::Defer);
     }
     Run {
         result,
@@ -233,7 +233,7 @@ async fn every_fault_fails_closed(provider: Provider) {
             "{provider:?} {name}"
         );
         assert_eq!(run.calls(), calls, "{provider:?} {name}");
-        assert_eq!(run.decision.decision, Outcome::Deny, "{provider:?} {name}");
+        assert_eq!(run.decision.outcome(), Outcome::Deny, "{provider:?} {name}");
     }
 }
 
@@ -303,7 +303,7 @@ async fn a_retryable_fault_then_a_verdict() {
             let run = review(provider, server.base_url(), 5000, "git push --force").await;
             assert_eq!(run.verdict(), Outcome::Deny, "{provider:?} {fault:?}");
             assert_eq!(run.calls(), 2);
-            assert_eq!(run.decision.stage, Stage::Reviewer);
+            assert_eq!(run.decision.stage(), Stage::Reviewer);
             assert!(
                 run.elapsed >= wait,
                 "{provider:?} {fault:?}: {:?}",
@@ -353,13 +353,13 @@ async fn rules_choose_by_request_content() {
     let run = review(Provider::Anthropic, url.clone(), TIMEOUT_MS, "rm -rf /").await;
     assert_eq!(run.verdict(), Outcome::Deny);
     assert!(
-        run.decision.message.contains("break-glass"),
+        run.decision.message().contains("break-glass"),
         "{}",
-        run.decision.message
+        run.decision.message()
     );
     let run = review(Provider::Ollama, url.clone(), TIMEOUT_MS, "ls -la").await;
     assert_eq!(run.verdict(), Outcome::Allow);
-    assert_eq!(run.decision.decision, Outcome::Allow);
+    assert_eq!(run.decision.outcome(), Outcome::Allow);
     let run = review(Provider::Openai, url, TIMEOUT_MS, "echo STALL-HERE").await;
     assert_eq!(
         run.result.outcome,

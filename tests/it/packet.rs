@@ -120,16 +120,7 @@ struct SecretCase {
 }
 
 fn secret_cases() -> Vec<SecretCase> {
-    let mut out = Vec::new();
-    for name in ["secrets.jsonl", "secrets_extra.jsonl"] {
-        let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-        for line in std::fs::read_to_string(path).unwrap().lines() {
-            if !line.trim().is_empty() {
-                out.push(serde_json::from_str(line).unwrap());
-            }
-        }
-    }
-    out
+    crate::support::fixtures::records(&["secrets.jsonl", "secrets_extra.jsonl"])
 }
 
 #[test]
@@ -457,7 +448,10 @@ fn oversized_mandatory_evidence_fails_closed() {
         let PacketError::MandatoryTooLarge {
             needed,
             budget: limit,
-        } = err;
+        } = err
+        else {
+            panic!("{err:?}")
+        };
         assert_eq!(limit, 8192);
         assert!(needed > limit, "{est:?}: {needed}");
 

@@ -90,7 +90,7 @@ fn bash(session: &str, turn: &str, command: &str) -> Request {
 
 fn assert_stage(d: &Decision, outcome: Outcome, stage: Stage) {
     assert_eq!(
-        (d.decision, d.stage),
+        (d.outcome(), d.stage()),
         (outcome, stage),
         "unexpected decision: {d:?}"
     );
@@ -103,11 +103,11 @@ async fn model_allow_carries_review_stats_and_a_one_use_grant() {
     r.issue_grant = true;
     let d = s.engine.review(r.clone()).await;
     assert_stage(&d, Outcome::Allow, Stage::Reviewer);
-    let review = d.review.as_ref().unwrap();
+    let review = d.review().unwrap();
     assert_eq!(review.calls, 1);
     assert_eq!(review.input_tokens, 300);
     assert!(review.packet_tokens_estimate > 0);
-    let grant = d.grant.unwrap();
+    let grant = d.grant().unwrap();
     assert_eq!(s.server.requests().len(), 1);
 
     let mut changed = r.clone();
@@ -146,27 +146,22 @@ async fn hard_denies_and_routing_never_call_the_model() {
         .review(bash("s", "t", "sudo rm -rf --no-preserve-root /"))
         .await;
     assert_stage(&d, Outcome::Deny, Stage::HardDeny);
-    assert!(
-        d.rule_id
-            .as_deref()
-            .unwrap()
-            .starts_with("wipe-root-or-home")
-    );
-    assert!(!d.message.contains("vouch approve"));
+    assert!(d.rule_id().unwrap().starts_with("wipe-root-or-home"));
+    assert!(!d.message().contains("vouch approve"));
 
     let read = request(
         json!({"session_id": "s", "surface": "read", "path": "src/main.rs", "cwd": "/srv/app"}),
     );
     let d = s.engine.review(read).await;
     assert_stage(&d, Outcome::Allow, Stage::Routing);
-    assert!(d.abstain);
+    assert!(d.abstain());
 
     let secret_read = request(
         json!({"session_id": "s", "surface": "read", "path": "/home/dev/.aws/credentials", "cwd": "/srv/app"}),
     );
     let d = s.engine.review(secret_read).await;
     // Sensitive reads go to the model; the script is empty, so it fails closed.
-    assert_ne!(d.decision, Outcome::Allow);
+    assert_ne!(d.outcome(), Outcome::Allow);
     assert_eq!(s.server.requests().len(), 1);
 }
 
@@ -181,7 +176,11 @@ async fn reviewer_down_fails_closed_as_a_failure() {
         .review(bash("s", "t", "git push origin main"))
         .await;
     assert_stage(&d, Outcome::Deny, Stage::ReviewerFailure);
-    assert!(d.message.contains("could not complete"), "{}", d.message);
+    assert!(
+        d.message().contains("could not complete"),
+        "{}",
+        d.message()
+    );
 }
 
 #[tokio::test]
@@ -197,7 +196,7 @@ async fn identical_retry_hits_the_cache_without_a_model_call() {
     again.tool_call_id = Some("toolu_other".into());
     let second = s.engine.review(again).await;
     assert_stage(&second, Outcome::Deny, Stage::Cache);
-    assert!(second.review.is_none());
+    assert!(second.review().is_none());
     assert_eq!(s.server.requests().len(), 1);
 }
 
@@ -231,11 +230,12 @@ async fn exact_retry_override_reaches_the_model_as_trusted_context_once() {
     let r = bash("s", "t1", "git push --force origin main");
     let d = s.engine.review(r.clone()).await;
     assert_stage(&d, Outcome::Deny, Stage::Reviewer);
-    assert!(d.message.contains("vouch approve"));
+    assert!(d.message().contains("vouch approve"));
 
     let listed = s.engine.list_denials("s").await.unwrap();
     assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0]["request_hash"], d.request_hash);
+    assert_eq!(listed[0].index, 1);
+    assert_eq!(listed[0].denial.request_hash, d.request_hash());
     s.engine.approve("s", "1").await.unwrap();
     // Pending: cannot be approved twice.
     assert!(s.engine.approve("s", "1").await.is_err());
@@ -243,7 +243,8 @@ async fn exact_retry_override_reaches_the_model_as_trusted_context_once() {
     let mut retry = r.clone();
     retry.turn_id = Some("t2".into());
     let d = s.engine.review(retry.clone()).await;
-    assert_stage(&d, Outcome::Allow, Stage::Reviewer);
+    // The model allowed it with the human's approval as context.
+    assert_stage(&d, Outcome::Allow, Stage::Override);
     let seen = s.server.requests();
     assert_eq!(seen.len(), 2);
     assert!(seen[1].raw_body.contains("human operator approved"));
@@ -258,13 +259,13 @@ async fn break_glass_allows_the_exact_retry_without_the_model() {
     let r = bash("s", "t1", "terraform destroy -auto-approve");
     let d = s.engine.review(r.clone()).await;
     assert_stage(&d, Outcome::Deny, Stage::Reviewer);
-    assert!(d.message.contains("break-glass"), "{}", d.message);
+    assert!(d.message().contains("break-glass"), "{}", d.message());
     // Critical denials are not offered for exact-retry approval.
     assert!(s.engine.list_denials("s").await.unwrap().is_empty());
 
     let challenge = s.engine.break_glass_challenge("s", None).await.unwrap();
-    let id = challenge["id"].as_str().unwrap();
-    let phrase = challenge["phrase"].as_str().unwrap();
+    let id = challenge.id.as_str();
+    let phrase = challenge.phrase.as_str();
     assert!(phrase.starts_with("BREAK-GLASS "));
     s.engine.break_glass_confirm("s", id, phrase).await.unwrap();
 
@@ -273,12 +274,12 @@ async fn break_glass_allows_the_exact_retry_without_the_model() {
     retry.issue_grant = true;
     let d = s.engine.review(retry.clone()).await;
     assert_stage(&d, Outcome::Allow, Stage::BreakGlass);
-    assert!(d.grant.is_some());
+    assert!(d.grant().is_some());
     assert_eq!(s.server.requests().len(), 1);
     // One use: the next identical request goes back to the model (script
     // exhausted → failure, never an allow).
     let d = s.engine.review(retry).await;
-    assert_ne!(d.decision, Outcome::Allow);
+    assert_ne!(d.outcome(), Outcome::Allow);
 }
 
 #[tokio::test]
@@ -288,7 +289,7 @@ async fn break_glass_disabled_refuses_a_challenge() {
     })
     .await;
     let d = s.engine.review(bash("s", "t1", "terraform destroy")).await;
-    assert!(!d.message.contains("break-glass"));
+    assert!(!d.message().contains("break-glass"));
     assert!(s.engine.break_glass_challenge("s", None).await.is_err());
 }
 
@@ -308,9 +309,9 @@ async fn loosening_project_overlay_fails_closed_without_a_call() {
     let d = s.engine.review(r).await;
     assert_stage(&d, Outcome::Deny, Stage::ConfigError);
     assert!(
-        d.rationale.contains("reviewer.timeout_ms"),
+        d.rationale().contains("reviewer.timeout_ms"),
         "{}",
-        d.rationale
+        d.rationale()
     );
     assert!(s.server.requests().is_empty());
 
@@ -380,20 +381,16 @@ impl Write for LogWriter {
 }
 
 fn fixture_secrets() -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for file in ["secrets.jsonl", "secrets_extra.jsonl"] {
-        let path = format!("{}/tests/fixtures/{file}", env!("CARGO_MANIFEST_DIR"));
-        for line in std::fs::read_to_string(path).unwrap().lines() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let v: Value = serde_json::from_str(line).unwrap();
-            out.push((
-                v["secret"].as_str().unwrap().to_owned(),
-                v["command"].as_str().unwrap().to_owned(),
-            ));
-        }
-    }
+    let out: Vec<(String, String)> =
+        crate::support::fixtures::records::<Value>(&["secrets.jsonl", "secrets_extra.jsonl"])
+            .into_iter()
+            .map(|v| {
+                (
+                    v["secret"].as_str().unwrap().to_owned(),
+                    v["command"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
     assert!(out.len() >= 14);
     out
 }
@@ -450,7 +447,7 @@ async fn no_secret_reaches_the_model_the_logs_or_the_state() {
         "transcript": transcript,
     }));
     let d = s.engine.review(r).await;
-    assert_eq!(d.stage, Stage::Reviewer, "{d:?}");
+    assert_eq!(d.stage(), Stage::Reviewer, "{d:?}");
 
     // …and each secret's own command as the action.
     for (i, (_, command)) in secrets.iter().enumerate() {
@@ -458,7 +455,7 @@ async fn no_secret_reaches_the_model_the_logs_or_the_state() {
             .engine
             .review(bash("sec", &format!("t{i}"), command))
             .await;
-        assert_ne!(d.decision, Outcome::Allow);
+        assert_ne!(d.outcome(), Outcome::Allow);
     }
 
     let bodies: Vec<String> = s
@@ -530,7 +527,7 @@ async fn request_bodies_stay_within_the_token_budget() {
                 body_tokens <= u64::from(budget),
                 "{estimator:?} budget {budget}: body is {body_tokens} tokens"
             );
-            let estimate = d.review.unwrap().packet_tokens_estimate;
+            let estimate = d.review().unwrap().packet_tokens_estimate;
             assert!(estimate <= u64::from(budget));
             assert!(body_tokens <= estimate, "the estimate must bound the body");
         }

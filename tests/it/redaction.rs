@@ -24,13 +24,7 @@ struct NegativeCase {
 }
 
 fn load<T: for<'de> Deserialize<'de>>(name: &str) -> Vec<T> {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{path}: {e}: {l}")))
-        .collect()
+    crate::support::fixtures::records(&[name])
 }
 
 fn all_secrets() -> Vec<SecretCase> {

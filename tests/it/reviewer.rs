@@ -219,7 +219,7 @@ impl Run {
         assert_eq!(attempts as u32, self.result.stats.calls, "{}", self.logs);
         assert_eq!(completes, 1, "{}", self.logs);
         if let ReviewOutcome::Failure(class) = self.result.outcome {
-            assert_ne!(self.decision.decision, Outcome::Allow);
+            assert_ne!(self.decision.outcome(), Outcome::Allow);
             assert!(
                 self.logs
                     .contains(&format!(r#""failure_class":"{}""#, class.name())),
@@ -233,18 +233,18 @@ impl Run {
             permissive.decision.on_uncertain = Outcome::Allow;
             permissive.decision.failure_mode = FailClosed::Defer;
             let d = ceiling::decide(&self.result, &permissive, "h".into());
-            assert_eq!(d.decision, Outcome::Defer);
-            assert_eq!(d.stage, Stage::ReviewerFailure);
+            assert_eq!(d.outcome(), Outcome::Defer);
+            assert_eq!(d.stage(), Stage::ReviewerFailure);
         }
     }
 
     fn expect_failure(&self, class: FailureClass, calls: u32) {
         assert_eq!(self.result.outcome, ReviewOutcome::Failure(class));
         assert_eq!(self.result.stats.calls, calls);
-        assert_eq!(self.decision.decision, Outcome::Deny);
-        assert_eq!(self.decision.stage, Stage::ReviewerFailure);
-        assert!(self.decision.rationale.contains(class.name()));
-        assert!(self.decision.message.contains("could not complete"));
+        assert_eq!(self.decision.outcome(), Outcome::Deny);
+        assert_eq!(self.decision.stage(), Stage::ReviewerFailure);
+        assert!(self.decision.rationale().contains(class.name()));
+        assert!(self.decision.message().contains("could not complete"));
     }
 
     fn expect_verdict(&self, outcome: Outcome, stage: Stage, calls: u32) {
@@ -253,9 +253,9 @@ impl Run {
             ReviewOutcome::Failure(class) => panic!("expected a verdict, got {class:?}"),
         }
         assert_eq!(self.result.stats.calls, calls);
-        assert_eq!(self.decision.decision, outcome);
-        assert_eq!(self.decision.stage, stage);
-        assert_eq!(self.decision.review.as_ref().unwrap().calls, calls);
+        assert_eq!(self.decision.outcome(), outcome);
+        assert_eq!(self.decision.stage(), stage);
+        assert_eq!(self.decision.review().unwrap().calls, calls);
     }
 }
 
@@ -336,7 +336,7 @@ async fn openai_model_denial_and_ceiling() {
     .await;
     let run = Setup::new(Provider::Openai, server.base_url()).run().await;
     run.expect_verdict(Outcome::Deny, Stage::Reviewer, 1);
-    assert!(run.decision.message.contains("vouch approve"));
+    assert!(run.decision.message().contains("vouch approve"));
     let run = Setup::new(Provider::Openai, server.base_url()).run().await;
     run.expect_verdict(Outcome::Defer, Stage::RiskCeiling, 1);
     assert_eq!(server.requests().len(), 2);
@@ -530,7 +530,7 @@ async fn unauthorized_is_not_retried() {
     let run = Setup::new(Provider::Openai, server.base_url()).run().await;
     run.expect_failure(FailureClass::Auth, 1);
     assert_eq!(server.requests().len(), 1);
-    assert!(run.decision.rationale.contains("api_key_env"));
+    assert!(run.decision.rationale().contains("api_key_env"));
 }
 
 #[tokio::test]
@@ -761,7 +761,7 @@ async fn anthropic_happy_path() {
         .run()
         .await;
     run.expect_verdict(Outcome::Deny, Stage::Reviewer, 1);
-    assert!(run.decision.message.contains("vouch break-glass"));
+    assert!(run.decision.message().contains("vouch break-glass"));
     let reqs = server.requests();
     assert_eq!(reqs.len(), 1);
     assert_anthropic_request(&reqs[0]);

@@ -11,10 +11,7 @@ use vouch::decision::{Outcome, RiskLevel, Stage, UserAuthorization};
 use vouch::policy::ceiling;
 use vouch::reviewer::verdict::{self, Verdict, VerdictError};
 
-fn fixture(name: &str) -> String {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap()
-}
+use crate::support::fixtures::text as fixture;
 
 #[derive(Deserialize)]
 struct VerdictCase {

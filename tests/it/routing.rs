@@ -29,12 +29,9 @@ fn policy(name: &str) -> RoutePolicy {
 
 #[test]
 fn fixture_vectors() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let loaded = load(&root.join("routing.toml"));
-    let text = std::fs::read_to_string(root.join("routing.jsonl")).unwrap();
+    let loaded = load(&crate::support::fixtures::path("routing.toml"));
     let mut count = 0;
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+    for (_, case) in crate::support::fixtures::jsonl::<serde_json::Value>("routing.jsonl") {
         let name = case["name"].as_str().unwrap();
         let request = Request::from_slice(case["request"].to_string().as_bytes()).unwrap();
         let route = loaded.router.route(&request);
@@ -89,8 +86,7 @@ fn sensitive_reads_take_the_stricter_policy() {
 
 #[test]
 fn rationale_names_rule_note_and_field() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let loaded = load(&root.join("routing.toml"));
+    let loaded = load(&crate::support::fixtures::path("routing.toml"));
     let r = loaded.router.route(&req(
         serde_json::json!({"session_id": "s", "surface": "bash", "command": "git push"}),
     ));

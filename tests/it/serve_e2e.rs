@@ -33,6 +33,9 @@ impl Server {
         let home = tempfile::tempdir().unwrap();
         let mut child = serve::command(home.path(), listen, config)
             .env("VOUCH_REVIEWER_API_KEY", "test-key")
+            // `request started` lines are the readiness signal of the
+            // shutdown tests.
+            .env("RUST_LOG", "info,vouch::access=debug")
             .spawn()
             .unwrap();
         let (tx, rx) = mpsc::channel();
@@ -95,6 +98,20 @@ impl Server {
             .status()
             .unwrap();
         assert!(status.success());
+    }
+
+    /// Reads stderr until a line containing `needle` (returned), failing
+    /// after `within`.
+    fn wait_for_log(&self, needle: &str, within: Duration) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stderr.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return line,
+                Ok(_) => {}
+                Err(e) => panic!("no `{needle}` on stderr within {within:?}: {e}"),
+            }
+        }
     }
 
     /// Waits for the process to exit; returns its status and the rest of stderr.
@@ -239,6 +256,19 @@ async fn review_over_a_unix_socket() {
     assert!(!socket.exists(), "socket file left behind");
 }
 
+/// A supervisor may signal as soon as it reads the `listening` line: the
+/// handlers are installed before it, so that is a graceful exit 0, never
+/// death by the default action of SIGTERM.
+#[test]
+fn sigterm_right_after_listening_exits_zero() {
+    for _ in 0..5 {
+        let server = Server::start("127.0.0.1:0", "");
+        server.sigterm();
+        let (status, log) = server.wait(Duration::from_secs(10));
+        assert_eq!(status.code(), Some(0), "{status:?}\n{log}");
+    }
+}
+
 #[test]
 fn non_loopback_listen_is_refused() {
     let (status, log) = Server::try_start("0.0.0.0:0", "")
@@ -268,20 +298,25 @@ async fn sigterm_finishes_a_slow_in_flight_request() {
     );
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(first.as_bytes()).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.wait_for_log("request started", Duration::from_secs(10));
 
     server.sigterm();
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    // Still draining: not exited, and no longer accepting new connections.
+    server.wait_for_log("no longer accepting connections", Duration::from_secs(10));
+    // The log line comes just before the accept loop drops the listener, so
+    // wait (bounded) for the port to refuse connections.
+    let closed_by = std::time::Instant::now() + Duration::from_secs(10);
+    while tokio::net::TcpStream::connect(&server.listen).await.is_ok() {
+        assert!(
+            std::time::Instant::now() < closed_by,
+            "still accepting connections 10 s after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Still draining: not exited.
     let mut server = server;
     assert!(
         server.child.try_wait().unwrap().is_none(),
         "exited with a request in flight"
-    );
-    assert!(
-        tokio::net::TcpStream::connect(&server.listen)
-            .await
-            .is_err()
     );
 
     stream.write_all(second.as_bytes()).await.unwrap();
@@ -310,7 +345,7 @@ async fn shutdown_grace_bounds_a_stuck_request() {
          Content-Length: 1000\r\n\r\n{{\"session_id\""
     );
     stream.write_all(head.as_bytes()).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    server.wait_for_log("request started", Duration::from_secs(10));
     let started = Instant::now();
     server.sigterm();
     let (status, log) = server.wait(Duration::from_secs(10));
@@ -354,7 +389,13 @@ async fn sigterm_during_an_in_flight_review() {
             .send()
             .await
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // In flight: the model has the request (polled without blocking the
+    // runtime the client task runs on).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while model.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the model never got the review");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     server.sigterm();
     let response = review
         .await

@@ -1,150 +1,78 @@
-//! Per-turn session state (design §6.3): circuit breaker, budgets, verdict
-//! cache, and many processes updating one turn without losing a count.
+//! Per-turn session state (design §6.3) through the real engine and SQLite:
+//! circuit breaker, budgets, verdict cache, and many processes updating one
+//! turn without losing a count.
 
 use std::process::{Command, Stdio};
 
+use crate::support::state::{NOW, State, engine, failure, gate, request, review_with, verdict};
 use vouch::clock::ManualClock;
 use vouch::config::{Config, FailClosed};
-use vouch::decision::{Outcome, RiskLevel, UserAuthorization};
-use vouch::session::{
-    ActionSummary, CachedVerdict, Gate, ReviewEvent, TurnKey, gate, record, turn_status,
-};
-use vouch::store::Store;
+use vouch::decision::{Outcome, RiskLevel, Stage};
 
-const NOW: u64 = 1_800_000_000_000;
-const T1: TurnKey<'static> = TurnKey {
-    session: "s-1",
-    turn: "t-1",
-};
-const T2: TurnKey<'static> = TurnKey {
-    session: "s-1",
-    turn: "t-2",
-};
-
-fn setup() -> (tempfile::TempDir, Store, ManualClock, Config) {
-    let home = tempfile::tempdir().unwrap();
-    let store = Store::open(&home.path().join("state")).unwrap();
-    (
-        home,
-        store,
-        ManualClock::new(NOW),
-        Config::defaults().unwrap(),
-    )
+fn tag(i: usize) -> String {
+    format!("a{i}")
 }
 
-fn verdict(outcome: Outcome) -> CachedVerdict {
-    CachedVerdict {
-        outcome,
-        risk_level: RiskLevel::Medium,
-        user_authorization: UserAuthorization::Unknown,
-        rationale: format!("model said {}", outcome.as_str()),
-        suggestion: Some("use a dry run".into()),
-    }
+/// One full model-backed review of action `i` in `turn`.
+fn review(s: &State, turn: &str, i: usize, o: Outcome) {
+    s.review(
+        request(turn, &tag(i)),
+        verdict(o, RiskLevel::Medium, "model said so"),
+    );
 }
 
-fn hash(i: usize) -> String {
-    format!("{i:064x}")
-}
-
-const ACTION: ActionSummary<'static> = ActionSummary {
-    surface: "bash",
-    cwd: Some("/srv/app"),
-    target: "rm -rf build",
-};
-
-/// One full model-backed review: the gate must let it through, then the
-/// verdict is recorded.
-fn review(
-    store: &Store,
-    clock: &ManualClock,
-    cfg: &Config,
-    key: TurnKey<'_>,
-    i: usize,
-    o: Outcome,
-) {
-    let h = hash(i);
-    match gate(store, clock, cfg, key, &h, None).unwrap() {
-        Gate::Review { .. } => {}
-        other => panic!("review {i} should reach the model, got {other:?}"),
-    }
-    let v = verdict(o);
-    record(
-        store,
-        clock,
-        cfg,
-        key,
-        &h,
-        ReviewEvent::Verdict {
-            verdict: &v,
-            cache_key: None,
-            action: ACTION,
-        },
-    )
-    .unwrap();
-}
-
-fn gate_next(store: &Store, clock: &ManualClock, cfg: &Config, key: TurnKey<'_>) -> Gate {
-    gate(store, clock, cfg, key, &hash(9999), None).unwrap()
+/// What the next, never-seen action in `turn` gets before the model.
+fn gate_next(s: &State, turn: &str) -> crate::support::state::Gate {
+    gate(&s.engine, request(turn, "next"))
 }
 
 #[test]
 fn breaker_opens_after_three_consecutive_model_denials() {
-    let (_h, store, clock, cfg) = setup();
-    review(&store, &clock, &cfg, T1, 0, Outcome::Deny);
-    review(&store, &clock, &cfg, T1, 1, Outcome::Deny);
-    assert!(!turn_status(&store, &cfg, T1).unwrap().breaker_open);
-    review(&store, &clock, &cfg, T1, 2, Outcome::Deny);
-    assert!(turn_status(&store, &cfg, T1).unwrap().breaker_open);
-    assert_eq!(
-        gate_next(&store, &clock, &cfg, T1),
-        Gate::BreakerOpen {
-            action: FailClosed::Defer,
-            consecutive_denials: 3,
-            window_denials: 3
-        }
+    let s = State::new();
+    review(&s, "t-1", 0, Outcome::Deny);
+    review(&s, "t-1", 1, Outcome::Deny);
+    assert!(!s.status("t-1").breaker_open);
+    review(&s, "t-1", 2, Outcome::Deny);
+    assert!(s.status("t-1").breaker_open);
+    let g = gate_next(&s, "t-1");
+    let d = g.decision();
+    assert_eq!((d.outcome(), d.stage()), (Outcome::Defer, Stage::Breaker));
+    assert!(
+        d.rationale().contains("3 in a row, 3 in the recent window"),
+        "{d:?}"
     );
     // Open means no model call: nothing was reserved by the refused gate.
-    assert_eq!(turn_status(&store, &cfg, T1).unwrap().reviews, 3);
+    assert_eq!(s.status("t-1").reviews, 3);
     // It stays open for the rest of the turn, even after time passes.
-    clock.advance(3_600_000);
-    assert!(matches!(
-        gate_next(&store, &clock, &cfg, T1),
-        Gate::BreakerOpen { .. }
-    ));
+    s.clock.advance(3_600_000);
+    assert_eq!(gate_next(&s, "t-1").stage(), Stage::Breaker);
     // A new turn starts closed.
-    assert!(matches!(
-        gate_next(&store, &clock, &cfg, T2),
-        Gate::Review { .. }
-    ));
+    assert!(gate_next(&s, "t-2").is_review());
 }
 
 #[test]
 fn breaker_action_follows_config() {
-    let (_h, store, clock, mut cfg) = setup();
-    cfg.breaker.action = FailClosed::Deny;
+    let s = State::with(|c| c.breaker.action = FailClosed::Deny);
     for i in 0..3 {
-        review(&store, &clock, &cfg, T1, i, Outcome::Deny);
+        review(&s, "t-1", i, Outcome::Deny);
     }
-    assert!(matches!(
-        gate_next(&store, &clock, &cfg, T1),
-        Gate::BreakerOpen {
-            action: FailClosed::Deny,
-            ..
-        }
-    ));
+    let g = gate_next(&s, "t-1");
+    assert_eq!(
+        (g.decision().outcome(), g.stage()),
+        (Outcome::Deny, Stage::Breaker)
+    );
 }
 
 #[test]
 fn breaker_opens_after_ten_denials_in_the_last_fifty_reviews() {
-    let (_h, store, clock, mut cfg) = setup();
-    cfg.turn.max_reviews = 1_000;
+    let s = State::with(|c| c.turn.max_reviews = 1_000);
     // Deny, deny, allow: never three in a row.
     let pattern = [Outcome::Deny, Outcome::Deny, Outcome::Allow];
     let mut denials = 0;
     for i in 0.. {
         let o = pattern[i % 3];
-        review(&store, &clock, &cfg, T1, i, o);
-        let status = turn_status(&store, &cfg, T1).unwrap();
+        review(&s, "t-1", i, o);
+        let status = s.status("t-1");
         assert!(status.consecutive_denials < 3);
         if o == Outcome::Deny {
             denials += 1;
@@ -159,33 +87,28 @@ fn breaker_opens_after_ten_denials_in_the_last_fifty_reviews() {
             "opened early at review {i}: {status:?}"
         );
     }
-    assert!(matches!(
-        gate_next(&store, &clock, &cfg, T1),
-        Gate::BreakerOpen {
-            window_denials: 10,
-            ..
-        }
-    ));
+    let g = gate_next(&s, "t-1");
+    assert_eq!(g.stage(), Stage::Breaker);
+    assert!(g.decision().rationale().contains("10 in the recent window"));
 }
 
 #[test]
 fn old_denials_slide_out_of_the_window() {
-    let (_h, store, clock, mut cfg) = setup();
-    cfg.turn.max_reviews = 1_000;
-    // Nine denials, then 41 allows push them to the edge of the window.
+    let s = State::with(|c| c.turn.max_reviews = 1_000);
+    // Nine reviews alternating from a denial: 5 denials.
     for i in 0..9 {
         let o = if i % 2 == 0 {
             Outcome::Deny
         } else {
             Outcome::Allow
         };
-        review(&store, &clock, &cfg, T1, i, o);
+        review(&s, "t-1", i, o);
     }
-    // 5 denials so far (i = 0, 2, 4, 6, 8); 50 allows flush them out.
+    // 50 allows flush them out.
     for i in 9..59 {
-        review(&store, &clock, &cfg, T1, i, Outcome::Allow);
+        review(&s, "t-1", i, Outcome::Allow);
     }
-    let status = turn_status(&store, &cfg, T1).unwrap();
+    let status = s.status("t-1");
     assert_eq!(status.window_denials, 0);
     assert_eq!(status.denials, 5);
     // Nine more alternating denials stay below ten in the window.
@@ -195,38 +118,32 @@ fn old_denials_slide_out_of_the_window() {
         } else {
             Outcome::Allow
         };
-        review(&store, &clock, &cfg, T1, i, o);
+        review(&s, "t-1", i, o);
     }
-    let status = turn_status(&store, &cfg, T1).unwrap();
+    let status = s.status("t-1");
     assert_eq!(status.window_denials, 9);
     assert!(!status.breaker_open);
 }
 
 #[test]
 fn reviewer_failures_do_not_count_towards_the_breaker() {
-    let (_h, store, clock, cfg) = setup();
-    review(&store, &clock, &cfg, T1, 0, Outcome::Deny);
-    review(&store, &clock, &cfg, T1, 1, Outcome::Deny);
+    let s = State::new();
+    review(&s, "t-1", 0, Outcome::Deny);
+    review(&s, "t-1", 1, Outcome::Deny);
     for i in 2..7 {
-        assert!(matches!(
-            gate(&store, &clock, &cfg, T1, &hash(i), None).unwrap(),
-            Gate::Review { .. }
-        ));
-        record(&store, &clock, &cfg, T1, &hash(i), ReviewEvent::Failure).unwrap();
+        let d = s.review(request("t-1", &tag(i)), failure());
+        assert_eq!(d.stage(), Stage::ReviewerFailure);
     }
-    let status = turn_status(&store, &cfg, T1).unwrap();
+    let status = s.status("t-1");
     assert_eq!(status.consecutive_denials, 2);
     assert_eq!(status.failures, 5);
     assert!(!status.breaker_open);
-    assert!(matches!(
-        gate_next(&store, &clock, &cfg, T1),
-        Gate::Review { .. }
-    ));
+    assert!(gate_next(&s, "t-1").is_review());
 }
 
 #[test]
 fn an_allow_resets_the_consecutive_count() {
-    let (_h, store, clock, cfg) = setup();
+    let s = State::new();
     for (i, o) in [
         Outcome::Deny,
         Outcome::Deny,
@@ -237,70 +154,53 @@ fn an_allow_resets_the_consecutive_count() {
     .into_iter()
     .enumerate()
     {
-        review(&store, &clock, &cfg, T1, i, o);
+        review(&s, "t-1", i, o);
     }
-    assert!(!turn_status(&store, &cfg, T1).unwrap().breaker_open);
+    assert!(!s.status("t-1").breaker_open);
 }
 
 #[test]
 fn review_budget_then_on_exhausted() {
-    let (_h, store, clock, mut cfg) = setup();
-    cfg.turn.max_reviews = 3;
-    cfg.turn.on_exhausted = FailClosed::Deny;
+    let s = State::with(|c| {
+        c.turn.max_reviews = 3;
+        c.turn.on_exhausted = FailClosed::Deny;
+    });
     for i in 0..3 {
-        review(&store, &clock, &cfg, T1, i, Outcome::Allow);
+        review(&s, "t-1", i, Outcome::Allow);
     }
-    assert_eq!(
-        gate_next(&store, &clock, &cfg, T1),
-        Gate::BudgetExhausted {
-            reviews: 3,
-            action: FailClosed::Deny
-        }
-    );
-    assert_eq!(turn_status(&store, &cfg, T1).unwrap().reviews, 3);
-    assert!(matches!(
-        gate_next(&store, &clock, &cfg, T2),
-        Gate::Review { .. }
-    ));
+    let g = gate_next(&s, "t-1");
+    let d = g.decision();
+    assert_eq!((d.outcome(), d.stage()), (Outcome::Deny, Stage::Budget));
+    assert!(d.rationale().contains("(3 model reviews)"), "{d:?}");
+    assert_eq!(s.status("t-1").reviews, 3);
+    assert!(gate_next(&s, "t-2").is_review());
 }
 
 #[test]
 fn failure_budget_then_failure_mode() {
-    let (_h, store, clock, mut cfg) = setup();
-    cfg.turn.max_failures = 2;
-    cfg.decision.failure_mode = FailClosed::Defer;
+    let s = State::with(|c| {
+        c.turn.max_failures = 2;
+        c.decision.failure_mode = FailClosed::Defer;
+    });
     for i in 0..2 {
-        assert!(matches!(
-            gate(&store, &clock, &cfg, T1, &hash(i), None).unwrap(),
-            Gate::Review { .. }
-        ));
-        record(&store, &clock, &cfg, T1, &hash(i), ReviewEvent::Failure).unwrap();
+        s.review(request("t-1", &tag(i)), failure());
     }
+    let g = gate_next(&s, "t-1");
+    let d = g.decision();
     assert_eq!(
-        gate_next(&store, &clock, &cfg, T1),
-        Gate::FailuresExhausted {
-            failures: 2,
-            action: FailClosed::Defer
-        }
+        (d.outcome(), d.stage()),
+        (Outcome::Defer, Stage::ReviewerFailure)
     );
+    assert!(d.rationale().contains("failed 2 times"), "{d:?}");
 }
 
 #[test]
 fn concurrent_gates_never_overspend_the_budget() {
-    let (_h, store, _clock, mut cfg) = setup();
-    cfg.turn.max_reviews = 5;
-    let store = std::sync::Arc::new(store);
-    let cfg = std::sync::Arc::new(cfg);
+    let s = State::with(|c| c.turn.max_reviews = 5);
     let handles: Vec<_> = (0..20)
         .map(|i| {
-            let (store, cfg) = (store.clone(), cfg.clone());
-            std::thread::spawn(move || {
-                let clock = ManualClock::new(NOW);
-                matches!(
-                    gate(&store, &clock, &cfg, T1, &hash(i), None).unwrap(),
-                    Gate::Review { .. }
-                )
-            })
+            let engine = s.engine.clone();
+            std::thread::spawn(move || gate(&engine, request("t-1", &tag(i))).is_review())
         })
         .collect();
     let admitted = handles
@@ -309,111 +209,76 @@ fn concurrent_gates_never_overspend_the_budget() {
         .filter(|&ok| ok)
         .count();
     assert_eq!(admitted, 5);
-}
-
-fn record_cached(store: &Store, clock: &ManualClock, cfg: &Config, key: &str, o: Outcome) {
-    let v = verdict(o);
-    record(
-        store,
-        clock,
-        cfg,
-        T1,
-        &hash(1),
-        ReviewEvent::Verdict {
-            verdict: &v,
-            cache_key: Some(key),
-            action: ACTION,
-        },
-    )
-    .unwrap();
+    assert_eq!(s.status("t-1").reviews, 5);
 }
 
 #[test]
 fn cache_hits_within_ttl_and_misses_after() {
-    let (_h, store, clock, cfg) = setup();
-    record_cached(&store, &clock, &cfg, "packet-a", Outcome::Allow);
-    clock.advance(cfg.cache.ttl_ms - 1);
-    match gate(&store, &clock, &cfg, T2, &hash(1), Some("packet-a")).unwrap() {
-        Gate::Cached(v) => {
-            assert_eq!(v, verdict(Outcome::Allow));
-        }
-        other => panic!("expected a cache hit, got {other:?}"),
-    }
+    let s = State::new();
+    review(&s, "t-1", 1, Outcome::Allow);
+    s.clock.advance(s.cfg.cache.ttl_ms - 1);
+    // The identical action in another turn: same packet, same verdict.
+    let g = gate(&s.engine, request("t-2", &tag(1)));
+    let d = g.decision();
+    assert_eq!((d.outcome(), d.stage()), (Outcome::Allow, Stage::Cache));
+    assert_eq!(d.rationale(), "model said so");
+    assert_eq!(d.suggestion(), Some("use a dry run"));
+    assert!(d.review().is_none());
     // A hit is not billed.
-    assert_eq!(turn_status(&store, &cfg, T2).unwrap().reviews, 0);
-    clock.advance(1);
-    assert!(matches!(
-        gate(&store, &clock, &cfg, T2, &hash(1), Some("packet-a")).unwrap(),
-        Gate::Review { .. }
-    ));
-    // Other keys never hit.
-    assert!(matches!(
-        gate(&store, &clock, &cfg, T2, &hash(1), Some("packet-b")).unwrap(),
-        Gate::Review { .. }
-    ));
+    assert_eq!(s.status("t-2").reviews, 0);
+    s.clock.advance(1);
+    assert!(gate(&s.engine, request("t-2", &tag(1))).is_review());
+    // Other actions never hit.
+    assert!(gate(&s.engine, request("t-3", &tag(2))).is_review());
 }
 
 #[test]
 fn defer_verdicts_are_not_cached_and_a_disabled_cache_stores_nothing() {
-    let (_h, store, clock, mut cfg) = setup();
-    record_cached(&store, &clock, &cfg, "unsure", Outcome::Defer);
-    assert!(matches!(
-        gate(&store, &clock, &cfg, T2, &hash(1), Some("unsure")).unwrap(),
-        Gate::Review { .. }
-    ));
-    cfg.cache.ttl_ms = 0;
-    record_cached(&store, &clock, &cfg, "off", Outcome::Allow);
-    cfg.cache.ttl_ms = 60_000;
-    assert!(matches!(
-        gate(&store, &clock, &cfg, T2, &hash(1), Some("off")).unwrap(),
-        Gate::Review { .. }
-    ));
+    let s = State::new();
+    review(&s, "t-1", 1, Outcome::Defer);
+    assert!(gate(&s.engine, request("t-2", &tag(1))).is_review());
+    let mut off = s.cfg.clone();
+    off.cache.ttl_ms = 0;
+    let engine_off = s.engine_with(&off);
+    review_with(
+        &engine_off,
+        request("t-3", &tag(2)),
+        verdict(Outcome::Allow, RiskLevel::Low, "fine"),
+    );
+    assert!(gate(&s.engine, request("t-4", &tag(2))).is_review());
 }
 
 #[test]
 fn cache_evicts_the_oldest_beyond_max_entries() {
-    let (_h, store, clock, mut cfg) = setup();
-    cfg.cache.max_entries = 3;
-    for key in ["k1", "k2", "k3", "k4"] {
-        record_cached(&store, &clock, &cfg, key, Outcome::Allow);
-        clock.advance(1);
+    let s = State::with(|c| c.cache.max_entries = 3);
+    for i in 1..=4 {
+        review(&s, "t-1", i, Outcome::Allow);
+        s.clock.advance(1);
     }
-    assert!(matches!(
-        gate(&store, &clock, &cfg, T2, &hash(1), Some("k1")).unwrap(),
-        Gate::Review { .. }
-    ));
-    for key in ["k2", "k3", "k4"] {
-        assert!(
-            matches!(
-                gate(&store, &clock, &cfg, T2, &hash(1), Some(key)).unwrap(),
-                Gate::Cached(_)
-            ),
-            "{key} should still be cached"
+    assert!(gate(&s.engine, request("t-2", &tag(1))).is_review());
+    for i in 2..=4 {
+        assert_eq!(
+            gate(&s.engine, request("t-3", &tag(i))).stage(),
+            Stage::Cache,
+            "{i} should still be cached"
         );
     }
 }
 
 #[test]
 fn cached_denials_count_towards_the_breaker() {
-    let (_h, store, clock, cfg) = setup();
-    assert!(matches!(
-        gate(&store, &clock, &cfg, T1, &hash(1), Some("p")).unwrap(),
-        Gate::Review { .. }
-    ));
-    record_cached(&store, &clock, &cfg, "p", Outcome::Deny);
+    let s = State::new();
+    review(&s, "t-1", 1, Outcome::Deny);
     for _ in 0..2 {
-        assert!(matches!(
-            gate(&store, &clock, &cfg, T1, &hash(1), Some("p")).unwrap(),
-            Gate::Cached(CachedVerdict {
-                outcome: Outcome::Deny,
-                ..
-            })
-        ));
+        let g = gate(&s.engine, request("t-1", &tag(1)));
+        let d = g.decision();
+        assert_eq!((d.outcome(), d.stage()), (Outcome::Deny, Stage::Cache));
+        assert!(d.message().contains("vouch approve"));
     }
-    assert!(matches!(
-        gate(&store, &clock, &cfg, T1, &hash(1), Some("p")).unwrap(),
-        Gate::BreakerOpen { .. }
-    ));
+    assert_eq!(
+        gate(&s.engine, request("t-1", &tag(1))).stage(),
+        Stage::Breaker
+    );
 }
 
 const CHILD_ENV: &str = "VOUCH_TEST_RECORD_HAMMER_DIR";
@@ -421,41 +286,43 @@ const CHILDREN: u32 = 4;
 const ROUNDS: u32 = 40;
 
 fn hammer_cfg() -> Config {
-    let mut cfg = Config::defaults().unwrap();
-    cfg.turn.max_reviews = 100_000;
-    cfg.turn.max_failures = 100_000;
-    cfg.breaker.consecutive_denials = 100_000;
+    let mut cfg = crate::support::state::config();
+    cfg.turn.max_reviews = 1_000;
+    cfg.turn.max_failures = 1_000;
+    cfg.breaker.consecutive_denials = 100;
     cfg.breaker.window_denials = 1_000;
     cfg.breaker.window_size = 1_000;
     cfg
 }
 
-/// Child of `processes_hammering_one_turn_lose_no_update`.
+/// Child of `processes_hammering_one_turn_lose_no_update`: each round is a
+/// review with a verdict (alternating deny and allow) and one that fails.
 #[test]
 #[ignore = "child process of processes_hammering_one_turn_lose_no_update"]
 fn record_hammer_child() {
     let Ok(dir) = std::env::var(CHILD_ENV) else {
         return;
     };
-    let store = Store::open(std::path::Path::new(&dir)).unwrap();
-    let clock = ManualClock::new(NOW);
-    let cfg = hammer_cfg();
+    let pid = std::process::id();
+    let clock = std::sync::Arc::new(ManualClock::new(NOW));
+    let engine = engine(std::path::Path::new(&dir), &clock, &hammer_cfg());
     for i in 0..ROUNDS as usize {
         let o = if i % 2 == 0 {
             Outcome::Deny
         } else {
             Outcome::Allow
         };
-        review(&store, &clock, &cfg, T1, i, o);
-        record(&store, &clock, &cfg, T1, &hash(i), ReviewEvent::Failure).unwrap();
+        let r = request("t-1", &format!("{pid}-{i}"));
+        review_with(&engine, r, verdict(o, RiskLevel::Low, "r"));
+        let r = request("t-1", &format!("{pid}-{i}-f"));
+        review_with(&engine, r, failure());
     }
     println!("\nDONE");
 }
 
 #[test]
 fn processes_hammering_one_turn_lose_no_update() {
-    let (home, store, _clock, _cfg) = setup();
-    let dir = home.path().join("state");
+    let s = State::with(|c| *c = hammer_cfg());
     let children: Vec<_> = (0..CHILDREN)
         .map(|_| {
             Command::new(std::env::current_exe().unwrap())
@@ -466,7 +333,7 @@ fn processes_hammering_one_turn_lose_no_update() {
                     "--include-ignored",
                     "--test-threads=1",
                 ])
-                .env(CHILD_ENV, &dir)
+                .env(CHILD_ENV, s.home.path())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -482,10 +349,9 @@ fn processes_hammering_one_turn_lose_no_update() {
         );
         assert!(String::from_utf8_lossy(&out.stdout).contains("\nDONE"));
     }
-    let cfg = hammer_cfg();
-    let status = turn_status(&store, &cfg, T1).unwrap();
+    let status = s.status("t-1");
     let total = CHILDREN * ROUNDS;
-    assert_eq!(status.reviews, total);
+    assert_eq!(status.reviews, 2 * total);
     assert_eq!(status.verdicts, total);
     assert_eq!(status.failures, total);
     assert_eq!(status.denials, total / 2);

@@ -1,4 +1,8 @@
-//! Shared test support for the integration tests.
+//! Shared test support for the integration tests: the fixture loader, the
+//! scripted model server, starting `vouch serve`, and a real engine over
+//! temporary state.
 
+pub mod fixtures;
 pub mod model_server;
 pub mod serve;
+pub mod state;

@@ -1,0 +1,255 @@
+//! The audit seam: where the audit record of every final decision goes.
+//!
+//! The decision table emits one [`AuditRecord`] per final decision as an
+//! [`crate::pipeline::Effect::Audit`]; the engine hands it to the configured
+//! [`AuditSink`] through a bounded queue drained by one worker thread, so a
+//! sink that is slow, broken or panicking can never change a decision or its
+//! latency (design §8: a broken audit must never touch a decision). When the
+//! queue is full a record is dropped and counted, never waited for. With
+//! [`NoAudit`] (the default) no thread is started and records are discarded.
+//!
+//! Dropping the engine closes the queue and waits briefly for the worker to
+//! drain it, so a short-lived CLI or hook process does not lose the records
+//! of the one decision it made.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::pipeline::AuditRecord;
+
+/// Records waiting for the sink; beyond this they are dropped and counted.
+const QUEUE_CAPACITY: usize = 4096;
+/// How long dropping the engine waits for queued records to reach the sink.
+const DRAIN_ON_DROP: Duration = Duration::from_secs(2);
+
+/// Receives final decisions. Called on the audit worker thread, one record
+/// at a time, never on a decision's path.
+pub trait AuditSink: Send + Sync {
+    fn record(&self, record: AuditRecord);
+
+    /// `false` when every record would be discarded: no worker is started.
+    fn enabled(&self) -> bool {
+        true
+    }
+}
+
+/// Auditing off (or not built yet): records are discarded.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoAudit;
+
+impl AuditSink for NoAudit {
+    fn record(&self, _record: AuditRecord) {}
+
+    fn enabled(&self) -> bool {
+        false
+    }
+}
+
+/// The queue in front of a sink.
+pub(crate) struct AuditQueue {
+    sender: Option<SyncSender<AuditRecord>>,
+    /// Signalled by the worker when it has drained the queue and stopped
+    /// (behind a mutex: a receiver is not `Sync`, the engine is).
+    done: Mutex<Option<Receiver<()>>>,
+    dropped: Arc<AtomicU64>,
+    /// Records pushed and not yet handed to the sink.
+    in_flight: Arc<AtomicU64>,
+}
+
+impl AuditQueue {
+    pub fn new(sink: Arc<dyn AuditSink>) -> AuditQueue {
+        if !sink.enabled() {
+            return AuditQueue::discard();
+        }
+        let dropped = Arc::new(AtomicU64::new(0));
+        let in_flight = Arc::new(AtomicU64::new(0));
+        let worker_in_flight = Arc::clone(&in_flight);
+        let (sender, records) = mpsc::sync_channel::<AuditRecord>(QUEUE_CAPACITY);
+        let (finished, done) = mpsc::channel::<()>();
+        let spawned = std::thread::Builder::new()
+            .name("vouch-audit".to_owned())
+            .spawn(move || {
+                for record in records {
+                    // A panicking sink loses its record, not the worker.
+                    let sink = Arc::clone(&sink);
+                    let delivered =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                            sink.record(record)
+                        }));
+                    if delivered.is_err() {
+                        tracing::warn!("the audit sink panicked; one record was lost");
+                    }
+                    worker_in_flight.fetch_sub(1, Ordering::SeqCst);
+                }
+                let _ = finished.send(());
+            });
+        match spawned {
+            Ok(_) => AuditQueue {
+                sender: Some(sender),
+                done: Mutex::new(Some(done)),
+                dropped,
+                in_flight,
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the audit worker; auditing is off");
+                AuditQueue {
+                    sender: None,
+                    done: Mutex::new(None),
+                    dropped,
+                    in_flight,
+                }
+            }
+        }
+    }
+
+    /// A queue that discards everything, with no thread.
+    pub fn discard() -> AuditQueue {
+        AuditQueue {
+            sender: None,
+            done: Mutex::new(None),
+            dropped: Arc::new(AtomicU64::new(0)),
+            in_flight: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Hands a record to the worker without waiting.
+    pub fn push(&self, record: AuditRecord) {
+        let Some(sender) = &self.sender else { return };
+        // Counted before the send: the worker may finish it at once.
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        match sender.try_send(record) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                self.in_flight.fetch_sub(1, Ordering::SeqCst);
+                let before = self.dropped.fetch_add(1, Ordering::Relaxed);
+                if before.is_power_of_two() || before == 0 {
+                    tracing::warn!(
+                        dropped = before.saturating_add(1),
+                        "the audit sink is behind; audit records were dropped"
+                    );
+                }
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Waits until every record pushed so far has reached the sink, or
+    /// `deadline` passes (`false`). Short-lived processes call it after
+    /// their reply is out.
+    pub fn wait_delivered(&self, deadline: Instant) -> bool {
+        while self.in_flight.load(Ordering::SeqCst) > 0 {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        true
+    }
+
+    /// Records dropped because the sink fell behind.
+    #[cfg(test)]
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for AuditQueue {
+    fn drop(&mut self) {
+        // Closing the sender ends the worker's loop once the queue is empty.
+        drop(self.sender.take());
+        let done = self
+            .done
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(done) = done
+            && done.recv_timeout(DRAIN_ON_DROP).is_err()
+        {
+            tracing::warn!("the audit sink did not drain in time; queued records may be lost");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decision::{Outcome, Stage};
+    use crate::pipeline::RequestFacts;
+
+    fn record(i: u64) -> AuditRecord {
+        AuditRecord {
+            at_ms: i,
+            request_hash: "h".into(),
+            facts: RequestFacts {
+                request_id: None,
+                tool_call_id: None,
+                session_id: "s".into(),
+                turn_id: "t".into(),
+                source: None,
+                agent: None,
+                surface: "bash".into(),
+                tool: None,
+                command: Some("ls".into()),
+                path: None,
+                resolved_path: None,
+                home: None,
+                destination: None,
+                cwd: None,
+                issue_grant: false,
+            },
+            outcome: Outcome::Allow,
+            stage: Stage::Reviewer,
+            abstain: false,
+            rule_id: None,
+            risk_level: None,
+        }
+    }
+
+    struct Collect(Mutex<Vec<u64>>);
+    impl AuditSink for Collect {
+        fn record(&self, record: AuditRecord) {
+            assert_ne!(record.at_ms, 3, "a broken sink");
+            self.0.lock().unwrap().push(record.at_ms);
+        }
+    }
+
+    #[test]
+    fn records_reach_the_sink_in_order_and_a_panic_loses_only_its_record() {
+        let sink = Arc::new(Collect(Mutex::new(Vec::new())));
+        let queue = AuditQueue::new(sink.clone());
+        for i in 1..=5 {
+            queue.push(record(i));
+        }
+        drop(queue);
+        assert_eq!(*sink.0.lock().unwrap(), vec![1, 2, 4, 5]);
+    }
+
+    struct Stuck(std::sync::Barrier);
+    impl AuditSink for Stuck {
+        fn record(&self, _record: AuditRecord) {
+            self.0.wait();
+        }
+    }
+
+    #[test]
+    fn a_stuck_sink_never_blocks_the_caller() {
+        let sink = Arc::new(Stuck(std::sync::Barrier::new(2)));
+        let queue = AuditQueue::new(sink.clone());
+        // Reaching the assertion at all shows that pushing never waited.
+        for i in 0..(QUEUE_CAPACITY as u64 + 100) {
+            queue.push(record(i));
+        }
+        assert!(queue.dropped() >= 99, "{}", queue.dropped());
+        // Let the worker go so the test ends.
+        std::thread::spawn(move || {
+            loop {
+                sink.0.wait();
+            }
+        });
+        drop(queue);
+    }
+}

@@ -1,0 +1,733 @@
+//! The engine: one running vouch — its configuration, state and reviewer —
+//! behind a small typed API that the CLI, the HTTP service and the harness
+//! adapters all call.
+//!
+//! [`Engine::review`] is the one call "canonical request in, decision out".
+//! It never fails: every error inside becomes a fail-closed [`Decision`].
+//! Underneath, [`shell`] is the thin I/O layer around the pure decision
+//! table ([`crate::pipeline`]): it gathers what the table asks for (project
+//! configuration, the reviewer, the turn's state, the packet, the cache),
+//! applies the effects the table returns in one transaction, calls the model
+//! in between, and hands each final decision's audit record to the
+//! [`AuditSink`]. Filesystem and SQLite work run on the blocking pool
+//! (`spawn_blocking`); only the model call is awaited on the runtime.
+//!
+//! The operator calls return typed values or an [`EngineError`] that keeps
+//! its cause; the HTTP edge maps causes to status codes.
+
+mod audit;
+mod shell;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::audit::{self as policy_audit, Audit, AuditStatus, Observation, ProjectAudit};
+use crate::clock::{Clock, SystemClock};
+use crate::config::{Config, ConfigError, LoadedConfig, Provider};
+use crate::decision::{Decision, Grant};
+use crate::evidence::packet::Packet;
+use crate::grants;
+use crate::names::named_enum;
+use crate::paths::Paths;
+use crate::pipeline::Job;
+use crate::request::Request;
+use crate::reviewer::{self, ModelInput, ReviewResult, Reviewer, ReviewerError};
+use crate::session::overrides::{self, Approval, Challenge, DenialView, OverrideError, Selector};
+use crate::store::{Store, StoreError};
+
+pub use audit::{AuditSink, NoAudit};
+
+/// Why an engine call (other than `review`) failed. The cause is kept whole;
+/// the HTTP edge decides what a client is told.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// An operator request the state refuses (no such denial, already
+    /// pending, wrong phrase, …).
+    #[error(transparent)]
+    Override(#[from] OverrideError),
+    #[error("engine task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    #[error(transparent)]
+    Reviewer(#[from] ReviewerError),
+    /// An audit request the caller can fix (a refused ingest batch, report
+    /// options out of range).
+    #[error("{0}")]
+    AuditInput(String),
+    #[error(transparent)]
+    Audit(#[from] policy_audit::AuditError),
+}
+
+/// Reads one environment variable (injectable so tests never see the real one).
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// What the engine needs to start.
+#[derive(Clone)]
+pub struct EngineOptions {
+    /// Where vouch's files live.
+    pub paths: Paths,
+    /// The effective trusted configuration (defaults → user → `--config` →
+    /// environment).
+    pub trusted: LoadedConfig,
+    /// Time source for TTLs and expiry.
+    pub clock: Arc<dyn Clock>,
+    /// Reads the reviewer API key variable (`std::env::var` in production).
+    pub env: EnvLookup,
+    /// Allow deciding for a project that contains vouch's own binary or
+    /// trusted config (`VOUCH_ALLOW_UNTRUSTED_DEV=1`, local development).
+    pub allow_untrusted_dev: bool,
+    /// Receives the audit record of every final decision, off the decision
+    /// path ([`NoAudit`] until the audit subsystem plugs in).
+    pub audit: Arc<dyn AuditSink>,
+}
+
+impl EngineOptions {
+    /// Options for an isolated instance: everything under `vouch_home` (as
+    /// with `VOUCH_HOME`), the given configuration, the system clock, no API
+    /// key unless `env` provides one. What tests and tools use.
+    pub fn isolated(vouch_home: &Path, config: &Config) -> Result<EngineOptions, ConfigError> {
+        let home = vouch_home.display().to_string();
+        let paths = Paths::from_lookup(|name| match name {
+            "VOUCH_HOME" => Some(home.clone()),
+            _ => None,
+        })
+        .map_err(|e| ConfigError::Io {
+            file: home.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(EngineOptions {
+            paths,
+            trusted: LoadedConfig::from_config(config)?,
+            clock: Arc::new(SystemClock),
+            env: Arc::new(|_| None),
+            allow_untrusted_dev: false,
+            audit: Arc::new(NoAudit),
+        })
+    }
+
+    /// Options for this process: real paths, clock and environment.
+    pub fn from_process(paths: Paths, trusted: LoadedConfig) -> EngineOptions {
+        EngineOptions {
+            paths,
+            trusted,
+            clock: Arc::new(SystemClock),
+            env: Arc::new(|name| std::env::var(name).ok()),
+            allow_untrusted_dev: std::env::var("VOUCH_ALLOW_UNTRUSTED_DEV").as_deref() == Ok("1"),
+            audit: Arc::new(NoAudit),
+        }
+    }
+}
+
+/// Project roots whose folded overlay is kept in memory.
+const PROJECT_CACHE_ENTRIES: usize = 256;
+
+/// A cheaply cloneable handle to one running vouch.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    options: EngineOptions,
+    /// The state database, opened on first use. A failure is not cached: the
+    /// next request tries again, and meanwhile model-backed reviews fail
+    /// closed while hard denies still answer.
+    store: Mutex<Option<Arc<Store>>>,
+    /// The one HTTP client for every reviewer call.
+    http: reqwest::Client,
+    /// Project overlays already folded, keyed by project root.
+    projects: Arc<crate::config::ProjectCache>,
+    /// The policy audit: decisions reach it through the audit queue; after
+    /// events, ingest and the report call it directly.
+    policy_audit: Audit,
+    /// The reviewer last built, with the configuration it was built from:
+    /// nearly every request shares the trusted configuration (or one cached
+    /// project fold), so it is built once, not per request.
+    reviewer: Mutex<Option<(Arc<Config>, Reviewer)>>,
+    audit: audit::AuditQueue,
+}
+
+/// The result of the stages before the model.
+#[derive(Debug)]
+pub enum Prepared {
+    /// A stage decided.
+    Decided(Box<Decision>),
+    /// The model must be asked: [`Engine::call_model`], then
+    /// [`Engine::finish`].
+    Review(Box<PendingReview>),
+}
+
+/// A review whose reservation is committed, waiting for the model.
+pub struct PendingReview {
+    job: Job,
+    packet: Packet,
+    reviewer: Reviewer,
+    store: Arc<Store>,
+}
+
+impl std::fmt::Debug for PendingReview {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The packet is prompt text: never in a log line.
+        f.debug_struct("PendingReview")
+            .field("request_hash", &self.job.request_hash)
+            .field("reviewer", &self.reviewer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingReview {
+    /// The evidence packet the model will read.
+    pub fn packet(&self) -> &Packet {
+        &self.packet
+    }
+
+    /// What the decision table handed over.
+    pub fn job(&self) -> &Job {
+        &self.job
+    }
+}
+
+/// A listed denial with its 1-based index, as `vouch approve N` takes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ListedDenial {
+    pub index: usize,
+    #[serde(flatten)]
+    pub denial: DenialView,
+}
+
+named_enum! {
+    /// Whether model-backed reviews can run.
+    pub enum HealthStatus {
+        Ok = "ok",
+        /// Hard denies still answer; model reviews fail closed.
+        Degraded = "degraded",
+    }
+}
+
+/// Store and reviewer status for `/healthz`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Health {
+    pub status: HealthStatus,
+    /// `ok` or `unavailable` (the cause is logged, not shown).
+    pub store: &'static str,
+    pub audit: AuditStatus,
+    pub reviewer: ReviewerHealth,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReviewerHealth {
+    /// `configured`, or `invalid: <why>` (never the key or the full URL).
+    pub status: String,
+    pub provider: Provider,
+    pub model: String,
+}
+
+impl Engine {
+    pub fn new(options: EngineOptions) -> Result<Engine, EngineError> {
+        let http = reviewer::http_client()?;
+        let policy_audit = Audit::new(
+            &options.paths.state_dir,
+            &options.trusted.config.audit,
+            Arc::clone(&options.clock),
+        );
+        let projects = Arc::new(crate::config::ProjectCache::new(PROJECT_CACHE_ENTRIES));
+        let audit = audit::AuditQueue::new(decision_sink(&options, &policy_audit, &projects));
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                options,
+                store: Mutex::new(None),
+                http,
+                projects,
+                reviewer: Mutex::new(None),
+                policy_audit,
+                audit,
+            }),
+        })
+    }
+
+    /// The policy audit of this engine.
+    pub fn audit(&self) -> &Audit {
+        &self.inner.policy_audit
+    }
+
+    /// Waits, at most `timeout`, until this process's audit records are
+    /// written: the decision queue delivered to the sink, then the audit
+    /// writer flushed. Short-lived commands call it after their reply is
+    /// out; `false` when time ran out (the records may be lost, decisions
+    /// never change).
+    pub fn flush_audit(&self, timeout: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        self.inner.audit.wait_delivered(deadline)
+            && self
+                .inner
+                .policy_audit
+                .flush(deadline.saturating_duration_since(std::time::Instant::now()))
+    }
+
+    /// Lets decisions already queued reach the audit writer (at most
+    /// `audit.flush_timeout_ms`) so a report or ingest that follows sees them.
+    fn settle_audit(&self) {
+        let wait = std::time::Duration::from_millis(self.config().audit.flush_timeout_ms);
+        self.inner
+            .audit
+            .wait_delivered(std::time::Instant::now() + wait);
+    }
+
+    /// The project root and audit settings in force for a working directory
+    /// (the project overlay may only turn auditing off or shorten retention;
+    /// a rejected overlay leaves the trusted settings).
+    pub fn audit_project(&self, cwd: Option<&str>) -> (Option<std::path::PathBuf>, ProjectAudit) {
+        project_audit(&self.inner.options.trusted, &self.inner.projects, cwd)
+    }
+
+    /// What the audit will record about `request`, before its decision.
+    fn audit_draft(&self, request: &Request) -> Option<Observation> {
+        self.inner.policy_audit.settings()?;
+        let (root, project) = self.audit_project(request.cwd.as_deref());
+        let what = policy_audit::What::Ran;
+        Some(Observation::of_request(
+            request,
+            what,
+            project,
+            root,
+            self.clock().now_ms(),
+        ))
+    }
+
+    /// Records that a harness ran `request` (Claude Code / Codex
+    /// `PostToolUse`, Gemini `AfterTool`, Cursor's after-hooks): if vouch had
+    /// deferred it in this session, a human approved it. Never blocks on the
+    /// audit database and never fails; it does look up the project (a few
+    /// `stat` calls), so async callers run it on the blocking pool.
+    pub fn observe_ran(&self, request: &Request) {
+        if let Some(draft) = self.audit_draft(request) {
+            // Its decision, if still on the decision queue, goes first so
+            // the two pair (nearly always nothing is waiting; a stuck
+            // custom sink costs at most `audit.flush_timeout_ms`).
+            self.settle_audit();
+            self.inner.policy_audit.observe(draft);
+        }
+    }
+
+    /// The trusted configuration (before any project overlay).
+    pub fn config(&self) -> &Config {
+        &self.inner.options.trusted.config
+    }
+
+    pub fn state_dir(&self) -> &Path {
+        &self.inner.options.paths.state_dir
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        self.inner.options.clock.as_ref()
+    }
+
+    /// The state database, opening it on first use.
+    pub fn store(&self) -> Result<Arc<Store>, StoreError> {
+        // A panic elsewhere cannot leave the slot half-written: it holds an
+        // `Option<Arc<Store>>` that is replaced whole.
+        let mut slot = self
+            .inner
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(store) = slot.as_ref() {
+            return Ok(Arc::clone(store));
+        }
+        let store = Arc::new(Store::open(self.state_dir())?);
+        *slot = Some(Arc::clone(&store));
+        Ok(store)
+    }
+
+    /// Decides one request. Never fails: faults become fail-closed decisions.
+    /// The final decision, whatever stage made it, is observed by the audit
+    /// (one channel send; the audit's own work happens on its writer thread).
+    pub async fn review(&self, request: Request) -> Decision {
+        let failed = shell::TaskFailure::new(&request);
+        let this = self.clone();
+        let pending = match tokio::task::spawn_blocking(move || this.prepare(request)).await {
+            Ok(Prepared::Decided(decision)) => return *decision,
+            Ok(Prepared::Review(pending)) => pending,
+            Err(join) => return failed.decision(self, &join),
+        };
+        let result = self.call_model(&pending).await;
+        let this = self.clone();
+        match tokio::task::spawn_blocking(move || this.finish(*pending, result)).await {
+            Ok(decision) => decision,
+            Err(join) => failed.decision(self, &join),
+        }
+    }
+
+    /// Runs the stages before the model call (blocking: filesystem and
+    /// SQLite). Either a decision, or the review [`Engine::review`] hands to
+    /// the model and then to [`Engine::finish`].
+    pub fn prepare(&self, request: Request) -> Prepared {
+        shell::prepare(self, request)
+    }
+
+    /// Records what the model said and returns the decision (blocking).
+    pub fn finish(&self, pending: PendingReview, result: ReviewResult) -> Decision {
+        shell::finish(self, pending, result)
+    }
+
+    /// The reviewer for an effective configuration.
+    fn reviewer_for(&self, cfg: &Arc<Config>) -> Result<Reviewer, ReviewerError> {
+        let mut slot = self
+            .inner
+            .reviewer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((built_for, reviewer)) = slot.as_ref()
+            && Arc::ptr_eq(built_for, cfg)
+        {
+            return Ok(reviewer.clone());
+        }
+        let key = reviewer::api_key_from_env(&cfg.reviewer, &|name| (self.inner.options.env)(name));
+        let reviewer = Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)?;
+        *slot = Some((Arc::clone(cfg), reviewer.clone()));
+        Ok(reviewer)
+    }
+
+    /// Calls the model inside a span carrying the evidence counts, so the
+    /// reviewer's `review_attempt` and `review_complete` events are reported
+    /// with them (counts only: never text).
+    pub async fn call_model(&self, pending: &PendingReview) -> ReviewResult {
+        use tracing::Instrument as _;
+        let counts = &pending.packet.counts;
+        let span = tracing::info_span!(
+            "review",
+            evidence.user_messages = counts.user_messages,
+            evidence.tool_calls = counts.tool_calls,
+            evidence.tool_results = counts.tool_results,
+            evidence.summaries = counts.summaries,
+            evidence.cut = counts.cut,
+            evidence.dropped = counts.dropped,
+            evidence.redactions = counts.redactions.total(),
+        );
+        let input = ModelInput {
+            system: &pending.packet.system,
+            user: &pending.packet.user,
+        };
+        pending
+            .reviewer
+            .review(input, pending.packet.estimated_tokens)
+            .instrument(span)
+            .await
+    }
+
+    /// Ingests decision and after-the-fact events (`vouch audit ingest`,
+    /// `POST /v1/audit/events`). Each event is parsed on its own; refused
+    /// ones are listed by index. With `all_or_nothing`, one refused event
+    /// refuses the batch and nothing is written.
+    pub async fn audit_ingest(
+        &self,
+        events: Vec<Value>,
+        all_or_nothing: bool,
+    ) -> Result<policy_audit::ingest::IngestSummary, EngineError> {
+        self.blocking(move |this| {
+            this.settle_audit();
+            let mut summary = policy_audit::ingest::IngestSummary {
+                events: u64::try_from(events.len()).unwrap_or(u64::MAX),
+                ..Default::default()
+            };
+            // One lookup per directory and batch: events repeat them.
+            let seen = std::cell::RefCell::new(std::collections::HashMap::new());
+            let lookup = |cwd: Option<&str>| {
+                seen.borrow_mut()
+                    .entry(cwd.map(str::to_owned))
+                    .or_insert_with(|| this.audit_project(cwd))
+                    .clone()
+            };
+            let ctx = policy_audit::ingest::Context {
+                now_ms: this.clock().now_ms(),
+                project: &lookup,
+            };
+            let mut observations = Vec::with_capacity(events.len());
+            for (index, event) in events.iter().enumerate() {
+                match policy_audit::ingest::parse_value(event, &ctx) {
+                    Ok(o) => observations.push(o),
+                    Err(e) => summary.rejected.push(policy_audit::ingest::Rejected {
+                        index,
+                        error: e.to_string(),
+                    }),
+                }
+            }
+            if all_or_nothing && let Some(first) = summary.rejected.first() {
+                return Err(EngineError::AuditInput(format!(
+                    "event {}: {} ({} of {} events refused; nothing was stored)",
+                    first.index,
+                    first.error,
+                    summary.rejected.len(),
+                    summary.events
+                )));
+            }
+            summary.not_audited = observations
+                .iter()
+                .filter(|o| !o.project.enabled)
+                .count()
+                .try_into()
+                .unwrap_or(u64::MAX);
+            let written = this.inner.policy_audit.write_now(&observations)?;
+            summary.counted = written.counted;
+            summary.duplicates = written.duplicates;
+            summary.expired = written.expired;
+            summary.unmatched = written.unmatched;
+            Ok(summary)
+        })
+        .await
+    }
+
+    /// The audit report (`vouch audit report`, `GET /v1/audit/report`).
+    pub async fn audit_report(
+        &self,
+        options: policy_audit::report::Options,
+    ) -> Result<policy_audit::report::Report, EngineError> {
+        self.blocking(move |this| {
+            // Decisions already made are in the report (bounded wait).
+            this.settle_audit();
+            let retention = match &options.scope {
+                policy_audit::report::Scope::Current(dir) => {
+                    this.audit_project(dir.to_str()).1.retention_days
+                }
+                policy_audit::report::Scope::All => this.config().audit.retention_days,
+            };
+            options
+                .validate(retention)
+                .map_err(|e| EngineError::AuditInput(e.to_string()))?;
+            this.inner
+                .policy_audit
+                .report(&options, retention)
+                .map_err(EngineError::from)
+        })
+        .await
+    }
+
+    /// Consumes a one-use grant for exactly this request. `Ok(false)` for any
+    /// mismatch, replay or expiry.
+    pub async fn consume_grant(
+        &self,
+        session_id: &str,
+        token: &str,
+        request: &Request,
+    ) -> Result<bool, EngineError> {
+        let (session, token, hash) = (
+            session_id.to_owned(),
+            token.to_owned(),
+            request.request_hash(),
+        );
+        self.blocking(move |this| {
+            let store = this.store()?;
+            Ok(grants::consume(
+                &store,
+                this.clock(),
+                &session,
+                &token,
+                &hash,
+            )?)
+        })
+        .await
+    }
+
+    /// Mints a grant outside the pipeline; used by tests and tools.
+    pub async fn mint_grant(
+        &self,
+        session_id: &str,
+        request: &Request,
+    ) -> Result<Grant, EngineError> {
+        let (session, hash) = (session_id.to_owned(), request.request_hash());
+        self.blocking(move |this| {
+            let store = this.store()?;
+            let ttl = this.config().grants.ttl_ms;
+            Ok(grants::mint(&store, this.clock(), &session, &hash, ttl)?)
+        })
+        .await
+    }
+
+    /// Recent non-critical model denials of a session, newest first, with
+    /// the index `approve` takes.
+    pub async fn list_denials(&self, session_id: &str) -> Result<Vec<ListedDenial>, EngineError> {
+        let session = session_id.to_owned();
+        self.blocking(move |this| {
+            let store = this.store()?;
+            let denials = overrides::list_denials(&store, this.clock(), this.config(), &session)?;
+            Ok(denials
+                .into_iter()
+                .enumerate()
+                .map(|(i, denial)| ListedDenial {
+                    index: i.saturating_add(1),
+                    denial,
+                })
+                .collect())
+        })
+        .await
+    }
+
+    /// Approves one exact retry of a listed denial (`selector`: 1-based index
+    /// or request-hash prefix).
+    pub async fn approve(&self, session_id: &str, selector: &str) -> Result<Approval, EngineError> {
+        let selector: Selector = selector.parse()?;
+        let session = session_id.to_owned();
+        self.blocking(move |this| {
+            let store = this.store()?;
+            Ok(overrides::approve(
+                &store,
+                this.clock(),
+                this.config(),
+                &session,
+                &selector,
+            )?)
+        })
+        .await
+    }
+
+    /// Starts break glass for a critical denial; returns the challenge
+    /// (details and the phrase the human must type).
+    pub async fn break_glass_challenge(
+        &self,
+        session_id: &str,
+        selector: Option<&str>,
+    ) -> Result<Challenge, EngineError> {
+        let selector: Option<Selector> = selector.map(str::parse).transpose()?;
+        let session = session_id.to_owned();
+        self.blocking(move |this| {
+            let store = this.store()?;
+            Ok(overrides::break_glass_challenge(
+                &store,
+                this.clock(),
+                this.config(),
+                &session,
+                selector.as_ref(),
+            )?)
+        })
+        .await
+    }
+
+    /// Confirms break glass with the typed phrase.
+    pub async fn break_glass_confirm(
+        &self,
+        session_id: &str,
+        challenge_id: &str,
+        phrase: &str,
+    ) -> Result<Approval, EngineError> {
+        let (session, id, phrase) = (
+            session_id.to_owned(),
+            challenge_id.to_owned(),
+            phrase.to_owned(),
+        );
+        self.blocking(move |this| {
+            let store = this.store()?;
+            Ok(overrides::break_glass_confirm(
+                &store,
+                this.clock(),
+                this.config(),
+                &session,
+                &id,
+                &phrase,
+            )?)
+        })
+        .await
+    }
+
+    /// What the operator CLI commands need.
+    pub fn operator_context(&self) -> Result<(Arc<Store>, &dyn Clock, &Config), StoreError> {
+        Ok((self.store()?, self.clock(), self.config()))
+    }
+
+    /// Store and reviewer status for `/healthz`: `ok` when the state
+    /// database opens and the reviewer configuration is usable, else
+    /// `degraded` (hard denies still answer; model reviews fail closed).
+    pub async fn health(&self) -> Health {
+        let store = self.blocking(|this| Ok(this.store().map(drop)?)).await;
+        let cfg = self.config();
+        // `none` is a configuration, not a fault: reviews defer to the human.
+        let unconfigured = cfg.reviewer.provider == Provider::None;
+        let reviewer = if unconfigured {
+            Ok(())
+        } else {
+            self.reviewer_for(&self.inner.options.trusted.config)
+                .map(drop)
+        };
+        if let Err(e) = &store {
+            tracing::warn!(error = %e, "state database unavailable");
+        }
+        Health {
+            status: match (&store, &reviewer) {
+                (Ok(()), Ok(())) => HealthStatus::Ok,
+                // Either part missing means model reviews fail closed.
+                (Err(_), _) | (_, Err(_)) => HealthStatus::Degraded,
+            },
+            store: match &store {
+                Ok(()) => "ok",
+                Err(_) => "unavailable",
+            },
+            // Auditing never affects decisions, so it never degrades health.
+            audit: self.inner.policy_audit.status(),
+            reviewer: ReviewerHealth {
+                status: match &reviewer {
+                    Ok(()) if unconfigured => "none".to_owned(),
+                    Ok(()) => "configured".to_owned(),
+                    Err(e) => format!("invalid: {e}"),
+                },
+                provider: cfg.reviewer.provider,
+                model: cfg.reviewer.model.clone(),
+            },
+        }
+    }
+
+    /// Runs blocking engine work off the async workers.
+    async fn blocking<T, F>(&self, f: F) -> Result<T, EngineError>
+    where
+        F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+        T: Send + 'static,
+    {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || f(&this)).await?
+    }
+}
+
+/// The project root and audit settings in force for a working directory.
+fn project_audit(
+    trusted: &LoadedConfig,
+    projects: &crate::config::ProjectCache,
+    cwd: Option<&str>,
+) -> (Option<std::path::PathBuf>, ProjectAudit) {
+    let project = projects.for_project(trusted, cwd.map(Path::new));
+    let settings = match &project.effective {
+        Ok(loaded) => ProjectAudit::of(&loaded.config.audit),
+        Err(_) => ProjectAudit::of(&trusted.config.audit),
+    };
+    (project.root, settings)
+}
+
+/// The sink final decisions go to: the caller's, when it set one in
+/// [`EngineOptions::audit`]; else the policy audit itself when
+/// `audit.enabled` (serve, `vouch review` and `vouch hook` alike); else
+/// nothing.
+fn decision_sink(
+    options: &EngineOptions,
+    policy_audit: &Audit,
+    projects: &Arc<crate::config::ProjectCache>,
+) -> Arc<dyn AuditSink> {
+    if options.audit.enabled() || policy_audit.settings().is_none() {
+        return Arc::clone(&options.audit);
+    }
+    let trusted = options.trusted.clone();
+    let projects = Arc::clone(projects);
+    Arc::new(policy_audit::DecisionSink::new(
+        policy_audit.clone(),
+        Box::new(move |cwd| project_audit(&trusted, &projects, cwd)),
+    ))
+}
+
+/// Loads the trusted configuration for this process; used by the CLI.
+pub fn load_process_config(
+    paths: &Paths,
+    cli_config: Option<&Path>,
+) -> Result<LoadedConfig, ConfigError> {
+    let env = crate::config::process_env()?;
+    crate::config::load_trusted(paths, cli_config, env)
+}

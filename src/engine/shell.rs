@@ -1,0 +1,469 @@
+//! The thin shell around the decision table: it gathers what
+//! [`pipeline::decide`] asks for, applies the effects it returns, and does
+//! the same for [`pipeline::conclude`] after the model.
+//!
+//! Gathering is on demand and in the table's order: the project
+//! configuration, hard-deny context and grant token are cheap and always
+//! there; the reviewer, the turn's state, the evidence packet and the cache
+//! lookup are fetched only when the table reaches a stage that needs them.
+//!
+//! Atomicity: the turn's state is first read in a plain read transaction,
+//! only to learn what to gather (a packet is built outside any lock). The
+//! final answer is then decided again **inside** one `BEGIN IMMEDIATE`
+//! transaction, on a fresh snapshot and cache lookup, and its state effects
+//! are applied in that same transaction: a reservation, an authorization
+//! spent, a breaker reset or a grant stored always match the state they were
+//! decided on. If the fresh state asks for something not gathered (a human
+//! approved the request in between, so the packet must carry the approval),
+//! or for `synchronous=FULL` when the transaction runs at `NORMAL`, nothing
+//! is written and the round repeats — a bounded number of times, then the
+//! request fails closed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{Engine, PendingReview, Prepared};
+use crate::config::{Config, LoadedConfig, ProjectConfig};
+use crate::decision::Decision;
+use crate::evidence::packet::{self, Packet, PacketContext};
+use crate::grants::GrantToken;
+use crate::pipeline::{
+    self, Decided, Effect, Exposed, Gathered, GrantInput, Inputs, Need, RequestFacts, Step,
+};
+use crate::policy::hard_deny;
+use crate::request::Request;
+use crate::reviewer::{ReviewResult, Reviewer, Verdict};
+use crate::session::{self, Scope, Snapshot, TurnKey};
+use crate::store::{Durability, Store, StoreError};
+
+/// Rounds of gathering and committing before a request fails closed. Four
+/// gathers (reviewer, state, packet, cache) and a commit need five; the rest
+/// absorb a state that changed under the request.
+const MAX_ROUNDS: u32 = 8;
+
+/// What the shell has gathered for one request so far.
+#[derive(Default)]
+struct Gathering {
+    reviewer: Option<Result<Reviewer, String>>,
+    store: Option<Arc<Store>>,
+    state: Option<Result<Snapshot, String>>,
+    packet: Option<Result<(PacketContext, Packet), String>>,
+}
+
+/// The inputs that are known before the first round.
+struct Fixed<'a> {
+    request: &'a Request,
+    hash: String,
+    now: u64,
+    trusted: &'a LoadedConfig,
+    project: ProjectConfig,
+    hard_deny: hard_deny::Verdict,
+    exposed: Option<(PathBuf, PathBuf)>,
+    grant: Option<Result<GrantToken, String>>,
+}
+
+impl<'a> Fixed<'a> {
+    fn new(engine: &'a Engine, request: &'a Request) -> Fixed<'a> {
+        let options = &engine.inner.options;
+        let trusted = &options.trusted;
+        let home = request
+            .home
+            .clone()
+            .or_else(|| options.paths.home.as_ref().map(|h| h.display().to_string()))
+            .unwrap_or_else(|| "/root".to_owned());
+        let cwd = request.cwd.as_deref().map(Path::new);
+        let project = engine.inner.projects.for_project(trusted, cwd);
+        let mut paths = options.paths.protected_paths(&home);
+        if let Some(root) = &project.root {
+            paths.push(root.join(".vouch").display().to_string());
+        }
+        let exposed = match (&project.root, options.allow_untrusted_dev) {
+            (Some(root), false) => trusted
+                .trusted_file_inside(root)
+                .map(|file| (file, root.clone())),
+            (None, _) | (_, true) => None,
+        };
+        let protected = hard_deny::Protected { paths };
+        let resolved_path = request
+            .path
+            .as_deref()
+            .and_then(|p| resolve_path(p, request.cwd.as_deref()));
+        let ctx = hard_deny::Context {
+            home: &home,
+            cwd: request.cwd.as_deref(),
+            protected: &protected,
+        };
+        let hard_deny = pipeline::hard_denies(request, &ctx, resolved_path.as_deref());
+        Fixed {
+            request,
+            hash: request.request_hash(),
+            now: engine.clock().now_ms(),
+            hard_deny,
+            trusted,
+            project,
+            exposed,
+            grant: request
+                .issue_grant
+                .then(|| GrantToken::mint().map_err(|e| e.to_string())),
+        }
+    }
+
+    /// The effective configuration, when the project overlay was accepted.
+    fn config(&self) -> &Arc<Config> {
+        match &self.project.effective {
+            Ok(loaded) => &loaded.config,
+            Err(_) => &self.trusted.config,
+        }
+    }
+
+    fn inputs<'b>(
+        &'b self,
+        g: &'b Gathering,
+        state: Gathered<'b, Snapshot>,
+        cache: Option<Option<&'b Verdict>>,
+    ) -> Inputs<'b> {
+        Inputs {
+            request: self.request,
+            request_hash: &self.hash,
+            now_ms: self.now,
+            hard_deny: &self.hard_deny,
+            trusted: &self.trusted.config,
+            project: self.project.effective.as_ref(),
+            exposed: self
+                .exposed
+                .as_ref()
+                .map(|(file, root)| Exposed { file, root }),
+            reviewer: gathered(g.reviewer.as_ref().map(|r| r.as_ref().map(|_| &()))),
+            state,
+            packet: gathered(g.packet.as_ref().map(|r| r.as_ref())),
+            cache,
+            grant: match &self.grant {
+                None => GrantInput::NotAsked,
+                Some(Ok(token)) => GrantInput::Ready(token),
+                Some(Err(why)) => GrantInput::Unavailable(why),
+            },
+        }
+    }
+
+    fn fail(&self, why: String) -> Decided {
+        let facts = RequestFacts::of(self.request);
+        pipeline::failure(facts, self.hash.clone(), self.now, self.config(), why, None)
+    }
+}
+
+fn gathered<'a, T>(slot: Option<Result<&'a T, &'a String>>) -> Gathered<'a, T> {
+    match slot {
+        None => Gathered::NotYet,
+        Some(Ok(value)) => Gathered::Ready(value),
+        Some(Err(why)) => Gathered::Unavailable(why),
+    }
+}
+
+/// What one locked round produced.
+enum Round {
+    Done(Step),
+    /// Nothing was written; go round again with this state.
+    Again {
+        state: Snapshot,
+        durability: Durability,
+    },
+}
+
+/// Decides one request up to the model call.
+pub(super) fn prepare(engine: &Engine, request: Request) -> Prepared {
+    let fixed = Fixed::new(engine, &request);
+    let mut g = Gathering::default();
+    let mut durability = Durability::Normal;
+    for _ in 0..MAX_ROUNDS {
+        let state = gathered(g.state.as_ref().map(|r| r.as_ref()));
+        let step = pipeline::decide(&fixed.inputs(&g, state, None));
+        let commit = match &step {
+            Step::Gather(Need::Reviewer) => {
+                g.reviewer = Some(
+                    engine
+                        .reviewer_for(fixed.config())
+                        .map_err(|e| e.to_string()),
+                );
+                continue;
+            }
+            Step::Gather(Need::State) => {
+                read_state(engine, &fixed, &mut g);
+                continue;
+            }
+            Step::Gather(Need::Packet(ctx)) => {
+                g.packet = Some(build_packet(&fixed, &g, ctx));
+                continue;
+            }
+            Step::Gather(Need::Cache) | Step::Review(_) => true,
+            Step::Decided(d) => d.effects.iter().any(Effect::is_state),
+        };
+        if !commit {
+            return decided(engine, step_decided(step, &fixed));
+        }
+        durability = durability.max(durability_of(&step));
+        let Some(store) = g.store.clone() else {
+            // INVARIANT: the table asks for the state before anything that
+            // commits, and reading it keeps the store.
+            return decided(
+                engine,
+                fixed.fail("the state database was not opened".to_owned()),
+            );
+        };
+        match commit_round(&store, &fixed, &g, durability) {
+            Ok(Round::Done(step)) => return finish_step(engine, &fixed, step, g, store),
+            Ok(Round::Again {
+                state,
+                durability: wanted,
+            }) => {
+                g.state = Some(Ok(state));
+                durability = durability.max(wanted);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "session state transaction failed; failing closed");
+                let why = format!("the session state could not be read: {e}");
+                return decided(engine, fixed.fail(why));
+            }
+        }
+    }
+    let why = "the session state kept changing while this request was prepared".to_owned();
+    decided(engine, fixed.fail(why))
+}
+
+/// Opens the store and reads the turn's state outside any write lock.
+fn read_state(engine: &Engine, fixed: &Fixed<'_>, g: &mut Gathering) {
+    let read = engine.store().and_then(|store| {
+        let key = turn_key(fixed.request);
+        let snapshot = store.read(|tx| session::read_snapshot(tx, key, &fixed.hash, fixed.now))?;
+        Ok((store, snapshot))
+    });
+    g.state = Some(match read {
+        Ok((store, snapshot)) => {
+            g.store = Some(store);
+            Ok(snapshot)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "state database unavailable; failing closed");
+            Err(e.to_string())
+        }
+    });
+}
+
+fn build_packet(
+    fixed: &Fixed<'_>,
+    g: &Gathering,
+    ctx: &PacketContext,
+) -> Result<(PacketContext, Packet), String> {
+    let Some(Ok(reviewer)) = &g.reviewer else {
+        // INVARIANT: the table asks for the reviewer before the packet.
+        return Err("the reviewer was not ready".to_owned());
+    };
+    let cfg = fixed.config();
+    let estimator = cfg.budget.estimator;
+    let overhead = reviewer.wire_overhead_tokens(&|s| estimator.count(s));
+    packet::build(fixed.request, ctx, &cfg.budget, overhead)
+        .map(|p| (ctx.clone(), p))
+        .map_err(|e| e.to_string())
+}
+
+/// Decides again under the write lock, on fresh state, and applies the
+/// state effects in the same transaction.
+fn commit_round(
+    store: &Store,
+    fixed: &Fixed<'_>,
+    g: &Gathering,
+    durability: Durability,
+) -> Result<Round, StoreError> {
+    let key = turn_key(fixed.request);
+    store.write(durability, |tx| {
+        let fresh = session::read_snapshot(tx, key, &fixed.hash, fixed.now)?;
+        let cached = match &g.packet {
+            Some(Ok((_, packet))) => session::cache_lookup(tx, &packet.cache_key, fixed.now)?,
+            Some(Err(_)) | None => None,
+        };
+        let cache = g.packet.as_ref().map(|_| cached.as_ref());
+        let step = pipeline::decide(&fixed.inputs(g, Gathered::Ready(&fresh), cache));
+        let effects: &[Effect] = match &step {
+            Step::Decided(d) => &d.effects,
+            Step::Review(job) => &job.effects,
+            // The fresh state needs something not gathered (a packet with
+            // another context); an impossible need is caught the same way
+            // and ends in the round limit.
+            Step::Gather(_) => {
+                return Ok(Round::Again {
+                    state: fresh,
+                    durability,
+                });
+            }
+        };
+        let wanted = durability_of_effects(effects);
+        if wanted > durability {
+            return Ok(Round::Again {
+                state: fresh,
+                durability: wanted,
+            });
+        }
+        let scope = Scope {
+            key,
+            request_hash: &fixed.hash,
+            now: fixed.now,
+        };
+        session::apply(tx, scope, effects)?;
+        Ok(Round::Done(step))
+    })
+}
+
+fn finish_step(
+    engine: &Engine,
+    fixed: &Fixed<'_>,
+    step: Step,
+    g: Gathering,
+    store: Arc<Store>,
+) -> Prepared {
+    match step {
+        Step::Decided(d) => decided(engine, d),
+        Step::Review(job) => match (g.reviewer, g.packet) {
+            (Some(Ok(reviewer)), Some(Ok((_, packet)))) => {
+                Prepared::Review(Box::new(PendingReview {
+                    job: *job,
+                    packet,
+                    reviewer,
+                    store,
+                }))
+            }
+            // INVARIANT: the table reviews only with both ready.
+            _ => decided(engine, fixed.fail("the review was not ready".to_owned())),
+        },
+        Step::Gather(_) => decided(engine, fixed.fail("the decision did not finish".to_owned())),
+    }
+}
+
+fn step_decided(step: Step, fixed: &Fixed<'_>) -> Decided {
+    match step {
+        Step::Decided(d) => d,
+        // INVARIANT: only decisions without state effects get here.
+        Step::Review(_) | Step::Gather(_) => fixed.fail("the decision did not finish".to_owned()),
+    }
+}
+
+/// Records the review's outcome and returns the decision.
+pub(super) fn finish(engine: &Engine, pending: PendingReview, result: ReviewResult) -> Decision {
+    let now = engine.clock().now_ms();
+    let job = &pending.job;
+    let d = pipeline::conclude(job, &result, now);
+    let key = TurnKey {
+        session: &job.facts.session_id,
+        turn: &job.facts.turn_id,
+    };
+    let scope = Scope {
+        key,
+        request_hash: &job.request_hash,
+        now,
+    };
+    let durability = durability_of_effects(&d.effects);
+    match pending
+        .store
+        .write(durability, |tx| session::apply(tx, scope, &d.effects))
+    {
+        Ok(()) => emit(engine, d),
+        Err(e) => {
+            // The breaker and budgets must see every review; one they cannot
+            // record must not allow.
+            tracing::warn!(error = %e, "review could not be recorded; failing closed");
+            let why = format!("the review could not be recorded in the session state: {e}");
+            let review = d.decision.review().cloned();
+            let failed = pipeline::failure(
+                job.facts.clone(),
+                job.request_hash.clone(),
+                now,
+                &job.config,
+                why,
+                review,
+            );
+            emit(engine, failed)
+        }
+    }
+}
+
+/// Hands the final decision's audit record to the sink and returns it.
+fn decided(engine: &Engine, d: Decided) -> Prepared {
+    Prepared::Decided(Box::new(emit(engine, d)))
+}
+
+fn emit(engine: &Engine, d: Decided) -> Decision {
+    for effect in d.effects {
+        match effect {
+            Effect::Audit(record) => engine.inner.audit.push(*record),
+            // Applied already, in the decision's transaction.
+            Effect::ReserveReview
+            | Effect::CountVerdict { .. }
+            | Effect::CountFailure
+            | Effect::ResetBreaker
+            | Effect::SpendAuthorization { .. }
+            | Effect::RecordDenial(_)
+            | Effect::CacheVerdict { .. }
+            | Effect::StoreGrant { .. } => {}
+        }
+    }
+    d.decision
+}
+
+/// The fail-closed decision when a blocking task dies (a panic inside).
+pub(super) struct TaskFailure {
+    facts: RequestFacts,
+    hash: String,
+}
+
+impl TaskFailure {
+    pub fn new(request: &Request) -> TaskFailure {
+        TaskFailure {
+            facts: RequestFacts::of(request),
+            hash: request.request_hash(),
+        }
+    }
+
+    pub fn decision(self, engine: &Engine, join: &tokio::task::JoinError) -> Decision {
+        tracing::error!(error = %join, "decision task failed");
+        let why = "the decision task failed".to_owned();
+        let now = engine.clock().now_ms();
+        let d = pipeline::failure(self.facts, self.hash, now, engine.config(), why, None);
+        emit(engine, d)
+    }
+}
+
+fn durability_of(step: &Step) -> Durability {
+    match step {
+        Step::Decided(d) => durability_of_effects(&d.effects),
+        Step::Review(job) => durability_of_effects(&job.effects),
+        Step::Gather(_) => Durability::Normal,
+    }
+}
+
+fn durability_of_effects(effects: &[Effect]) -> Durability {
+    if effects.iter().any(Effect::needs_full_sync) {
+        Durability::Full
+    } else {
+        Durability::Normal
+    }
+}
+
+fn turn_key(request: &Request) -> TurnKey<'_> {
+    TurnKey {
+        session: &request.session_id,
+        turn: request.turn(),
+    }
+}
+
+/// The symlink-resolved form of `path` when the file or its parent exists.
+fn resolve_path(path: &str, cwd: Option<&str>) -> Option<String> {
+    let p = Path::new(path);
+    let absolute = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        Path::new(cwd?).join(p)
+    };
+    if let Ok(real) = std::fs::canonicalize(&absolute) {
+        return Some(real.display().to_string());
+    }
+    let parent = std::fs::canonicalize(absolute.parent()?).ok()?;
+    Some(parent.join(absolute.file_name()?).display().to_string())
+}
