@@ -143,7 +143,8 @@ fn key_error(path: &Path, problem: impl Into<String>) -> AuditError {
     }
 }
 
-/// Reads the key without following a symlink, tightening a loose mode.
+/// Reads the key without following a symlink; a key open to group or
+/// others is refused, never read.
 fn read_key(path: &Path) -> Result<Keys, KeyRead> {
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
@@ -225,6 +226,16 @@ fn temp_path(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::DirBuilderExt as _;
+
+    /// A `0700` state directory inside `parent`: the key is only read from
+    /// a directory no one else can write, so the tests start from one (the
+    /// temp dir itself may be `0755` under the process umask).
+    fn private_state_dir(parent: &Path) -> PathBuf {
+        let state = parent.join("state");
+        fs::DirBuilder::new().mode(0o700).create(&state).unwrap();
+        state
+    }
 
     #[test]
     fn stable_per_key_and_different_across_keys_and_domains() {
@@ -264,10 +275,11 @@ mod tests {
     #[test]
     fn a_wrong_sized_key_is_refused_and_kept() {
         let dir = tempfile::tempdir().unwrap();
-        fs::create_dir_all(dir.path()).unwrap();
-        let path = dir.path().join(KEY_FILE);
+        let state = private_state_dir(dir.path());
+        let path = state.join(KEY_FILE);
         fs::write(&path, b"short").unwrap();
-        let err = Keys::load_or_create(dir.path()).unwrap_err();
+        fs::set_permissions(&path, fs::Permissions::from_mode(FILE_MODE)).unwrap();
+        let err = Keys::load_or_create(&state).unwrap_err();
         assert!(err.to_string().contains("holds 5 bytes"), "{err}");
         assert_eq!(fs::read(&path).unwrap(), b"short");
     }
@@ -275,10 +287,11 @@ mod tests {
     #[test]
     fn a_symlinked_key_is_refused() {
         let dir = tempfile::tempdir().unwrap();
+        let state = private_state_dir(dir.path());
         let real = dir.path().join("elsewhere");
         fs::write(&real, [1u8; KEY_BYTES]).unwrap();
-        std::os::unix::fs::symlink(&real, dir.path().join(KEY_FILE)).unwrap();
-        let err = Keys::load_or_create(dir.path()).unwrap_err();
+        std::os::unix::fs::symlink(&real, state.join(KEY_FILE)).unwrap();
+        let err = Keys::load_or_create(&state).unwrap_err();
         assert!(err.to_string().contains("symbolic link"), "{err}");
     }
 }

@@ -90,6 +90,9 @@ struct Shared {
     off: AtomicBool,
     reason: Mutex<Option<String>>,
     dropped: AtomicU64,
+    /// Observations queued and not yet written (or given up on): a flush
+    /// with nothing pending succeeds at once, even with no time left.
+    pending: AtomicU64,
 }
 
 impl Shared {
@@ -152,6 +155,7 @@ impl Audit {
                     off: AtomicBool::new(false),
                     reason: Mutex::new(None),
                     dropped: AtomicU64::new(0),
+                    pending: AtomicU64::new(0),
                 }),
                 sender: Mutex::new(None),
                 direct: Mutex::new(None),
@@ -202,9 +206,13 @@ impl Audit {
         let Some(sender) = self.sender() else {
             return;
         };
+        // Counted before the send so that the writer never sees it written
+        // before it was counted.
+        self.inner.shared.pending.fetch_add(1, Ordering::SeqCst);
         match sender.try_send(Job::Observe(Box::new(observation))) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
+                self.inner.shared.pending.fetch_sub(1, Ordering::SeqCst);
                 let dropped = self.inner.shared.dropped.fetch_add(1, Ordering::SeqCst) + 1;
                 if !WARNED_FULL.swap(true, Ordering::SeqCst) {
                     tracing::warn!(
@@ -215,7 +223,9 @@ impl Audit {
                 }
             }
             // The writer stopped; it turned auditing off and said why.
-            Err(TrySendError::Disconnected(_)) => {}
+            Err(TrySendError::Disconnected(_)) => {
+                self.inner.shared.pending.fetch_sub(1, Ordering::SeqCst);
+            }
         }
     }
 
@@ -228,6 +238,9 @@ impl Audit {
         let Some(sender) = self.sender_if_started() else {
             return true;
         };
+        if self.inner.shared.pending.load(Ordering::SeqCst) == 0 {
+            return true;
+        }
         let deadline = Instant::now() + timeout;
         let (tx, rx) = mpsc::channel();
         let mut job = Job::Flush(tx);
@@ -421,6 +434,8 @@ impl Worker {
                 self.shared.turn_off(&e);
                 self.open = None;
             }
+            let done = u64::try_from(observations.len()).unwrap_or(u64::MAX);
+            self.shared.pending.fetch_sub(done, Ordering::SeqCst);
             for ack in flushes {
                 // The waiter may have given up; that is its business.
                 let _ = ack.send(());
