@@ -587,7 +587,13 @@ fn record_verdict(effects: &mut Vec<Effect>, job: &Job, verdict: &Verdict, now_m
         Outcome::Deny => effects.push(Effect::RecordDenial(DenialRecord {
             risk_level: verdict.risk_level,
             surface: job.facts.surface.clone(),
-            cwd: job.facts.cwd.clone(),
+            // The stored cwd is redacted like the summary: the agent can
+            // choose the directory name.
+            cwd: job
+                .facts
+                .cwd
+                .as_deref()
+                .map(|c| redact::redact_text(c).into_owned()),
             summary: job.facts.redacted_target(),
             rationale: redacted.rationale.clone(),
         })),

@@ -318,7 +318,7 @@ fn is_safe_command_word(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-'))
-        && !redact::looks_random(name)
+        && !redact::looks_random(name.as_bytes())
 }
 
 /// Where a path points, as a class (design §8).

@@ -241,6 +241,8 @@ pub trait Harness: Sync {
     /// The reply for an input that could not be read, for event `event`.
     fn fault_reply(&self, event: &str, why: &dyn fmt::Display) -> Reply {
         if self.after_events().contains(&event) {
+            // The reason may quote the input (a URL), which the logs must not keep.
+            let why = crate::evidence::redact::redact_text(&why.to_string()).into_owned();
             tracing::warn!(event, error = %why, "unreadable after-the-fact hook input");
             return self.no_op(event);
         }

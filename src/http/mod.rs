@@ -14,7 +14,9 @@
 //! - operator (operator token only): `/v1/sessions/{id}/…`, `GET /v1/audit/report`;
 //! - hook (adapter or operator token): `POST /hooks/claude-code`, which past
 //!   authentication answers 200 with a Claude Code decision on every path;
-//! - open: `GET /healthz`, and `GET /metrics` unless `server.allow_remote` is
+//! - open: `GET /livez` (the process answers HTTP; touches nothing else),
+//!   `GET /healthz` (the store opens and the reviewer is usable), and
+//!   `GET /metrics` unless `server.allow_remote` is
 //!   set, in which case it needs the operator token (counts by stage and
 //!   outcome are harmless on a loopback interface, not on a network).
 
@@ -121,6 +123,7 @@ pub fn app(state: AppState) -> Router {
         .route("/hooks/claude-code", post(routes::claude_code_hook))
         .route_layer(middleware::from_fn_with_state(state.clone(), hook_guard));
     let open = Router::new()
+        .route("/livez", get(routes::livez))
         .route("/healthz", get(routes::healthz))
         .route("/metrics", get(routes::metrics));
     Router::new()
@@ -255,7 +258,7 @@ async fn access_log(State(state): State<AppState>, request: Request, next: Next)
 }
 
 /// The route table, as `'static` labels for logs and metrics.
-const ROUTES: [&str; 13] = [
+const ROUTES: [&str; 14] = [
     "/v1/review",
     "/v1/grants/consume",
     "/v1/audit/events",
@@ -265,6 +268,7 @@ const ROUTES: [&str; 13] = [
     "/v1/sessions/{id}/break-glass",
     "/v1/sessions/{id}/break-glass/confirm",
     "/hooks/claude-code",
+    "/livez",
     "/healthz",
     "/metrics",
     "unmatched",

@@ -327,7 +327,10 @@ pub async fn claude_code_hook(
             state
                 .metrics()
                 .record_hook_fallback(HookFallback::Malformed);
-            tracing::warn!(error = %e, "malformed claude code hook body");
+            tracing::warn!(
+                error = %crate::evidence::redact::redact_text(&e.to_string()),
+                "malformed claude code hook body"
+            );
             let why = format!("vouch could not understand this tool call: {e}");
             return Json(claude.fault_reply(&event, &why).to_json());
         }
@@ -372,6 +375,13 @@ fn parse_claude_hook(bytes: &[u8]) -> Result<Event, (String, hooks::HookError)> 
         .and_then(Value::as_str)
         .map_or(primary, str::to_owned);
     claude.parse(&value).map_err(|e| (event, e))
+}
+
+/// Liveness for supervisors: the process accepts and answers HTTP. It reads
+/// no state and calls nothing, so polling it costs the service nothing and
+/// it is the floor a review's cost is compared with (the load harness).
+pub async fn livez() -> Json<Value> {
+    Json(serde_json::json!({ "status": "alive" }))
 }
 
 pub async fn healthz(State(state): State<AppState>) -> Response {

@@ -521,6 +521,14 @@ async fn healthz_is_open() {
 }
 
 #[tokio::test]
+async fn livez_is_open_and_reads_nothing() {
+    let h = harness();
+    let (status, v) = send_json(&h.app, req(Method::GET, "/livez", None, "")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v, json!({"status": "alive"}));
+}
+
+#[tokio::test]
 async fn metrics_count_what_happened() {
     let h = harness();
     for _ in 0..3 {

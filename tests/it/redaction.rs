@@ -40,13 +40,30 @@ fn fixture_sizes() {
     assert!(load::<NegativeCase>("redaction_negatives.jsonl").len() >= 15);
 }
 
+/// Kinds found by vouch's own structural rules carry exactly that label;
+/// provider formats carry the label of the rule that matched (gitleaks' id
+/// when both rule sets match).
+const STRUCTURAL_KINDS: &[&str] = &[
+    "url_password",
+    "url_credential",
+    "cli_password",
+    "jwt",
+    "private_key",
+    "auth_header",
+    "cookie",
+];
+
 #[test]
 fn every_secret_is_removed_and_labelled() {
     let mut failures = Vec::new();
     for case in all_secrets() {
         let out = redact_text(&case.command);
         let label = format!("[REDACTED:{}]", case.kind);
-        if out.contains(&case.secret) || !out.contains(&label) {
+        let labelled = match STRUCTURAL_KINDS.contains(&case.kind.as_str()) {
+            true => out.contains(&label),
+            false => out.contains("[REDACTED:"),
+        };
+        if out.contains(&case.secret) || !labelled {
             failures.push(format!("{}: {} -> {}", case.kind, case.command, out));
         }
     }
@@ -97,7 +114,7 @@ fn report_counts_kinds_never_values() {
                 mysql --password=Hx9-lBYOvfZ8UzDzV8";
     let out = redact_text_with(text, &mut report);
     assert!(!out.contains("ghp_"));
-    assert_eq!(report.count(SecretKind::GithubPat), 2);
+    assert_eq!(report.count_label("github_pat"), 2);
     assert_eq!(report.count(SecretKind::CliPassword), 1);
     assert_eq!(report.total(), 3);
     let json = serde_json::to_string(&report).unwrap();

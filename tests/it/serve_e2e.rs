@@ -358,6 +358,46 @@ async fn shutdown_grace_bounds_a_stuck_request() {
     assert!(log.contains("grace elapsed"), "{log}");
 }
 
+/// A supervisor may signal the service the moment it reads the ready line:
+/// the handlers must already be installed then, or the signal takes its
+/// default action (killed by the signal, no drain, no exit 0). bash's
+/// builtin `kill` sends it microseconds after the line arrives, with no
+/// process start in between; each run alternates SIGTERM and SIGINT.
+#[test]
+fn a_signal_right_after_the_ready_line_still_drains_and_exits_zero() {
+    let script = r#"
+        set -u
+        fifo="$HOME/stderr.fifo"; mkfifo "$fifo"
+        "$VOUCH" serve --listen 127.0.0.1:0 2>"$fifo" &
+        pid=$!
+        exec 3<"$fifo"
+        while IFS= read -r line <&3; do
+            case $line in "vouch: listening on "*) kill -"$SIG" "$pid"; break;; esac
+        done
+        cat <&3 >"$HOME/rest.log" &
+        wait "$pid"; code=$?
+        wait
+        echo "exit=$code"
+    "#;
+    for run in 0..6 {
+        let home = tempfile::tempdir().unwrap();
+        let signal = if run % 2 == 0 { "TERM" } else { "INT" };
+        let out = Command::new("bash")
+            .args(["-c", script])
+            .env("VOUCH", env!("CARGO_BIN_EXE_vouch"))
+            .env("VOUCH_HOME", home.path())
+            .env("HOME", home.path())
+            .env("RUST_LOG", "info")
+            .env("SIG", signal)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let rest = std::fs::read_to_string(home.path().join("rest.log")).unwrap_or_default();
+        assert_eq!(stdout.trim(), "exit=0", "run {run} (SIG{signal}):\n{rest}");
+        assert!(rest.contains(&format!("received SIG{signal}")), "{rest}");
+    }
+}
+
 /// The test model server answering every chat completion with `verdict`
 /// after `delay`.
 async fn model_answering(delay: Duration, verdict: Value) -> ModelServer {

@@ -4,5 +4,6 @@
 
 pub mod fixtures;
 pub mod model_server;
+pub mod proof;
 pub mod serve;
 pub mod state;

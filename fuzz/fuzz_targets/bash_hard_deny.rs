@@ -1,0 +1,23 @@
+//! Any bash the agent writes: parsing and every hard-deny rule must never
+//! panic and must finish within the budgets (libFuzzer's `-timeout` catches
+//! a blow-up; the analysis budgets turn one into a visible parse failure).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use vouch::policy::hard_deny::{self, Context, Protected};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(command) = std::str::from_utf8(data) else {
+        return;
+    };
+    let protected = Protected {
+        paths: vec!["/home/dev/.config/vouch".to_owned()],
+    };
+    let ctx = Context {
+        home: "/home/dev",
+        cwd: Some("/srv/app"),
+        protected: &protected,
+    };
+    let _ = hard_deny::check_command(command, &ctx);
+    let _ = vouch::shell::parse(command);
+});

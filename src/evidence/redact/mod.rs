@@ -1,0 +1,503 @@
+//! Redaction: secrets become `[REDACTED:<kind>]` before anything is estimated,
+//! sent to the reviewer, cached, stored or logged.
+//!
+//! Three things find a secret (see `docs/redaction.md` for what each
+//! recognises and what none can):
+//!
+//! - **Provider formats** ([`provider`]): the gitleaks default rule set,
+//!   vendored as data, plus vouch's own rules in the same format.
+//! - **Structure** ([`structural`], [`cli`]): the value of a secret-named
+//!   key, assignment or header, a URL password, a `.netrc` entry, a PEM
+//!   block, a JWT, the secret argument of a command-line option.
+//! - **Repetition**: a value found by either of those is hidden wherever
+//!   else it appears in the same request, even bare.
+//!
+//! Every text is scanned as written and in its decoded forms ([`views`]:
+//! URL escapes, JSON string escapes, shell quoting) by one scanner
+//! ([`scan`]): a keyword prefilter, then only the rules it enables, in
+//! bounded windows, so the work is linear in the text. The findings are
+//! merged and applied once; a byte any rule flags is never shown.
+//!
+//! Structured input (`input`, a tool call's arguments) is walked: the value
+//! under a secret-named key, or paired with a secret name in a HAR-style
+//! `{"name": …, "value": …}` object, is replaced whole, whatever it looks
+//! like. Every other string is scanned as text, and a `command` string is
+//! also read by the shell parser ([`crate::shell::parse`]).
+
+mod cli;
+mod keys;
+mod kind;
+mod provider;
+mod scan;
+mod structural;
+mod values;
+mod views;
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use serde_json::Value;
+
+pub use keys::{KeyClass, classify_key};
+pub use kind::{MARKER_PREFIX, RedactionReport, RuleId, SecretKind};
+pub use scan::{ScanError, provider_rules};
+pub use values::looks_random;
+
+use crate::request::{Request, Surface, TranscriptEntry};
+use scan::{SCANNER, Scanner, Span};
+use views::Views;
+
+/// A value shorter than this is not searched for again elsewhere: short
+/// strings (`admin`, `1234`) occur everywhere by chance.
+pub const MIN_REPEAT_BYTES: usize = 6;
+
+/// How much of a remembered value the repeat finder indexes; a hit is
+/// then compared against the whole value.
+pub const REPEAT_PREFIX: usize = 128;
+
+/// Longest command the shell parser reads for secret options; longer text
+/// is still read by the text scanner.
+pub const MAX_SHELL_PARSE_BYTES: usize = crate::request::MAX_COMMAND_BYTES;
+
+/// Loads and checks the redaction rules now rather than on first use.
+/// Returns whether they loaded; if they did not, every text is withheld whole
+/// (see [`SecretKind::Unscanned`]). Each provider rule's automaton is still
+/// built the first time its keyword is seen.
+pub fn prepare() -> bool {
+    SCANNER.is_ok()
+}
+
+/// Why the rules did not compile, if they did not.
+pub fn rule_error() -> Option<ScanError> {
+    scan::ready().err()
+}
+
+/// The gitleaks rules vouch replaces with its own, and why.
+pub fn replaced_rules() -> &'static [(&'static str, &'static str)] {
+    scan::REPLACED
+}
+
+/// Redacts secret-shaped text. Borrows when nothing was found.
+pub fn redact_text(s: &str) -> Cow<'_, str> {
+    redact_text_with(s, &mut RedactionReport::default())
+}
+
+/// [`redact_text`], counting what was redacted into `report`.
+pub fn redact_text_with<'a>(s: &'a str, report: &mut RedactionReport) -> Cow<'a, str> {
+    let mut pass = Pass::new();
+    pass.collect_text(s, false);
+    pass.seal();
+    pass.apply_text(s, report)
+}
+
+/// Redacts a JSON value: values under secret-named keys are replaced whole,
+/// every other string is scanned as text.
+pub fn redact_value(v: &Value) -> Value {
+    redact_value_with(v, &mut RedactionReport::default())
+}
+
+/// [`redact_value`], counting what was redacted into `report`.
+pub fn redact_value_with(v: &Value, report: &mut RedactionReport) -> Value {
+    let mut out = v.clone();
+    let mut pass = Pass::new();
+    walk_value(&mut out, None, &mut pass, Mode::Collect, report);
+    pass.seal();
+    walk_value(&mut out, None, &mut pass, Mode::Apply, report);
+    out
+}
+
+/// A copy of `r` with every free-text field redacted: the action fields,
+/// `agent`, `source`, `tool`, `reason`, every transcript entry and tool
+/// result. Identifiers (`id`, `session_id`, `turn_id`, `tool_call_id`) are
+/// kept as they are so tool calls still link to their results; they never
+/// reach the model.
+pub fn redact_request(r: &Request) -> Request {
+    redact_request_with_report(r).0
+}
+
+/// [`redact_request`] plus the counts of what was redacted.
+pub fn redact_request_with_report(r: &Request) -> (Request, RedactionReport) {
+    let mut report = RedactionReport::default();
+    let mut out = r.clone();
+    let mut pass = Pass::new();
+    walk_request(&mut out, &mut pass, Mode::Collect, &mut report);
+    pass.seal();
+    walk_request(&mut out, &mut pass, Mode::Apply, &mut report);
+    (out, report)
+}
+
+/// The two walks over a request: the first finds every secret (so a value
+/// found in one field is known in all), the second applies them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Collect,
+    Apply,
+}
+
+fn walk_request(r: &mut Request, pass: &mut Pass, mode: Mode, report: &mut RedactionReport) {
+    let bash = r.surface == Surface::Bash;
+    let mut text = |s: &mut Option<String>, shell: bool, pass: &mut Pass| {
+        if let Some(s) = s.as_mut() {
+            pass.text(s, shell, mode, report);
+        }
+    };
+    text(&mut r.command, bash, pass);
+    for field in [
+        &mut r.reason,
+        &mut r.path,
+        &mut r.resolved_path,
+        &mut r.destination,
+        &mut r.cwd,
+        &mut r.home,
+        &mut r.agent,
+        &mut r.source,
+        &mut r.tool,
+    ] {
+        text(field, false, pass);
+    }
+    if let Some(input) = r.input.as_mut() {
+        walk_value(input, None, pass, mode, report);
+    }
+    for entry in &mut r.transcript {
+        match entry {
+            TranscriptEntry::User { text }
+            | TranscriptEntry::Assistant { text }
+            | TranscriptEntry::Summary { text }
+            | TranscriptEntry::ToolResult { text, .. } => pass.text(text, false, mode, report),
+            TranscriptEntry::ToolCall {
+                tool_name, input, ..
+            } => {
+                if let Some(name) = tool_name.as_mut() {
+                    pass.text(name, false, mode, report);
+                }
+                if let Some(input) = input.as_mut() {
+                    walk_value(input, None, pass, mode, report);
+                }
+            }
+        }
+    }
+}
+
+/// Keys whose string value is a shell command.
+const COMMAND_KEYS: &[&str] = &["command", "cmd", "script", "commandLine", "command_line"];
+
+fn walk_value(
+    v: &mut Value,
+    key: Option<&str>,
+    pass: &mut Pass,
+    mode: Mode,
+    report: &mut RedactionReport,
+) {
+    match v {
+        Value::String(s) => {
+            let shell = key.is_some_and(|k| COMMAND_KEYS.contains(&k));
+            pass.text(s, shell, mode, report);
+        }
+        Value::Array(items) => {
+            for item in items {
+                walk_value(item, None, pass, mode, report);
+            }
+        }
+        Value::Object(map) => {
+            let paired = paired_secret_value(map);
+            for (k, value) in map.iter_mut() {
+                let hide = match classify_key(k) {
+                    KeyClass::Secret => holds_secret(value),
+                    KeyClass::MaybeSecret => value.as_str().is_some_and(|s| {
+                        values::looks_random(s.as_bytes()) && !values::is_exempt(s.as_bytes())
+                    }),
+                    KeyClass::Plain => false,
+                } || (paired && k == "value" && holds_secret(value));
+                if hide {
+                    pass.secret_value(value, mode, report);
+                } else {
+                    walk_value(value, Some(k), pass, mode, report);
+                }
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// `{"name": "Authorization", "value": "…"}` (HAR headers, cookies, query
+/// strings, Kubernetes `env`): the pair's name says the value is secret.
+fn paired_secret_value(map: &serde_json::Map<String, Value>) -> bool {
+    map.contains_key("value")
+        && ["name", "key", "header"].iter().any(|k| {
+            map.get(*k)
+                .and_then(Value::as_str)
+                .is_some_and(|name| classify_key(name) == KeyClass::Secret)
+        })
+}
+
+/// Whether a value under a secret-named key is worth hiding: everything but
+/// `null`, booleans and the exempt strings (references, paths, markers).
+fn holds_secret(v: &Value) -> bool {
+    match v {
+        Value::Null | Value::Bool(_) => false,
+        Value::String(s) => !values::is_exempt(s.as_bytes()),
+        Value::Number(_) => true,
+        Value::Array(items) => !items.is_empty(),
+        Value::Object(map) => !map.is_empty(),
+    }
+}
+
+/// The state shared by the two walks: the findings of each text, in walk
+/// order, and the secret values to find again.
+struct Pass {
+    scanner: Option<&'static Scanner>,
+    found: Vec<Vec<Span>>,
+    next: usize,
+    repeats: Vec<(Vec<u8>, SecretKind)>,
+    known: HashSet<Vec<u8>>,
+    repeat_finder: Option<AhoCorasick>,
+}
+
+impl Pass {
+    fn new() -> Pass {
+        Pass {
+            scanner: SCANNER.as_ref().ok(),
+            found: Vec::new(),
+            next: 0,
+            repeats: Vec::new(),
+            known: HashSet::new(),
+            repeat_finder: None,
+        }
+    }
+
+    fn text(&mut self, s: &mut String, shell: bool, mode: Mode, report: &mut RedactionReport) {
+        match mode {
+            Mode::Collect => self.collect_text(s, shell),
+            Mode::Apply => {
+                if let Cow::Owned(redacted) = self.apply_text(s, report) {
+                    *s = redacted;
+                }
+            }
+        }
+    }
+
+    fn collect_text(&mut self, s: &str, shell: bool) {
+        let Some(scanner) = self.scanner else {
+            self.found.push(Vec::new());
+            return;
+        };
+        let found = scanner.scan(s.as_bytes());
+        for f in &found {
+            self.remember(&f.seen, f.span.kind);
+            if let Some(original) = s.as_bytes().get(f.span.start..f.span.end) {
+                self.remember(original, f.span.kind);
+            }
+        }
+        if shell && s.len() <= MAX_SHELL_PARSE_BYTES {
+            for (value, kind) in shell_secrets(s) {
+                self.remember(&value, kind);
+            }
+        }
+        self.found.push(found.into_iter().map(|f| f.span).collect());
+    }
+
+    fn remember(&mut self, value: &[u8], kind: SecretKind) {
+        let value = value.trim_ascii();
+        if value.len() >= MIN_REPEAT_BYTES
+            && !self.known.contains(value)
+            && !values::is_exempt(value)
+        {
+            self.known.insert(value.to_vec());
+            self.repeats.push((value.to_vec(), kind));
+        }
+    }
+
+    fn secret_value(&mut self, v: &mut Value, mode: Mode, report: &mut RedactionReport) {
+        match mode {
+            Mode::Collect => {
+                if let Value::String(s) = v {
+                    let bytes = s.as_bytes().to_vec();
+                    self.remember(&bytes, SecretKind::SecretField);
+                }
+            }
+            Mode::Apply => {
+                report.add(SecretKind::SecretField);
+                *v = Value::String(SecretKind::SecretField.marker());
+            }
+        }
+    }
+
+    /// Ends the first walk: builds the finder for repeated values.
+    fn seal(&mut self) {
+        self.next = 0;
+        if self.repeats.is_empty() {
+            return;
+        }
+        // Values are looked up by a bounded prefix and then compared whole,
+        // so building the finder costs at most REPEAT_PREFIX bytes a value.
+        self.repeat_finder = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::LeftmostLongest)
+            .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
+            .build(
+                self.repeats
+                    .iter()
+                    .map(|(v, _)| v.get(..REPEAT_PREFIX).unwrap_or(v)),
+            )
+            .ok();
+    }
+
+    fn apply_text<'a>(&mut self, s: &'a str, report: &mut RedactionReport) -> Cow<'a, str> {
+        let index = self.next;
+        self.next += 1;
+        if self.scanner.is_none() {
+            // INVARIANT: text is never passed on unscanned.
+            if s.is_empty() {
+                return Cow::Borrowed(s);
+            }
+            report.add(SecretKind::Unscanned);
+            return Cow::Owned(SecretKind::Unscanned.marker());
+        }
+        let mut spans = self.found.get(index).cloned().unwrap_or_default();
+        self.find_repeats(s, &mut spans);
+        apply(s, spans, report)
+    }
+
+    /// Spans where a remembered secret value occurs again (in any view).
+    fn find_repeats(&self, s: &str, spans: &mut Vec<Span>) {
+        let Some(finder) = &self.repeat_finder else {
+            return;
+        };
+        let views = Views::of(s.as_bytes());
+        for (index, view) in views.views.iter().enumerate() {
+            let whole = [(0, view.bytes.len())];
+            let regions = view.dirty();
+            let hits = regions
+                .as_deref()
+                .unwrap_or(&whole)
+                .iter()
+                .flat_map(|&(from, to)| {
+                    finder.find_iter(aho_corasick::Input::new(&view.bytes).range(from..to))
+                });
+            for m in hits {
+                let (value, kind) = match self.repeats.get(m.pattern().as_usize()) {
+                    Some((v, k)) => (v.as_slice(), *k),
+                    None => (&[][..], SecretKind::Repeated),
+                };
+                // The whole value when it is there; at least the prefix.
+                let whole = view
+                    .bytes
+                    .get(m.start()..)
+                    .is_some_and(|r| r.starts_with(value));
+                let end = if whole {
+                    m.start() + value.len()
+                } else {
+                    m.end()
+                };
+                let (start, end) = views.to_original(index, m.start(), end);
+                spans.push(Span::new(start, end, kind));
+            }
+        }
+    }
+}
+
+/// Secret values the shell parser's reading of `command` finds: secret
+/// option arguments of every unit (through wrappers, `bash -c`, `eval`) and
+/// secret-named assignments.
+fn shell_secrets(command: &str) -> Vec<(Vec<u8>, SecretKind)> {
+    let script = crate::shell::parse(command);
+    let mut out = Vec::new();
+    for unit in &script.units {
+        let words: Vec<Vec<u8>> = unit
+            .argv
+            .iter()
+            .map(|w| w.literal().unwrap_or_else(|| w.display()).into_bytes())
+            .collect();
+        let argv: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
+        for found in cli::secrets_in(&argv) {
+            let literal = unit
+                .argv
+                .get(found.word)
+                .and_then(crate::shell::Word::literal);
+            if let Some(value) = literal
+                .as_ref()
+                .and_then(|l| l.as_bytes().get(found.from..))
+            {
+                out.push((value.to_vec(), found.kind));
+            }
+        }
+        let bound = unit
+            .assignments
+            .iter()
+            .chain(script.bindings.iter().map(|b| &b.assignment));
+        for assignment in bound {
+            if classify_key(&assignment.name) == KeyClass::Secret
+                && let Some(value) = assignment.value.literal()
+            {
+                out.push((value.into_bytes(), SecretKind::GenericAssignment));
+            }
+        }
+    }
+    out
+}
+
+/// Replaces the merged spans of `s` with markers.
+fn apply<'a>(s: &'a str, mut spans: Vec<Span>, report: &mut RedactionReport) -> Cow<'a, str> {
+    if spans.is_empty() {
+        return Cow::Borrowed(s);
+    }
+    for span in &mut spans {
+        span.start = s.floor_char_boundary(span.start.min(s.len()));
+        span.end = s.ceil_char_boundary(span.end.min(s.len()));
+    }
+    drop_inside_markers(s, &mut spans);
+    let spans = merge(spans);
+    if spans.is_empty() {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut at = 0;
+    for span in &spans {
+        out.push_str(s.get(at..span.start).unwrap_or_default());
+        out.push_str(&span.kind.marker());
+        report.add(span.kind);
+        at = span.end;
+    }
+    out.push_str(s.get(at..).unwrap_or_default());
+    Cow::Owned(out)
+}
+
+/// Removes findings that start inside an earlier marker (its own `:` must
+/// not read as `user:password`) and findings that are exactly a marker,
+/// which keeps redaction idempotent.
+fn drop_inside_markers(s: &str, spans: &mut Vec<Span>) {
+    if !s.contains(MARKER_PREFIX) {
+        return;
+    }
+    let markers: Vec<(usize, usize)> =
+        memchr::memmem::find_iter(s.as_bytes(), MARKER_PREFIX.as_bytes())
+            .filter_map(|start| {
+                kind::marker_at(s.as_bytes(), start).map(|len| (start, start + len))
+            })
+            .collect();
+    spans.retain(|span| {
+        !markers.iter().any(|&(start, end)| {
+            (span.start > start && span.start < end) || (span.start == start && span.end <= end)
+        })
+    });
+}
+
+/// Merges overlapping spans; the merged span keeps the most specific kind.
+fn merge(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.retain(|s| s.start < s.end);
+    spans.sort_by_key(|s| (s.start, s.end));
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match out.last_mut() {
+            Some(last) if span.start < last.end => {
+                last.end = last.end.max(span.end);
+                last.kind = last.kind.min(span.kind);
+            }
+            Some(_) | None => out.push(span),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

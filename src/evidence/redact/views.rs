@@ -1,0 +1,477 @@
+//! Decoded views of a text: what it says once URL escapes, JSON string
+//! escapes or shell quoting are taken off.
+//!
+//! A secret in `?q=%3Dsk-ant-…`, in `"{\"password\":\"…\"}"` or in
+//! `'ab'\''cd'` is hidden from the rules by its encoding. Each view is the
+//! decoded text plus a map back to the original bytes, so a finding in a view
+//! redacts the original span that encodes it. Views are built only when the
+//! decoding changes something, at most [`MAX_VIEWS`] of them (two levels:
+//! JSON inside a URL, a URL inside a JSON string), each in one pass.
+
+use crate::shell::word::decode_ansi_c;
+
+/// Most views of one text, the text itself included.
+pub const MAX_VIEWS: usize = 8;
+
+/// How a run of view bytes came from the bytes below it.
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    /// First view byte.
+    view: usize,
+    /// First byte below (in the parent view, or the original text).
+    orig: usize,
+    /// Bytes below it covers.
+    orig_len: usize,
+    /// View bytes.
+    len: usize,
+    /// Copied byte for byte (else one decoded unit: an escape, a quote run).
+    copied: bool,
+}
+
+/// One decoded view.
+pub struct View {
+    pub bytes: Vec<u8>,
+    segs: Vec<Seg>,
+    /// The view this one was decoded from; `None` for the original text.
+    parent: Option<usize>,
+    /// Whether shell quoting was taken off this view or one below it.
+    pub dequoted: bool,
+}
+
+/// The decoders, in the order they are tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decoder {
+    Url,
+    Json,
+    Shell,
+}
+
+const DECODERS: [Decoder; 3] = [Decoder::Url, Decoder::Json, Decoder::Shell];
+
+/// The original text and every view decoded from it.
+pub struct Views {
+    pub views: Vec<View>,
+}
+
+impl Views {
+    pub fn of(text: &[u8]) -> Views {
+        let mut views = vec![View {
+            bytes: text.to_vec(),
+            segs: Vec::new(),
+            parent: None,
+            dequoted: false,
+        }];
+        let mut level = vec![0usize];
+        for _depth in 0..2 {
+            let mut next = Vec::new();
+            for &index in &level {
+                for decoder in DECODERS {
+                    if views.len() >= MAX_VIEWS {
+                        break;
+                    }
+                    let Some(source) = views.get(index) else {
+                        continue;
+                    };
+                    let dequoted = source.dequoted || decoder == Decoder::Shell;
+                    if let Some(mut view) = decode(decoder, &source.bytes) {
+                        view.parent = Some(index);
+                        view.dequoted = dequoted;
+                        next.push(views.len());
+                        views.push(view);
+                    }
+                }
+            }
+            level = next;
+        }
+        Views { views }
+    }
+
+    /// The original byte range that view `index`'s bytes `start..end` encode.
+    pub fn to_original(&self, index: usize, start: usize, end: usize) -> (usize, usize) {
+        let (mut start, mut end, mut at) = (start, end, index);
+        while let Some(view) = self.views.get(at) {
+            let Some(parent) = view.parent else { break };
+            (start, end) = view.map(start, end);
+            at = parent;
+        }
+        (start, end)
+    }
+}
+
+/// Bytes around a decoded spot that a derived view is scanned for: the
+/// longest head or token a rule needs to see whole. Elsewhere a derived view
+/// equals its source, which is scanned already.
+pub const DIRTY_MARGIN: usize = 512;
+
+impl View {
+    /// The regions of this view worth scanning: every decoded spot (and
+    /// every dropped quote) with [`DIRTY_MARGIN`] bytes each side, merged.
+    /// `None` for the original text, which is scanned whole.
+    pub fn dirty(&self) -> Option<Vec<(usize, usize)>> {
+        self.parent?;
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        let mut expect_orig = None;
+        for seg in &self.segs {
+            let gap = expect_orig.is_some_and(|o| o != seg.orig);
+            if !seg.copied || gap {
+                let from = seg.view.saturating_sub(DIRTY_MARGIN);
+                let to = (seg.view + if seg.copied { 0 } else { seg.len })
+                    .saturating_add(DIRTY_MARGIN)
+                    .min(self.bytes.len());
+                match out.last_mut() {
+                    Some(last) if from <= last.1 => last.1 = last.1.max(to),
+                    Some(_) | None => out.push((from, to)),
+                }
+            }
+            expect_orig = Some(seg.orig + seg.orig_len);
+        }
+        Some(out)
+    }
+
+    /// Maps `start..end` of this view to the bytes it was decoded from.
+    fn map(&self, start: usize, end: usize) -> (usize, usize) {
+        if end <= start {
+            let s = self.map_start(start);
+            return (s, s);
+        }
+        (self.map_start(start), self.map_end(end - 1))
+    }
+
+    fn seg_at(&self, pos: usize) -> Option<&Seg> {
+        let i = self.segs.partition_point(|s| s.view <= pos);
+        i.checked_sub(1).and_then(|i| self.segs.get(i))
+    }
+
+    fn map_start(&self, pos: usize) -> usize {
+        match self.seg_at(pos) {
+            Some(s) if s.copied => s.orig + (pos - s.view).min(s.len),
+            Some(s) => s.orig,
+            None => 0,
+        }
+    }
+
+    /// The end (exclusive) below the view byte at `last`.
+    fn map_end(&self, last: usize) -> usize {
+        match self.seg_at(last) {
+            Some(s) if s.copied => s.orig + (last - s.view).min(s.len) + 1,
+            Some(s) => s.orig + s.orig_len,
+            None => 0,
+        }
+    }
+}
+
+/// Builds a view and its map.
+#[derive(Default)]
+struct Builder {
+    bytes: Vec<u8>,
+    segs: Vec<Seg>,
+    changed: bool,
+}
+
+impl Builder {
+    fn with_capacity(n: usize) -> Builder {
+        Builder {
+            bytes: Vec::with_capacity(n),
+            segs: Vec::new(),
+            changed: false,
+        }
+    }
+
+    fn copy(&mut self, orig: usize, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let view = self.bytes.len();
+        self.bytes.extend_from_slice(bytes);
+        if let Some(last) = self.segs.last_mut()
+            && last.copied
+            && last.orig + last.orig_len == orig
+            && last.view + last.len == view
+        {
+            last.len += bytes.len();
+            last.orig_len += bytes.len();
+            return;
+        }
+        self.segs.push(Seg {
+            view,
+            orig,
+            orig_len: bytes.len(),
+            len: bytes.len(),
+            copied: true,
+        });
+    }
+
+    fn decoded(&mut self, orig: usize, orig_len: usize, out: &[u8]) {
+        self.changed = true;
+        if out.is_empty() {
+            return;
+        }
+        self.segs.push(Seg {
+            view: self.bytes.len(),
+            orig,
+            orig_len,
+            len: out.len(),
+            copied: false,
+        });
+        self.bytes.extend_from_slice(out);
+    }
+
+    /// Drops source bytes (a quote) from the view.
+    fn skip(&mut self) {
+        self.changed = true;
+    }
+
+    fn finish(self) -> Option<View> {
+        self.changed.then_some(View {
+            bytes: self.bytes,
+            segs: self.segs,
+            parent: None,
+            dequoted: false,
+        })
+    }
+}
+
+fn decode(decoder: Decoder, text: &[u8]) -> Option<View> {
+    match decoder {
+        Decoder::Url => memchr::memchr(b'%', text).and_then(|_| url(text)),
+        Decoder::Json => memchr::memchr(b'\\', text).and_then(|_| json(text)),
+        Decoder::Shell => memchr::memchr3(b'\'', b'"', b'\\', text).and_then(|_| shell(text)),
+    }
+}
+
+/// One shell word with its quoting removed.
+pub fn dequote(word: &[u8]) -> Vec<u8> {
+    shell(word).map_or_else(|| word.to_vec(), |v| v.bytes)
+}
+
+fn hex(b: u8) -> Option<u8> {
+    char::from(b)
+        .to_digit(16)
+        .and_then(|d| u8::try_from(d).ok())
+}
+
+/// `%3D` → `=`.
+fn url(text: &[u8]) -> Option<View> {
+    let mut b = Builder::with_capacity(text.len());
+    let mut i = 0;
+    let mut run = 0;
+    while i < text.len() {
+        let escape = (text.get(i) == Some(&b'%'))
+            .then(|| Some(hex(*text.get(i + 1)?)? * 16 + hex(*text.get(i + 2)?)?))
+            .flatten();
+        match escape {
+            Some(byte) => {
+                b.copy(run, text.get(run..i).unwrap_or_default());
+                b.decoded(i, 3, &[byte]);
+                i += 3;
+                run = i;
+            }
+            None => i += 1,
+        }
+    }
+    b.copy(run, text.get(run..).unwrap_or_default());
+    b.finish()
+}
+
+/// JSON string escapes: `\"`, `\\`, `\/`, `\n`, `\uXXXX`, …
+fn json(text: &[u8]) -> Option<View> {
+    let mut b = Builder::with_capacity(text.len());
+    let mut i = 0;
+    let mut run = 0;
+    while i < text.len() {
+        if text.get(i) != Some(&b'\\') {
+            i += 1;
+            continue;
+        }
+        let (out, used): (Vec<u8>, usize) = match text.get(i + 1) {
+            Some(b'"') => (b"\"".to_vec(), 2),
+            Some(b'\\') => (b"\\".to_vec(), 2),
+            Some(b'/') => (b"/".to_vec(), 2),
+            Some(b'n') => (b"\n".to_vec(), 2),
+            Some(b'r') => (b"\r".to_vec(), 2),
+            Some(b't') => (b"\t".to_vec(), 2),
+            Some(b'b') => (vec![8], 2),
+            Some(b'f') => (vec![12], 2),
+            Some(b'u') => match unicode_escape(text, i) {
+                Some(decoded) => decoded,
+                None => {
+                    i += 1;
+                    continue;
+                }
+            },
+            Some(_) | None => {
+                i += 1;
+                continue;
+            }
+        };
+        b.copy(run, text.get(run..i).unwrap_or_default());
+        b.decoded(i, used, &out);
+        i += used;
+        run = i;
+    }
+    b.copy(run, text.get(run..).unwrap_or_default());
+    b.finish()
+}
+
+fn four_hex(text: &[u8], at: usize) -> Option<u32> {
+    let digits = text.get(at..at + 4)?;
+    let s = std::str::from_utf8(digits).ok()?;
+    u32::from_str_radix(s, 16).ok()
+}
+
+/// `\uXXXX` (and a surrogate pair) at `at`, as UTF-8 and the bytes used.
+fn unicode_escape(text: &[u8], at: usize) -> Option<(Vec<u8>, usize)> {
+    let high = four_hex(text, at + 2)?;
+    let (code, used) = if (0xD800..0xDC00).contains(&high)
+        && text.get(at + 6..at + 8) == Some(b"\\u")
+        && let Some(low) = four_hex(text, at + 8)
+        && (0xDC00..0xE000).contains(&low)
+    {
+        (0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00), 12)
+    } else {
+        (high, 6)
+    };
+    let c = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
+    Some((c.to_string().into_bytes(), used))
+}
+
+/// Shell quote removal: `'…'`, `"…"` (with its escapes), `$'…'` and
+/// backslash escapes, as bash would read the words.
+fn shell(text: &[u8]) -> Option<View> {
+    let mut b = Builder::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let Some(&c) = text.get(i) else { break };
+        match c {
+            b'\'' => i = single_quoted(text, i, &mut b),
+            b'"' => i = double_quoted(text, i, &mut b),
+            b'$' if text.get(i + 1) == Some(&b'\'') => i = ansi_c(text, i, &mut b),
+            b'\\' => {
+                match text.get(i + 1) {
+                    Some(b'\n') => b.decoded(i, 2, b""),
+                    Some(&next) => b.decoded(i, 2, &[next]),
+                    None => b.copy(i, b"\\"),
+                }
+                i += 2;
+            }
+            _ => {
+                let end = text
+                    .get(i..)
+                    .and_then(|r| memchr::memchr3(b'\'', b'"', b'\\', r))
+                    .map_or(text.len(), |j| i + j);
+                // Stop before a `$` that opens `$'…'`.
+                let end = match (end.checked_sub(1).and_then(|e| text.get(e)), text.get(end)) {
+                    (Some(b'$'), Some(b'\'')) if end - 1 > i => end - 1,
+                    _ => end,
+                };
+                b.copy(i, text.get(i..end).unwrap_or_default());
+                i = end;
+            }
+        }
+    }
+    b.finish()
+}
+
+fn single_quoted(text: &[u8], at: usize, b: &mut Builder) -> usize {
+    b.skip();
+    let body = at + 1;
+    let close = text
+        .get(body..)
+        .and_then(|r| memchr::memchr(b'\'', r))
+        .map(|j| body + j);
+    let end = close.unwrap_or(text.len());
+    b.copy(body, text.get(body..end).unwrap_or_default());
+    close.map_or(text.len(), |c| c + 1)
+}
+
+fn double_quoted(text: &[u8], at: usize, b: &mut Builder) -> usize {
+    b.skip();
+    let mut i = at + 1;
+    let mut run = i;
+    while i < text.len() {
+        match text.get(i) {
+            Some(b'"') => {
+                b.copy(run, text.get(run..i).unwrap_or_default());
+                return i + 1;
+            }
+            Some(b'\\') if matches!(text.get(i + 1), Some(b'"' | b'\\' | b'$' | b'`' | b'\n')) => {
+                b.copy(run, text.get(run..i).unwrap_or_default());
+                let out = match text.get(i + 1) {
+                    Some(b'\n') | None => Vec::new(),
+                    Some(&c) => vec![c],
+                };
+                b.decoded(i, 2, &out);
+                i += 2;
+                run = i;
+            }
+            Some(_) | None => i += 1,
+        }
+    }
+    b.copy(run, text.get(run..).unwrap_or_default());
+    text.len()
+}
+
+fn ansi_c(text: &[u8], at: usize, b: &mut Builder) -> usize {
+    let body = at + 2;
+    let mut i = body;
+    while i < text.len() && text.get(i) != Some(&b'\'') {
+        i += if text.get(i) == Some(&b'\\') { 2 } else { 1 };
+    }
+    let end = i.min(text.len());
+    let inner = String::from_utf8_lossy(text.get(body..end).unwrap_or_default());
+    let decoded = decode_ansi_c(&inner);
+    let used = (end + 1).min(text.len()) - at;
+    b.decoded(at, used, decoded.as_bytes());
+    at + used
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decoded(text: &str) -> Vec<String> {
+        Views::of(text.as_bytes())
+            .views
+            .iter()
+            .map(|v| String::from_utf8_lossy(&v.bytes).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn views_decode_each_encoding() {
+        let v = decoded("a%3Dsk-ant-x");
+        assert!(v.contains(&"a=sk-ant-x".to_owned()), "{v:?}");
+        let v = decoded(r#"echo "{\"password\":\"hunter2\"}""#);
+        assert!(
+            v.iter().any(|s| s.contains(r#"{"password":"hunter2"}"#)),
+            "{v:?}"
+        );
+        let v = decoded(r"PW='ab'\''cd' x");
+        assert!(v.contains(&"PW=ab'cd x".to_owned()), "{v:?}");
+        let v = decoded(r"X=$'\x68i'");
+        assert!(v.contains(&"X=hi".to_owned()), "{v:?}");
+        assert_eq!(decoded("plain text").len(), 1);
+    }
+
+    #[test]
+    fn view_spans_map_back_to_the_encoding() {
+        let text = r"PW='ab'\''cd' x";
+        let views = Views::of(text.as_bytes());
+        let (index, view) = views
+            .views
+            .iter()
+            .enumerate()
+            .find(|(_, v)| v.bytes == b"PW=ab'cd x")
+            .unwrap();
+        let at = view.bytes.iter().position(|b| *b == b'a').unwrap();
+        let (s, e) = views.to_original(index, at, at + 5);
+        assert_eq!(&text[s..e], r"ab'\''cd");
+
+        let text = "q=%3Dsk-ant-abc&x";
+        let views = Views::of(text.as_bytes());
+        let view = views.views.get(1).unwrap();
+        let at = view.bytes.iter().position(|b| *b == b's').unwrap();
+        let (s, e) = views.to_original(1, at, at + 10);
+        assert_eq!(&text[s..e], "sk-ant-abc");
+    }
+}
