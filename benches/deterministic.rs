@@ -102,9 +102,14 @@ fn decide_in_table(request: &Request, hash: &str, ctx: &Context<'_>, loaded: &Lo
     }
 }
 
-/// Per-request median through the decision table (request hash included,
-/// as the engine computes it once per request).
-fn table_median(cases: &[Case], protected: &Protected, loaded: &LoadedConfig) {
+/// Times `run` on every case alone (best of five batches, to shed scheduler
+/// noise) and prints the median, p90, p99 and maximum over cases, in µs per request.
+fn report_per_request(
+    what: &str,
+    cases: &[Case],
+    protected: &Protected,
+    run: impl Fn(&Case, &Context<'_>),
+) {
     const BATCH: u32 = 200;
     let mut per_request: Vec<f64> = cases
         .iter()
@@ -119,41 +124,7 @@ fn table_median(cases: &[Case], protected: &Protected, loaded: &LoadedConfig) {
                 .map(|_| {
                     let start = Instant::now();
                     for _ in 0..BATCH {
-                        let r = black_box(&case.request);
-                        decide_in_table(r, &r.request_hash(), &ctx, loaded);
-                    }
-                    start.elapsed().as_secs_f64() * 1e6 / f64::from(BATCH)
-                })
-                .fold(f64::INFINITY, f64::min)
-        })
-        .collect();
-    per_request.sort_by(f64::total_cmp);
-    let median = per_request[per_request.len() / 2];
-    let p90 = per_request[per_request.len() * 9 / 10];
-    eprintln!(
-        "decision table (request hash, hard deny, config, routing, decision) per request over {} corpus commands: median {median:.1} µs, p90 {p90:.1} µs",
-        per_request.len()
-    );
-}
-
-/// Times every command alone (best of several batches, to shed scheduler
-/// noise) and prints the median over commands.
-fn per_request_median(cases: &[Case], protected: &Protected, router: &Router) {
-    const BATCH: u32 = 200;
-    let mut per_request: Vec<f64> = cases
-        .iter()
-        .map(|case| {
-            let ctx = Context {
-                home: &case.home,
-                cwd: Some(&case.cwd),
-                protected,
-                limits: &vouch::shell::Limits::DEFAULT,
-            };
-            (0..5)
-                .map(|_| {
-                    let start = Instant::now();
-                    for _ in 0..BATCH {
-                        decide(black_box(&case.request), &ctx, router);
+                        run(case, &ctx);
                     }
                     start.elapsed().as_secs_f64() * 1e6 / f64::from(BATCH)
                 })
@@ -166,8 +137,34 @@ fn per_request_median(cases: &[Case], protected: &Protected, router: &Router) {
     let p99 = per_request[per_request.len() * 99 / 100];
     let max = per_request[per_request.len() - 1];
     eprintln!(
-        "parse + hard deny + routing per request over {} corpus commands: median {median:.1} µs, p90 {p90:.1} µs, p99 {p99:.1} µs, max {max:.1} µs",
+        "{what} per request over {} corpus commands: median {median:.1} µs, p90 {p90:.1} µs, p99 {p99:.1} µs, max {max:.1} µs",
         per_request.len()
+    );
+}
+
+/// Per-request median through the decision table (request hash included,
+/// as the engine computes it once per request).
+fn table_median(cases: &[Case], protected: &Protected, loaded: &LoadedConfig) {
+    report_per_request(
+        "decision table (request hash, hard deny, config, routing, decision)",
+        cases,
+        protected,
+        |case, ctx| {
+            let r = black_box(&case.request);
+            decide_in_table(r, &r.request_hash(), ctx, loaded);
+        },
+    );
+}
+
+/// Per-request median of parse + hard deny + routing.
+fn per_request_median(cases: &[Case], protected: &Protected, router: &Router) {
+    report_per_request(
+        "parse + hard deny + routing",
+        cases,
+        protected,
+        |case, ctx| {
+            decide(black_box(&case.request), ctx, router);
+        },
     );
 }
 

@@ -19,7 +19,9 @@
 //! - [`options`] is the getopt_long parser, [`spec`] the command table,
 //!   [`effects`] what a command does to which path;
 //! - [`value`], [`glob`], [`path`], [`state`], [`budget`]: the values,
-//!   pattern matching, lexical paths, shell state and budgets.
+//!   pattern matching, lexical paths, shell state and budgets;
+//! - [`shape_of`] names how a command line is written (one simple command
+//!   and its words, a pipeline, a list, …) for the audit's templates.
 
 mod arith;
 mod ast;
@@ -37,6 +39,7 @@ mod param;
 pub mod path;
 mod printf;
 mod runners;
+mod shape;
 pub mod spec;
 mod special;
 mod state;
@@ -49,6 +52,7 @@ pub use command::{
 };
 /// ANSI-C quoting (`$'…'`) decoded as bash does; redaction reads through it.
 pub(crate) use lex::decode_ansi_c;
+pub use shape::{Shape, shape_of};
 pub use value::{Arg, Seg, Sources, Text, Value, argv_may_be};
 
 /// Why a command could not be fully understood.
