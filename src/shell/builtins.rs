@@ -1043,42 +1043,17 @@ impl Interp {
         }
     }
 
-    #[expect(
-        clippy::too_many_lines,
-        reason = "written in the issue 8 rework; split pending (issue 8 report)"
-    )]
     fn read(&mut self, args: &[Arg], state: &mut State) -> Flow {
-        let mut names = Vec::new();
-        let mut raw = false;
-        let mut array = None;
-        let mut delim = '\n';
-        let mut from_fd = false;
-        let mut k = 0;
-        while let Some(a) = args.get(k) {
-            k += 1;
-            let Some(t) = a.as_known() else {
-                return self.read_unknown(&names, array.as_deref(), state);
-            };
-            match t {
-                "-r" => raw = true,
-                "-a" => array = args.get(k).and_then(Arg::as_known).map(str::to_owned),
-                "-d" => {
-                    delim = args
-                        .get(k)
-                        .and_then(Arg::as_known)
-                        .map(|d| d.chars().next().unwrap_or('\0'))
-                        .unwrap_or('\n');
-                }
-                "-u" => from_fd = true,
-                "-p" | "-t" | "-n" | "-N" | "-i" => {}
-                _ if t.starts_with('-') && t.len() > 1 => {
-                    raw |= t.contains('r');
-                }
-                _ => names.push(t.to_owned()),
-            }
-            if matches!(t, "-a" | "-d" | "-u" | "-p" | "-t" | "-n" | "-N" | "-i") {
-                k += 1;
-            }
+        let ReadOptions {
+            mut names,
+            raw,
+            array,
+            delim,
+            from_fd,
+            known_words,
+        } = read_options(args);
+        if !known_words {
+            return self.read_unknown(&names, array.as_deref(), state);
         }
         if names.is_empty() && array.is_none() {
             names.push("REPLY".to_owned());
@@ -1489,4 +1464,56 @@ pub(crate) fn split_ifs(line: &str, ifs: &str, max: usize) -> Vec<String> {
         }
     }
     out
+}
+
+/// What `read`'s options ask for.
+struct ReadOptions {
+    names: Vec<String>,
+    raw: bool,
+    array: Option<String>,
+    delim: char,
+    from_fd: bool,
+    /// False when a word is unknown: then `names` (so far) get unknown values.
+    known_words: bool,
+}
+
+/// `read [-r] [-a array] [-d delim] [-u fd] [-p/-t/-n/-N/-i value] names…`.
+fn read_options(args: &[Arg]) -> ReadOptions {
+    let mut o = ReadOptions {
+        names: Vec::new(),
+        raw: false,
+        array: None,
+        delim: '\n',
+        from_fd: false,
+        known_words: true,
+    };
+    let mut k = 0;
+    while let Some(a) = args.get(k) {
+        k += 1;
+        let Some(t) = a.as_known() else {
+            o.known_words = false;
+            return o;
+        };
+        match t {
+            "-r" => o.raw = true,
+            "-a" => o.array = args.get(k).and_then(Arg::as_known).map(str::to_owned),
+            "-d" => {
+                o.delim = args
+                    .get(k)
+                    .and_then(Arg::as_known)
+                    .map(|d| d.chars().next().unwrap_or('\0'))
+                    .unwrap_or('\n');
+            }
+            "-u" => o.from_fd = true,
+            "-p" | "-t" | "-n" | "-N" | "-i" => {}
+            _ if t.starts_with('-') && t.len() > 1 => {
+                o.raw |= t.contains('r');
+            }
+            _ => o.names.push(t.to_owned()),
+        }
+        if matches!(t, "-a" | "-d" | "-u" | "-p" | "-t" | "-n" | "-N" | "-i") {
+            k += 1;
+        }
+    }
+    o
 }

@@ -330,10 +330,6 @@ impl Interp {
     }
 
     /// Runs `stmt` in `state`.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "written in the issue 8 rework; split pending (issue 8 report)"
-    )]
     pub(crate) fn exec(&mut self, stmt: &Stmt, state: State) -> (Flow, Output) {
         if !self.meter.step() {
             return (Flow::either(state), Output::unknown(Sources::none()));
@@ -344,14 +340,12 @@ impl Interp {
             Stmt::Pipeline(stages) => self.pipeline(stages, state),
             Stmt::Not(inner) => {
                 let (flow, out) = self.exec(inner, state);
-                (
-                    Flow {
-                        ok: flow.fail,
-                        fail: flow.ok,
-                        jumps: flow.jumps,
-                    },
-                    out,
-                )
+                let negated = Flow {
+                    ok: flow.fail,
+                    fail: flow.ok,
+                    jumps: flow.jumps,
+                };
+                (negated, out)
             }
             Stmt::And(a, b) => self.and_or(a, b, state, true),
             Stmt::Or(a, b) => self.and_or(a, b, state, false),
@@ -384,24 +378,7 @@ impl Interp {
                 body,
             } => self.arith_for(init, cond, update, body, state),
             Stmt::Case { word, arms } => self.case(word, arms, state),
-            Stmt::Function { name, body } => {
-                if !self
-                    .defined
-                    .iter()
-                    .any(|(n, b)| n == name && Rc::ptr_eq(b, body))
-                {
-                    self.defined.push((name.clone(), Rc::clone(body)));
-                }
-                let mut state = state;
-                Rc::make_mut(&mut state.functions).insert(
-                    name.clone(),
-                    super::state::Func {
-                        body: Rc::clone(body),
-                        exported: false,
-                    },
-                );
-                (Flow::ok(state), Output::empty())
-            }
+            Stmt::Function { name, body } => self.define_function(name, body, state),
             Stmt::Arith(expr) => {
                 let mut state = state;
                 let value = self.arith(expr, &mut state);
@@ -420,6 +397,27 @@ impl Interp {
                 (Flow::either(state), Output::empty())
             }
         }
+    }
+
+    /// `name() { … }`: the function exists from here on (and is remembered
+    /// for [`Self::uncalled_functions`]).
+    fn define_function(&mut self, name: &str, body: &Rc<Stmt>, state: State) -> (Flow, Output) {
+        if !self
+            .defined
+            .iter()
+            .any(|(n, b)| n == name && Rc::ptr_eq(b, body))
+        {
+            self.defined.push((name.to_owned(), Rc::clone(body)));
+        }
+        let mut state = state;
+        Rc::make_mut(&mut state.functions).insert(
+            name.to_owned(),
+            super::state::Func {
+                body: Rc::clone(body),
+                exported: false,
+            },
+        );
+        (Flow::ok(state), Output::empty())
     }
 
     fn and_or(&mut self, a: &Stmt, b: &Stmt, state: State, and: bool) -> (Flow, Output) {

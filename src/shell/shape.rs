@@ -48,11 +48,29 @@ pub fn shape_of(command: &str, limits: &Limits) -> Shape {
         Stmt::Simple(simple) if !simple.assigns.is_empty() => Shape::EnvPrefix,
         Stmt::Simple(simple) if !simple.redirects.is_empty() => Shape::Redirection,
         Stmt::Simple(simple) if simple.words.is_empty() => Shape::Empty,
+        // `export K=v`, `local x=1`: a declaration builtin assigns.
+        Stmt::Simple(simple) if simple.words.iter().any(|w| matches!(w, ArgAst::Assign(_))) => {
+            Shape::EnvPrefix
+        }
+        // `echo $(whoami)` runs a second command.
+        Stmt::Simple(simple) if simple.words.iter().any(substitutes) => Shape::Compound,
         Stmt::Simple(simple) => Shape::Simple(simple.words.iter().map(written).collect()),
         Stmt::Redirected(..) => Shape::Redirection,
         other if has_pipeline(other) => Shape::Pipeline,
         _ => Shape::Compound,
     }
+}
+
+/// Whether a word runs a command or process substitution.
+fn substitutes(arg: &ArgAst) -> bool {
+    let ArgAst::Word(word) = arg else {
+        return false;
+    };
+    word.parts.iter().any(|part| match part {
+        Part::Cmd { .. } | Part::Proc { .. } => true,
+        Part::Arith { substs, .. } => !substs.is_empty(),
+        Part::Param { .. } | Part::Lit(_) | Part::Quoted(_) => false,
+    })
 }
 
 /// A word's text as written, when bash would not expand it.
@@ -124,7 +142,7 @@ mod tests {
             words(&[Some("git"), Some("commit"), Some("-m"), Some("a b")])
         );
         assert_eq!(
-            s("echo $HOME ~/x *.rs \"$(date)\" {a,b}"),
+            s("echo $HOME ~/x *.rs \"${A:-x}\" {a,b}"),
             words(&[Some("echo"), None, None, None, None, Some("{a,b}")])
         );
     }
@@ -136,6 +154,9 @@ mod tests {
         assert_eq!(s("echo 'open"), Shape::Unparsed);
         assert_eq!(s("FOO=1 make"), Shape::EnvPrefix);
         assert_eq!(s("X=1"), Shape::EnvPrefix);
+        assert_eq!(s("export K=v"), Shape::EnvPrefix);
+        assert_eq!(s("echo $(whoami)"), Shape::Compound);
+        assert_eq!(s("cat <(ls)"), Shape::Compound);
         assert_eq!(s("make > log 2>&1"), Shape::Redirection);
         assert_eq!(s("cat <<EOF\nhi\nEOF"), Shape::Redirection);
         assert_eq!(s("{ make; } > log"), Shape::Redirection);

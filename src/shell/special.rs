@@ -758,10 +758,6 @@ fn cmake(args: &[Arg], out: &mut Effects) {
 
 /// Files cloud and transfer tools send: `gh gist create F`, `aws s3 cp F
 /// s3://…`, `rclone copy D remote:`, `sftp`/`lftp` `put F`, ….
-#[expect(
-    clippy::too_many_lines,
-    reason = "written in the issue 8 rework; split pending (issue 8 report)"
-)]
 fn uploads(name: &str, args: &[Arg], cmd: &Command, out: &mut Effects) {
     let words = known_args(args);
     let values: Vec<Value> = args
@@ -824,8 +820,12 @@ fn uploads(name: &str, args: &[Arg], cmd: &Command, out: &mut Effects) {
         }
         _ => {}
     }
-    // `lftp -e 'put F'`, `smbclient -c 'put F'`, and batch commands read
-    // from standard input (`sftp host <<< 'put F'`).
+    batch_uploads(&words, cmd, out);
+}
+
+/// `lftp -e 'put F'`, `smbclient -c 'put F'`, and batch commands read from
+/// standard input (`sftp host <<< 'put F'`).
+fn batch_uploads(words: &[Option<&str>], cmd: &Command, out: &mut Effects) {
     let mut scripts: Vec<String> = Vec::new();
     for (k, w) in words.iter().enumerate() {
         if matches!(w, Some("-e" | "-c"))

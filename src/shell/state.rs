@@ -195,11 +195,13 @@ impl State {
     }
 
     /// Joins `other` into `self`: every value becomes the candidates of both.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "written in the issue 8 rework; split pending (issue 8 report)"
-    )]
     pub(crate) fn join(&mut self, other: &State, known: &Known) {
+        self.join_values(other, known);
+        self.join_tables(other);
+    }
+
+    /// Variables, positional parameters, `$0` and the directories.
+    fn join_values(&mut self, other: &State, known: &Known) {
         if !Rc::ptr_eq(&self.vars, &other.vars) {
             let names: Vec<String> = self.vars.keys().chain(other.vars.keys()).cloned().collect();
             let mut merged = BTreeMap::new();
@@ -246,6 +248,11 @@ impl State {
             }
             (None, None) => None,
         };
+    }
+
+    /// The directory stack, descriptors, options, functions, aliases, known
+    /// files and standard input: kept where both sides agree.
+    fn join_tables(&mut self, other: &State) {
         if self.dirstack != other.dirstack {
             self.dirstack = Rc::new(Vec::new());
         }

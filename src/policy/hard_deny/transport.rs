@@ -82,10 +82,6 @@ fn env_pairs(f: &Facts<'_>, i: usize) -> Vec<(String, Value)> {
     out
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "written in the issue 8 rework; split pending (issue 8 report)"
-)]
 fn assignments(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
     let pairs = env_pairs(f, i);
     if pairs.is_empty() {
@@ -135,21 +131,10 @@ fn assignments(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
                 }
                 continue;
             }
-            "GIT_CONFIG_PARAMETERS" => {
-                let text = known
-                    .unwrap_or("")
-                    .to_ascii_lowercase()
-                    .replace(['\'', '"', ' '], "");
-                let hit = known.is_none()
-                    || text.split(',').any(|kv| {
-                        kv.split_once('=').is_some_and(|(k, v)| {
-                            ssl_verify_key(k).is_some_and(|scope| {
-                                scope.is_none_or(|s| !net::is_loopback_url(&s))
-                            }) && falsey(v)
-                        })
-                    });
-                ("transport-security-weakening/git-ssl-verify-off", hit)
-            }
+            "GIT_CONFIG_PARAMETERS" => (
+                "transport-security-weakening/git-ssl-verify-off",
+                known.is_none_or(git_parameters_verify_off),
+            ),
             n if n.starts_with("GIT_CONFIG_KEY_") => {
                 let index = n.trim_start_matches("GIT_CONFIG_KEY_");
                 let is_key = known.is_some_and(|k| ssl_verify_key(k).is_some());
@@ -170,6 +155,18 @@ fn assignments(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
         }
     }
     None
+}
+
+/// Whether `GIT_CONFIG_PARAMETERS` (`'k'='v'` pairs, comma-separated)
+/// turns `http.sslVerify` off for any host but loopback.
+fn git_parameters_verify_off(value: &str) -> bool {
+    let text = value.to_ascii_lowercase().replace(['\'', '"', ' '], "");
+    text.split(',').any(|kv| {
+        kv.split_once('=').is_some_and(|(k, v)| {
+            ssl_verify_key(k).is_some_and(|scope| scope.is_none_or(|s| !net::is_loopback_url(&s)))
+                && falsey(v)
+        })
+    })
 }
 
 /// Variables that send a command's requests through a proxy.
