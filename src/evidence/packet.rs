@@ -280,6 +280,10 @@ static FENCE_LOOKALIKE: LazyLock<Option<Regex>> =
 /// nonce already makes forging impossible; this keeps lookalikes from even
 /// confusing the reader.
 fn neutralize_fences(s: &str) -> Cow<'_, str> {
+    // Most text holds no `<<<`: the pattern is not even built for it.
+    if memchr::memmem::find(s.as_bytes(), b"<<<").is_none() {
+        return Cow::Borrowed(s);
+    }
     match FENCE_LOOKALIKE.as_ref() {
         Some(re) => re.replace_all(s, "[forged fence]${1}"),
         // INVARIANT: the pattern is a constant tested to compile; without it

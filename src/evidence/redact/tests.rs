@@ -13,6 +13,7 @@ fn rules_compile() {
     let rules = provider_rules();
     assert!(rules.len() >= 200, "{}", rules.len());
     assert_eq!(scan::unbuildable_rules(), Vec::<&str>::new());
+    assert!(structural::Structural::new().builds());
 }
 
 #[test]
