@@ -46,13 +46,17 @@ pub const DENSE: usize = 1;
 /// `encoded_every` pieces.
 pub fn adversarial(len: usize, encoded_every: usize) -> String {
     let mut out = String::with_capacity(len + 128);
-    let mut i = 0;
-    while out.len() < len {
-        out.push_str(PIECES[i % PIECES.len()]);
-        if i % encoded_every == 0 {
-            out.push_str(ENCODED[(i / encoded_every) % ENCODED.len()]);
+    let mut encoded = ENCODED.iter().cycle();
+    for (i, piece) in PIECES.iter().cycle().enumerate() {
+        if out.len() >= len {
+            break;
         }
-        i += 1;
+        out.push_str(piece);
+        if i % encoded_every == 0
+            && let Some(e) = encoded.next()
+        {
+            out.push_str(e);
+        }
     }
     out.truncate(out.floor_char_boundary(len));
     out

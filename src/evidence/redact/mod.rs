@@ -485,7 +485,7 @@ fn apply<'a>(s: &'a str, mut spans: Vec<Span>, report: &mut RedactionReport) -> 
     let mut at = 0;
     for span in &spans {
         out.push_str(s.get(at..span.start).unwrap_or_default());
-        out.push_str(&span.kind.marker());
+        span.kind.push_marker(&mut out);
         report.add(span.kind);
         at = span.end;
     }

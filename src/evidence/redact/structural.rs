@@ -178,8 +178,12 @@ impl Structural {
             if m.start() >= to {
                 break;
             }
-            let e = values::extent(hay, m.end(), Syntax::Inline, 0, usize::MAX);
-            push_value(hay, e, SecretKind::NetrcPassword, out);
+            push_value(
+                hay,
+                netrc_token(hay, m.end()),
+                SecretKind::NetrcPassword,
+                out,
+            );
         }
         Some(())
     }
@@ -559,6 +563,26 @@ fn push_value(hay: &[u8], e: Extent, kind: SecretKind, out: &mut Vec<Span>) {
     let bytes = e.bytes(hay);
     if !bytes.is_empty() && !values::is_exempt(bytes) {
         out.push(Span::new(e.start, e.end, kind));
+    }
+}
+
+/// A `.netrc` token at `at`: a quoted string, else everything up to
+/// whitespace (quotes inside it are its own bytes: `ab"cd`).
+fn netrc_token(hay: &[u8], at: usize) -> Extent {
+    if matches!(hay.get(at), Some(b'"' | b'\'')) {
+        return values::extent(hay, at, Syntax::Inline, 0, usize::MAX);
+    }
+    let len = hay
+        .get(at..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|b| !b.is_ascii_whitespace())
+        .count();
+    Extent {
+        start: at,
+        end: at + len,
+        next: at + len,
+        complete: true,
     }
 }
 

@@ -250,16 +250,19 @@ fn hex(b: u8) -> Option<u8> {
         .and_then(|d| u8::try_from(d).ok())
 }
 
+/// The byte `%XY` at `at` encodes.
+fn url_escape(text: &[u8], at: usize) -> Option<u8> {
+    Some(hex(*text.get(at + 1)?)? * 16 + hex(*text.get(at + 2)?)?)
+}
+
 /// `%3D` → `=`.
 fn url(text: &[u8]) -> Option<View> {
     let mut b = Builder::with_capacity(text.len());
     let mut i = 0;
     let mut run = 0;
-    while i < text.len() {
-        let escape = (text.get(i) == Some(&b'%'))
-            .then(|| Some(hex(*text.get(i + 1)?)? * 16 + hex(*text.get(i + 2)?)?))
-            .flatten();
-        match escape {
+    while let Some(at) = text.get(i..).and_then(|r| memchr::memchr(b'%', r)) {
+        i += at;
+        match url_escape(text, i) {
             Some(byte) => {
                 b.copy(run, text.get(run..i).unwrap_or_default());
                 b.decoded(i, 3, &[byte]);
@@ -278,11 +281,8 @@ fn json(text: &[u8]) -> Option<View> {
     let mut b = Builder::with_capacity(text.len());
     let mut i = 0;
     let mut run = 0;
-    while i < text.len() {
-        if text.get(i) != Some(&b'\\') {
-            i += 1;
-            continue;
-        }
+    while let Some(at) = text.get(i..).and_then(|r| memchr::memchr(b'\\', r)) {
+        i += at;
         let (out, used): (Vec<u8>, usize) = match text.get(i + 1) {
             Some(b'"') => (b"\"".to_vec(), 2),
             Some(b'\\') => (b"\\".to_vec(), 2),
