@@ -136,8 +136,10 @@ struct Inner {
     /// The reviewer last built, with the configuration it was built from:
     /// nearly every request shares the trusted configuration (or one cached
     /// project fold), so it is built once, not per request.
-    reviewer: Mutex<Option<(Arc<Config>, Reviewer)>>,
+    reviewer: Mutex<Option<(Arc<Config>, Arc<Reviewer>)>>,
     audit: audit::AuditQueue,
+    /// vouch's own files, worked out once but for each request's home.
+    protected: crate::paths::ProtectedPaths,
 }
 
 /// The result of the stages before the model.
@@ -154,7 +156,7 @@ pub enum Prepared {
 pub struct PendingReview {
     job: Job,
     packet: Packet,
-    reviewer: Reviewer,
+    reviewer: Arc<Reviewer>,
     store: Arc<Store>,
 }
 
@@ -218,6 +220,7 @@ impl Engine {
     pub fn new(options: EngineOptions) -> Result<Engine, EngineError> {
         let http = reviewer::http_client()?;
         let audit = audit::AuditQueue::new(Arc::clone(&options.audit));
+        let protected = options.paths.protected();
         Ok(Engine {
             inner: Arc::new(Inner {
                 options,
@@ -226,6 +229,7 @@ impl Engine {
                 projects: crate::config::ProjectCache::new(PROJECT_CACHE_ENTRIES),
                 reviewer: Mutex::new(None),
                 audit,
+                protected,
             }),
         })
     }
@@ -262,18 +266,22 @@ impl Engine {
 
     /// Decides one request. Never fails: faults become fail-closed decisions.
     pub async fn review(&self, request: Request) -> Decision {
-        let failed = shell::TaskFailure::new(&request);
+        // Shared with the blocking task rather than copied up front: only a
+        // task that dies needs the request again (for its failure decision).
+        let request = Arc::new(request);
         let this = self.clone();
-        let pending = match tokio::task::spawn_blocking(move || this.prepare(request)).await {
-            Ok(Prepared::Decided(decision)) => return *decision,
-            Ok(Prepared::Review(pending)) => pending,
-            Err(join) => return failed.decision(self, &join),
-        };
+        let shared = Arc::clone(&request);
+        let pending =
+            match tokio::task::spawn_blocking(move || shell::prepare(&this, &shared)).await {
+                Ok(Prepared::Decided(decision)) => return *decision,
+                Ok(Prepared::Review(pending)) => pending,
+                Err(join) => return shell::task_failure(self, &request, &join),
+            };
         let result = self.call_model(&pending).await;
         let this = self.clone();
         match tokio::task::spawn_blocking(move || this.finish(*pending, result)).await {
             Ok(decision) => decision,
-            Err(join) => failed.decision(self, &join),
+            Err(join) => shell::task_failure(self, &request, &join),
         }
     }
 
@@ -281,7 +289,7 @@ impl Engine {
     /// SQLite). Either a decision, or the review [`Engine::review`] hands to
     /// the model and then to [`Engine::finish`].
     pub fn prepare(&self, request: Request) -> Prepared {
-        shell::prepare(self, request)
+        shell::prepare(self, &request)
     }
 
     /// Records what the model said and returns the decision (blocking).
@@ -289,8 +297,9 @@ impl Engine {
         shell::finish(self, pending, result)
     }
 
-    /// The reviewer for an effective configuration.
-    fn reviewer_for(&self, cfg: &Arc<Config>) -> Result<Reviewer, ReviewerError> {
+    /// The reviewer for an effective configuration (shared, not copied: it
+    /// holds the request template and schema).
+    fn reviewer_for(&self, cfg: &Arc<Config>) -> Result<Arc<Reviewer>, ReviewerError> {
         let mut slot = self
             .inner
             .reviewer
@@ -299,11 +308,11 @@ impl Engine {
         if let Some((built_for, reviewer)) = slot.as_ref()
             && Arc::ptr_eq(built_for, cfg)
         {
-            return Ok(reviewer.clone());
+            return Ok(Arc::clone(reviewer));
         }
         let key = reviewer::api_key_from_env(&cfg.reviewer, &|name| (self.inner.options.env)(name));
-        let reviewer = Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)?;
-        *slot = Some((Arc::clone(cfg), reviewer.clone()));
+        let reviewer = Arc::new(Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)?);
+        *slot = Some((Arc::clone(cfg), Arc::clone(&reviewer)));
         Ok(reviewer)
     }
 
