@@ -97,17 +97,24 @@ pub fn review(global: &Global, input: impl Read, mut out: impl Write, mut err: i
     };
     // The engine (and its audit queue, which drains on drop) outlives the
     // printed line: the harness gets its answer first.
-    let (decision, _engine) = match engine(global) {
+    let (decision, engine) = match engine(global) {
         Ok(engine) => match runtime() {
             Ok(rt) => (rt.block_on(engine.review(request)), Some(engine)),
             Err(e) => (config_error(&request, &e), Some(engine)),
         },
         Err(e) => (config_error(&request, &e), None),
     };
-    match print_line(&mut out, &decision) {
+    let code = match print_line(&mut out, &decision) {
         Ok(()) => 0,
         Err(e) => fail(&mut err, &e, 2),
+    };
+    // After the decision is out: a slow or locked audit database delays
+    // only this process's exit, by at most `audit.flush_timeout_ms`.
+    if let Some(engine) = &engine {
+        let wait = std::time::Duration::from_millis(engine.config().audit.flush_timeout_ms);
+        engine.flush_audit(wait);
     }
+    code
 }
 
 /// Without a usable configuration there is no failure mode to consult: deny.
@@ -284,6 +291,38 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
     }
 }
 
+/// `vouch audit report`: statistics and suggested rules, as text or JSON.
+pub fn audit_report(
+    global: &Global,
+    options: crate::audit::report::Options,
+    json: bool,
+    mut out: impl Write,
+    mut err: impl Write,
+) -> i32 {
+    let engine = match engine(global) {
+        Ok(e) => e,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let report = match runtime() {
+        Ok(rt) => rt.block_on(engine.audit_report(options)),
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let report = match report {
+        Ok(r) => r,
+        Err(crate::engine::EngineError::AuditInput(m)) => return fail(&mut err, &m, 2),
+        Err(e) => return fail(&mut err, &e, 1),
+    };
+    let written = if json {
+        print_line(&mut out, &report)
+    } else {
+        out.write_all(crate::audit::report::render_text(&report).as_bytes())
+    };
+    match written {
+        Ok(()) => 0,
+        Err(e) => fail(&mut err, &e, 2),
+    }
+}
+
 /// `vouch hook <harness>`: one hook call. Always exit 0: every fault is a
 /// fail-closed reply in the harness's own schema (see [`crate::hooks::run`]).
 pub fn hook<R, W>(
@@ -365,5 +404,165 @@ pub fn hook_snippet(
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => 0,
         Err(e) => fail(&mut err, &e, 2),
+    }
+}
+
+/// Lines handed to the engine per transaction.
+const INGEST_BATCH_LINES: usize = 1000;
+
+/// `vouch audit ingest`: JSON lines on stdin. Good lines are counted even
+/// when others are refused; each refused line is named on stderr (exit 1).
+/// Prints one summary line on stdout.
+pub fn audit_ingest(
+    global: &Global,
+    input: impl BufRead,
+    mut out: impl Write,
+    mut err: impl Write,
+) -> i32 {
+    use crate::audit::ingest::{IngestSummary, MAX_EVENT_BYTES};
+    let engine = match engine(global) {
+        Ok(e) => e,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let mut lines = LineReader::new(input, MAX_EVENT_BYTES);
+    let mut total = IngestSummary::default();
+    while !lines.done {
+        let (values, numbers) = match read_batch(&mut lines, &mut total) {
+            Ok(batch) => batch,
+            Err(e) => return fail(&mut err, &CliError::Stdin(e), 2),
+        };
+        if values.is_empty() {
+            continue;
+        }
+        match rt.block_on(engine.audit_ingest(values, false)) {
+            Ok(mut summary) => {
+                // Indexes within the batch become line numbers.
+                for rejected in &mut summary.rejected {
+                    rejected.index = numbers.get(rejected.index).copied().unwrap_or(0);
+                }
+                total.add(summary);
+            }
+            Err(e) => return fail(&mut err, &e, 2),
+        }
+    }
+    for rejected in &total.rejected {
+        let _ = writeln!(err, "vouch: line {}: {}", rejected.index, rejected.error);
+    }
+    if let Err(e) = print_line(&mut out, &total) {
+        return fail(&mut err, &e, 2);
+    }
+    if total.rejected.is_empty() { 0 } else { 1 }
+}
+
+/// Reads up to [`INGEST_BATCH_LINES`] events and their line numbers; lines
+/// that are not JSON go straight to `total` as refused.
+fn read_batch(
+    lines: &mut LineReader<impl BufRead>,
+    total: &mut crate::audit::ingest::IngestSummary,
+) -> std::io::Result<(Vec<serde_json::Value>, Vec<usize>)> {
+    let mut values = Vec::new();
+    let mut numbers = Vec::new();
+    while values.len() < INGEST_BATCH_LINES {
+        let Some((number, line)) = lines.next_line()? else {
+            break;
+        };
+        let parsed = line.and_then(|text| {
+            if text.trim().is_empty() {
+                return Ok(None);
+            }
+            serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| format!("not valid JSON (column {})", e.column()))
+        });
+        match parsed {
+            Ok(None) => {}
+            Ok(Some(value)) => {
+                values.push(value);
+                numbers.push(number);
+            }
+            Err(error) => {
+                total.events += 1;
+                total.rejected.push(crate::audit::ingest::Rejected {
+                    index: number,
+                    error,
+                });
+            }
+        }
+    }
+    Ok((values, numbers))
+}
+
+/// Reads lines of at most `limit` bytes; a longer line is skipped (to its
+/// end, in bounded chunks) and reported, never cut.
+struct LineReader<R> {
+    input: R,
+    limit: usize,
+    number: usize,
+    done: bool,
+}
+
+impl<R: BufRead> LineReader<R> {
+    fn new(input: R, limit: usize) -> Self {
+        LineReader {
+            input,
+            limit,
+            number: 0,
+            done: false,
+        }
+    }
+
+    /// The next line with its 1-based number: its text, or why it was
+    /// refused. `Ok(None)` at the end.
+    fn next_line(&mut self) -> std::io::Result<Option<(usize, Result<String, String>)>> {
+        if self.done {
+            return Ok(None);
+        }
+        let mut buf = Vec::new();
+        let limit = u64::try_from(self.limit).unwrap_or(u64::MAX);
+        let read = (&mut self.input)
+            .take(limit.saturating_add(1))
+            .read_until(b'\n', &mut buf)?;
+        if read == 0 {
+            self.done = true;
+            return Ok(None);
+        }
+        self.number += 1;
+        let ended = buf.last() == Some(&b'\n');
+        if !ended && buf.len() > self.limit {
+            // Skip the rest of the over-long line without buffering it.
+            loop {
+                let mut chunk = Vec::new();
+                let n = (&mut self.input)
+                    .take(64 * 1024)
+                    .read_until(b'\n', &mut chunk)?;
+                if n == 0 || chunk.last() == Some(&b'\n') {
+                    break;
+                }
+            }
+            return Ok(Some((
+                self.number,
+                Err(format!(
+                    "line is longer than the limit of {} bytes",
+                    self.limit
+                )),
+            )));
+        }
+        let text = match String::from_utf8(buf) {
+            Ok(text) => text,
+            Err(e) => {
+                return Ok(Some((
+                    self.number,
+                    Err(format!(
+                        "line is not valid UTF-8 (at byte {})",
+                        e.utf8_error().valid_up_to()
+                    )),
+                )));
+            }
+        };
+        Ok(Some((self.number, Ok(text))))
     }
 }

@@ -225,6 +225,12 @@ pub struct RoutingConfig {
 pub struct AuditConfig {
     pub enabled: bool,
     pub retention_days: u32,
+    pub pending_ttl_ms: u64,
+    pub lock_timeout_ms: u64,
+    pub flush_timeout_ms: u64,
+    pub queue_capacity: u64,
+    pub max_command_bytes: u64,
+    pub max_template_tokens: u64,
 }
 
 /// `vouch hook <harness>`: transcript reading and the adapter's deadline.

@@ -38,6 +38,8 @@
 //!   and the effects it writes — turn snapshots, breaker and budget rules,
 //!   cache, overrides and break glass, one-use grants; SQLite, file modes,
 //!   tokens and randomness in [`store`].
+//! - [`audit`]: redacted daily aggregates of every decision and after-event
+//!   in `audit.sqlite`, and the report that suggests permission rules.
 //! - [`http`], [`server`]: the `vouch serve` HTTP service (one `AppError`,
 //!   one strict-body extractor).
 //! - [`hooks`]: the harness adapters (`vouch hook claude-code|codex|gemini|cursor`,
@@ -45,6 +47,7 @@
 //!   harness's own reply, transcripts, snippets.
 //! - [`cli`]: the command-line commands; [`telemetry`]: tracing setup and events.
 
+pub mod audit;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -52,12 +52,44 @@ enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// The policy audit: what keeps reaching a human, and rules to stop it.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
     /// Harness hook adapters: the harness's hook JSON on stdin, its reply on
     /// stdout, always exit 0 (faults are fail-closed replies).
     Hook {
         #[command(subcommand)]
         command: HookCommand,
     },
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Totals, top subjects and suggested rules for one harness.
+    Report {
+        /// Days back from today, 1 to `audit.retention_days`.
+        #[arg(long, default_value_t = vouch::audit::report::DEFAULT_DAYS)]
+        days: u32,
+        /// Subjects (and suggestions) listed, 1 to 50.
+        #[arg(long, default_value_t = vouch::audit::report::DEFAULT_TOP)]
+        top: usize,
+        /// Human approvals a subject needs before a rule is suggested.
+        #[arg(long = "min-count", default_value_t = vouch::audit::report::DEFAULT_MIN_COUNT)]
+        min_count: u64,
+        /// `current` (this directory's project) or `all`.
+        #[arg(long, default_value = "current", value_parser = ["current", "all"])]
+        scope: String,
+        /// `text` (a table) or `json` (stable, see docs/audit.md).
+        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+        format: String,
+        /// Rule language: claude-code, codex, gemini, pi or cursor.
+        #[arg(long, default_value = "claude-code")]
+        target: vouch::audit::targets::Target,
+    },
+    /// Ingest decision events (JSON lines) from stdin.
+    Ingest,
 }
 
 #[derive(Subcommand)]
@@ -186,7 +218,53 @@ fn main() -> ExitCode {
             std::io::stdout(),
             std::io::stderr(),
         ),
+        Command::Audit { command } => audit(&global, command),
     };
     drop(log);
     ExitCode::from(u8::try_from(code).unwrap_or(2))
+}
+
+fn audit(global: &Global, command: AuditCommand) -> i32 {
+    match command {
+        AuditCommand::Report {
+            days,
+            top,
+            min_count,
+            scope,
+            format,
+            target,
+        } => {
+            let scope = if scope == "all" {
+                vouch::audit::report::Scope::All
+            } else {
+                match std::env::current_dir() {
+                    Ok(dir) => vouch::audit::report::Scope::Current(dir),
+                    Err(e) => {
+                        eprintln!("vouch: `--scope current` needs the working directory: {e}");
+                        return 2;
+                    }
+                }
+            };
+            let options = vouch::audit::report::Options {
+                days,
+                top,
+                min_count,
+                scope,
+                target,
+            };
+            cli::audit_report(
+                global,
+                options,
+                format == "json",
+                std::io::stdout(),
+                std::io::stderr(),
+            )
+        }
+        AuditCommand::Ingest => cli::audit_ingest(
+            global,
+            std::io::stdin().lock(),
+            std::io::stdout(),
+            std::io::stderr(),
+        ),
+    }
 }

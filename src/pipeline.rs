@@ -151,6 +151,10 @@ pub struct RequestFacts {
     pub tool: Option<String>,
     pub command: Option<String>,
     pub path: Option<String>,
+    /// The path as the harness resolved it, and the caller's home: the audit
+    /// derives a file rule's subject from them.
+    pub resolved_path: Option<String>,
+    pub home: Option<String>,
     pub destination: Option<String>,
     pub cwd: Option<String>,
     pub issue_grant: bool,
@@ -169,6 +173,8 @@ impl RequestFacts {
             tool: r.tool.clone(),
             command: r.command.clone(),
             path: r.path.clone(),
+            resolved_path: r.resolved_path.clone(),
+            home: r.home.clone(),
             destination: r.destination.clone(),
             cwd: r.cwd.clone(),
             issue_grant: r.issue_grant,

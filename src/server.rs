@@ -12,7 +12,8 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use tokio::net::{TcpListener, UnixListener};
 
@@ -207,10 +208,17 @@ pub async fn run(
         }
     });
     let (fired_tx, fired_rx) = tokio::sync::oneshot::channel::<()>();
-    let signal = async move {
-        shutdown.await;
-        tracing::info!("shutdown requested; no longer accepting connections");
-        let _ = fired_tx.send(());
+    // When the signal fired: the grace runs from there, and the audit flush
+    // at exit gets only what the drain left of it.
+    let fired_at = Arc::new(OnceLock::<Instant>::new());
+    let signal = {
+        let fired_at = Arc::clone(&fired_at);
+        async move {
+            shutdown.await;
+            tracing::info!("shutdown requested; no longer accepting connections");
+            let _ = fired_at.set(Instant::now());
+            let _ = fired_tx.send(());
+        }
     };
     let deadline = async move {
         match fired_rx.await {
@@ -219,6 +227,7 @@ pub async fn run(
             Err(_) => std::future::pending().await,
         }
     };
+    let engine = state.engine().clone();
     let app = http::app(state).into_make_service();
     let (served, socket) = match listener {
         Listener::Tcp(l) => {
@@ -234,6 +243,16 @@ pub async fn run(
     janitor.abort();
     if let Some((path, identity)) = socket {
         remove_own_socket(&path, identity);
+    }
+    // What the audit writer still holds is written before exit, within what
+    // is left of the same grace: the flush never extends it (a drain that
+    // used all of it leaves the flush one non-blocking try).
+    let left = fired_at
+        .get()
+        .map_or(grace, |at| grace.saturating_sub(at.elapsed()));
+    let flushed = tokio::task::spawn_blocking(move || engine.flush_audit(left)).await;
+    if !matches!(flushed, Ok(true)) {
+        tracing::warn!(target: "vouch::audit", "audit observations still queued at exit were not written");
     }
     served
 }

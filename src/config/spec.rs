@@ -168,6 +168,12 @@ pub const KEYS: &[KeySpec] = &[
     spec("routing.surfaces", Kind::Surfaces, StricterSurfaces),
     spec("audit.enabled", Kind::Bool, DisableOnly),
     spec("audit.retention_days", int(1, 3650), Lower),
+    spec("audit.pending_ttl_ms", int(60_000, 86_400_000), Lower),
+    spec("audit.lock_timeout_ms", int(10, 10_000), TrustedOnly),
+    spec("audit.flush_timeout_ms", int(0, 10_000), TrustedOnly),
+    spec("audit.queue_capacity", int(16, 1_000_000), TrustedOnly),
+    spec("audit.max_command_bytes", int(256, 65_536), TrustedOnly),
+    spec("audit.max_template_tokens", int(4, 256), TrustedOnly),
     spec(
         "hooks.transcript_tail_bytes",
         int(0, 16 * 1024 * 1024),

@@ -15,7 +15,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::pipeline::AuditRecord;
 
@@ -54,6 +54,8 @@ pub(crate) struct AuditQueue {
     /// (behind a mutex: a receiver is not `Sync`, the engine is).
     done: Mutex<Option<Receiver<()>>>,
     dropped: Arc<AtomicU64>,
+    /// Records pushed and not yet handed to the sink.
+    in_flight: Arc<AtomicU64>,
 }
 
 impl AuditQueue {
@@ -62,6 +64,8 @@ impl AuditQueue {
             return AuditQueue::discard();
         }
         let dropped = Arc::new(AtomicU64::new(0));
+        let in_flight = Arc::new(AtomicU64::new(0));
+        let worker_in_flight = Arc::clone(&in_flight);
         let (sender, records) = mpsc::sync_channel::<AuditRecord>(QUEUE_CAPACITY);
         let (finished, done) = mpsc::channel::<()>();
         let spawned = std::thread::Builder::new()
@@ -77,6 +81,7 @@ impl AuditQueue {
                     if delivered.is_err() {
                         tracing::warn!("the audit sink panicked; one record was lost");
                     }
+                    worker_in_flight.fetch_sub(1, Ordering::SeqCst);
                 }
                 let _ = finished.send(());
             });
@@ -85,6 +90,7 @@ impl AuditQueue {
                 sender: Some(sender),
                 done: Mutex::new(Some(done)),
                 dropped,
+                in_flight,
             },
             Err(e) => {
                 tracing::warn!(error = %e, "cannot start the audit worker; auditing is off");
@@ -92,6 +98,7 @@ impl AuditQueue {
                     sender: None,
                     done: Mutex::new(None),
                     dropped,
+                    in_flight,
                 }
             }
         }
@@ -103,15 +110,19 @@ impl AuditQueue {
             sender: None,
             done: Mutex::new(None),
             dropped: Arc::new(AtomicU64::new(0)),
+            in_flight: Arc::new(AtomicU64::new(0)),
         }
     }
 
     /// Hands a record to the worker without waiting.
     pub fn push(&self, record: AuditRecord) {
         let Some(sender) = &self.sender else { return };
+        // Counted before the send: the worker may finish it at once.
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
         match sender.try_send(record) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
+                self.in_flight.fetch_sub(1, Ordering::SeqCst);
                 let before = self.dropped.fetch_add(1, Ordering::Relaxed);
                 if before.is_power_of_two() || before == 0 {
                     tracing::warn!(
@@ -120,8 +131,23 @@ impl AuditQueue {
                     );
                 }
             }
-            Err(TrySendError::Disconnected(_)) => {}
+            Err(TrySendError::Disconnected(_)) => {
+                self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            }
         }
+    }
+
+    /// Waits until every record pushed so far has reached the sink, or
+    /// `deadline` passes (`false`). Short-lived processes call it after
+    /// their reply is out.
+    pub fn wait_delivered(&self, deadline: Instant) -> bool {
+        while self.in_flight.load(Ordering::SeqCst) > 0 {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        true
     }
 
     /// Records dropped because the sink fell behind.
@@ -169,6 +195,8 @@ mod tests {
                 tool: None,
                 command: Some("ls".into()),
                 path: None,
+                resolved_path: None,
+                home: None,
                 destination: None,
                 cwd: None,
                 issue_grant: false,

@@ -22,7 +22,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
+use serde_json::Value;
 
+use crate::audit::{self as policy_audit, Audit, AuditStatus, Observation, ProjectAudit};
 use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, ConfigError, LoadedConfig, Provider};
 use crate::decision::{Decision, Grant};
@@ -52,6 +54,12 @@ pub enum EngineError {
     Task(#[from] tokio::task::JoinError),
     #[error(transparent)]
     Reviewer(#[from] ReviewerError),
+    /// An audit request the caller can fix (a refused ingest batch, report
+    /// options out of range).
+    #[error("{0}")]
+    AuditInput(String),
+    #[error(transparent)]
+    Audit(#[from] policy_audit::AuditError),
 }
 
 /// Reads one environment variable (injectable so tests never see the real one).
@@ -132,7 +140,10 @@ struct Inner {
     /// The one HTTP client for every reviewer call.
     http: reqwest::Client,
     /// Project overlays already folded, keyed by project root.
-    projects: crate::config::ProjectCache,
+    projects: Arc<crate::config::ProjectCache>,
+    /// The policy audit: decisions reach it through the audit queue; after
+    /// events, ingest and the report call it directly.
+    policy_audit: Audit,
     /// The reviewer last built, with the configuration it was built from:
     /// nearly every request shares the trusted configuration (or one cached
     /// project fold), so it is built once, not per request.
@@ -205,6 +216,7 @@ pub struct Health {
     pub status: HealthStatus,
     /// `ok` or `unavailable` (the cause is logged, not shown).
     pub store: &'static str,
+    pub audit: AuditStatus,
     pub reviewer: ReviewerHealth,
 }
 
@@ -219,19 +231,90 @@ pub struct ReviewerHealth {
 impl Engine {
     pub fn new(options: EngineOptions) -> Result<Engine, EngineError> {
         let http = reviewer::http_client()?;
-        let audit = audit::AuditQueue::new(Arc::clone(&options.audit));
+        let policy_audit = Audit::new(
+            &options.paths.state_dir,
+            &options.trusted.config.audit,
+            Arc::clone(&options.clock),
+        );
+        let projects = Arc::new(crate::config::ProjectCache::new(PROJECT_CACHE_ENTRIES));
+        let audit = audit::AuditQueue::new(decision_sink(&options, &policy_audit, &projects));
         let protected = options.paths.protected();
         Ok(Engine {
             inner: Arc::new(Inner {
                 options,
                 store: Mutex::new(None),
                 http,
-                projects: crate::config::ProjectCache::new(PROJECT_CACHE_ENTRIES),
+                projects,
                 reviewer: Mutex::new(None),
+                policy_audit,
                 audit,
                 protected,
             }),
         })
+    }
+
+    /// The policy audit of this engine.
+    pub fn audit(&self) -> &Audit {
+        &self.inner.policy_audit
+    }
+
+    /// Waits, at most `timeout`, until this process's audit records are
+    /// written: the decision queue delivered to the sink, then the audit
+    /// writer flushed. Short-lived commands call it after their reply is
+    /// out; `false` when time ran out (the records may be lost, decisions
+    /// never change).
+    pub fn flush_audit(&self, timeout: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        self.inner.audit.wait_delivered(deadline)
+            && self
+                .inner
+                .policy_audit
+                .flush(deadline.saturating_duration_since(std::time::Instant::now()))
+    }
+
+    /// Lets decisions already queued reach the audit writer (at most
+    /// `audit.flush_timeout_ms`) so a report or ingest that follows sees them.
+    fn settle_audit(&self) {
+        let wait = std::time::Duration::from_millis(self.config().audit.flush_timeout_ms);
+        self.inner
+            .audit
+            .wait_delivered(std::time::Instant::now() + wait);
+    }
+
+    /// The project root and audit settings in force for a working directory
+    /// (the project overlay may only turn auditing off or shorten retention;
+    /// a rejected overlay leaves the trusted settings).
+    pub fn audit_project(&self, cwd: Option<&str>) -> (Option<std::path::PathBuf>, ProjectAudit) {
+        project_audit(&self.inner.options.trusted, &self.inner.projects, cwd)
+    }
+
+    /// What the audit will record about `request`, before its decision.
+    fn audit_draft(&self, request: &Request) -> Option<Observation> {
+        self.inner.policy_audit.settings()?;
+        let (root, project) = self.audit_project(request.cwd.as_deref());
+        let what = policy_audit::What::Ran;
+        Some(Observation::of_request(
+            request,
+            what,
+            project,
+            root,
+            self.clock().now_ms(),
+        ))
+    }
+
+    /// Records that a harness ran `request` (Claude Code / Codex
+    /// `PostToolUse`, Gemini `AfterTool`, Cursor's after-hooks): if vouch had
+    /// deferred it in this session, a human approved it. Never blocks on the
+    /// audit database and never fails; it does look up the project (a few
+    /// `stat` calls), so async callers run it on the blocking pool.
+    pub fn observe_ran(&self, request: &Request) {
+        if let Some(draft) = self.audit_draft(request) {
+            // Its decision, if still on the decision queue, goes first so
+            // the two pair (nearly always nothing is waiting; a stuck
+            // custom sink costs at most `audit.flush_timeout_ms`).
+            self.settle_audit();
+            self.inner.policy_audit.observe(draft);
+        }
     }
 
     /// The trusted configuration (before any project overlay).
@@ -265,6 +348,8 @@ impl Engine {
     }
 
     /// Decides one request. Never fails: faults become fail-closed decisions.
+    /// The final decision, whatever stage made it, is observed by the audit
+    /// (one channel send; the audit's own work happens on its writer thread).
     pub async fn review(&self, request: Request) -> Decision {
         // Shared with the blocking task rather than copied up front: only a
         // task that dies needs the request again (for its failure decision).
@@ -341,6 +426,93 @@ impl Engine {
             .review(input, pending.packet.estimated_tokens)
             .instrument(span)
             .await
+    }
+
+    /// Ingests decision and after-the-fact events (`vouch audit ingest`,
+    /// `POST /v1/audit/events`). Each event is parsed on its own; refused
+    /// ones are listed by index. With `all_or_nothing`, one refused event
+    /// refuses the batch and nothing is written.
+    pub async fn audit_ingest(
+        &self,
+        events: Vec<Value>,
+        all_or_nothing: bool,
+    ) -> Result<policy_audit::ingest::IngestSummary, EngineError> {
+        self.blocking(move |this| {
+            this.settle_audit();
+            let mut summary = policy_audit::ingest::IngestSummary {
+                events: u64::try_from(events.len()).unwrap_or(u64::MAX),
+                ..Default::default()
+            };
+            // One lookup per directory and batch: events repeat them.
+            let seen = std::cell::RefCell::new(std::collections::HashMap::new());
+            let lookup = |cwd: Option<&str>| {
+                seen.borrow_mut()
+                    .entry(cwd.map(str::to_owned))
+                    .or_insert_with(|| this.audit_project(cwd))
+                    .clone()
+            };
+            let ctx = policy_audit::ingest::Context {
+                now_ms: this.clock().now_ms(),
+                project: &lookup,
+            };
+            let mut observations = Vec::with_capacity(events.len());
+            for (index, event) in events.iter().enumerate() {
+                match policy_audit::ingest::parse_value(event, &ctx) {
+                    Ok(o) => observations.push(o),
+                    Err(e) => summary.rejected.push(policy_audit::ingest::Rejected {
+                        index,
+                        error: e.to_string(),
+                    }),
+                }
+            }
+            if all_or_nothing && let Some(first) = summary.rejected.first() {
+                return Err(EngineError::AuditInput(format!(
+                    "event {}: {} ({} of {} events refused; nothing was stored)",
+                    first.index,
+                    first.error,
+                    summary.rejected.len(),
+                    summary.events
+                )));
+            }
+            summary.not_audited = observations
+                .iter()
+                .filter(|o| !o.project.enabled)
+                .count()
+                .try_into()
+                .unwrap_or(u64::MAX);
+            let written = this.inner.policy_audit.write_now(&observations)?;
+            summary.counted = written.counted;
+            summary.duplicates = written.duplicates;
+            summary.expired = written.expired;
+            summary.unmatched = written.unmatched;
+            Ok(summary)
+        })
+        .await
+    }
+
+    /// The audit report (`vouch audit report`, `GET /v1/audit/report`).
+    pub async fn audit_report(
+        &self,
+        options: policy_audit::report::Options,
+    ) -> Result<policy_audit::report::Report, EngineError> {
+        self.blocking(move |this| {
+            // Decisions already made are in the report (bounded wait).
+            this.settle_audit();
+            let retention = match &options.scope {
+                policy_audit::report::Scope::Current(dir) => {
+                    this.audit_project(dir.to_str()).1.retention_days
+                }
+                policy_audit::report::Scope::All => this.config().audit.retention_days,
+            };
+            options
+                .validate(retention)
+                .map_err(|e| EngineError::AuditInput(e.to_string()))?;
+            this.inner
+                .policy_audit
+                .report(&options, retention)
+                .map_err(EngineError::from)
+        })
+        .await
     }
 
     /// Consumes a one-use grant for exactly this request. `Ok(false)` for any
@@ -501,6 +673,8 @@ impl Engine {
                 Ok(()) => "ok",
                 Err(_) => "unavailable",
             },
+            // Auditing never affects decisions, so it never degrades health.
+            audit: self.inner.policy_audit.status(),
             reviewer: ReviewerHealth {
                 status: match &reviewer {
                     Ok(()) if unconfigured => "none".to_owned(),
@@ -522,6 +696,40 @@ impl Engine {
         let this = self.clone();
         tokio::task::spawn_blocking(move || f(&this)).await?
     }
+}
+
+/// The project root and audit settings in force for a working directory.
+fn project_audit(
+    trusted: &LoadedConfig,
+    projects: &crate::config::ProjectCache,
+    cwd: Option<&str>,
+) -> (Option<std::path::PathBuf>, ProjectAudit) {
+    let project = projects.for_project(trusted, cwd.map(Path::new));
+    let settings = match &project.effective {
+        Ok(loaded) => ProjectAudit::of(&loaded.config.audit),
+        Err(_) => ProjectAudit::of(&trusted.config.audit),
+    };
+    (project.root, settings)
+}
+
+/// The sink final decisions go to: the caller's, when it set one in
+/// [`EngineOptions::audit`]; else the policy audit itself when
+/// `audit.enabled` (serve, `vouch review` and `vouch hook` alike); else
+/// nothing.
+fn decision_sink(
+    options: &EngineOptions,
+    policy_audit: &Audit,
+    projects: &Arc<crate::config::ProjectCache>,
+) -> Arc<dyn AuditSink> {
+    if options.audit.enabled() || policy_audit.settings().is_none() {
+        return Arc::clone(&options.audit);
+    }
+    let trusted = options.trusted.clone();
+    let projects = Arc::clone(projects);
+    Arc::new(policy_audit::DecisionSink::new(
+        policy_audit.clone(),
+        Box::new(move |cwd| project_audit(&trusted, &projects, cwd)),
+    ))
 }
 
 /// Loads the trusted configuration for this process; used by the CLI.

@@ -90,16 +90,21 @@ where
         .unwrap_or_else(|| default_timeout_secs(opts.harness))
         .saturating_mul(1000);
     let deadline = Duration::from_millis(timeout_ms.saturating_sub(margin).max(MIN_DEADLINE_MS));
+    let flush_ms = match &trusted {
+        Ok(t) => t.config.audit.flush_timeout_ms,
+        Err(_) => 0,
+    };
 
     // The event being answered, for the shape of a reply the watchdog gives.
     let event = Arc::new(Mutex::new(harness.primary_event().to_owned()));
     let (tx, rx) = mpsc::channel::<Reply>();
+    let (flushed_tx, flushed_rx) = mpsc::channel::<()>();
     let worker_event = Arc::clone(&event);
     let worker_opts = opts.clone();
     let spawned = std::thread::Builder::new()
         .name("vouch-hook".to_owned())
         .spawn(move || {
-            let reply = work(
+            let (reply, engine) = work(
                 &worker_opts,
                 env,
                 trusted,
@@ -110,6 +115,13 @@ where
             );
             // The receiver is gone only after the watchdog answered.
             let _ = tx.send(reply);
+            // The audit is written after the reply is out; bounded by
+            // `audit.flush_timeout_ms`, and never changes the reply.
+            if let Some(engine) = engine {
+                let wait = Duration::from_millis(engine.config().audit.flush_timeout_ms);
+                engine.flush_audit(wait);
+            }
+            let _ = flushed_tx.send(());
         });
     let reply = match spawned {
         Err(e) => render_fault(
@@ -118,7 +130,15 @@ where
             &format!("cannot start the hook worker: {e}"),
         ),
         Ok(_) => match rx.recv_timeout(deadline) {
-            Ok(reply) => reply,
+            Ok(reply) => {
+                write_reply(out, &reply);
+                // The harness waits for the process to exit: the audit
+                // write gets what is left of `audit.flush_timeout_ms` and
+                // of the deadline, whichever is less.
+                let left = deadline.saturating_sub(started.elapsed());
+                let _ = flushed_rx.recv_timeout(left.min(Duration::from_millis(flush_ms)));
+                return 0;
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => render_fault(
                 opts.harness,
                 &event,
@@ -203,9 +223,9 @@ fn work<R: Read>(
     event: &Mutex<String>,
     started: Instant,
     deadline: Duration,
-) -> Reply {
+) -> (Reply, Option<Engine>) {
     let harness = opts.harness.harness();
-    let fault = |event: &str, why: &dyn std::fmt::Display| harness.fault_reply(event, why);
+    let fault = |event: &str, why: &dyn std::fmt::Display| (harness.fault_reply(event, why), None);
     let value = match read_input(input) {
         Ok(v) => v,
         Err(e) => return fault(harness.primary_event(), &e),
@@ -221,17 +241,17 @@ fn work<R: Read>(
         Ok(e) => e,
         Err(e) => return fault(&event_name(event), &e),
     };
+    let remaining = deadline.saturating_sub(started.elapsed());
     match parsed {
-        Event::Ignore { event } => harness.no_op(&event),
+        Event::Ignore { event } => (harness.no_op(&event), None),
         Event::Observe(observed) => {
-            observe(&observed);
-            harness.no_op(&observed.event)
+            let engine = observe(&env, trusted, &observed, remaining);
+            (harness.no_op(&observed.event), engine)
         }
         Event::Decide(call) => {
             let name = call.event.clone();
-            let remaining = deadline.saturating_sub(started.elapsed());
-            let answer = decide(opts, &env, trusted, call, remaining);
-            harness.render(&name, &answer)
+            let (answer, engine) = decide(opts, &env, trusted, call, remaining);
+            (harness.render(&name, &answer), engine)
         }
     }
 }
@@ -257,15 +277,48 @@ fn read_input(input: impl Read) -> Result<Value, HookError> {
     Ok(value)
 }
 
-/// After-the-fact events are for the audit; they never change a decision.
-/// The audit module's ingest (branch `audit`) is wired here when it lands.
-fn observe(observed: &Observed) {
+/// After-the-fact events are for the audit only (a deferred call that ran
+/// is a human approval); they never change a decision, and a setup that
+/// cannot be read just leaves them unrecorded. Returns the engine whose
+/// audit holds the observation, for the flush after the reply.
+fn observe(
+    env: &Env,
+    trusted: Result<LoadedConfig, String>,
+    observed: &Observed,
+    remaining: Duration,
+) -> Option<Engine> {
     tracing::debug!(
         event = %observed.event,
         surface = observed.request.surface.as_str(),
         succeeded = ?observed.succeeded,
         "tool call observed after the fact"
     );
+    match hook_engine(env, trusted, remaining) {
+        Ok(engine) => {
+            engine.observe_ran(&observed.request);
+            Some(engine)
+        }
+        Err(why) => {
+            tracing::debug!(problem = ?why, "after-the-fact event not audited");
+            None
+        }
+    }
+}
+
+/// An engine over the shared state with the hook's configuration.
+fn hook_engine(
+    env: &Env,
+    trusted: Result<LoadedConfig, String>,
+    remaining: Duration,
+) -> Result<Engine, Answer> {
+    let loaded = trusted
+        .and_then(|t| hook_config(&t, env, remaining))
+        .map_err(|why| config_error(&why))?;
+    let paths = env.paths.clone().map_err(|e| config_error(&e))?;
+    let mut options = EngineOptions::from_process(paths, loaded);
+    // The project can set the hook's environment: no development escape.
+    options.allow_untrusted_dev = false;
+    Engine::new(options).map_err(|e| fault_answer(&e))
 }
 
 /// Decides a call in this process: the hook's configuration, an engine
@@ -276,33 +329,27 @@ fn decide(
     trusted: Result<LoadedConfig, String>,
     call: Call,
     remaining: Duration,
-) -> Answer {
-    let loaded = match trusted.and_then(|t| hook_config(&t, env, remaining)) {
-        Ok(l) => l,
-        Err(why) => return config_error(&why),
-    };
-    let paths = match &env.paths {
-        Ok(p) => p.clone(),
-        Err(e) => return config_error(e),
-    };
-    let mut options = EngineOptions::from_process(paths, loaded);
-    // The project can set the hook's environment: no development escape.
-    options.allow_untrusted_dev = false;
-    let engine = match Engine::new(options) {
+) -> (Answer, Option<Engine>) {
+    let engine = match hook_engine(env, trusted, remaining) {
         Ok(e) => e,
-        Err(e) => return fault_answer(&e),
+        Err(answer) => return (answer, None),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
         Ok(rt) => rt,
-        Err(e) => return fault_answer(&format!("cannot start the runtime: {e}")),
+        Err(e) => {
+            return (
+                fault_answer(&format!("cannot start the runtime: {e}")),
+                None,
+            );
+        }
     };
     let answer = runtime.block_on(decide_call(&engine, opts.harness, call, opts.defer_as));
     // Dropped without waiting: the reply must not wait on blocking tasks.
     runtime.shutdown_background();
-    answer
+    (answer, Some(engine))
 }
 
 /// Decides a call with a running engine (the CLI's or the service's): reads

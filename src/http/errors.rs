@@ -127,6 +127,11 @@ impl From<EngineError> for AppError {
             EngineError::Store(e) => AppError::Internal(Box::new(e)),
             EngineError::Task(e) => AppError::Internal(Box::new(e)),
             EngineError::Reviewer(e) => AppError::Internal(Box::new(e)),
+            EngineError::AuditInput(m) => AppError::BadRequest(m),
+            EngineError::Audit(e @ crate::audit::AuditError::Disabled) => {
+                AppError::Conflict(e.to_string())
+            }
+            EngineError::Audit(e) => AppError::Internal(Box::new(e)),
         }
     }
 }

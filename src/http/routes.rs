@@ -199,19 +199,101 @@ pub async fn break_glass_confirm(
     Ok(Json(approval))
 }
 
-pub async fn audit_events() -> AppError {
-    AppError::NotImplemented(
-        "the audit subsystem is not part of this build: `POST /v1/audit/events` stores nothing \
-         yet"
-        .to_owned(),
-    )
+/// The body of `POST /v1/audit/events`: a JSON array of events, each
+/// parsed (and refused by index) by the audit's ingest.
+#[derive(Debug)]
+pub struct AuditEvents(pub Vec<Value>);
+
+impl FromBody for AuditEvents {
+    fn from_body(bytes: &[u8]) -> Result<Self, AppError> {
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(Value::Array(events)) => Ok(AuditEvents(events)),
+            Ok(_) => Err(AppError::BadRequest(
+                "the body must be a JSON array of events".to_owned(),
+            )),
+            // Position only: serde's message can quote the offending text.
+            Err(e) => Err(AppError::BadRequest(format!(
+                "the body is not valid JSON (line {}, column {})",
+                e.line(),
+                e.column()
+            ))),
+        }
+    }
 }
 
-pub async fn audit_report() -> AppError {
-    AppError::NotImplemented(
-        "the audit subsystem is not part of this build: `GET /v1/audit/report` has no data yet"
-            .to_owned(),
-    )
+/// `POST /v1/audit/events`: a JSON array of events (see `docs/audit.md`).
+/// All or nothing: one refused event refuses the batch, naming it.
+pub async fn audit_events(
+    State(state): State<AppState>,
+    Strict(AuditEvents(events)): Strict<AuditEvents>,
+) -> Result<Json<crate::audit::ingest::IngestSummary>, AppError> {
+    Ok(Json(state.engine().audit_ingest(events, true).await?))
+}
+
+/// `GET /v1/audit/report?days=&top=&min_count=&scope=&target=&cwd=`: the
+/// JSON report. `scope=current` (the default) needs `cwd`, the directory
+/// whose project to report on.
+pub async fn audit_report(
+    State(state): State<AppState>,
+    query: Result<
+        axum::extract::Query<Vec<(String, String)>>,
+        axum::extract::rejection::QueryRejection,
+    >,
+) -> Result<Json<crate::audit::report::Report>, AppError> {
+    let axum::extract::Query(pairs) =
+        query.map_err(|e| AppError::BadRequest(format!("invalid query string: {e}")))?;
+    let options = report_options(pairs)?;
+    Ok(Json(state.engine().audit_report(options).await?))
+}
+
+fn report_options(pairs: Vec<(String, String)>) -> Result<crate::audit::report::Options, AppError> {
+    use crate::audit::report::{self, Scope};
+    let mut options = report::Options {
+        days: report::DEFAULT_DAYS,
+        top: report::DEFAULT_TOP,
+        min_count: report::DEFAULT_MIN_COUNT,
+        scope: Scope::All,
+        target: crate::audit::targets::Target::ClaudeCode,
+    };
+    let mut scope = "current".to_owned();
+    let mut cwd: Option<String> = None;
+    let bad = |name: &str, problem: &str| {
+        AppError::BadRequest(format!("query parameter `{name}` {problem}"))
+    };
+    for (name, value) in pairs {
+        let name = name.as_str();
+        let number = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| bad(name, "must be a whole number"))
+        };
+        match name {
+            "days" => options.days = u32::try_from(number()?).unwrap_or(u32::MAX),
+            "top" => options.top = usize::try_from(number()?).unwrap_or(usize::MAX),
+            "min_count" | "min-count" => options.min_count = number()?,
+            "scope" if value == "current" || value == "all" => scope = value,
+            "scope" => return Err(bad(name, "must be `current` or `all`")),
+            "target" => {
+                options.target = value.parse().map_err(|e: String| bad(name, &e))?;
+            }
+            // The HTTP report is JSON; `format=json` is accepted for parity.
+            "format" if value == "json" => {}
+            "format" => return Err(bad(name, "must be `json` (this route answers JSON)")),
+            "cwd" if value.starts_with('/') => cwd = Some(value),
+            "cwd" => return Err(bad(name, "must be an absolute path")),
+            other => return Err(bad(other, "is not known")),
+        }
+    }
+    if scope == "current" {
+        let cwd = cwd.ok_or_else(|| {
+            bad(
+                "cwd",
+                "is required with `scope=current` (or ask for `scope=all`)",
+            )
+        })?;
+        options.scope = Scope::Current(std::path::PathBuf::from(cwd));
+    }
+    Ok(options)
 }
 
 /// `POST /hooks/claude-code`: Claude Code's `type: "http"` hook, through the
@@ -267,8 +349,17 @@ pub async fn claude_code_hook(
                     .await;
             reply(&name, &answer)
         }
-        // After the fact, or nothing to decide: no decision.
-        Event::Observe(_) | Event::Ignore { .. } => Json(claude.no_op("").to_json()),
+        Event::Observe(observed) => {
+            // For the audit only; finding the project touches the
+            // filesystem, so off the worker.
+            let engine = state.engine().clone();
+            let name = observed.event.clone();
+            let _ =
+                tokio::task::spawn_blocking(move || engine.observe_ran(&observed.request)).await;
+            Json(claude.no_op(&name).to_json())
+        }
+        // Nothing to decide.
+        Event::Ignore { event } => Json(claude.no_op(&event).to_json()),
     }
 }
 

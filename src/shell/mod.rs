@@ -245,6 +245,38 @@ fn parse_tree(source: &str) -> Result<tree_sitter::Tree, ShellError> {
     })
 }
 
+/// True when `source` is exactly one simple command at the top level: no
+/// list, pipeline, background `&`, group, subshell, negation, control flow,
+/// assignment, redirection or syntax error around it (comments aside).
+///
+/// Units alone cannot tell `make` from `(make)` or `{ make; }`; the audit's
+/// command templates need the difference, because a rule written for the
+/// first never matches the others.
+pub fn is_single_simple_command(source: &str) -> bool {
+    let Ok(tree) = parse_tree(source) else {
+        return false;
+    };
+    let root = tree.root_node();
+    if root.has_error() {
+        return false;
+    }
+    let mut cursor = root.walk();
+    let mut statements = root.children(&mut cursor).filter(|n| n.kind() != "comment");
+    let (Some(only), None) = (statements.next(), statements.next()) else {
+        return false;
+    };
+    if only.kind() != "command" {
+        return false;
+    }
+    let mut cursor = only.walk();
+    only.children(&mut cursor).all(|child| {
+        !matches!(
+            child.kind(),
+            "variable_assignment" | "file_redirect" | "herestring_redirect" | "heredoc_redirect"
+        )
+    })
+}
+
 /// Splits `command` into the units that would run.
 pub fn parse(command: &str) -> Script {
     let mut builder = walk::Builder::default();

@@ -30,7 +30,7 @@
 //!   [`StoreError::Corrupt`] and left exactly as it is — never deleted or
 //!   rebuilt, because it may be the evidence someone needs.
 
-mod files;
+pub(crate) mod files;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -166,20 +166,26 @@ impl std::fmt::Debug for Store {
     }
 }
 
-/// An exclusive OS lock on [`OPEN_LOCK_FILE`], released on drop.
-struct InitLock(std::fs::File);
+/// An exclusive OS lock on a database's open lock file (such as
+/// [`OPEN_LOCK_FILE`]), released on drop.
+pub(crate) struct InitLock(std::fs::File);
 
 impl InitLock {
     /// Waits at most the busy timeout: a process stuck holding it must not
     /// stall every hook forever (the caller then fails closed).
     fn acquire(path: &Path) -> Result<InitLock, StoreError> {
+        InitLock::acquire_within(path, BUSY_TIMEOUT)
+    }
+
+    /// Waits at most `wait` for the lock.
+    pub(crate) fn acquire_within(path: &Path, wait: Duration) -> Result<InitLock, StoreError> {
         files::ensure_private_file(path)?;
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .open(path)
             .map_err(|e| files::io_err(path, "open", e))?;
-        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        let deadline = std::time::Instant::now() + wait;
         loop {
             match file.try_lock() {
                 Ok(()) => return Ok(InitLock(file)),

@@ -512,26 +512,6 @@ async fn engine_faults_are_500_with_a_generic_body() {
 }
 
 #[tokio::test]
-async fn audit_routes_say_501() {
-    let h = harness();
-    let (status, v) = send_json(
-        &h.app,
-        req(Method::POST, "/v1/audit/events", Some(ADAPTER), "[]"),
-    )
-    .await;
-    assert_eq!(status, StatusCode::NOT_IMPLEMENTED);
-    assert_eq!(v["error"]["code"], "not_implemented");
-    assert!(v["error"]["message"].as_str().unwrap().contains("audit"));
-    let (status, v) = send_json(
-        &h.app,
-        req(Method::GET, "/v1/audit/report", Some(OPERATOR), ""),
-    )
-    .await;
-    assert_eq!(status, StatusCode::NOT_IMPLEMENTED);
-    assert!(v["error"]["message"].as_str().unwrap().contains("audit"));
-}
-
-#[tokio::test]
 async fn healthz_is_open() {
     let h = harness();
     let (status, v) = send_json(&h.app, req(Method::GET, "/healthz", None, "")).await;

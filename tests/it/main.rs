@@ -13,7 +13,11 @@
 
 mod support;
 
+mod audit;
+mod audit_http;
+mod audit_isolation;
 mod audit_seam;
+mod audit_secrets;
 mod cli_commands;
 mod cli_review;
 mod config_layers;

@@ -1,0 +1,80 @@
+//! The policy audit as the engine's [`AuditSink`]: the decision core emits
+//! one plain [`AuditRecord`] per final decision; this turns it into an
+//! [`Observation`] (with the project's audit settings) and queues it on the
+//! audit writer. It runs on the engine's audit worker thread, never on a
+//! decision's path, and [`Audit::observe`] itself never blocks.
+
+use std::path::PathBuf;
+
+use super::{Audit, Observation, ProjectAudit, What, record};
+use crate::engine::AuditSink;
+use crate::pipeline::AuditRecord;
+use crate::request::Surface;
+
+/// Finds the project root and audit settings in force for a working
+/// directory (the project overlay may only turn auditing off or shorten
+/// retention).
+pub type ProjectLookup = Box<dyn Fn(Option<&str>) -> (Option<PathBuf>, ProjectAudit) + Send + Sync>;
+
+/// Final decisions into the policy audit.
+pub struct DecisionSink {
+    audit: Audit,
+    project: ProjectLookup,
+}
+
+impl DecisionSink {
+    pub fn new(audit: Audit, project: ProjectLookup) -> DecisionSink {
+        DecisionSink { audit, project }
+    }
+}
+
+impl AuditSink for DecisionSink {
+    fn record(&self, record: AuditRecord) {
+        let (root, project) = (self.project)(record.facts.cwd.as_deref());
+        self.audit
+            .observe(Observation::of_record(record, project, root));
+    }
+
+    fn enabled(&self) -> bool {
+        self.audit.settings().is_some()
+    }
+}
+
+impl Observation {
+    /// vouch's own final decision, from the record the decision core emits.
+    pub fn of_record(
+        record: AuditRecord,
+        project: ProjectAudit,
+        project_root: Option<PathBuf>,
+    ) -> Observation {
+        let facts = record.facts;
+        let parsed = facts.surface.parse::<Surface>().ok();
+        Observation {
+            what: What::Decision {
+                result: record::ResultKind::of_decision(record.outcome, record.abstain),
+                resolution: record::vouch_resolution(record.stage),
+                origin: None,
+                pattern: record.rule_id,
+                forwarded: false,
+                awaits_after_event: true,
+            },
+            invalid_surface: parsed.is_none(),
+            surface: parsed.unwrap_or(Surface::Mcp),
+            tool: facts.tool,
+            command: facts.command,
+            path: facts.path,
+            resolved_path: facts.resolved_path,
+            destination: facts.destination,
+            value: None,
+            cwd: facts.cwd,
+            home: facts.home,
+            project_root,
+            session_id: Some(facts.session_id),
+            request_hash: Some(record.request_hash),
+            source: facts.source,
+            at_ms: record.at_ms,
+            project,
+            event_id: None,
+        }
+    }
+}
