@@ -46,7 +46,7 @@ fn decide(request: &Request, ctx: &Context<'_>, router: &Router) {
         Verdict::Deny(deny) => {
             black_box(deny);
         }
-        Verdict::Clear | Verdict::ParseFailed { .. } => {
+        Verdict::Clear | Verdict::ParseFailed { .. } | Verdict::Incomplete { .. } => {
             black_box(router.route(request));
         }
     }
@@ -103,7 +103,7 @@ fn decide_in_table(request: &Request, hash: &str, ctx: &Context<'_>, loaded: &Lo
 }
 
 /// Times `run` on every case alone (best of five batches, to shed scheduler
-/// noise) and prints the median and p90 over cases, in µs per request.
+/// noise) and prints the median, p90, p99 and maximum over cases, in µs per request.
 fn report_per_request(
     what: &str,
     cases: &[Case],
@@ -118,6 +118,7 @@ fn report_per_request(
                 home: &case.home,
                 cwd: Some(&case.cwd),
                 protected,
+                limits: &vouch::shell::Limits::DEFAULT,
             };
             (0..5)
                 .map(|_| {
@@ -133,8 +134,10 @@ fn report_per_request(
     per_request.sort_by(f64::total_cmp);
     let median = per_request[per_request.len() / 2];
     let p90 = per_request[per_request.len() * 9 / 10];
+    let p99 = per_request[per_request.len() * 99 / 100];
+    let max = per_request[per_request.len() - 1];
     eprintln!(
-        "{what} per request over {} corpus commands: median {median:.1} µs, p90 {p90:.1} µs",
+        "{what} per request over {} corpus commands: median {median:.1} µs, p90 {p90:.1} µs, p99 {p99:.1} µs, max {max:.1} µs",
         per_request.len()
     );
 }
@@ -165,10 +168,93 @@ fn per_request_median(cases: &[Case], protected: &Protected, router: &Router) {
     );
 }
 
+/// Inputs built to make the analysis work hard (issue 8's list and more),
+/// each within the 64 KiB request limit.
+fn hostile() -> Vec<(&'static str, String)> {
+    let mut out = vec![
+        ("glob stars", format!("touch {}X", "*".repeat(4000))),
+        ("brace list", format!("rm -rf {{{}/}}", "1,".repeat(8000))),
+        (
+            "brace sequences",
+            "echo {1..1000}{1..1000}{1..1000}".to_owned(),
+        ),
+        (
+            "deep braces",
+            format!("echo {}a{}", "{".repeat(20000), "}".repeat(20000)),
+        ),
+        (
+            "doubling variable",
+            format!("V=x; {}rm -rf $V", "V=$V$V; ".repeat(60)),
+        ),
+        (
+            "decoy assignments",
+            format!("{}D=/; rm -rf $D", "D=$RANDOM; ".repeat(2000)),
+        ),
+        (
+            "relative cd",
+            format!("{}rm -rf *", "cd a || cd b; ".repeat(4000)),
+        ),
+        ("many cd", format!("{}rm -rf x", "cd a; ".repeat(10000))),
+        ("pipes", format!("{}a", "a|".repeat(32000))),
+        (
+            "nested subshells",
+            format!("{}a{}", "(".repeat(10000), ")".repeat(10000)),
+        ),
+        ("nested bash -c", {
+            let mut s = "rm -rf /".to_owned();
+            for _ in 0..12 {
+                s = format!("bash -c {}", vouch_quote(&s));
+            }
+            s
+        }),
+        ("recursive function", "f() { f; f; }; f".to_owned()),
+        (
+            "loop",
+            "for i in {1..100000}; do cd $i; done; rm -rf *".to_owned(),
+        ),
+    ];
+    out.retain(|(_, c)| c.len() <= 64 * 1024);
+    out
+}
+
+fn vouch_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The worst case over [`hostile`]: each input timed alone, best of three.
+fn hostile_worst(protected: &Protected, router: &Router) {
+    let ctx = Context {
+        home: "/home/dev",
+        cwd: Some("/srv/app"),
+        protected,
+        limits: &vouch::shell::Limits::DEFAULT,
+    };
+    let mut worst = (0.0_f64, "");
+    for (name, command) in hostile() {
+        let request = bash_request(&command, "/srv/app", "/home/dev");
+        let ms = (0..3)
+            .map(|_| {
+                let start = Instant::now();
+                decide(black_box(&request), &ctx, router);
+                start.elapsed().as_secs_f64() * 1e3
+            })
+            .fold(f64::INFINITY, f64::min);
+        eprintln!("  hostile `{name}` ({} bytes): {ms:.2} ms", command.len());
+        if ms > worst.0 {
+            worst = (ms, name);
+        }
+    }
+    eprintln!(
+        "hostile corpus worst case: {:.2} ms (`{}`)",
+        worst.0, worst.1
+    );
+}
+
 fn bench(c: &mut Criterion) {
     let cases = corpus();
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
+        vars: Vec::new(),
     };
     let mut cfg = Config::defaults().unwrap();
     // A reviewer is configured, so reviewed commands reach the reviewer.
@@ -176,6 +262,7 @@ fn bench(c: &mut Criterion) {
     let loaded = LoadedConfig::from_config(&cfg).unwrap();
     let router = &loaded.router;
     per_request_median(&cases, &protected, router);
+    hostile_worst(&protected, router);
     table_median(&cases, &protected, &loaded);
     let mut group = c.benchmark_group("deterministic");
     group.throughput(Throughput::Elements(cases.len() as u64));
@@ -186,6 +273,7 @@ fn bench(c: &mut Criterion) {
                     home: &case.home,
                     cwd: Some(&case.cwd),
                     protected: &protected,
+                    limits: &vouch::shell::Limits::DEFAULT,
                 };
                 decide(black_box(&case.request), &ctx, router);
             }
@@ -222,6 +310,7 @@ fn bench(c: &mut Criterion) {
             home: "/home/dev",
             cwd: Some("/srv/app"),
             protected: &protected,
+            limits: &vouch::shell::Limits::DEFAULT,
         };
         let request = bash_request(command, "/srv/app", "/home/dev");
         typical.bench_function(command, |b| {

@@ -49,6 +49,8 @@ pub struct Config {
     pub audit: AuditConfig,
     pub hooks: HooksConfig,
     pub server: ServerConfig,
+    /// Budgets of the bash analysis behind hard denies (trusted layers only).
+    pub analysis: crate::shell::Limits,
 }
 
 named_enum! {

@@ -304,6 +304,7 @@ pub fn decide(i: &Inputs<'_>) -> Step {
         }
         hard_deny::Verdict::Clear => None,
         hard_deny::Verdict::ParseFailed { error } => Some(parse_note(error)),
+        hard_deny::Verdict::Incomplete { note } => Some(incomplete_note(note)),
     };
     // A project overlay that could not be read or tries to loosen disables
     // the reviewer for this project: the trusted failure mode answers.
@@ -711,6 +712,16 @@ fn parse_note(error: &str) -> String {
     format!(
         "parse_failed: the host could not fully parse this bash command ({error}); judge the raw \
          command text with extra care"
+    )
+}
+
+/// Like [`parse_note`], for an analysis that ran past one of its budgets
+/// (`[analysis]` in the configuration): the command goes to the reviewer,
+/// never straight through.
+fn incomplete_note(note: &str) -> String {
+    format!(
+        "analysis_incomplete: the host could not fully analyse this bash command ({note}); judge \
+         the raw command text with extra care"
     )
 }
 

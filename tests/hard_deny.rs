@@ -1,6 +1,17 @@
 //! Hard-deny corpus: every `hard_deny*.jsonl` line must be denied (with the
 //! expected category when the line names one) and every `benign*.jsonl` line
 //! must not be hard-denied. Each line is its own test (libtest-mimic).
+//!
+//! Lines may also say:
+//! - `expect_category`: one category id, or a list of ids any of which is right;
+//! - `stretch: true` (deny files only): a static reading cannot decide the
+//!   line, so a hard deny is welcome but not required — the command must at
+//!   least reach the model with a note (never [`Verdict::Clear`]); `note`
+//!   says why;
+//! - `mechanism`: the attack or false-positive mechanism the line exercises
+//!   (required in the red-team files, so coverage can be counted);
+//! - `source`: where the case came from when it is not our own (a peer's
+//!   test suite, rewritten in our own form).
 
 #![allow(
     clippy::unwrap_used,
@@ -9,12 +20,26 @@
     clippy::indexing_slicing
 )]
 
+use std::collections::{BTreeMap, HashMap};
+
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde::Deserialize;
 use vouch::policy::hard_deny::{self, Context, Protected, Verdict};
 use vouch::request::Request;
 
-#[derive(Debug, Deserialize)]
+/// The seven category ids of design §6.1; a fixture naming anything else is
+/// a typo, caught before it can make a line pass for the wrong reason.
+const CATEGORIES: [&str; 7] = [
+    "wipe-root-or-home",
+    "device-destroy",
+    "fork-bomb",
+    "trust-boundary",
+    "credential-exfiltration",
+    "access-persistence",
+    "transport-security-weakening",
+];
+
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Case {
     #[serde(default)]
@@ -27,14 +52,145 @@ struct Case {
     home: String,
     why: String,
     #[serde(default)]
-    expect_category: Option<String>,
+    expect_category: Option<Expected>,
+    #[serde(default)]
+    stretch: bool,
+    #[serde(default)]
+    note: Option<String>,
+    #[serde(default)]
+    mechanism: Option<String>,
+    #[serde(default)]
+    source: Option<String>,
 }
+
+/// One expected category, or several of which any is right (a command that
+/// is catastrophic either way, e.g. `rm -rf "$VOUCH_HOME"/`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum Expected {
+    One(String),
+    Any(Vec<String>),
+}
+
+impl Expected {
+    fn ids(&self) -> Vec<&str> {
+        match self {
+            Expected::One(id) => vec![id.as_str()],
+            Expected::Any(ids) => ids.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// What a file's lines must do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Denies,
+    Benign,
+}
+
+/// One corpus file: its name, the least number of lines it must hold, what
+/// its lines must do, and whether it is a red-team file (stricter schema).
+struct CorpusFile {
+    name: &'static str,
+    at_least: usize,
+    kind: Kind,
+    red_team: bool,
+}
+
+const FILES: [CorpusFile; 8] = [
+    CorpusFile {
+        name: "hard_deny.jsonl",
+        at_least: 20,
+        kind: Kind::Denies,
+        red_team: false,
+    },
+    CorpusFile {
+        name: "hard_deny_extra.jsonl",
+        at_least: 25,
+        kind: Kind::Denies,
+        red_team: false,
+    },
+    CorpusFile {
+        name: "hard_deny_redteam.jsonl",
+        at_least: 300,
+        kind: Kind::Denies,
+        red_team: true,
+    },
+    CorpusFile {
+        name: "hard_deny_peers.jsonl",
+        at_least: 35,
+        kind: Kind::Denies,
+        red_team: true,
+    },
+    CorpusFile {
+        name: "benign.jsonl",
+        at_least: 20,
+        kind: Kind::Benign,
+        red_team: false,
+    },
+    CorpusFile {
+        name: "benign_extra.jsonl",
+        at_least: 20,
+        kind: Kind::Benign,
+        red_team: false,
+    },
+    CorpusFile {
+        name: "benign_redteam.jsonl",
+        at_least: 150,
+        kind: Kind::Benign,
+        red_team: true,
+    },
+    CorpusFile {
+        name: "benign_peers.jsonl",
+        at_least: 5,
+        kind: Kind::Benign,
+        red_team: true,
+    },
+];
 
 #[path = "it/support/fixtures.rs"]
 mod fixtures;
 
 fn cases(file: &str) -> Vec<(usize, Case)> {
     fixtures::jsonl(file)
+}
+
+/// Schema rules beyond what serde checks; a broken line fails as its own
+/// test instead of silently testing less.
+fn check_schema(file: &CorpusFile, line: usize, case: &Case) -> Result<(), String> {
+    let at = format!("{}:{line}", file.name);
+    if case.command.is_none() == case.path.is_none() {
+        return Err(format!(
+            "{at}: exactly one of `command` and `path` is required"
+        ));
+    }
+    if case.path.is_some() && case.surface.is_none() {
+        return Err(format!("{at}: a `path` case needs its `surface`"));
+    }
+    if let Some(expected) = &case.expect_category {
+        for id in expected.ids() {
+            if !CATEGORIES.contains(&id) {
+                return Err(format!("{at}: unknown category `{id}`"));
+            }
+        }
+    }
+    if case.stretch && file.kind == Kind::Benign {
+        return Err(format!("{at}: `stretch` only applies to deny cases"));
+    }
+    if case.stretch && case.note.as_deref().is_none_or(str::is_empty) {
+        return Err(format!("{at}: a `stretch` case needs a `note` saying why"));
+    }
+    if file.red_team {
+        if case.mechanism.as_deref().is_none_or(str::is_empty) {
+            return Err(format!("{at}: red-team lines name their `mechanism`"));
+        }
+        if file.kind == Kind::Denies && case.expect_category.is_none() {
+            return Err(format!(
+                "{at}: red-team deny lines name their `expect_category`"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn verdict(case: &Case) -> Verdict {
@@ -53,13 +209,23 @@ fn verdict(case: &Case) -> Verdict {
     let request = Request::from_slice(body.to_string().as_bytes()).unwrap();
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
+        vars: Vec::new(),
     };
     let ctx = Context {
         home: &case.home,
         cwd: Some(&case.cwd),
         protected: &protected,
+        limits: &vouch::shell::Limits::DEFAULT,
     };
     hard_deny::check(&request, &ctx)
+}
+
+/// The case's reason, with its source when it came from elsewhere.
+fn about(case: &Case) -> String {
+    match &case.source {
+        Some(source) => format!("{}; from {source}", case.why),
+        None => case.why.clone(),
+    }
 }
 
 fn label(case: &Case) -> String {
@@ -71,7 +237,8 @@ fn label(case: &Case) -> String {
 }
 
 /// One deny case: denied, with a rule id inside its category, a rationale,
-/// and the expected category when the fixture names one.
+/// and an expected category when the fixture names them. A `stretch` case
+/// may instead reach the model with a note.
 fn check_denies(file: &str, line: usize, case: &Case) -> Result<(), String> {
     match verdict(case) {
         Verdict::Deny(d) => {
@@ -86,21 +253,32 @@ fn check_denies(file: &str, line: usize, case: &Case) -> Result<(), String> {
                 return Err(format!("{file}:{line}: empty rationale"));
             }
             match &case.expect_category {
-                Some(expected) if expected != d.category.id() => Err(format!(
-                    "{file}:{line}: {} ({}) denied as `{}` ({}), expected `{expected}`",
+                Some(expected) if !expected.ids().contains(&d.category.id()) => Err(format!(
+                    "{file}:{line}: {} ({}) denied as `{}` ({}), expected `{}`",
                     label(case),
-                    case.why,
+                    about(case),
                     d.rule_id,
-                    d.rationale
+                    d.rationale,
+                    expected.ids().join("` or `")
                 )),
                 Some(_) | None => Ok(()),
             }
         }
-        other => Err(format!(
-            "{file}:{line}: {} ({}) must hard-deny, got {other:?}",
-            label(case),
-            case.why
-        )),
+        // A stretch case that could not be decided statically goes to the
+        // model with the parser's note: that is what it asks for.
+        Verdict::ParseFailed { .. } | Verdict::Incomplete { .. } if case.stretch => Ok(()),
+        other @ (Verdict::Clear | Verdict::ParseFailed { .. } | Verdict::Incomplete { .. }) => {
+            Err(format!(
+                "{file}:{line}: {} ({}) must hard-deny{}, got {other:?}",
+                label(case),
+                about(case),
+                if case.stretch {
+                    " or reach the model with a note"
+                } else {
+                    ""
+                }
+            ))
+        }
     }
 }
 
@@ -110,12 +288,71 @@ fn check_not_denied(file: &str, line: usize, case: &Case) -> Result<(), String> 
         Verdict::Deny(d) => Err(format!(
             "{file}:{line}: {} ({}) must not hard-deny, got `{}`: {}",
             label(case),
-            case.why,
+            about(case),
             d.rule_id,
             d.rationale
         )),
-        Verdict::Clear | Verdict::ParseFailed { .. } => Ok(()),
+        Verdict::Clear | Verdict::ParseFailed { .. } | Verdict::Incomplete { .. } => Ok(()),
     }
+}
+
+/// The red-team deny file covers all seven categories, and no command
+/// appears twice in the corpus with the same cwd and home (a copy tests
+/// nothing new, and a copy in both a deny and a benign file is a contradiction).
+fn coverage_trials(all: &[(&'static str, Kind, usize, Case)]) -> Vec<Trial> {
+    let mut per_category: BTreeMap<&str, usize> = CATEGORIES.iter().map(|c| (*c, 0)).collect();
+    for (file, _, _, case) in all {
+        if *file == "hard_deny_redteam.jsonl"
+            && let Some(expected) = &case.expect_category
+            && let Some(first) = expected.ids().first()
+            && let Some(count) = per_category.get_mut(first)
+        {
+            *count += 1;
+        }
+    }
+    let missing: Vec<String> = per_category
+        .iter()
+        .filter(|(_, n)| **n == 0)
+        .map(|(c, _)| (*c).to_owned())
+        .collect();
+    let mut seen: HashMap<(String, String, String), String> = HashMap::new();
+    let mut duplicates = Vec::new();
+    let red_team: Vec<&str> = FILES
+        .iter()
+        .filter(|f| f.red_team)
+        .map(|f| f.name)
+        .collect();
+    for (file, _, line, case) in all {
+        let key = (label(case), case.cwd.clone(), case.home.clone());
+        if !red_team.contains(file) && seen.contains_key(&key) {
+            // Copies among the original files predate this check; a red-team
+            // line copying any other line is still caught.
+            continue;
+        }
+        let here = format!("{file}:{line}");
+        if let Some(first) = seen.insert(key.clone(), here.clone()) {
+            duplicates.push(format!("{} at {first} and {here}", key.0));
+        }
+    }
+    vec![
+        Trial::test(
+            "hard_deny_redteam.jsonl: covers all seven categories",
+            move || {
+                if missing.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!("no red-team cases for {}", missing.join(", ")).into())
+                }
+            },
+        ),
+        Trial::test("corpus: no duplicate cases", move || {
+            if duplicates.is_empty() {
+                Ok(())
+            } else {
+                Err(duplicates.join("\n").into())
+            }
+        }),
+    ]
 }
 
 /// Every fixture line is its own test, named after its file, line and
@@ -123,36 +360,36 @@ fn check_not_denied(file: &str, line: usize, case: &Case) -> Result<(), String> 
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
-    let files: [(&str, usize, bool); 4] = [
-        ("hard_deny.jsonl", 20, true),
-        ("hard_deny_extra.jsonl", 25, true),
-        ("benign.jsonl", 20, false),
-        ("benign_extra.jsonl", 20, false),
-    ];
-    for (file, at_least, denies) in files {
-        let all = cases(file);
-        let count = all.len();
+    let mut all = Vec::new();
+    for file in &FILES {
+        let lines = cases(file.name);
+        let count = lines.len();
+        let (name, at_least) = (file.name, file.at_least);
         trials.push(Trial::test(
-            format!("{file}: at least {at_least} cases"),
+            format!("{name}: at least {at_least} cases"),
             move || {
                 if count >= at_least {
                     Ok(())
                 } else {
-                    Err(format!("{file} has {count} cases").into())
+                    Err(format!("{name} has {count} cases").into())
                 }
             },
         ));
-        for (line, case) in all {
-            let name = format!("{file}:{line} {}", label(&case));
-            trials.push(Trial::test(name, move || {
-                let result = if denies {
-                    check_denies(file, line, &case)
-                } else {
-                    check_not_denied(file, line, &case)
+        for (line, case) in lines {
+            let schema = check_schema(file, line, &case);
+            let kind = file.kind;
+            let test_name = format!("{name}:{line} {}", label(&case));
+            all.push((name, kind, line, case.clone()));
+            trials.push(Trial::test(test_name, move || {
+                schema?;
+                let result = match kind {
+                    Kind::Denies => check_denies(name, line, &case),
+                    Kind::Benign => check_not_denied(name, line, &case),
                 };
                 result.map_err(Failed::from)
             }));
         }
     }
+    trials.extend(coverage_trials(&all));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -19,7 +19,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::evidence::redact;
 use crate::policy::credentials::is_sensitive_path;
 use crate::request::Surface;
-use crate::shell::{self, Origin};
+use crate::shell::{self, Shape};
 
 /// What a subject is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -127,70 +127,59 @@ pub fn command_template(command: &str, limits: Limits) -> Result<String, NoTempl
         return Err(NoTemplate::TooLong);
     }
     let redacted = redact::redact_text(command);
-    let script = shell::parse(&redacted);
-    let unit = single_simple_unit(&script, &redacted)?;
-    let (first, rest) = unit.argv.split_first().ok_or(NoTemplate::Empty)?;
-    let name = first.literal().ok_or(NoTemplate::DynamicCommand)?;
+    let words = single_simple_words(&redacted)?;
+    let (first, rest) = words.split_first().ok_or(NoTemplate::Empty)?;
+    let name = first.clone().ok_or(NoTemplate::DynamicCommand)?;
     if name.contains('/') {
         return Err(NoTemplate::PathExecutable);
     }
     if !is_safe_command_word(&name) {
         return Err(NoTemplate::UnsafeCommand);
     }
+    if runs_another_command(&redacted) {
+        return Err(NoTemplate::Wrapper);
+    }
     template_words(name, rest, limits.max_template_tokens)
 }
 
-/// The one unit of a command whose shape a prefix rule can describe.
-fn single_simple_unit<'a>(
-    script: &'a shell::Script,
-    source: &str,
-) -> Result<&'a shell::Unit, NoTemplate> {
-    if script.error().is_some() {
-        return Err(NoTemplate::Unparsed);
+/// The written words of a command whose shape a prefix rule can describe.
+fn single_simple_words(source: &str) -> Result<Vec<Option<String>>, NoTemplate> {
+    match shell::shape_of(source, &shell::Limits::DEFAULT) {
+        Shape::Simple(words) => Ok(words),
+        Shape::Empty => Err(NoTemplate::Empty),
+        Shape::Unparsed => Err(NoTemplate::Unparsed),
+        Shape::Pipeline => Err(NoTemplate::Pipeline),
+        Shape::EnvPrefix => Err(NoTemplate::EnvPrefix),
+        Shape::Redirection => Err(NoTemplate::Redirection),
+        Shape::Compound => Err(NoTemplate::Compound),
     }
-    if !script.bindings.is_empty() {
-        return Err(NoTemplate::EnvPrefix);
-    }
-    let unit = match script.units.as_slice() {
-        [] => return Err(NoTemplate::Empty),
-        [unit] => unit,
-        units if units.iter().any(|u| u.in_pipeline) => return Err(NoTemplate::Pipeline),
-        _ => return Err(NoTemplate::Compound),
+}
+
+/// Whether the command starts another one (`sudo make`, `timeout 10 make`,
+/// `bash -c …`): a rule for the wrapper would allow whatever it wraps. The
+/// analysis decides, from the same command specs the hard denies read; one
+/// that did not finish counts as a wrapper (no template, never a guess).
+fn runs_another_command(source: &str) -> bool {
+    let env = shell::ShellEnv {
+        cwd: None,
+        home: "/",
+        vars: &[],
     };
-    if unit.in_pipeline {
-        return Err(NoTemplate::Pipeline);
-    }
-    if !unit.redirects.is_empty() {
-        return Err(NoTemplate::Redirection);
-    }
-    if !unit.assignments.is_empty() {
-        return Err(NoTemplate::EnvPrefix);
-    }
-    if !unit.wrappers.is_empty() || unit.extra_args_unknown {
-        return Err(NoTemplate::Wrapper);
-    }
-    if unit.background
-        || unit.depth > 0
-        || unit.in_function.is_some()
-        || unit.origin != Origin::Command
-        || !shell::is_single_simple_command(source)
-    {
-        return Err(NoTemplate::Compound);
-    }
-    Ok(unit)
+    let analysis = shell::analyze(source, &env, &shell::Limits::DEFAULT);
+    !analysis.incomplete.is_empty() || analysis.commands.iter().any(|c| c.parent.is_some())
 }
 
 /// The template of a command word and its arguments (design §8).
 fn template_words(
     name: String,
-    args: &[shell::Word],
+    args: &[Option<String>],
     max_tokens: usize,
 ) -> Result<String, NoTemplate> {
     let mut out = Tokens::new(name, max_tokens);
     let mut expect_value = false;
     let mut options_ended = false;
     for word in args {
-        let Some(text) = word.literal() else {
+        let Some(text) = word.clone() else {
             // An expansion, glob or substitution: its value is unknown.
             out.star()?;
             expect_value = false;

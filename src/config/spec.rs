@@ -186,6 +186,39 @@ pub const KEYS: &[KeySpec] = &[
     spec("server.rate_limit_per_second", int(1, 100_000), TrustedOnly),
     spec("server.max_concurrent_reviews", int(1, 1024), TrustedOnly),
     spec("server.shutdown_grace_ms", int(0, 600_000), TrustedOnly),
+    spec(
+        "analysis.max_parse_operations",
+        int(10_000, 1_000_000_000),
+        TrustedOnly,
+    ),
+    spec(
+        "analysis.parse_timeout_us",
+        int(1000, 10_000_000),
+        TrustedOnly,
+    ),
+    spec(
+        "analysis.max_syntax_nodes",
+        int(100, 10_000_000),
+        TrustedOnly,
+    ),
+    spec("analysis.max_syntax_depth", int(10, 1000), TrustedOnly),
+    spec("analysis.max_script_nesting", int(1, 64), TrustedOnly),
+    spec("analysis.max_steps", int(100, 100_000_000), TrustedOnly),
+    spec("analysis.max_commands", int(10, 1_000_000), TrustedOnly),
+    spec("analysis.max_fields", int(10, 1_000_000), TrustedOnly),
+    spec("analysis.max_candidates", int(2, 4096), TrustedOnly),
+    spec(
+        "analysis.max_value_bytes",
+        int(256, 16_777_216),
+        TrustedOnly,
+    ),
+    spec("analysis.max_call_depth", int(1, 256), TrustedOnly),
+    spec("analysis.max_loop_iterations", int(1, 4096), TrustedOnly),
+    spec(
+        "analysis.max_match_work",
+        int(1000, 10_000_000_000),
+        TrustedOnly,
+    ),
 ];
 
 /// The sections, in table order.
@@ -288,6 +321,7 @@ mod tests {
     fn server_and_model_selection_are_trusted_only() {
         for k in KEYS {
             if k.key.starts_with("server.")
+                || k.key.starts_with("analysis.")
                 || [
                     "reviewer.provider",
                     "reviewer.base_url",

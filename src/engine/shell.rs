@@ -75,7 +75,13 @@ impl<'a> Fixed<'a> {
         let project = engine.inner.projects.for_project(trusted, cwd);
         let mut paths = engine.inner.protected.for_home(&home);
         if let Some(root) = &project.root {
-            paths.push(root.join(".vouch").display().to_string());
+            // Only an existing project overlay is vouch's: protecting a
+            // `.vouch` that is not there would hard-deny `rm -rf .` in a
+            // fresh project.
+            let overlay = root.join(".vouch");
+            if overlay.exists() {
+                paths.push(overlay.display().to_string());
+            }
         }
         let exposed = match (&project.root, options.allow_untrusted_dev) {
             (Some(root), false) => trusted
@@ -83,7 +89,13 @@ impl<'a> Fixed<'a> {
                 .map(|file| (file, root.clone())),
             (None, _) | (_, true) => None,
         };
-        let protected = hard_deny::Protected { paths };
+        let vars = options
+            .paths
+            .vouch_home
+            .iter()
+            .map(|h| ("VOUCH_HOME".to_owned(), h.display().to_string()))
+            .collect();
+        let protected = hard_deny::Protected { paths, vars };
         let resolved_path = request
             .path
             .as_deref()
@@ -92,6 +104,7 @@ impl<'a> Fixed<'a> {
             home: &home,
             cwd: request.cwd.as_deref(),
             protected: &protected,
+            limits: &trusted.config.analysis,
         };
         let hard_deny = pipeline::hard_denies(request, &ctx, resolved_path.as_deref());
         Fixed {

@@ -102,6 +102,7 @@ impl World {
             grant: None,
             protected: Protected {
                 paths: vec!["/opt/vouch/bin/vouch".into()],
+                vars: Vec::new(),
             },
             hard_deny: hard_deny::Verdict::Clear,
         };
@@ -116,6 +117,7 @@ impl World {
             home: "/home/dev",
             cwd: self.request.cwd.as_deref(),
             protected: &self.protected,
+            limits: &vouch::shell::Limits::DEFAULT,
         };
         self.hard_deny = hard_denies(&self.request, &ctx, None);
         let saved = self.cache.take();

@@ -4,9 +4,11 @@
 //! Every hard-deny corpus command, wrapped in a random stack of wrappers
 //! (`sudo`, `env`, `nice`, `timeout`, `bash -c '…'`, `eval`, `( … )`,
 //! `$( … )`, …), must still be denied; every benign corpus command, wrapped
-//! the same way, must not be hard-denied. A wrap that would make the text
-//! invalid bash (a prefix before a function definition, say) is applied as
-//! `sh -c '…'` instead, so every generated command is valid bash. A third
+//! the same way, must not be hard-denied. The wraps follow bash: a wrap
+//! that would make the text invalid bash (a prefix before a function
+//! definition, say) or change what bash runs (`exec` before a list, `sudo`
+//! before `D=/; …`, `env` before `eval`) is applied as `sh -c '…'` instead, so every generated
+//! command is valid bash and still runs the wrapped command. A third
 //! property feeds shell-flavoured noise: it must never panic, and a command
 //! with a syntax error is never `Clear`.
 
@@ -33,6 +35,9 @@ enum Wrap {
     Prefix(&'static str),
     Script(&'static str),
     Around(&'static str, &'static str),
+    /// `cd` away and back to the case's directory: a relative target still
+    /// names what it named (`cd /tmp && rm -rf *` would not).
+    CdAndBack,
 }
 
 fn wraps() -> Vec<Wrap> {
@@ -59,7 +64,7 @@ fn wraps() -> Vec<Wrap> {
         Wrap::Around("echo $( ", " )"),
         Wrap::Around("if true; then ", "; fi"),
         Wrap::Around("for i in 1; do ", "; done"),
-        Wrap::Around("cd /tmp && ", ""),
+        Wrap::CdAndBack,
     ]
 }
 
@@ -67,13 +72,128 @@ fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
-fn apply(command: &str, wrap: Wrap) -> String {
+/// Whether the command parses (the analysis reports no syntax error).
+fn parses(command: &str) -> bool {
+    let env = vouch::shell::ShellEnv {
+        cwd: Some("/srv/app"),
+        home: "/home/dev",
+        vars: &[],
+    };
+    vouch::shell::analyze(command, &env, &vouch::shell::Limits::DEFAULT)
+        .errors
+        .is_empty()
+}
+
+/// Whether `command` starts with a `NAME=value` word.
+fn starts_with_assignment(command: &str) -> bool {
+    let name_len = command
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    name_len > 0
+        && !command.as_bytes()[0].is_ascii_digit()
+        && command.as_bytes().get(name_len) == Some(&b'=')
+}
+
+/// Whether `command` starts with the name of a program a prefix wrapper
+/// can run: not an assignment, and not a reserved word (`time`, `!`, `if`,
+/// …), a subshell, a group or a test, which only bash itself reads.
+fn starts_with_program(command: &str) -> bool {
+    let first = command.split_whitespace().next().unwrap_or("");
+    let reserved = matches!(
+        first,
+        "!" | "{"
+            | "}"
+            | "(("
+            | "[["
+            | "if"
+            | "for"
+            | "while"
+            | "until"
+            | "case"
+            | "select"
+            | "function"
+            | "time"
+            | "coproc"
+    );
+    !reserved && !first.starts_with('(') && !starts_with_assignment(command)
+}
+
+/// Whether `command` starts with a shell builtin no program stands in for
+/// (`env eval '…'` and `sudo cd /` find no such program and run nothing).
+fn starts_with_builtin_only(command: &str) -> bool {
+    matches!(
+        command.split_whitespace().next().unwrap_or(""),
+        "eval"
+            | "source"
+            | "."
+            | "cd"
+            | "pushd"
+            | "popd"
+            | "export"
+            | "read"
+            | "set"
+            | "unset"
+            | "shift"
+            | "alias"
+            | "declare"
+            | "local"
+            | "typeset"
+            | "readonly"
+            | "mapfile"
+            | "readarray"
+            | "trap"
+            | "builtin"
+            | "let"
+            | "shopt"
+            | "exec"
+            | "command"
+            | "getopts"
+            | "hash"
+            | "type"
+            | "ulimit"
+            | "umask"
+            | "wait"
+    )
+}
+
+/// Whether `command` is one simple command bash would hand to `exec` whole:
+/// a program first and no list, pipeline or background operator anywhere
+/// (a conservative textual test; quoting is ignored, so some single
+/// commands count as lists).
+fn is_single_simple_command(command: &str) -> bool {
+    starts_with_program(command) && !command.contains(['&', ';', '|', '\n'])
+}
+
+fn apply(command: &str, wrap: Wrap, cwd: &str) -> String {
     let wrapped = match wrap {
+        // Only bash's own `time` (a reserved word) reads what follows as
+        // bash does: behind `sudo`, `env` or `nice` a leading assignment
+        // is a program name or the program's environment, never a shell
+        // variable later words can expand (`sudo D=/; rm -rf $D` removes
+        // nothing), and a reserved word is a program name (`sudo time
+        // D=/`). Such a command gets a shell of its own.
+        Wrap::Prefix(p) if p != "time " && !starts_with_program(command) => {
+            format!("{p}sh -c {}", quote(command))
+        }
+        // A program wrapper cannot run a builtin; `command` and `time` can.
+        Wrap::Prefix(p)
+            if !matches!(p, "time " | "command ") && starts_with_builtin_only(command) =>
+        {
+            format!("{p}sh -c {}", quote(command))
+        }
+        // `exec` replaces the shell with its one command: in
+        // `exec true && rm -rf /` bash never reaches `rm`. Anything but a
+        // single simple command gets a shell of its own.
+        Wrap::Prefix(p) if p == "exec " && !is_single_simple_command(command) => {
+            format!("{p}sh -c {}", quote(command))
+        }
         Wrap::Prefix(p) => format!("{p}{command}"),
         Wrap::Script(s) => format!("{s} {}", quote(command)),
         Wrap::Around(before, after) => format!("{before}{command}{after}"),
+        Wrap::CdAndBack => format!("cd /tmp && cd {} && {command}", quote(cwd)),
     };
-    if vouch::shell::parse(&wrapped).errors.is_empty() {
+    if parses(&wrapped) {
         wrapped
     } else {
         format!("sh -c {}", quote(command))
@@ -83,11 +203,13 @@ fn apply(command: &str, wrap: Wrap) -> String {
 fn verdict(case: &Case, command: &str) -> Verdict {
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
+        vars: Vec::new(),
     };
     let ctx = Context {
         home: &case.home,
         cwd: Some(&case.cwd),
         protected: &protected,
+        limits: &vouch::shell::Limits::DEFAULT,
     };
     check_command(command, &ctx)
 }
@@ -102,7 +224,7 @@ fn wrapped_strategy(cases: Vec<Case>) -> impl Strategy<Value = (Case, String)> {
             let case = cases[i].clone();
             let mut command = case.command.clone().unwrap();
             for w in stack {
-                command = apply(&command, all[w]);
+                command = apply(&command, all[w], &case.cwd);
             }
             (case, command)
         })
@@ -137,7 +259,7 @@ proptest! {
             home: "/home/dev".to_owned(),
         };
         let got = verdict(&case, &command);
-        if !vouch::shell::parse(&command).errors.is_empty() {
+        if !parses(&command) {
             prop_assert!(!matches!(got, Verdict::Clear), "`{}` has errors but is clear", command);
         }
     }

@@ -427,40 +427,42 @@ impl Pass {
     }
 }
 
-/// Secret values the shell parser's reading of `command` finds: secret
-/// option arguments of every unit (through wrappers, `bash -c`, `eval`) and
-/// secret-named assignments.
+/// Secret values the shell analysis of `command` finds: secret option
+/// arguments of every command that would run (through wrappers, `bash -c`,
+/// `eval`, after expansion) and secret-named variables placed in a
+/// command's environment. Bare `NAME=value` statements are the text
+/// scanner's (structural assignments).
 fn shell_secrets(command: &str) -> Vec<(Vec<u8>, SecretKind)> {
-    let script = crate::shell::parse(command);
+    // Nothing here depends on the real home or cwd: only values as written
+    // (or expanded from the command's own text) are looked for.
+    let env = crate::shell::ShellEnv {
+        cwd: None,
+        home: "/",
+        vars: &[],
+    };
+    let analysis = crate::shell::analyze(command, &env, &crate::shell::Limits::DEFAULT);
     let mut out = Vec::new();
-    for unit in &script.units {
-        let words: Vec<Vec<u8>> = unit
+    for found_in in &analysis.commands {
+        let words: Vec<&[u8]> = found_in
             .argv
             .iter()
-            .map(|w| w.literal().unwrap_or_else(|| w.display()).into_bytes())
+            .map(|a| a.as_known().map_or(&b"\0"[..], str::as_bytes))
             .collect();
-        let argv: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
-        for found in cli::secrets_in(&argv) {
-            let literal = unit
+        for found in cli::secrets_in(&words) {
+            let value = found_in
                 .argv
                 .get(found.word)
-                .and_then(crate::shell::Word::literal);
-            if let Some(value) = literal
-                .as_ref()
-                .and_then(|l| l.as_bytes().get(found.from..))
-            {
+                .and_then(crate::shell::Arg::as_known)
+                .and_then(|l| l.as_bytes().get(found.from..));
+            if let Some(value) = value {
                 out.push((value.to_vec(), found.kind));
             }
         }
-        let bound = unit
-            .assignments
-            .iter()
-            .chain(script.bindings.iter().map(|b| &b.assignment));
-        for assignment in bound {
-            if classify_key(&assignment.name) == KeyClass::Secret
-                && let Some(value) = assignment.value.literal()
+        for (name, value) in &found_in.assignments {
+            if classify_key(name) == KeyClass::Secret
+                && let Some(value) = value.as_known()
             {
-                out.push((value.into_bytes(), SecretKind::GenericAssignment));
+                out.push((value.as_bytes().to_vec(), SecretKind::GenericAssignment));
             }
         }
     }

@@ -8,7 +8,7 @@
 //! decoding changes something, at most [`MAX_VIEWS`] of them (two levels:
 //! JSON inside a URL, a URL inside a JSON string), each in one pass.
 
-use crate::shell::word::decode_ansi_c;
+use crate::shell::decode_ansi_c;
 
 /// Most views of one text, the text itself included.
 pub const MAX_VIEWS: usize = 8;

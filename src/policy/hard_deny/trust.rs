@@ -1,0 +1,418 @@
+//! `trust-boundary`: any write, delete, move, mode change or link on vouch's
+//! own files or an agent harness's permission configuration, reading
+//! vouch's tokens and key, and path surfaces doing the same.
+//!
+//! Comparison ignores case (macOS file systems do). A pattern counts as
+//! every path it can match: `~/.config/vou*/config.toml` reaches vouch's
+//! configuration from above, `rm -rf ~/.c*` removes its parent.
+
+use crate::request::Surface;
+use crate::shell::spec::{Modifier, Role};
+use crate::shell::{Seg, Text, Value};
+
+use super::facts::{Env, Facts};
+use super::paths::{self, Target, component_is};
+use super::{Category, HardDeny, deny};
+
+/// How a role touches a protected path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Touch {
+    Modify {
+        whole_tree: bool,
+    },
+    /// A directory that receives new files.
+    Into,
+    Read {
+        whole_tree: bool,
+    },
+    None,
+}
+
+fn touch_of(role: Role, recursive: bool) -> Touch {
+    match role {
+        Role::Write | Role::LinkTarget => Touch::Modify { whole_tree: false },
+        Role::Delete | Role::Mode => Touch::Modify {
+            whole_tree: recursive,
+        },
+        Role::MoveAway => Touch::Modify { whole_tree: true },
+        Role::WriteInto => Touch::Into,
+        Role::ReadTree => Touch::Read { whole_tree: true },
+        Role::Read => Touch::Read {
+            whole_tree: recursive,
+        },
+        Role::Upload | Role::Data | Role::FormData | Role::Header | Role::Variable => {
+            Touch::Read { whole_tree: false }
+        }
+        Role::Url | Role::Route | Role::Script | Role::Chdir | Role::Value => Touch::None,
+    }
+}
+
+fn verb(role: Role) -> &'static str {
+    match role {
+        Role::Write => "writes",
+        Role::WriteInto => "writes into",
+        Role::Delete => "deletes",
+        Role::MoveAway => "moves",
+        Role::Mode => "changes permissions of",
+        Role::LinkTarget => "links to",
+        Role::Read
+        | Role::ReadTree
+        | Role::Upload
+        | Role::Data
+        | Role::FormData
+        | Role::Header
+        | Role::Variable => "reads",
+        Role::Url | Role::Route | Role::Script | Role::Chdir | Role::Value => "uses",
+    }
+}
+
+fn rule(role: Role) -> &'static str {
+    match role {
+        Role::Write | Role::WriteInto => "trust-boundary/write",
+        Role::Delete => "trust-boundary/delete",
+        Role::MoveAway => "trust-boundary/move",
+        Role::Mode => "trust-boundary/chmod",
+        Role::LinkTarget => "trust-boundary/link",
+        _ => "trust-boundary/read-secret",
+    }
+}
+
+/// The target in lower case (protected paths are compared so).
+fn lower(target: &Target) -> Target {
+    match target {
+        Target::Exact(p) => Target::Exact(p.to_ascii_lowercase()),
+        Target::Partial(p) => Target::Partial(p.to_ascii_lowercase()),
+        Target::Pattern(t) => {
+            let mut out = Text::default();
+            for seg in &t.segs {
+                match seg {
+                    Seg::Lit(s) => out.push_str(&s.to_ascii_lowercase()),
+                    other => out.push(other.clone()),
+                }
+            }
+            Target::Pattern(out)
+        }
+    }
+}
+
+/// What protected thing `touch` on `target` hits, if any.
+fn hit(f: &mut Facts<'_>, touch: Touch, target: &Target) -> Option<String> {
+    let t = lower(target);
+    let protected = f.env.protected.clone();
+    match touch {
+        Touch::None => None,
+        Touch::Modify { whole_tree } => {
+            for p in &protected {
+                if f.reaches(&t, p) || (whole_tree && f.covers(&t, p)) {
+                    return Some(format!("vouch's own files (`{p}`)"));
+                }
+            }
+            harness_config(&t, whole_tree).map(str::to_owned)
+        }
+        Touch::Into => {
+            let home = f.env.home.to_ascii_lowercase();
+            for p in &protected {
+                // Files of unknown names land in it: at or below a
+                // protected location, or in its parent directories (except
+                // home and `/`, which every unpacking reaches).
+                let above =
+                    f.covers(&t, p) && !matches!(&t, Target::Exact(d) if *d == home || d == "/");
+                if f.reaches(&t, p) || above {
+                    return Some(format!("vouch's own files (`{p}`)"));
+                }
+            }
+            harness_dir(&t).map(str::to_owned)
+        }
+        Touch::Read { whole_tree } => {
+            for p in &protected {
+                if f.reaches(&t, p) && (secret_name(&t) || whole_tree) {
+                    return Some(format!("vouch's secrets under `{p}`"));
+                }
+                if whole_tree && f.covers(&t, p) {
+                    return Some(format!("vouch's secrets under `{p}`"));
+                }
+            }
+            None
+        }
+    }
+}
+
+/// vouch's tokens and HMAC key, by name.
+fn secret_name(target: &Target) -> bool {
+    let parts = target.components();
+    let Some(last) = parts.last() else {
+        return false;
+    };
+    match last.as_slice() {
+        [Seg::Lit(s)] => s.ends_with(".token") || s == "hmac.key",
+        _ => ["adapter.token", "operator.token", "hmac.key"]
+            .iter()
+            .any(|n| component_is(last, n)),
+    }
+}
+
+/// An agent harness's permission configuration, by path shape.
+fn harness_config(t: &Target, whole_tree: bool) -> Option<&'static str> {
+    let parts = t.components();
+    let n = parts.len();
+    for (k, part) in parts.iter().enumerate() {
+        let rest = parts.get(k + 1..).unwrap_or(&[]);
+        let is = |name: &str| component_is(part, name);
+        let tail_is = |names: &[&str]| {
+            rest.len() == 1
+                && rest
+                    .first()
+                    .is_some_and(|c| names.iter().any(|x| component_is(c, x)))
+        };
+        if k + 1 == n && is(".claude.json") {
+            return Some("Claude Code's user configuration");
+        }
+        if is(".vouch") {
+            return Some("the project's `.vouch/` configuration");
+        }
+        if is(".claude")
+            && rest.len() == 1
+            && rest.first().is_some_and(|c| {
+                ["settings.json", "settings.local.json"].iter().any(|x| component_is(c, x))
+                    || matches!(c.as_slice(), [Seg::Lit(s)] if s.starts_with("settings") && s.ends_with(".json"))
+            })
+        {
+            return Some("Claude Code's permission settings");
+        }
+        if is(".codex") && !rest.is_empty() {
+            return Some("Codex's configuration");
+        }
+        if is(".gemini") && tail_is(&["settings.json"]) {
+            return Some("Gemini CLI's settings");
+        }
+        if is(".cursor")
+            && tail_is(&[
+                "hooks.json",
+                "cli.json",
+                "cli-config.json",
+                "permissions.json",
+            ])
+        {
+            return Some("Cursor's hooks or permissions");
+        }
+        if is(".pi")
+            && rest.iter().any(|c| {
+                [
+                    "settings.json",
+                    "sandbox.json",
+                    "permissions.json",
+                    "pi-auto-review.json",
+                    "extensions",
+                ]
+                .iter()
+                .any(|x| component_is(c, x))
+                    || matches!(c.as_slice(), [Seg::Lit(s)] if s.contains("permission"))
+            })
+        {
+            return Some("Pi's permission configuration");
+        }
+        if k + 1 == n && harness_dir_name(part) {
+            // Removing, moving, relinking or re-moding a whole harness
+            // directory drops or replaces its rules.
+            let _ = whole_tree;
+            return Some("an agent harness's configuration directory");
+        }
+    }
+    None
+}
+
+fn harness_dir_name(part: &[Seg]) -> bool {
+    [".claude", ".codex", ".gemini", ".cursor", ".pi"]
+        .iter()
+        .any(|d| component_is(part, d))
+}
+
+/// A harness configuration directory receiving files.
+fn harness_dir(t: &Target) -> Option<&'static str> {
+    let parts = t.components();
+    let last = parts.last()?;
+    (harness_dir_name(last) || component_is(last, ".vouch"))
+        .then_some("an agent harness's configuration directory")
+}
+
+/// File names vouch keeps in its directories.
+const VOUCH_FILES: &[&str] = &[
+    "config.toml",
+    "vouch.sqlite",
+    "audit.sqlite",
+    "state.sqlite",
+    "vouch.sqlite-wal",
+    "vouch.sqlite-shm",
+    "audit.sqlite-wal",
+    "audit.sqlite-shm",
+    "hmac.key",
+    "adapter.token",
+    "operator.token",
+];
+
+/// `find ROOT [-name P] -delete` (or `-exec rm`) reaching one of vouch's
+/// files: a root at or above it whose filter can select it.
+fn find_deletes(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
+    let cmd = f.command(i)?;
+    if cmd.name() != Some("find") {
+        return None;
+    }
+    let args: Vec<&str> = cmd
+        .args()
+        .iter()
+        .map(|a| a.as_known().unwrap_or(""))
+        .collect();
+    let deletes = args.contains(&"-delete")
+        || f.commands().any(|(j, c)| {
+            super::wipe::descends_from(f, j, i)
+                && c.name().is_some_and(|n| super::wipe::REMOVERS.contains(&n))
+        });
+    if !deletes {
+        return None;
+    }
+    let names: Vec<&str> = args
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| matches!(**a, "-name" | "-iname"))
+        .filter_map(|(k, _)| args.get(k + 1).copied())
+        .collect();
+    let first_expr = args
+        .iter()
+        .position(|a| a.starts_with('-') && a.len() > 1)
+        .unwrap_or(args.len());
+    let cwd = cmd.cwd.clone();
+    let roots: Vec<Value> = cmd
+        .args()
+        .iter()
+        .take(first_expr)
+        .filter_map(|a| match a {
+            crate::shell::Arg::Field(v) => Some(v.clone()),
+            crate::shell::Arg::Unknown(_) => None,
+        })
+        .collect();
+    let protected = f.env.protected.clone();
+    for root in roots {
+        for target in paths::resolve(&root, &cwd) {
+            let t = lower(&target);
+            for p in &protected {
+                if !f.covers(&t, p) && !f.reaches(&t, p) {
+                    continue;
+                }
+                let hit = names.is_empty()
+                    || names.iter().any(|n| {
+                        let pattern = crate::shell::glob::pattern_of(n);
+                        VOUCH_FILES.iter().any(|file| {
+                            crate::shell::glob::matches(
+                                &pattern,
+                                file,
+                                crate::shell::glob::Mode::STRING,
+                            )
+                        }) || p.rsplit('/').next().is_some_and(|base| {
+                            crate::shell::glob::matches(
+                                &pattern,
+                                base,
+                                crate::shell::glob::Mode::STRING,
+                            )
+                        })
+                    });
+                if hit {
+                    return deny(
+                        Category::TrustBoundary,
+                        "trust-boundary/delete",
+                        format!(
+                            "`find … -delete` from `{}` reaches vouch's own files (`{p}`)",
+                            target.display()
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    None
+}
+
+pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
+    for i in 0..f.analysis.commands.len() {
+        if let Some(d) = find_deletes(f, i) {
+            return Some(d);
+        }
+        let recursive = f
+            .effects_of(i)
+            .is_some_and(|e| e.has(Modifier::Recursive) || e.unknown_options);
+        let name = f.command(i).and_then(|c| c.name()).unwrap_or("").to_owned();
+        let recursive = recursive || name == "rimraf";
+        for touch in f.touches(i) {
+            let how = touch_of(touch.role, recursive);
+            for target in &touch.targets {
+                if let Some(what) = hit(f, how, target) {
+                    return deny(
+                        Category::TrustBoundary,
+                        rule(touch.role),
+                        format!(
+                            "`{name}` {} `{}`, part of {what}",
+                            verb(touch.role),
+                            target.display()
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Rules for a surface that names a path (`write`, `edit`, `read`, …).
+pub(crate) fn path_surface(surface: &Surface, path: &str, env: &Env) -> Option<HardDeny> {
+    let text = if path == "~" {
+        env.home.clone()
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        format!("{}/{rest}", env.home)
+    } else {
+        path.to_owned()
+    };
+    let cwd = Value::known(env.cwd.as_deref().unwrap_or(&env.home));
+    let role = if super::surface_reads_only(surface) {
+        Role::Read
+    } else if *surface == Surface::Delete {
+        Role::Delete
+    } else {
+        Role::Write
+    };
+    let analysis = crate::shell::Analysis::default();
+    let limits = crate::shell::Limits::default();
+    let mut f = Facts::new(&analysis, env, &limits);
+    for target in paths::resolve(&Value::known(&text), &cwd) {
+        if *surface == Surface::Delete
+            && let Some(d) = super::wipe::delete_surface(env, &target)
+        {
+            return Some(d);
+        }
+        if role != Role::Read
+            && let Some(device) = paths::may_be_block_device(&target)
+        {
+            return deny(
+                Category::DeviceDestroy,
+                "device-destroy/write-to-device",
+                format!("`{surface}` onto the block device `{device}`"),
+            );
+        }
+        let how = touch_of(role, *surface == Surface::Delete);
+        if let Some(what) = hit(&mut f, how, &target) {
+            return deny(
+                Category::TrustBoundary,
+                rule(role),
+                format!("`{surface}` of `{}`, part of {what}", target.display()),
+            );
+        }
+        if role == Role::Write
+            && let Some((rule, what)) = super::persist::persistence_target(&target)
+        {
+            return deny(
+                Category::AccessPersistence,
+                rule,
+                format!("`{surface}` of `{}`, adding {what}", target.display()),
+            );
+        }
+    }
+    None
+}

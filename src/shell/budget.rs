@@ -1,0 +1,205 @@
+//! Budgets for the analysis of one command line, and the meter that
+//! charges work against them.
+//!
+//! Every loop over untrusted input (parsing, expansion, candidate sets,
+//! globs, the data flow through variables, functions and loops) charges a
+//! budget. Running out is never a silent truncation: the meter records an
+//! [`Incomplete`] naming the budget, the work already done is kept (a hard
+//! deny found in it stands) and the rest of the command is unknown, so the
+//! request goes to the reviewer. The defaults live in `config/default.toml`
+//! (`[analysis]`) and only trusted configuration may change them: a project
+//! that lowered them could turn a hard deny into a review.
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::command::Incomplete;
+
+/// The `[analysis]` configuration section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Parser work for one script (tree-sitter operations).
+    pub max_parse_operations: u64,
+    /// Wall-clock backstop for parsing one script, in microseconds.
+    pub parse_timeout_us: u64,
+    /// Syntax nodes in one parsed script.
+    pub max_syntax_nodes: u64,
+    /// Nesting of the syntax tree.
+    pub max_syntax_depth: u32,
+    /// Script strings inside script strings (`bash -c`, `eval`, piped scripts).
+    pub max_script_nesting: u32,
+    /// Statements, expansions and builtin steps interpreted in all.
+    pub max_steps: u64,
+    /// Simple commands reported.
+    pub max_commands: u64,
+    /// Fields one word or one argv may expand to (brace expansion, splitting).
+    pub max_fields: u64,
+    /// Candidates one value may have.
+    pub max_candidates: u64,
+    /// Bytes of one expanded string.
+    pub max_value_bytes: u64,
+    /// Nested function calls, `source`s and `eval`s.
+    pub max_call_depth: u32,
+    /// Iterations of one loop followed statically.
+    pub max_loop_iterations: u32,
+    /// Pattern-matching work (pattern length × subject length, summed).
+    pub max_match_work: u64,
+}
+
+impl Limits {
+    /// The package defaults (the same numbers as `config/default.toml`,
+    /// checked by a test).
+    pub const DEFAULT: Limits = Limits {
+        max_parse_operations: 4_000_000,
+        parse_timeout_us: 25_000,
+        max_syntax_nodes: 200_000,
+        max_syntax_depth: 200,
+        max_script_nesting: 8,
+        max_steps: 200_000,
+        max_commands: 10_000,
+        max_fields: 10_000,
+        max_candidates: 64,
+        max_value_bytes: 65_536,
+        max_call_depth: 16,
+        max_loop_iterations: 64,
+        max_match_work: 20_000_000,
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::DEFAULT
+    }
+}
+
+/// Charges work against [`Limits`] and records what ran out.
+#[derive(Debug)]
+pub struct Meter {
+    pub limits: Limits,
+    steps: u64,
+    match_work: u64,
+    /// Parser progress reports seen, each about a hundred operations.
+    parse_reports: u64,
+    /// When parsing must have finished (all scripts of one command line).
+    parse_deadline: Instant,
+    incomplete: Vec<Incomplete>,
+}
+
+/// Operations tree-sitter performs between two progress reports.
+const OPERATIONS_PER_REPORT: u64 = 100;
+
+impl Meter {
+    pub fn new(limits: Limits) -> Self {
+        Meter {
+            limits,
+            steps: 0,
+            match_work: 0,
+            parse_reports: 0,
+            parse_deadline: Instant::now() + Duration::from_micros(limits.parse_timeout_us),
+            incomplete: Vec::new(),
+        }
+    }
+
+    /// One parser progress report: false (and recorded) when parsing must
+    /// stop. The operation count is the deterministic budget; the deadline
+    /// is a backstop for a machine too slow to reach it in time.
+    pub fn parse_progress(&mut self) -> bool {
+        self.parse_reports = self.parse_reports.saturating_add(1);
+        if self.parse_reports.saturating_mul(OPERATIONS_PER_REPORT)
+            > self.limits.max_parse_operations
+        {
+            self.exceeded(
+                "max_parse_operations",
+                format!(
+                    "parsing needs more than {} parser operations",
+                    self.limits.max_parse_operations
+                ),
+            );
+            return false;
+        }
+        if Instant::now() > self.parse_deadline {
+            self.exceeded(
+                "parse_timeout_us",
+                format!(
+                    "parsing took longer than {} µs",
+                    self.limits.parse_timeout_us
+                ),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Records that `budget` ran out (once per budget).
+    pub fn exceeded(&mut self, budget: &'static str, detail: impl Into<String>) {
+        if !self.incomplete.iter().any(|i| i.budget == budget) {
+            self.incomplete.push(Incomplete {
+                budget,
+                detail: detail.into(),
+            });
+        }
+    }
+
+    /// True once any budget ran out.
+    pub fn is_incomplete(&self) -> bool {
+        !self.incomplete.is_empty()
+    }
+
+    /// True once the step budget is spent: the interpreter stops.
+    pub fn out_of_steps(&self) -> bool {
+        self.steps > self.limits.max_steps
+    }
+
+    /// One interpreter step; false (and recorded) once the budget is spent.
+    pub fn step(&mut self) -> bool {
+        self.steps = self.steps.saturating_add(1);
+        if self.steps > self.limits.max_steps {
+            self.exceeded(
+                "max_steps",
+                format!(
+                    "the command needs more than {} analysis steps",
+                    self.limits.max_steps
+                ),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Charges pattern-matching work; false (and recorded) once spent.
+    pub fn match_work(&mut self, units: u64) -> bool {
+        self.match_work = self.match_work.saturating_add(units);
+        if self.match_work > self.limits.max_match_work {
+            self.exceeded(
+                "max_match_work",
+                format!(
+                    "pattern matching needs more than {} work units",
+                    self.limits.max_match_work
+                ),
+            );
+            return false;
+        }
+        true
+    }
+
+    pub fn into_incomplete(self) -> Vec<Incomplete> {
+        self.incomplete
+    }
+
+    pub fn incomplete(&self) -> &[Incomplete] {
+        &self.incomplete
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_configuration_file() {
+        let config = crate::config::Config::defaults().unwrap();
+        assert_eq!(config.analysis, Limits::DEFAULT);
+    }
+}

@@ -1,0 +1,215 @@
+//! What [`super::analyze`] returns: the simple commands a bash command line
+//! would run, each with its argv after every expansion, its working
+//! directory and where its input comes from, plus what stopped the analysis
+//! from being complete.
+
+use std::fmt;
+
+use super::value::{Arg, Sources, Value};
+
+/// What vouch knows about the shell a command will run in. Everything not
+/// named here (other environment variables, the file system, the user
+/// database) is runtime data and stays unknown.
+#[derive(Debug, Clone, Copy)]
+pub struct ShellEnv<'a> {
+    /// The working directory bash starts in (absolute), when known.
+    pub cwd: Option<&'a str>,
+    /// `HOME` (absolute).
+    pub home: &'a str,
+    /// Environment variables whose values vouch knows (`VOUCH_HOME`, …).
+    pub vars: &'a [(&'a str, &'a str)],
+}
+
+/// How bash runs a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CommandKind {
+    /// A program found through `PATH` (or named by a path).
+    External,
+    /// A shell builtin (`cd`, `echo`, `read`, `eval`, …): no process.
+    Builtin,
+    /// A call of a function defined in the command; its body's commands
+    /// follow it.
+    Function,
+    /// The command name depends on runtime data (`$CMD args`).
+    Unresolved,
+}
+
+/// Why a command exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Written in the command line (or in a script string it runs).
+    Command,
+    /// Inside `$(…)` or backticks.
+    CommandSubstitution,
+    /// Inside `<(…)` or `>(…)`.
+    ProcessSubstitution,
+    /// The body of a function defined in the command that no call was seen
+    /// to run (a call through an unknown name, a trap, an exported function
+    /// may still run it), analysed once with unknown arguments.
+    UncalledFunction,
+}
+
+/// Redirection operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RedirectOp {
+    /// `>`
+    Write,
+    /// `>>`
+    Append,
+    /// `>|`
+    Clobber,
+    /// `&>` or `>&` onto a file.
+    WriteAll,
+    /// `&>>`
+    AppendAll,
+    /// `<`
+    Read,
+    /// `<>`
+    ReadWrite,
+    /// `>&N` / `<&N` / `N>&-`: duplicates or closes a descriptor.
+    Duplicate,
+    /// `<<<` word.
+    HereString,
+    /// `<<` body.
+    HereDoc,
+}
+
+impl RedirectOp {
+    /// True when the target is a file that gets written.
+    pub fn writes(self) -> bool {
+        match self {
+            RedirectOp::Write
+            | RedirectOp::Append
+            | RedirectOp::Clobber
+            | RedirectOp::WriteAll
+            | RedirectOp::AppendAll
+            | RedirectOp::ReadWrite => true,
+            RedirectOp::Read
+            | RedirectOp::Duplicate
+            | RedirectOp::HereString
+            | RedirectOp::HereDoc => false,
+        }
+    }
+
+    /// True when the target is a file that gets read.
+    pub fn reads_file(self) -> bool {
+        matches!(self, RedirectOp::Read | RedirectOp::ReadWrite)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RedirectOp::Write => ">",
+            RedirectOp::Append => ">>",
+            RedirectOp::Clobber => ">|",
+            RedirectOp::WriteAll => "&>",
+            RedirectOp::AppendAll => "&>>",
+            RedirectOp::Read => "<",
+            RedirectOp::ReadWrite => "<>",
+            RedirectOp::Duplicate => ">&",
+            RedirectOp::HereString => "<<<",
+            RedirectOp::HereDoc => "<<",
+        }
+    }
+}
+
+/// One redirection in effect for a command: its own, one on an enclosing
+/// group, or one an earlier `exec` made permanent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Redirect {
+    /// The descriptor redirected (`2>` → 2); the operator's default when
+    /// not written (0 for `<`, 1 for `>`).
+    pub fd: u32,
+    pub op: RedirectOp,
+    /// The file name, or the here-string / here-document text.
+    pub target: Value,
+}
+
+/// One simple command that would run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Command {
+    /// The argv bash (or the wrapper in [`Command::parent`]) passes, after
+    /// brace, tilde, parameter, arithmetic and command expansion, word
+    /// splitting, pathname expansion and quote removal. `argv[0]` is the
+    /// command name as written (`/bin/rm`, `rm`).
+    pub argv: Vec<Arg>,
+    /// The working directory it runs in.
+    pub cwd: Value,
+    pub kind: CommandKind,
+    /// The command that runs this one (`sudo`, `env`, `xargs`, `find -exec`,
+    /// `bash -c`, a piped-into shell): an index into
+    /// [`Analysis::commands`]. `None`: bash itself runs it.
+    pub parent: Option<usize>,
+    /// Variables placed in its environment (`A=1 cmd`, `env A=1 cmd`).
+    pub assignments: Vec<(String, Value)>,
+    pub redirects: Vec<Redirect>,
+    /// Commands whose output reaches its standard input (pipes,
+    /// substitutions inside here-documents, `exec <` of their output).
+    pub stdin_from: Sources,
+    /// Its standard input when statically known (a here-string, a
+    /// here-document, `echo` text piped in).
+    pub stdin_text: Option<Value>,
+    /// Runs in the background (`cmd &`, `coproc`).
+    pub background: bool,
+    /// A call of a function from inside its own body (or a function it
+    /// calls): not followed again.
+    pub recursive: bool,
+    /// Part of a pipeline.
+    pub in_pipeline: bool,
+    /// The function whose body holds it (the innermost, when inlined).
+    pub function: Option<String>,
+    /// How many script strings (`bash -c`, `eval`, piped scripts) enclose it.
+    pub depth: usize,
+    pub origin: Origin,
+}
+
+impl Command {
+    /// The basename of `argv[0]` when it is known (`/usr/bin/rm` → `rm`).
+    pub fn name(&self) -> Option<&str> {
+        let first = self.argv.first()?.as_known()?;
+        Some(first.rsplit('/').next().unwrap_or(first))
+    }
+
+    /// The arguments after the command name.
+    pub fn args(&self) -> &[Arg] {
+        self.argv.get(1..).unwrap_or(&[])
+    }
+}
+
+/// A budget the analysis ran out of. The commands found so far are still
+/// returned (a hard deny among them stands); the rest is unknown, so the
+/// request must be reviewed, never passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incomplete {
+    /// The `[analysis]` configuration key of the budget.
+    pub budget: &'static str,
+    /// What exceeded it.
+    pub detail: String,
+}
+
+impl fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (budget `analysis.{}`)", self.detail, self.budget)
+    }
+}
+
+/// Everything [`super::analyze`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Analysis {
+    /// In the order bash would start them (a substitution's commands before
+    /// the command that uses their output).
+    pub commands: Vec<Command>,
+    /// Syntax errors: the command does not fully parse.
+    pub errors: Vec<super::ShellError>,
+    /// Budgets exceeded: the analysis stopped early somewhere.
+    pub incomplete: Vec<Incomplete>,
+    /// Behaviour a static reading cannot bound (a loop that never ends and
+    /// keeps starting background processes).
+    pub notes: Vec<String>,
+}
+
+impl Analysis {
+    /// True when no syntax error and no budget stopped the analysis.
+    pub fn is_complete(&self) -> bool {
+        self.errors.is_empty() && self.incomplete.is_empty()
+    }
+}

@@ -1,0 +1,237 @@
+//! What a command does to which paths and hosts, read from the
+//! command-spec table ([`super::spec`]) with the option parser: every
+//! operand or option value with its [`Role`], plus the modifiers given
+//! (`-r`, `-f`, `-i`, `-k`, …).
+//!
+//! Redirections are part of every command's effects, wherever they were
+//! written. Commands without a spec may read every file they name (the
+//! conservative reading for data flow), and write nothing.
+
+use super::command::{Command, RedirectOp};
+use super::options::{Item, OptName, Parsed};
+use super::runners::{drop_prefix, option_value, parse_args};
+use super::spec::{self, CommandSpec, Modifier, Network, Operands, Role};
+use super::value::{Arg, Text, Value};
+
+/// The effects of one command.
+#[derive(Debug, Clone)]
+pub struct Effects {
+    /// Each path, URL or script the command acts on, with what it does.
+    pub items: Vec<(Role, Value)>,
+    pub modifiers: Vec<Modifier>,
+    /// An argument nobody knows may be an option that changes the effect
+    /// (`rm $FLAGS /`).
+    pub unknown_options: bool,
+    pub network: Network,
+    /// The parse, for rules that read particular options.
+    pub parsed: Option<Parsed>,
+}
+
+impl Effects {
+    pub fn has(&self, m: Modifier) -> bool {
+        self.modifiers.contains(&m)
+    }
+
+    /// Values with one of `roles`.
+    pub fn with(&self, roles: &[Role]) -> impl Iterator<Item = &Value> {
+        self.items
+            .iter()
+            .filter(move |(r, _)| roles.contains(r))
+            .map(|(_, v)| v)
+    }
+}
+
+fn arg_value(arg: &Arg) -> Option<Value> {
+    match arg {
+        Arg::Field(v) => Some(v.clone()),
+        Arg::Unknown(_) => None,
+    }
+}
+
+/// The effects of `cmd` (its redirections included).
+pub fn effects(cmd: &Command) -> Effects {
+    let mut out = Effects {
+        items: Vec::new(),
+        modifiers: Vec::new(),
+        unknown_options: false,
+        network: Network::None,
+        parsed: None,
+    };
+    for r in &cmd.redirects {
+        match r.op {
+            op if op.writes() => out.items.push((Role::Write, r.target.clone())),
+            RedirectOp::Read => out.items.push((Role::Read, r.target.clone())),
+            _ => {}
+        }
+        if r.op == RedirectOp::ReadWrite {
+            out.items.push((Role::Read, r.target.clone()));
+        }
+    }
+    let Some(name) = cmd.name() else {
+        return out;
+    };
+    let args = cmd.args();
+    // On a case-insensitive file system `RM` runs `rm`.
+    let lower = name.to_ascii_lowercase();
+    let Some(spec) = spec::lookup(name).or_else(|| spec::lookup(&lower)) else {
+        // Unknown command: it may read any file it names.
+        for a in args {
+            if let Some(v) = arg_value(a)
+                && !v.as_known().is_some_and(|t| t.starts_with('-'))
+            {
+                out.items.push((Role::Read, v));
+            }
+        }
+        return out;
+    };
+    out.network = spec.network;
+    let parsed = parse_args(spec, args);
+    for (names, m) in spec.modifiers {
+        if parsed.has(names) && !out.modifiers.contains(m) {
+            out.modifiers.push(*m);
+        }
+    }
+    out.unknown_options = parsed
+        .items
+        .iter()
+        .any(|i| matches!(i, Item::Unknown { .. }));
+    for (names, role) in spec.option_roles {
+        for v in parsed.values(names) {
+            let value = option_value(args, v);
+            out.items.push((*role, value));
+        }
+    }
+    operand_effects(spec, &parsed, args, &mut out);
+    if spec.operands == Operands::Special {
+        let name = spec
+            .names
+            .iter()
+            .find(|n| n.eq_ignore_ascii_case(name))
+            .copied()
+            .unwrap_or(name);
+        super::special::effects(name, spec, &parsed, cmd, &mut out);
+    }
+    out.parsed = Some(parsed);
+    out
+}
+
+fn operand_effects(spec: &CommandSpec, parsed: &Parsed, args: &[Arg], out: &mut Effects) {
+    let operands: Vec<Value> = parsed
+        .operands()
+        .into_iter()
+        .filter_map(|at| args.get(at).and_then(arg_value))
+        .collect();
+    match spec.operands {
+        Operands::All(role) => {
+            for v in operands {
+                out.items.push((role, v));
+            }
+        }
+        Operands::After(n, role) => {
+            for v in operands.into_iter().skip(n) {
+                out.items.push((role, v));
+            }
+        }
+        Operands::Copy {
+            sources,
+            dest,
+            target_dir,
+        } => {
+            let dirs: Vec<Value> = parsed
+                .values(target_dir)
+                .into_iter()
+                .map(|v| option_value(args, v))
+                .collect();
+            let (srcs, dst, into_dir): (Vec<Value>, Option<Value>, bool) =
+                match (dirs.last(), operands.split_last()) {
+                    (Some(d), _) => (operands.clone(), Some(d.clone()), true),
+                    (None, Some((last, rest))) if !rest.is_empty() => {
+                        (rest.to_vec(), Some(last.clone()), false)
+                    }
+                    (None, Some((last, _))) => (Vec::new(), Some(last.clone()), false),
+                    (None, None) => (Vec::new(), None, false),
+                };
+            for s in &srcs {
+                out.items.push((sources, s.clone()));
+            }
+            if let Some(d) = dst {
+                out.items
+                    .push((if into_dir { Role::WriteInto } else { dest }, d.clone()));
+                // `cp k ~/.ssh/` writes `~/.ssh/k`.
+                for s in &srcs {
+                    if let Some(joined) = into(&d, s) {
+                        out.items.push((dest, joined));
+                    }
+                }
+            }
+        }
+        Operands::Ignore
+        | Operands::Command { .. }
+        | Operands::Shell
+        | Operands::Script
+        | Operands::Special => {}
+    }
+}
+
+/// `dir/basename(source)` for each known source basename.
+pub(crate) fn into(dir: &Value, source: &Value) -> Option<Value> {
+    let mut candidates = Vec::new();
+    for s in source.candidates() {
+        let Some(text) = s.as_known() else { continue };
+        let base = text.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+        if base.is_empty() || base == "." || base == ".." {
+            continue;
+        }
+        for d in dir.candidates() {
+            let mut joined = d.clone();
+            if !d.known_suffix().ends_with('/') {
+                joined.push_str("/");
+            }
+            joined.push_str(base);
+            candidates.push(joined);
+        }
+    }
+    Value::from_candidates(candidates)
+}
+
+/// The text of `value` after a literal `prefix` (`of=/dev/sda` → `/dev/sda`).
+pub(crate) fn after_prefix(value: &Value, prefix: &str) -> Option<Value> {
+    let candidates: Vec<Text> = value
+        .candidates()
+        .iter()
+        .filter(|t| t.known_prefix().starts_with(prefix))
+        .map(|t| {
+            drop_prefix(&Value::text(t.clone()), prefix.len())
+                .candidates()
+                .first()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect();
+    Value::from_candidates(candidates)
+}
+
+/// The text after the first `marker` in the known prefix (`name=@file`).
+pub(crate) fn after_marker(value: &Value, marker: &str) -> Option<Value> {
+    let candidates: Vec<Text> = value
+        .candidates()
+        .iter()
+        .filter_map(|t| {
+            let head = t.known_prefix();
+            let at = head.find(marker)?;
+            drop_prefix(&Value::text(t.clone()), at + marker.len())
+                .candidates()
+                .first()
+                .cloned()
+        })
+        .collect();
+    Value::from_candidates(candidates)
+}
+
+/// The long or short name of an option, as written in rationales.
+pub fn option_label(name: &OptName) -> String {
+    match name {
+        OptName::Short(c) => format!("-{c}"),
+        OptName::Long(l) => format!("--{l}"),
+    }
+}

@@ -1,0 +1,1246 @@
+//! Word expansion in bash's order: brace expansion, tilde expansion,
+//! parameter and arithmetic expansion and command substitution (left to
+//! right), word splitting with the effective `IFS`, pathname expansion,
+//! quote removal.
+//!
+//! A word may expand differently depending on which candidate a variable
+//! holds; each way is kept (bounded by `max_candidates`), and ways that
+//! produce the same number of fields are merged position by position.
+//! Pathname expansion keeps a glob as a pattern (the file system is
+//! runtime data): [`Seg::Star`], [`Seg::Quest`], [`Seg::Class`].
+
+use super::ast::{ArgAst, Assign, AssignValue, Part, Redir, RedirTarget, WordAst};
+use super::command::{Redirect, RedirectOp};
+use super::interp::{Interp, Output};
+use super::state::{Binding, Input, State, Var};
+use super::value::{Arg, Seg, Sources, Text, Value};
+
+/// A piece of an expanded word before field splitting.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum X {
+    /// Text. `quoted`: neither split nor globbed. `split`: the result of an
+    /// unquoted expansion, which `IFS` splits.
+    Lit {
+        text: String,
+        quoted: bool,
+        split: bool,
+    },
+    /// Text nobody knows.
+    Any { quoted: bool, from: Sources },
+    /// A field boundary inside `"$@"`.
+    Break,
+}
+
+pub(crate) type XWord = Vec<X>;
+
+fn lit(text: &str, quoted: bool, split: bool) -> X {
+    X::Lit {
+        text: text.to_owned(),
+        quoted,
+        split,
+    }
+}
+
+/// A brace-expansion atom: an unquoted literal character or an opaque part.
+#[derive(Debug, Clone, PartialEq)]
+enum Atom<'a> {
+    C(char),
+    P(&'a Part),
+}
+
+fn atoms(word: &WordAst) -> Vec<Atom<'_>> {
+    let mut out = Vec::new();
+    for part in &word.parts {
+        match part {
+            Part::Lit(text) => out.extend(text.chars().map(Atom::C)),
+            other => out.push(Atom::P(other)),
+        }
+    }
+    out
+}
+
+fn from_atoms(atoms: &[Atom<'_>]) -> WordAst {
+    let mut parts: Vec<Part> = Vec::new();
+    for a in atoms {
+        match a {
+            Atom::C(c) => {
+                if let Some(Part::Lit(t)) = parts.last_mut() {
+                    t.push(*c);
+                } else {
+                    parts.push(Part::Lit(c.to_string()));
+                }
+            }
+            Atom::P(p) => parts.push((*p).clone()),
+        }
+    }
+    WordAst { parts }
+}
+
+/// The sequence of `{a..b[..step]}` when `inner` is one.
+fn sequence(inner: &[Atom<'_>], budget: usize) -> Option<Vec<String>> {
+    let text: String = inner
+        .iter()
+        .map(|a| match a {
+            Atom::C(c) => Some(*c),
+            Atom::P(_) => None,
+        })
+        .collect::<Option<String>>()?;
+    let parts: Vec<&str> = text.split("..").collect();
+    let (start, end, step) = match parts.as_slice() {
+        [a, b] => (*a, *b, None),
+        [a, b, s] => (*a, *b, Some(*s)),
+        _ => return None,
+    };
+    let step: i64 = match step {
+        Some(s) => s.parse::<i64>().ok()?.checked_abs()?.max(1),
+        None => 1,
+    };
+    if let (Ok(a), Ok(b)) = (start.parse::<i64>(), end.parse::<i64>()) {
+        let width = if (start.starts_with('0') && start.len() > 1)
+            || (end.starts_with('0') && end.len() > 1)
+            || start.starts_with("-0")
+        {
+            start.len().max(end.len())
+        } else {
+            0
+        };
+        let count = a.abs_diff(b) / step.unsigned_abs() + 1;
+        if count > budget as u64 {
+            return Some(Vec::new());
+        }
+        let mut out = Vec::new();
+        let mut x = a;
+        loop {
+            out.push(if width > 0 {
+                format!("{x:0width$}")
+            } else {
+                x.to_string()
+            });
+            if x == b || out.len() as u64 >= count {
+                break;
+            }
+            x = if a < b { x + step } else { x - step };
+            if (a < b && x > b) || (a > b && x < b) {
+                break;
+            }
+        }
+        return Some(out);
+    }
+    let (mut sa, mut sb) = (start.chars(), end.chars());
+    let (Some(ca), None, Some(cb), None) = (sa.next(), sa.next(), sb.next(), sb.next()) else {
+        return None;
+    };
+    if !ca.is_ascii_alphabetic() || !cb.is_ascii_alphabetic() {
+        return None;
+    }
+    let (a, b) = (ca as i64, cb as i64);
+    let mut out = Vec::new();
+    let mut x = a;
+    loop {
+        out.push(char::from_u32(u32::try_from(x).ok()?)?.to_string());
+        if x == b {
+            break;
+        }
+        x = if a < b { x + step } else { x - step };
+        if (a < b && x > b) || (a > b && x < b) {
+            break;
+        }
+    }
+    Some(out)
+}
+
+impl Interp {
+    /// Brace expansion of one word (bash's first expansion).
+    fn braces(&mut self, word: &WordAst) -> Vec<WordAst> {
+        let has_brace = word
+            .parts
+            .iter()
+            .any(|p| matches!(p, Part::Lit(t) if t.contains('{')));
+        if !has_brace {
+            return vec![word.clone()];
+        }
+        let mut out = Vec::new();
+        let budget = self.meter.limits.max_fields as usize;
+        let mut exceeded = false;
+        brace_expand(&atoms(word), &mut out, budget, &mut exceeded, 0);
+        if exceeded {
+            self.meter.exceeded(
+                "max_fields",
+                format!("brace expansion makes more than {budget} words"),
+            );
+        }
+        out.into_iter().map(|a| from_atoms(&a)).collect()
+    }
+
+    /// Tilde expansion at the start of a word: `~`, `~/x`, `~+`, `~-`, `~user`.
+    fn tilde(&self, word: &WordAst, state: &State) -> Option<(Value, WordAst)> {
+        let Some(Part::Lit(first)) = word.parts.first() else {
+            return None;
+        };
+        let rest = first.strip_prefix('~')?;
+        let (prefix, after) = match rest.find('/') {
+            Some(slash) => (rest.get(..slash)?, rest.get(slash..)?),
+            None if word.parts.len() == 1 => (rest, ""),
+            None => return None,
+        };
+        let value = self.tilde_prefix(prefix, state)?;
+        let mut remaining = word.clone();
+        if let Some(Part::Lit(t)) = remaining.parts.first_mut() {
+            *t = after.to_owned();
+        }
+        Some((value, remaining))
+    }
+
+    fn tilde_prefix(&self, prefix: &str, state: &State) -> Option<Value> {
+        let var_value = |name: &str| -> Value {
+            let var = state.get(name, &self.known);
+            binding_value(&var)
+        };
+        Some(match prefix {
+            "" => var_value("HOME"),
+            "+" => state.cwd.clone(),
+            "-" => var_value("OLDPWD"),
+            user if user
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) =>
+            {
+                if self.known.user.as_deref() == Some(user) {
+                    // The user name is read off `HOME`; whether the user
+                    // database has it is runtime data. Without it bash
+                    // leaves the word as written.
+                    let mut v = Value::known(&self.known.home);
+                    v.add(Text::lit(&format!("~{user}")));
+                    v
+                } else if user == "root" {
+                    let mut v = Value::known("/root");
+                    v.add(Text::any(Sources::none()));
+                    v
+                } else {
+                    Value::unknown()
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    /// The ways one word can expand before splitting.
+    fn xwords(&mut self, word: &WordAst, state: &mut State, assignment: bool) -> Vec<XWord> {
+        let mut ways: Vec<XWord> = vec![Vec::new()];
+        let (head, body) = match self.tilde(word, state) {
+            Some((value, rest)) => (Some(value), rest),
+            None => (None, word.clone()),
+        };
+        if let Some(value) = head {
+            let alts: Vec<XWord> = value.candidates().iter().map(|t| text_x(t, true)).collect();
+            ways = self.product(ways, alts);
+        }
+        for (k, part) in body.parts.iter().enumerate() {
+            let alts = self.part(part, state, assignment, k == 0 && !assignment);
+            ways = self.product(ways, alts);
+            if ways.is_empty() {
+                break;
+            }
+        }
+        ways
+    }
+
+    fn product(&mut self, ways: Vec<XWord>, alts: Vec<XWord>) -> Vec<XWord> {
+        if alts.len() == 1 {
+            let mut ways = ways;
+            if let Some(only) = alts.into_iter().next() {
+                for w in &mut ways {
+                    w.extend(only.iter().cloned());
+                }
+            }
+            return ways;
+        }
+        let limit = self.meter.limits.max_candidates as usize;
+        let mut out = Vec::with_capacity(ways.len() * alts.len());
+        'outer: for w in &ways {
+            for a in &alts {
+                if out.len() >= limit {
+                    self.meter.exceeded(
+                        "max_candidates",
+                        format!("a word expands in more than {limit} ways"),
+                    );
+                    break 'outer;
+                }
+                let mut next = w.clone();
+                next.extend(a.iter().cloned());
+                out.push(next);
+            }
+        }
+        out
+    }
+
+    /// The ways one part can expand.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "written in the issue 8 rework; split pending (issue 8 report)"
+    )]
+    fn part(
+        &mut self,
+        part: &Part,
+        state: &mut State,
+        assignment: bool,
+        first: bool,
+    ) -> Vec<XWord> {
+        match part {
+            Part::Lit(text) => {
+                if assignment && text.contains(":~") {
+                    // `PATH=a:~/bin`: a tilde after a colon expands too.
+                    return self.colon_tildes(text, state);
+                }
+                if first
+                    && let Some((name, rest)) = assignment_like(text)
+                    && rest.contains('~')
+                {
+                    // `of=~/x` as an argument: bash expands the tilde after
+                    // `=` (and `:`) in words shaped like assignments.
+                    let mut ways = vec![vec![lit(&format!("{name}="), false, false)]];
+                    let (head, tail) = rest
+                        .split_once(':')
+                        .map_or((rest, None), |(h, t)| (h, Some(t)));
+                    let tilde = head.strip_prefix('~').and_then(|r| {
+                        let (user, after) = r.find('/').map_or((r, ""), |at| {
+                            (r.get(..at).unwrap_or(""), r.get(at..).unwrap_or(""))
+                        });
+                        self.tilde_prefix(user, state).map(|v| (v, after))
+                    });
+                    let first: Vec<XWord> = match tilde {
+                        Some((v, after)) => v
+                            .candidates()
+                            .iter()
+                            .map(|t| {
+                                let mut w = text_x(t, true);
+                                w.push(lit(after, false, false));
+                                w
+                            })
+                            .collect(),
+                        None => vec![vec![lit(head, false, false)]],
+                    };
+                    ways = self.product(ways, first);
+                    if let Some(tail) = tail {
+                        let rest_ways = self.colon_tildes(&format!(":{tail}"), state);
+                        ways = self.product(ways, rest_ways);
+                    }
+                    return ways;
+                }
+                vec![vec![lit(text, false, false)]]
+            }
+            Part::Quoted(text) => vec![vec![lit(text, true, false)]],
+            Part::Param { exp, quoted } => self.param(exp, *quoted, state),
+            Part::Cmd { body, quoted } => {
+                let value = self.substitute(body, state);
+                value
+                    .candidates()
+                    .iter()
+                    .map(|t| text_x(t, *quoted))
+                    .collect()
+            }
+            Part::Arith {
+                expr,
+                substs,
+                quoted,
+            } => {
+                for s in substs {
+                    self.substitute(s, state);
+                }
+                let expanded = self.expand_arith_text(expr, state);
+                let value = expanded.and_then(|e| self.arith(&e, state));
+                match value {
+                    Some(n) => vec![vec![lit(&n.to_string(), *quoted, !*quoted)]],
+                    None => vec![vec![X::Any {
+                        quoted: *quoted,
+                        from: Sources::none(),
+                    }]],
+                }
+            }
+            Part::Proc { body, output } => {
+                let saved = self.ctx;
+                self.ctx.origin = super::command::Origin::ProcessSubstitution;
+                let mut inner = state.clone();
+                if *output {
+                    inner.stdin = Input::default();
+                }
+                let (_, out) = self.exec(body, inner);
+                self.ctx = saved;
+                let from = out.from.clone();
+                self.proc_outputs.push(out);
+                // Bash passes `/dev/fd/N`.
+                vec![vec![
+                    lit("/dev/fd/", true, false),
+                    X::Any { quoted: true, from },
+                ]]
+            }
+        }
+    }
+
+    fn colon_tildes(&mut self, text: &str, state: &State) -> Vec<XWord> {
+        let mut ways: Vec<XWord> = vec![Vec::new()];
+        for (k, piece) in text.split(':').enumerate() {
+            let mut alts: Vec<XWord> = Vec::new();
+            let sep = if k > 0 { ":" } else { "" };
+            let expanded = piece.strip_prefix('~').and_then(|rest| {
+                let (prefix, after) = match rest.find('/') {
+                    Some(s) => (rest.get(..s)?, rest.get(s..)?),
+                    None => (rest, ""),
+                };
+                let v = self.tilde_prefix(prefix, state)?;
+                Some((v, after))
+            });
+            match expanded {
+                Some((v, after)) if k > 0 => {
+                    for t in v.candidates() {
+                        let mut w = vec![lit(sep, false, false)];
+                        w.extend(text_x(t, true));
+                        w.push(lit(after, false, false));
+                        alts.push(w);
+                    }
+                }
+                _ => alts.push(vec![lit(&format!("{sep}{piece}"), false, false)]),
+            }
+            ways = self.product(ways, alts);
+        }
+        ways
+    }
+
+    /// The value of `$(…)`: what its commands print, when known.
+    pub(crate) fn substitute(&mut self, body: &super::ast::Stmt, state: &State) -> Value {
+        let saved = self.ctx;
+        self.ctx.origin = super::command::Origin::CommandSubstitution;
+        self.ctx.background = false;
+        self.ctx.in_pipeline = false;
+        let mut inner = state.clone();
+        inner.stdin = Input::default();
+        let (_, out) = self.exec(body, inner);
+        self.ctx = saved;
+        output_value(&out)
+    }
+
+    /// Expands `$x`, `${x}` and `$(…)` inside an arithmetic expression.
+    fn expand_arith_text(&mut self, expr: &str, state: &mut State) -> Option<String> {
+        if !expr.contains(['$', '`']) {
+            return Some(expr.to_owned());
+        }
+        let mut lexer = super::lex::Lexer::new(expr, &[]);
+        let word = lexer.word(0, expr.len());
+        let value = self.expand_value(&word, state);
+        value.as_known().map(str::to_owned)
+    }
+
+    /// Expands words to argv shapes: each shape is one way the whole list
+    /// can expand.
+    pub(crate) fn expand_argv_words(
+        &mut self,
+        words: &[WordAst],
+        state: &mut State,
+    ) -> Vec<Vec<Arg>> {
+        let mut shapes: Vec<Vec<Arg>> = vec![Vec::new()];
+        let limit = self.meter.limits.max_candidates as usize;
+        for word in words {
+            let word_shapes = self.expand_word(word, state);
+            if word_shapes.len() == 1 {
+                if let Some(only) = word_shapes.into_iter().next() {
+                    for s in &mut shapes {
+                        s.extend(only.iter().cloned());
+                    }
+                }
+            } else {
+                let mut next = Vec::new();
+                'outer: for s in &shapes {
+                    for w in &word_shapes {
+                        if next.len() >= limit {
+                            self.meter.exceeded(
+                                "max_candidates",
+                                format!("a command line expands in more than {limit} ways"),
+                            );
+                            break 'outer;
+                        }
+                        let mut joined = s.clone();
+                        joined.extend(w.iter().cloned());
+                        next.push(joined);
+                    }
+                }
+                shapes = next;
+            }
+            let fields: usize = shapes.iter().map(Vec::len).max().unwrap_or(0);
+            if fields as u64 > self.meter.limits.max_fields {
+                let max = self.meter.limits.max_fields;
+                self.meter.exceeded(
+                    "max_fields",
+                    format!("a command line expands to more than {max} fields"),
+                );
+                for s in &mut shapes {
+                    s.truncate(max as usize);
+                }
+                break;
+            }
+        }
+        shapes
+    }
+
+    /// Expands a command's words (assignment words of declaration builtins
+    /// as `NAME=value` fields, with their values also returned).
+    pub(crate) fn expand_command_words(
+        &mut self,
+        words: &[ArgAst],
+        state: &mut State,
+    ) -> (Vec<Vec<Arg>>, Vec<(String, Value)>) {
+        let mut plain = Vec::new();
+        let mut decl = Vec::new();
+        for w in words {
+            match w {
+                ArgAst::Word(word) => plain.push(word.clone()),
+                ArgAst::Assign(a) => {
+                    let value = self.assign_value(a, state);
+                    let mut field = WordAst::literal(&format!("{}=", a.name), true);
+                    field.parts.push(Part::Quoted(String::new()));
+                    decl.push((a.name.clone(), value));
+                    plain.push(field);
+                }
+            }
+        }
+        let mut shapes = self.expand_argv_words(&plain, state);
+        // Replace the placeholder `NAME=` fields with their values.
+        let mut k = 0;
+        for w in words {
+            if let ArgAst::Assign(a) = w
+                && let Some((_, value)) = decl.get(k)
+            {
+                for shape in &mut shapes {
+                    for arg in shape.iter_mut() {
+                        if arg.as_known() == Some(&format!("{}=", a.name)) {
+                            let mut prefixed = Vec::new();
+                            for c in value.candidates() {
+                                let mut t = Text::lit(&format!("{}=", a.name));
+                                t.append(c);
+                                prefixed.push(t);
+                            }
+                            if let Some(v) = Value::from_candidates(prefixed) {
+                                *arg = Arg::Field(v);
+                            }
+                            break;
+                        }
+                    }
+                }
+                k += 1;
+            }
+        }
+        (shapes, decl)
+    }
+
+    /// The argv shapes one word expands to.
+    pub(crate) fn expand_word(&mut self, word: &WordAst, state: &mut State) -> Vec<Vec<Arg>> {
+        // Brace expansion makes several words; each may expand several ways.
+        let mut shapes: Vec<Vec<Arg>> = vec![Vec::new()];
+        let limit = self.meter.limits.max_candidates as usize;
+        for braced in self.braces(word) {
+            let mut ways: Vec<Vec<Arg>> = Vec::new();
+            for xw in self.xwords(&braced, state, false) {
+                let fields = self.split(&xw, state);
+                merge_shape(&mut ways, fields);
+            }
+            if ways.len() <= 1 {
+                let only = ways.into_iter().next().unwrap_or_default();
+                for s in &mut shapes {
+                    s.extend(only.iter().cloned());
+                }
+                continue;
+            }
+            let mut next = Vec::new();
+            for s in &shapes {
+                for w in &ways {
+                    if next.len() >= limit {
+                        self.meter.exceeded(
+                            "max_candidates",
+                            format!("a word expands in more than {limit} ways"),
+                        );
+                        break;
+                    }
+                    let mut joined = s.clone();
+                    joined.extend(w.iter().cloned());
+                    next.push(joined);
+                }
+            }
+            shapes = next;
+        }
+        shapes
+    }
+
+    /// Expands a word without splitting or globbing (assignment values,
+    /// here-documents, `case` subjects, `[[ … ]]` operands).
+    pub(crate) fn expand_value(&mut self, word: &WordAst, state: &mut State) -> Value {
+        self.expand_value_inner(word, state, false)
+    }
+
+    fn expand_value_inner(&mut self, word: &WordAst, state: &mut State, assignment: bool) -> Value {
+        let mut candidates = Vec::new();
+        for xw in self.xwords(word, state, assignment) {
+            let mut t = Text::default();
+            for x in xw {
+                match x {
+                    X::Lit { text, .. } => t.push_str(&text),
+                    X::Any { from, .. } => t.push(Seg::Any(from)),
+                    X::Break => t.push_str(" "),
+                }
+            }
+            candidates.push(t);
+        }
+        Value::from_candidates(candidates).unwrap_or_else(|| Value::known(""))
+    }
+
+    /// Expands a pattern word (`case`, `${x#p}`, `[[ x == p ]]`): unquoted
+    /// pattern characters stay pattern characters.
+    pub(crate) fn expand_pattern(&mut self, word: &WordAst, state: &mut State) -> Vec<Text> {
+        let mut out = Vec::new();
+        for xw in self.xwords(word, state, false) {
+            let mut pieces = Vec::new();
+            for x in xw {
+                match x {
+                    X::Lit { text, quoted, .. } => {
+                        pieces.extend(text.chars().map(|c| Piece::Char(c, !quoted)));
+                    }
+                    X::Any { from, .. } => pieces.push(Piece::Any(from)),
+                    X::Break => pieces.push(Piece::Char(' ', false)),
+                }
+            }
+            out.push(pattern_text(&pieces, true));
+        }
+        out
+    }
+
+    /// The value of an assignment (`NAME=value`, `NAME=(a b)` joined for
+    /// scalar use).
+    pub(crate) fn assign_value(&mut self, a: &Assign, state: &mut State) -> Value {
+        match &a.value {
+            AssignValue::Scalar(word) => self.expand_value_inner(word, state, true),
+            AssignValue::Array(items) => {
+                let mut texts = Vec::new();
+                for item in items {
+                    let v = self.expand_value(item, state);
+                    texts.push(v.candidates().first().cloned().unwrap_or_default());
+                }
+                Value::text(texts.into_iter().next().unwrap_or_default())
+            }
+        }
+    }
+
+    /// Applies an assignment to `state`.
+    pub(crate) fn apply_assign(&mut self, a: &Assign, state: &mut State, exported: bool) {
+        let binding_vals: Vec<Binding> = match &a.value {
+            AssignValue::Array(items) => {
+                let mut elements = Vec::new();
+                let mut keyed = false;
+                for item in items {
+                    if matches!(item.parts.first(), Some(Part::Lit(t)) if t.starts_with('[')) {
+                        keyed = true;
+                    }
+                    let shapes = self.expand_word(item, state);
+                    match shapes.as_slice() {
+                        [only]
+                            if only.iter().all(
+                                |x| matches!(x, Arg::Field(v) if v.candidates().len() == 1),
+                            ) =>
+                        {
+                            for arg in only {
+                                if let Some(t) = arg.candidates().first() {
+                                    elements.push(t.clone());
+                                }
+                            }
+                        }
+                        _ => keyed = true,
+                    }
+                }
+                if keyed || a.index.is_some() {
+                    vec![Binding::Unknown(Sources::none())]
+                } else {
+                    vec![Binding::Arr(std::rc::Rc::new(elements))]
+                }
+            }
+            AssignValue::Scalar(word) => {
+                let value = self.expand_value_inner(word, state, true);
+                if a.index.is_some() {
+                    // One element of an array: the array becomes unknown
+                    // unless it is simple to follow.
+                    vec![Binding::Unknown(value.sources())]
+                } else if a.append {
+                    let old = binding_value(&state.get(&a.name, &self.known));
+                    let joined = super::interp::concat_values(&old, &value, &mut self.meter)
+                        .unwrap_or_else(Value::unknown);
+                    joined
+                        .into_candidates()
+                        .into_iter()
+                        .map(Binding::Str)
+                        .collect()
+                } else {
+                    value
+                        .into_candidates()
+                        .into_iter()
+                        .map(Binding::Str)
+                        .collect()
+                }
+            }
+        };
+        let old = state.get(&a.name, &self.known);
+        let vals = self.bounded(binding_vals);
+        state.set(
+            &a.name,
+            Var {
+                vals,
+                exported: old.exported || exported,
+            },
+        );
+    }
+
+    /// Caps the candidates of a variable, and the length of each value.
+    pub(crate) fn bounded(&mut self, vals: Vec<Binding>) -> Vec<Binding> {
+        let limit = self.meter.limits.max_candidates as usize;
+        let max_bytes = self.meter.limits.max_value_bytes as usize;
+        let mut out: Vec<Binding> = Vec::new();
+        for b in vals {
+            let too_long = match &b {
+                Binding::Str(t) => text_len(t) > max_bytes,
+                Binding::Arr(items) => items.iter().map(text_len).sum::<usize>() > max_bytes,
+                Binding::Unset | Binding::Unknown(_) => false,
+            };
+            let b = if too_long {
+                self.meter.exceeded(
+                    "max_value_bytes",
+                    format!("a value grows past {max_bytes} bytes"),
+                );
+                Binding::Unknown(Sources::none())
+            } else {
+                b
+            };
+            if out.contains(&b) {
+                continue;
+            }
+            if out.len() >= limit {
+                self.meter.exceeded(
+                    "max_candidates",
+                    format!("a variable takes more than {limit} values"),
+                );
+                out.push(Binding::Unknown(Sources::none()));
+                out.dedup();
+                break;
+            }
+            out.push(b);
+        }
+        if out.is_empty() {
+            out.push(Binding::Unset);
+        }
+        out
+    }
+
+    /// `"$@"` as argv entries.
+    pub(crate) fn positional_args(&self, state: &State) -> Vec<Arg> {
+        match &state.positional {
+            Some(list) => list.iter().cloned().map(Arg::Field).collect(),
+            None => vec![Arg::Unknown(Sources::none())],
+        }
+    }
+
+    /// Splits one expanded way into fields and applies pathname expansion.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "written in the issue 8 rework; split pending (issue 8 report)"
+    )]
+    fn split(&mut self, xw: &XWord, state: &State) -> Vec<Arg> {
+        if let Some(at) = xw
+            .iter()
+            .position(|x| matches!(x, X::Any { quoted: false, .. }))
+        {
+            let mut all = Sources::none();
+            for x in xw {
+                if let X::Any { from, .. } = x {
+                    all.extend(from);
+                }
+            }
+            // Text before the hole that cannot split: the first field
+            // starts with it (`https://localhost:$PORT/` → `https://localhost:…`).
+            let head = xw.get(..at).unwrap_or(&[]);
+            let solid = head
+                .iter()
+                .all(|x| matches!(x, X::Lit { split: false, .. } | X::Any { quoted: true, .. }))
+                && head
+                    .iter()
+                    .any(|x| matches!(x, X::Lit { text, .. } if !text.is_empty()));
+            if solid {
+                let mut pieces = to_pieces(&head.to_vec());
+                pieces.push(Piece::Any(all.clone()));
+                let glob = !state.opts.noglob;
+                return vec![
+                    Arg::Field(Value::text(pattern_text(&pieces, glob))),
+                    Arg::Unknown(all),
+                ];
+            }
+            return vec![Arg::Unknown(all)];
+        }
+        let ifs = binding_value(&state.get("IFS", &self.known));
+        let Some(ifs) = ifs.as_known().map(str::to_owned) else {
+            if xw.iter().any(|x| matches!(x, X::Lit { split: true, .. })) {
+                return vec![Arg::Unknown(Sources::none())];
+            }
+            return self.fields_to_args(vec![to_pieces(xw)], state);
+        };
+        let mut fields: Vec<Vec<Piece>> = Vec::new();
+        let mut current: Vec<Piece> = Vec::new();
+        let mut started = false;
+        let mut after_ws_delim = false;
+        for x in xw {
+            match x {
+                X::Break => {
+                    if started {
+                        fields.push(std::mem::take(&mut current));
+                    }
+                    started = false;
+                }
+                X::Any { from, .. } => {
+                    current.push(Piece::Any(from.clone()));
+                    started = true;
+                    after_ws_delim = false;
+                }
+                X::Lit {
+                    text,
+                    quoted,
+                    split,
+                } => {
+                    if *quoted {
+                        started = true;
+                        after_ws_delim = false;
+                        current.extend(text.chars().map(|c| Piece::Char(c, false)));
+                        continue;
+                    }
+                    for c in text.chars() {
+                        if *split && ifs.contains(c) {
+                            let ws = c == ' ' || c == '\t' || c == '\n';
+                            if ws {
+                                if started {
+                                    fields.push(std::mem::take(&mut current));
+                                    started = false;
+                                    after_ws_delim = true;
+                                }
+                            } else {
+                                if !after_ws_delim || started {
+                                    fields.push(std::mem::take(&mut current));
+                                }
+                                started = false;
+                                after_ws_delim = false;
+                            }
+                        } else {
+                            current.push(Piece::Char(c, true));
+                            started = true;
+                            after_ws_delim = false;
+                        }
+                    }
+                }
+            }
+        }
+        if started {
+            fields.push(current);
+        }
+        self.fields_to_args(fields, state)
+    }
+
+    fn fields_to_args(&mut self, fields: Vec<Vec<Piece>>, state: &State) -> Vec<Arg> {
+        let glob = !state.opts.noglob;
+        fields
+            .into_iter()
+            .map(|f| Arg::Field(Value::text(pattern_text(&f, glob))))
+            .collect()
+    }
+
+    /// Expands redirections; sets standard input for what they feed.
+    /// Returns them and whether standard output goes elsewhere.
+    pub(crate) fn redirects(
+        &mut self,
+        redirs: &[Redir],
+        state: &mut State,
+    ) -> (Vec<Redirect>, bool) {
+        let mut out = Vec::new();
+        let mut stdout_redirected = false;
+        for r in redirs {
+            let target = match &r.target {
+                RedirTarget::Word(w) => match r.op {
+                    RedirectOp::HereString => {
+                        let mut v = self.expand_value(w, state);
+                        v = append_newline(&v);
+                        v
+                    }
+                    _ => self.redirect_target(w, state),
+                },
+                RedirTarget::HereDoc { body } => self.expand_value(body, state),
+            };
+            let fd = r.fd.unwrap_or(match r.op {
+                RedirectOp::Read
+                | RedirectOp::ReadWrite
+                | RedirectOp::HereString
+                | RedirectOp::HereDoc => 0,
+                RedirectOp::Duplicate => {
+                    if matches!(&r.target, RedirTarget::Word(_)) {
+                        1
+                    } else {
+                        0
+                    }
+                }
+                RedirectOp::Write
+                | RedirectOp::Append
+                | RedirectOp::Clobber
+                | RedirectOp::WriteAll
+                | RedirectOp::AppendAll => 1,
+            });
+            match r.op {
+                RedirectOp::HereString | RedirectOp::HereDoc if fd == 0 => {
+                    state.stdin = Input {
+                        text: Some(target.clone()),
+                        items: None,
+                        from: target.sources(),
+                    };
+                }
+                RedirectOp::Read | RedirectOp::ReadWrite if fd == 0 => {
+                    let text = self.file_text(&Arg::Field(target.clone()), state);
+                    state.stdin = Input {
+                        text,
+                        items: None,
+                        from: target.sources(),
+                    };
+                }
+                RedirectOp::Write
+                | RedirectOp::Append
+                | RedirectOp::Clobber
+                | RedirectOp::WriteAll
+                | RedirectOp::AppendAll
+                    if fd == 1 =>
+                {
+                    stdout_redirected = true;
+                }
+                RedirectOp::Duplicate if fd == 1 => {
+                    stdout_redirected |= target.as_known() != Some("1");
+                }
+                _ => {}
+            }
+            out.push(Redirect {
+                fd,
+                op: r.op,
+                target,
+            });
+        }
+        (out, stdout_redirected)
+    }
+
+    /// A redirection target: one field, or unknown.
+    fn redirect_target(&mut self, word: &WordAst, state: &mut State) -> Value {
+        let shapes = self.expand_word(word, state);
+        let mut candidates = Vec::new();
+        for shape in shapes {
+            match shape.as_slice() {
+                [Arg::Field(v)] => candidates.extend(v.candidates().iter().cloned()),
+                _ => candidates.push(Text::any(Sources::none())),
+            }
+        }
+        Value::from_candidates(candidates).unwrap_or_else(Value::unknown)
+    }
+}
+
+fn append_newline(v: &Value) -> Value {
+    let candidates = v
+        .candidates()
+        .iter()
+        .map(|t| {
+            let mut t = t.clone();
+            t.push_str("\n");
+            t
+        })
+        .collect();
+    Value::from_candidates(candidates).unwrap_or_else(|| Value::known("\n"))
+}
+
+fn text_len(t: &Text) -> usize {
+    t.segs
+        .iter()
+        .map(|s| match s {
+            Seg::Lit(x) => x.len(),
+            Seg::Any(_) | Seg::Star | Seg::Quest => 1,
+            Seg::Class(c) => c.len() + 2,
+        })
+        .sum()
+}
+
+/// Adds a field list to the shapes, merging with one of the same form.
+fn merge_shape(shapes: &mut Vec<Vec<Arg>>, fields: Vec<Arg>) {
+    for shape in shapes.iter_mut() {
+        let same_form = shape.len() == fields.len()
+            && shape.iter().zip(fields.iter()).all(|(a, b)| {
+                matches!(
+                    (a, b),
+                    (Arg::Field(_), Arg::Field(_)) | (Arg::Unknown(_), Arg::Unknown(_))
+                )
+            });
+        if same_form {
+            for (a, b) in shape.iter_mut().zip(fields) {
+                match (a, b) {
+                    (Arg::Field(v), Arg::Field(w)) => v.merge(&w),
+                    (Arg::Unknown(f), Arg::Unknown(g)) => f.extend(&g),
+                    _ => {}
+                }
+            }
+            return;
+        }
+    }
+    shapes.push(fields);
+}
+
+/// One character of a field, and whether pathname expansion acts on it.
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Char(char, bool),
+    Any(Sources),
+}
+
+fn to_pieces(xw: &XWord) -> Vec<Piece> {
+    let mut out = Vec::new();
+    for x in xw {
+        match x {
+            X::Lit { text, quoted, .. } => {
+                out.extend(text.chars().map(|c| Piece::Char(c, !quoted)))
+            }
+            X::Any { from, .. } => out.push(Piece::Any(from.clone())),
+            X::Break => out.push(Piece::Char(' ', false)),
+        }
+    }
+    out
+}
+
+/// A field as text; with `glob`, active `*`, `?` and `[…]` become pattern
+/// pieces.
+fn pattern_text(pieces: &[Piece], glob: bool) -> Text {
+    let mut t = Text::default();
+    let mut i = 0;
+    while let Some(p) = pieces.get(i) {
+        i += 1;
+        match p {
+            Piece::Any(from) => t.push(Seg::Any(from.clone())),
+            Piece::Char(c, active) if glob && *active => match c {
+                '*' => t.push(Seg::Star),
+                '?' => t.push(Seg::Quest),
+                '[' => match class_end(pieces, i) {
+                    Some(end) => {
+                        let inner: String = pieces
+                            .get(i..end)
+                            .unwrap_or(&[])
+                            .iter()
+                            .map(|p| match p {
+                                Piece::Char(c, true) => c.to_string(),
+                                Piece::Char(c, false) => format!("\\{c}"),
+                                Piece::Any(_) => String::new(),
+                            })
+                            .collect();
+                        t.push(Seg::Class(inner));
+                        i = end + 1;
+                    }
+                    None => t.push_char('['),
+                },
+                other => t.push_char(*other),
+            },
+            Piece::Char(c, _) => t.push_char(*c),
+        }
+    }
+    t
+}
+
+/// The index of the `]` closing a bracket expression whose body starts at
+/// `start`.
+fn class_end(pieces: &[Piece], start: usize) -> Option<usize> {
+    let mut k = start;
+    if matches!(pieces.get(k), Some(Piece::Char('!' | '^', true))) {
+        k += 1;
+    }
+    if matches!(pieces.get(k), Some(Piece::Char(']', true))) {
+        k += 1;
+    }
+    while let Some(p) = pieces.get(k) {
+        match p {
+            Piece::Char(']', true) => return Some(k),
+            Piece::Char('/', _) | Piece::Any(_) => return None,
+            Piece::Char('[', true) if matches!(pieces.get(k + 1), Some(Piece::Char(':', true))) => {
+                // `[:alpha:]` inside the expression.
+                let mut j = k + 2;
+                while let Some(q) = pieces.get(j) {
+                    if matches!(q, Piece::Char(':', true))
+                        && matches!(pieces.get(j + 1), Some(Piece::Char(']', true)))
+                    {
+                        break;
+                    }
+                    j += 1;
+                }
+                k = j + 2;
+                continue;
+            }
+            Piece::Char(_, _) => {}
+        }
+        k += 1;
+    }
+    None
+}
+
+/// `NAME=rest` when `text` starts like an assignment.
+fn assignment_like(text: &str) -> Option<(&str, &str)> {
+    let (name, rest) = text.split_once('=')?;
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    valid.then_some((name, rest))
+}
+
+/// A text as expansion pieces.
+pub(crate) fn text_x(t: &Text, quoted: bool) -> XWord {
+    t.segs
+        .iter()
+        .map(|s| match s {
+            Seg::Lit(text) => lit(text, quoted, !quoted),
+            Seg::Any(from) => X::Any {
+                quoted,
+                from: from.clone(),
+            },
+            Seg::Star => lit("*", quoted, !quoted),
+            Seg::Quest => lit("?", quoted, !quoted),
+            Seg::Class(c) => lit(&format!("[{c}]"), quoted, !quoted),
+        })
+        .collect()
+}
+
+/// A variable's scalar value: its candidates (an array's first element).
+pub(crate) fn binding_value(var: &Var) -> Value {
+    let mut out: Vec<Text> = Vec::new();
+    for b in &var.vals {
+        match b {
+            Binding::Unset => out.push(Text::default()),
+            Binding::Str(t) => out.push(t.clone()),
+            Binding::Arr(items) => out.push(items.first().cloned().unwrap_or_default()),
+            Binding::Unknown(from) => out.push(Text::any(from.clone())),
+        }
+    }
+    Value::from_candidates(out).unwrap_or_else(|| Value::known(""))
+}
+
+/// What a command substitution yields: the output without its trailing
+/// newlines, or unknown text from the commands that printed it.
+pub(crate) fn output_value(out: &Output) -> Value {
+    match &out.text {
+        Some(text) => {
+            let candidates = text
+                .candidates()
+                .iter()
+                .map(|t| {
+                    let mut t = t.clone();
+                    if let Some(Seg::Lit(last)) = t.segs.last_mut() {
+                        while last.ends_with('\n') {
+                            last.pop();
+                        }
+                    }
+                    if matches!(t.segs.last(), Some(Seg::Lit(l)) if l.is_empty()) {
+                        t.segs.pop();
+                    }
+                    t
+                })
+                .collect();
+            Value::from_candidates(candidates).unwrap_or_else(|| Value::known(""))
+        }
+        None => Value::text(Text::any(out.from.clone())),
+    }
+}
+
+/// `{a,b}` and `{1..3}` expansion over atoms.
+fn brace_expand<'a>(
+    word: &[Atom<'a>],
+    out: &mut Vec<Vec<Atom<'a>>>,
+    budget: usize,
+    exceeded: &mut bool,
+    depth: usize,
+) {
+    if out.len() >= budget {
+        *exceeded = true;
+        return;
+    }
+    if depth > 64 {
+        *exceeded = true;
+        out.push(word.to_vec());
+        return;
+    }
+    let Some((open, close, commas)) = find_brace(word) else {
+        out.push(word.to_vec());
+        return;
+    };
+    let pre = word.get(..open).unwrap_or(&[]);
+    let post = word.get(close + 1..).unwrap_or(&[]);
+    let inner = word.get(open + 1..close).unwrap_or(&[]);
+    let alternatives: Vec<Vec<Atom<'a>>> = if commas.is_empty() {
+        match sequence(inner, budget) {
+            Some(items) if items.is_empty() => {
+                *exceeded = true;
+                return;
+            }
+            Some(items) => items
+                .into_iter()
+                .map(|s| s.chars().map(Atom::C).collect())
+                .collect(),
+            None => {
+                out.push(word.to_vec());
+                return;
+            }
+        }
+    } else {
+        let mut alts = Vec::new();
+        let mut start = open + 1;
+        for cut in commas.into_iter().chain(std::iter::once(close)) {
+            alts.push(word.get(start..cut).unwrap_or(&[]).to_vec());
+            start = cut + 1;
+        }
+        alts
+    };
+    for alt in alternatives {
+        let mut next: Vec<Atom<'a>> = pre.to_vec();
+        next.extend(alt);
+        next.extend(post.iter().cloned());
+        brace_expand(&next, out, budget, exceeded, depth + 1);
+        if *exceeded {
+            return;
+        }
+    }
+}
+
+/// The first `{…}` that brace expansion acts on: a top-level comma or a
+/// sequence inside.
+fn find_brace(word: &[Atom<'_>]) -> Option<(usize, usize, Vec<usize>)> {
+    for (open, a) in word.iter().enumerate() {
+        if *a != Atom::C('{') {
+            continue;
+        }
+        if open > 0 && word.get(open - 1) == Some(&Atom::C('$')) {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut commas = Vec::new();
+        for (k, b) in word.iter().enumerate().skip(open) {
+            match b {
+                Atom::C('{') => depth += 1,
+                Atom::C('}') => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        let inner = word.get(open + 1..k).unwrap_or(&[]);
+                        if !commas.is_empty() || sequence(inner, 0).is_some() {
+                            return Some((open, k, commas));
+                        }
+                        break;
+                    }
+                }
+                Atom::C(',') if depth == 1 => commas.push(k),
+                _ => {}
+            }
+        }
+    }
+    None
+}

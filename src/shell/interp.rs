@@ -1,0 +1,1040 @@
+//! The abstract interpreter: runs a parsed script the way bash would, over
+//! values that may be known, candidates or unknown, and records every
+//! simple command that would start.
+//!
+//! Control flow is followed, not flattened: `a && b` runs `b` in the state
+//! `a` succeeded with, `a || b` in the one it failed with, a `cd` that may
+//! fail leaves both directories as candidates, loops over known lists are
+//! unrolled, other loops run to a fixpoint, function bodies are inlined
+//! with their arguments, subshells and pipeline stages fork the state and
+//! drop it afterwards. Every step is charged to the [`Meter`].
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::ShellError;
+use super::ast::{ArmEnd, CaseArm, Redir, Stmt, WordAst};
+use super::budget::Meter;
+use super::command::{Command, CommandKind, Origin, Redirect, RedirectOp};
+use super::state::{Binding, Known, State};
+use super::value::{Arg, Sources, Text, Value};
+
+/// What a statement wrote to its standard output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Output {
+    /// The whole text, when statically known.
+    pub text: Option<Value>,
+    /// Each item (line) is one of these, when only their shape is known.
+    pub items: Option<Value>,
+    /// The commands whose output it is.
+    pub from: Sources,
+}
+
+impl Output {
+    pub(crate) fn empty() -> Self {
+        Output {
+            text: Some(Value::known("")),
+            items: None,
+            from: Sources::none(),
+        }
+    }
+
+    pub(crate) fn text(text: Value, from: Sources) -> Self {
+        Output {
+            text: Some(text),
+            items: None,
+            from,
+        }
+    }
+
+    pub(crate) fn unknown(from: Sources) -> Self {
+        Output {
+            text: None,
+            items: None,
+            from,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.text.as_ref().and_then(Value::as_known) == Some("")
+    }
+
+    /// This output followed by `next`.
+    pub(crate) fn then(self, next: Output, meter: &mut Meter) -> Output {
+        if self.is_empty() && self.from.is_empty() {
+            return next;
+        }
+        if next.is_empty() && next.from.is_empty() {
+            return self;
+        }
+        let mut from = self.from;
+        from.extend(&next.from);
+        let text = match (self.text, next.text) {
+            (Some(a), Some(b)) => concat_values(&a, &b, meter),
+            _ => None,
+        };
+        Output {
+            text,
+            items: None,
+            from,
+        }
+    }
+
+    /// One of two outputs (branches): candidates of both.
+    fn either(self, other: Output) -> Output {
+        let mut from = self.from;
+        from.extend(&other.from);
+        let text = match (self.text, other.text) {
+            (Some(mut a), Some(b)) => {
+                a.merge(&b);
+                Some(a)
+            }
+            _ => None,
+        };
+        Output {
+            text,
+            items: None,
+            from,
+        }
+    }
+}
+
+/// Every candidate of `a` followed by every candidate of `b`.
+pub(crate) fn concat_values(a: &Value, b: &Value, meter: &mut Meter) -> Option<Value> {
+    let mut out: Vec<Text> = Vec::new();
+    for x in a.candidates() {
+        for y in b.candidates() {
+            if out.len() as u64 >= meter.limits.max_candidates {
+                meter.exceeded(
+                    "max_candidates",
+                    format!(
+                        "a value has more than {} candidates",
+                        meter.limits.max_candidates
+                    ),
+                );
+                return Value::from_candidates(out);
+            }
+            let mut t = x.clone();
+            t.append(y);
+            out.push(t);
+        }
+    }
+    Value::from_candidates(out)
+}
+
+/// Where control goes besides the next statement.
+#[derive(Debug, Clone)]
+pub(crate) enum Jump {
+    Break(u32, State),
+    Continue(u32, State),
+    Return(State),
+}
+
+/// How a statement ended: the states in which it succeeded or failed (none:
+/// it cannot end that way), and jumps out of it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Flow {
+    pub ok: Option<State>,
+    pub fail: Option<State>,
+    pub jumps: Vec<Jump>,
+}
+
+impl Flow {
+    /// Exit status unknown: the same state either way.
+    pub(crate) fn either(state: State) -> Self {
+        Flow {
+            ok: Some(state.clone()),
+            fail: Some(state),
+            jumps: Vec::new(),
+        }
+    }
+
+    pub(crate) fn ok(state: State) -> Self {
+        Flow {
+            ok: Some(state),
+            fail: None,
+            jumps: Vec::new(),
+        }
+    }
+
+    pub(crate) fn fail(state: State) -> Self {
+        Flow {
+            ok: None,
+            fail: Some(state),
+            jumps: Vec::new(),
+        }
+    }
+
+    /// Control never comes back (`exit`, `exec`).
+    pub(crate) fn dead() -> Self {
+        Flow::default()
+    }
+}
+
+/// Joins optional states.
+pub(crate) fn join(a: Option<State>, b: Option<State>, known: &Known) -> Option<State> {
+    match (a, b) {
+        (Some(mut x), Some(y)) => {
+            x.join(&y, known);
+            Some(x)
+        }
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// Context for commands being recorded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ctx {
+    pub origin: Origin,
+    pub background: bool,
+    pub in_pipeline: bool,
+    pub parent: Option<usize>,
+    /// Script-string nesting.
+    pub depth: u32,
+}
+
+pub(crate) struct Interp {
+    pub known: Known,
+    pub meter: Meter,
+    pub commands: Vec<Command>,
+    /// Per command: what it prints, for pipes and substitutions.
+    pub printed: Vec<Output>,
+    pub errors: Vec<ShellError>,
+    /// Redirections of enclosing compound statements.
+    pub redirect_stack: Vec<Redirect>,
+    pub ctx: Ctx,
+    /// Known output of process substitutions, by the commands producing it.
+    pub proc_outputs: Vec<Output>,
+    /// Text nobody knows inside a re-parsed script string, by placeholder.
+    pub holes: Vec<Sources>,
+    /// Behaviour a static reading cannot bound.
+    pub notes: Vec<String>,
+    /// Functions defined, in order (for [`Interp::uncalled_functions`]).
+    pub defined: Vec<(String, Rc<Stmt>)>,
+    dedupe: HashMap<Command, usize>,
+    commands_full: bool,
+}
+
+/// Placeholder variables standing for unknown text in script strings.
+pub(crate) const HOLE_PREFIX: &str = "__vouch_hole_";
+
+impl Interp {
+    pub(crate) fn new(known: Known, meter: Meter) -> Self {
+        Interp {
+            known,
+            meter,
+            commands: Vec::new(),
+            printed: Vec::new(),
+            errors: Vec::new(),
+            redirect_stack: Vec::new(),
+            ctx: Ctx {
+                origin: Origin::Command,
+                background: false,
+                in_pipeline: false,
+                parent: None,
+                depth: 0,
+            },
+            proc_outputs: Vec::new(),
+            holes: Vec::new(),
+            notes: Vec::new(),
+            defined: Vec::new(),
+            dedupe: HashMap::new(),
+            commands_full: false,
+        }
+    }
+
+    /// Records a command (once: an identical one, met again in a loop or
+    /// a second candidate, keeps its first index). `None` past the budget.
+    pub(crate) fn emit(&mut self, mut cmd: Command, printed: Output) -> Option<usize> {
+        cmd.origin = self.ctx.origin;
+        cmd.background |= self.ctx.background;
+        cmd.in_pipeline |= self.ctx.in_pipeline;
+        cmd.depth = self.ctx.depth as usize;
+        if cmd.parent.is_none() {
+            cmd.parent = self.ctx.parent;
+        }
+        if let Some(&index) = self.dedupe.get(&cmd) {
+            return Some(index);
+        }
+        if self.commands.len() as u64 >= self.meter.limits.max_commands {
+            if !self.commands_full {
+                self.commands_full = true;
+                let limit = self.meter.limits.max_commands;
+                self.meter.exceeded(
+                    "max_commands",
+                    format!("the command runs more than {limit} simple commands"),
+                );
+            }
+            return None;
+        }
+        let index = self.commands.len();
+        self.dedupe.insert(cmd.clone(), index);
+        self.commands.push(cmd);
+        let mut printed = printed;
+        printed.from.insert(index);
+        self.printed.push(printed);
+        Some(index)
+    }
+
+    /// What command `index` prints.
+    pub(crate) fn output_of(&self, index: Option<usize>) -> Output {
+        match index.and_then(|i| self.printed.get(i)) {
+            Some(out) => out.clone(),
+            None => Output::unknown(Sources::none()),
+        }
+    }
+
+    /// A command record at this point, with the effective redirections.
+    pub(crate) fn command(
+        &self,
+        state: &State,
+        argv: Vec<Arg>,
+        kind: CommandKind,
+        assignments: Vec<(String, Value)>,
+        own: &[Redirect],
+    ) -> Command {
+        let mut redirects: Vec<Redirect> = Vec::new();
+        for r in state.fds.values() {
+            redirects.push(r.clone());
+        }
+        redirects.extend(self.redirect_stack.iter().cloned());
+        for r in own {
+            // `>&3` writes where descriptor 3 points.
+            if r.op == RedirectOp::Duplicate
+                && let Some(fd) = r.target.as_known().and_then(|t| t.parse::<u32>().ok())
+                && let Some(opened) = state.fds.get(&fd)
+            {
+                let mut effective = opened.clone();
+                effective.fd = r.fd;
+                redirects.push(effective);
+            }
+            redirects.push(r.clone());
+        }
+        Command {
+            argv,
+            cwd: state.cwd.clone(),
+            kind,
+            parent: None,
+            assignments,
+            redirects,
+            stdin_from: state.stdin.from.clone(),
+            stdin_text: state.stdin.text.clone(),
+            background: false,
+            recursive: false,
+            in_pipeline: false,
+            function: state.calls.last().cloned(),
+            depth: 0,
+            origin: Origin::Command,
+        }
+    }
+
+    /// Runs `stmt` in `state`.
+    pub(crate) fn exec(&mut self, stmt: &Stmt, state: State) -> (Flow, Output) {
+        if !self.meter.step() {
+            return (Flow::either(state), Output::unknown(Sources::none()));
+        }
+        match stmt {
+            Stmt::Empty => (Flow::ok(state), Output::empty()),
+            Stmt::Simple(simple) => self.simple(simple, state),
+            Stmt::Pipeline(stages) => self.pipeline(stages, state),
+            Stmt::Not(inner) => {
+                let (flow, out) = self.exec(inner, state);
+                let negated = Flow {
+                    ok: flow.fail,
+                    fail: flow.ok,
+                    jumps: flow.jumps,
+                };
+                (negated, out)
+            }
+            Stmt::And(a, b) => self.and_or(a, b, state, true),
+            Stmt::Or(a, b) => self.and_or(a, b, state, false),
+            Stmt::Seq(list) => self.seq(list, state),
+            Stmt::Background(inner) => {
+                let saved = self.ctx;
+                self.ctx.background = true;
+                let (_, out) = self.exec(inner, state.clone());
+                self.ctx = saved;
+                (Flow::ok(state), Output::unknown(out.from))
+            }
+            Stmt::Subshell(inner) => {
+                let (flow, out) = self.exec(inner, state.clone());
+                let ok = flow.ok.is_some() || has_return(&flow);
+                let fail = flow.fail.is_some();
+                (status_flow(state, ok, fail), out)
+            }
+            Stmt::Group(inner) => self.exec(inner, state),
+            Stmt::Redirected(inner, redirs) => self.redirected(inner, redirs, state),
+            Stmt::If {
+                branches,
+                otherwise,
+            } => self.if_stmt(branches, otherwise.as_deref(), state),
+            Stmt::While { cond, body, until } => self.while_loop(cond, body, *until, state),
+            Stmt::For { var, items, body } => self.for_loop(var, items.as_deref(), body, state),
+            Stmt::ArithFor {
+                init,
+                cond,
+                update,
+                body,
+            } => self.arith_for(init, cond, update, body, state),
+            Stmt::Case { word, arms } => self.case(word, arms, state),
+            Stmt::Function { name, body } => self.define_function(name, body, state),
+            Stmt::Arith(expr) => {
+                let mut state = state;
+                let value = self.arith(expr, &mut state);
+                let flow = match value {
+                    Some(0) => Flow::fail(state),
+                    Some(_) => Flow::ok(state),
+                    None => Flow::either(state),
+                };
+                (flow, Output::empty())
+            }
+            Stmt::Test { words } => {
+                let mut state = state;
+                for w in words {
+                    self.expand_value(w, &mut state);
+                }
+                (Flow::either(state), Output::empty())
+            }
+        }
+    }
+
+    /// `name() { … }`: the function exists from here on (and is remembered
+    /// for [`Self::uncalled_functions`]).
+    fn define_function(&mut self, name: &str, body: &Rc<Stmt>, state: State) -> (Flow, Output) {
+        if !self
+            .defined
+            .iter()
+            .any(|(n, b)| n == name && Rc::ptr_eq(b, body))
+        {
+            self.defined.push((name.to_owned(), Rc::clone(body)));
+        }
+        let mut state = state;
+        Rc::make_mut(&mut state.functions).insert(
+            name.to_owned(),
+            super::state::Func {
+                body: Rc::clone(body),
+                exported: false,
+            },
+        );
+        (Flow::ok(state), Output::empty())
+    }
+
+    fn and_or(&mut self, a: &Stmt, b: &Stmt, state: State, and: bool) -> (Flow, Output) {
+        let (first, out_a) = self.exec(a, state);
+        let (go, stay) = if and {
+            (first.ok, first.fail)
+        } else {
+            (first.fail, first.ok)
+        };
+        let mut jumps = first.jumps;
+        let surely = stay.is_none();
+        let Some(go) = go else {
+            let flow = if and {
+                Flow {
+                    ok: None,
+                    fail: stay,
+                    jumps,
+                }
+            } else {
+                Flow {
+                    ok: stay,
+                    fail: None,
+                    jumps,
+                }
+            };
+            return (flow, out_a);
+        };
+        let (second, out_b) = self.exec(b, go);
+        jumps.extend(second.jumps);
+        let out = if surely {
+            out_a.then(out_b, &mut self.meter)
+        } else {
+            let both = out_a.clone().then(out_b, &mut self.meter);
+            out_a.either(both)
+        };
+        let flow = if and {
+            Flow {
+                ok: second.ok,
+                fail: join(stay, second.fail, &self.known),
+                jumps,
+            }
+        } else {
+            Flow {
+                ok: join(stay, second.ok, &self.known),
+                fail: second.fail,
+                jumps,
+            }
+        };
+        (flow, out)
+    }
+
+    fn seq(&mut self, list: &[Stmt], state: State) -> (Flow, Output) {
+        let mut current = Some(state);
+        let mut last = Flow::default();
+        let mut jumps = Vec::new();
+        let mut out = Output::empty();
+        for stmt in list {
+            let Some(s) = current.take() else {
+                break;
+            };
+            let (flow, o) = self.exec(stmt, s);
+            out = out.then(o, &mut self.meter);
+            jumps.extend(flow.jumps.iter().cloned());
+            current = join(flow.ok.clone(), flow.fail.clone(), &self.known);
+            last = flow;
+        }
+        last.jumps = jumps;
+        (last, out)
+    }
+
+    fn pipeline(&mut self, stages: &[Stmt], state: State) -> (Flow, Output) {
+        let saved = self.ctx;
+        self.ctx.in_pipeline = stages.len() > 1;
+        let mut input = state.stdin.clone();
+        let mut last = (Flow::either(state.clone()), Output::empty());
+        let count = stages.len();
+        for (k, stage) in stages.iter().enumerate() {
+            let mut stage_state = state.clone();
+            stage_state.stdin = input.clone();
+            let lastpipe = k + 1 == count && state.opts.lastpipe;
+            let (flow, out) = self.exec(stage, stage_state);
+            input = super::state::Input {
+                text: out.text.clone(),
+                items: out.items.clone(),
+                from: out.from.clone(),
+            };
+            if lastpipe {
+                last = (flow, out);
+            } else {
+                let ok = flow.ok.is_some() || has_return(&flow);
+                let fail = flow.fail.is_some();
+                last = (status_flow(state.clone(), ok, fail), out);
+            }
+        }
+        self.ctx = saved;
+        last
+    }
+
+    fn redirected(&mut self, inner: &Stmt, redirs: &[Redir], state: State) -> (Flow, Output) {
+        let mut state = state;
+        let saved_stdin = state.stdin.clone();
+        let (expanded, stdout_redirected) = self.redirects(redirs, &mut state);
+        let pushed = expanded.len();
+        self.redirect_stack.extend(expanded);
+        let (mut flow, out) = self.exec(inner, state);
+        let new_len = self.redirect_stack.len().saturating_sub(pushed);
+        self.redirect_stack.truncate(new_len);
+        for s in [flow.ok.as_mut(), flow.fail.as_mut()].into_iter().flatten() {
+            s.stdin = saved_stdin.clone();
+        }
+        let out = if stdout_redirected {
+            Output::empty()
+        } else {
+            out
+        };
+        (flow, out)
+    }
+
+    fn if_stmt(
+        &mut self,
+        branches: &[(Stmt, Stmt)],
+        otherwise: Option<&Stmt>,
+        state: State,
+    ) -> (Flow, Output) {
+        let mut result = Flow::default();
+        let mut out: Option<Output> = None;
+        let mut current = Some(state);
+        for (cond, body) in branches {
+            let Some(s) = current.take() else { break };
+            let (c, _) = self.exec(cond, s);
+            result.jumps.extend(c.jumps);
+            if let Some(go) = c.ok {
+                let (b, o) = self.exec(body, go);
+                out = Some(match out {
+                    None => o,
+                    Some(prev) => prev.either(o),
+                });
+                result.ok = join(result.ok, b.ok, &self.known);
+                result.fail = join(result.fail, b.fail, &self.known);
+                result.jumps.extend(b.jumps);
+            }
+            current = c.fail;
+        }
+        if let Some(rest) = current {
+            match otherwise {
+                Some(body) => {
+                    let (b, o) = self.exec(body, rest);
+                    out = Some(match out {
+                        None => o,
+                        Some(prev) => prev.either(o),
+                    });
+                    result.ok = join(result.ok, b.ok, &self.known);
+                    result.fail = join(result.fail, b.fail, &self.known);
+                    result.jumps.extend(b.jumps);
+                }
+                None => {
+                    out = Some(match out {
+                        None => Output::empty(),
+                        Some(prev) => prev.either(Output::empty()),
+                    });
+                    result.ok = join(result.ok, Some(rest), &self.known);
+                }
+            }
+        }
+        (result, out.unwrap_or_else(Output::empty))
+    }
+
+    /// Collects the jumps of one loop body: breaks leave, continues go on.
+    fn loop_jumps(
+        &self,
+        jumps: Vec<Jump>,
+        exits: &mut Option<State>,
+        next: &mut Option<State>,
+        outer: &mut Vec<Jump>,
+    ) {
+        for jump in jumps {
+            match jump {
+                Jump::Break(1, s) => *exits = join(exits.take(), Some(s), &self.known),
+                Jump::Continue(1, s) => *next = join(next.take(), Some(s), &self.known),
+                Jump::Break(n, s) => outer.push(Jump::Break(n - 1, s)),
+                Jump::Continue(n, s) => outer.push(Jump::Continue(n - 1, s)),
+                Jump::Return(s) => outer.push(Jump::Return(s)),
+            }
+        }
+    }
+
+    fn while_loop(
+        &mut self,
+        cond: &Stmt,
+        body: &Stmt,
+        until: bool,
+        state: State,
+    ) -> (Flow, Output) {
+        let first_command = self.commands.len();
+        let mut exits: Option<State> = None;
+        let mut outer = Vec::new();
+        let mut current = state;
+        let limit = self.meter.limits.max_loop_iterations;
+        let mut converged = false;
+        for _ in 0..limit {
+            let (c, _) = self.exec(cond, current.clone());
+            outer.extend(c.jumps.iter().cloned());
+            let (go, stop) = if until {
+                (c.fail, c.ok)
+            } else {
+                (c.ok, c.fail)
+            };
+            let exact = stop.is_none();
+            exits = join(exits, stop, &self.known);
+            let Some(go) = go else {
+                converged = true;
+                break;
+            };
+            let (b, _) = self.exec(body, go);
+            let mut next = join(b.ok, b.fail, &self.known);
+            self.loop_jumps(b.jumps, &mut exits, &mut next, &mut outer);
+            let Some(next) = next else {
+                converged = true;
+                break;
+            };
+            if exact {
+                // The condition surely holds: follow iterations one by one
+                // until the state repeats.
+                if next == current {
+                    converged = true;
+                    break;
+                }
+                current = next;
+                continue;
+            }
+            let mut widened = current.clone();
+            widened.join(&next, &self.known);
+            if widened == current {
+                converged = true;
+                break;
+            }
+            current = widened;
+        }
+        if !converged {
+            self.meter.exceeded(
+                "max_loop_iterations",
+                format!("a loop runs more than {limit} iterations that change what it does"),
+            );
+            exits = join(exits, Some(current), &self.known);
+        }
+        if exits.is_none()
+            && outer.is_empty()
+            && self
+                .commands
+                .get(first_command..)
+                .is_some_and(|new| new.iter().any(|c| c.background))
+        {
+            self.notes
+                .push("a loop that never ends keeps starting background processes".to_owned());
+        }
+        let flow = Flow {
+            ok: exits,
+            fail: None,
+            jumps: outer,
+        };
+        (flow, Output::unknown(Sources::none()))
+    }
+
+    fn for_loop(
+        &mut self,
+        var: &str,
+        items: Option<&[WordAst]>,
+        body: &Stmt,
+        state: State,
+    ) -> (Flow, Output) {
+        let mut state = state;
+        let list: Vec<Vec<Arg>> = match items {
+            Some(words) => self.expand_argv_words(words, &mut state),
+            None => vec![self.positional_args(&state)],
+        };
+        let limit = self.meter.limits.max_loop_iterations as usize;
+        if let [only] = list.as_slice()
+            && only.len() <= limit
+            && only.iter().all(|a| matches!(a, Arg::Field(_)))
+        {
+            // A known list: one iteration per item, in order.
+            let mut exits: Option<State> = None;
+            let mut outer = Vec::new();
+            let mut current = Some(state);
+            for item in only {
+                let Some(mut s) = current.take() else { break };
+                if let Arg::Field(value) = item {
+                    s.assign_value(var, value, &self.known);
+                }
+                let (b, _) = self.exec(body, s);
+                let mut next = join(b.ok, b.fail, &self.known);
+                self.loop_jumps(b.jumps, &mut exits, &mut next, &mut outer);
+                current = next;
+            }
+            let flow = Flow {
+                ok: join(exits, current, &self.known),
+                fail: None,
+                jumps: outer,
+            };
+            return (flow, Output::unknown(Sources::none()));
+        }
+        // Unknown items: the variable is any of them, the body runs any
+        // number of times.
+        let mut candidates: Vec<Text> = Vec::new();
+        let mut unknown = Sources::none();
+        let mut any_unknown = false;
+        for shape in &list {
+            for arg in shape {
+                match arg {
+                    Arg::Field(v) => candidates.extend(v.candidates().iter().cloned()),
+                    Arg::Unknown(from) => {
+                        any_unknown = true;
+                        unknown.extend(from);
+                    }
+                }
+            }
+        }
+        if any_unknown || list.len() != 1 {
+            candidates.push(Text::any(unknown));
+        }
+        let value = Value::from_candidates(candidates).unwrap_or_else(Value::unknown);
+        state.assign_value(var, &value, &self.known);
+        let cond = Stmt::Empty;
+        self.fixpoint_body(&cond, body, state)
+    }
+
+    /// A loop whose condition is unknown: the body runs until the state
+    /// stops changing.
+    fn fixpoint_body(&mut self, _cond: &Stmt, body: &Stmt, state: State) -> (Flow, Output) {
+        let mut exits = Some(state.clone());
+        let mut outer = Vec::new();
+        let mut current = state;
+        let limit = self.meter.limits.max_loop_iterations;
+        let mut converged = false;
+        for _ in 0..limit {
+            let (b, _) = self.exec(body, current.clone());
+            let mut next = join(b.ok, b.fail, &self.known);
+            self.loop_jumps(b.jumps, &mut exits, &mut next, &mut outer);
+            let Some(next) = next else {
+                converged = true;
+                break;
+            };
+            let mut widened = current.clone();
+            widened.join(&next, &self.known);
+            exits = join(exits, Some(next), &self.known);
+            if widened == current {
+                converged = true;
+                break;
+            }
+            current = widened;
+        }
+        if !converged {
+            self.meter.exceeded(
+                "max_loop_iterations",
+                format!("a loop runs more than {limit} iterations that change what it does"),
+            );
+        }
+        let flow = Flow {
+            ok: exits,
+            fail: None,
+            jumps: outer,
+        };
+        (flow, Output::unknown(Sources::none()))
+    }
+
+    fn arith_for(
+        &mut self,
+        init: &str,
+        cond: &str,
+        update: &str,
+        body: &Stmt,
+        state: State,
+    ) -> (Flow, Output) {
+        let mut state = state;
+        self.arith(init, &mut state);
+        let limit = self.meter.limits.max_loop_iterations;
+        let mut exits: Option<State> = None;
+        let mut outer = Vec::new();
+        let mut current = Some(state);
+        for _ in 0..limit {
+            let Some(mut s) = current.take() else {
+                break;
+            };
+            let value = if cond.trim().is_empty() {
+                Some(1)
+            } else {
+                self.arith(cond, &mut s)
+            };
+            match value {
+                Some(0) => {
+                    exits = join(exits, Some(s), &self.known);
+                    break;
+                }
+                Some(_) => {
+                    let (b, _) = self.exec(body, s);
+                    let mut next = join(b.ok, b.fail, &self.known);
+                    self.loop_jumps(b.jumps, &mut exits, &mut next, &mut outer);
+                    if let Some(mut n) = next {
+                        self.arith(update, &mut n);
+                        current = Some(n);
+                    }
+                }
+                None => {
+                    let (flow, out) = self.fixpoint_body(&Stmt::Empty, body, s);
+                    let mut flow = flow;
+                    flow.ok = join(flow.ok, exits, &self.known);
+                    flow.jumps.extend(outer);
+                    return (flow, out);
+                }
+            }
+        }
+        if let Some(s) = current {
+            self.meter.exceeded(
+                "max_loop_iterations",
+                format!("a loop runs more than {limit} iterations"),
+            );
+            exits = join(exits, Some(s), &self.known);
+        }
+        let flow = Flow {
+            ok: exits,
+            fail: None,
+            jumps: outer,
+        };
+        (flow, Output::unknown(Sources::none()))
+    }
+
+    fn case(&mut self, word: &WordAst, arms: &[CaseArm], state: State) -> (Flow, Output) {
+        let mut state = state;
+        let subject = self.expand_value(word, &mut state);
+        let mut result = Flow::default();
+        let mut out: Option<Output> = None;
+        let mut testing = Some(state);
+        let mut falling: Option<State> = None;
+        for arm in arms {
+            let mut enter = falling.take();
+            if let Some(mut s) = testing.take() {
+                let mut matched = Match::No;
+                for p in &arm.patterns {
+                    let patterns = self.expand_pattern(p, &mut s);
+                    matched = matched.or(self.case_match(&subject, &patterns));
+                }
+                match matched {
+                    Match::Yes => enter = join(enter, Some(s), &self.known),
+                    Match::No => testing = Some(s),
+                    Match::Maybe => {
+                        enter = join(enter, Some(s.clone()), &self.known);
+                        testing = Some(s);
+                    }
+                }
+            }
+            let Some(go) = enter else { continue };
+            let (b, o) = self.exec(&arm.body, go);
+            out = Some(match out {
+                None => o,
+                Some(prev) => prev.either(o),
+            });
+            result.jumps.extend(b.jumps);
+            let after = join(b.ok.clone(), b.fail.clone(), &self.known);
+            match arm.end {
+                ArmEnd::Break => {
+                    result.ok = join(result.ok, b.ok, &self.known);
+                    result.fail = join(result.fail, b.fail, &self.known);
+                }
+                ArmEnd::FallThrough => falling = after,
+                ArmEnd::TestNext => testing = join(testing, after, &self.known),
+            }
+        }
+        let rest = join(testing, falling, &self.known);
+        result.ok = join(result.ok, rest, &self.known);
+        (result, out.unwrap_or_else(Output::empty))
+    }
+
+    fn case_match(&mut self, subject: &Value, patterns: &[Text]) -> Match {
+        let mut result = Match::No;
+        for s in subject.candidates() {
+            for p in patterns {
+                let Some(known) = s.as_known() else {
+                    return Match::Maybe;
+                };
+                if p.has_any() {
+                    return Match::Maybe;
+                }
+                if !self.meter.match_work(super::glob::cost(p, known.len())) {
+                    return Match::Maybe;
+                }
+                if super::glob::matches(p, known, super::glob::Mode::STRING) {
+                    if subject.candidates().len() == 1 {
+                        return Match::Yes;
+                    }
+                    result = Match::Maybe;
+                }
+            }
+        }
+        result
+    }
+
+    /// Evaluates an arithmetic expression, applying its assignments.
+    pub(crate) fn arith(&mut self, expr: &str, state: &mut State) -> Option<i64> {
+        let known = &self.known;
+        let snapshot = state.clone();
+        let lookup = |name: &str| -> Option<i64> {
+            let var = snapshot.get(name, known);
+            let mut value: Option<i64> = None;
+            for b in &var.vals {
+                let n = match b {
+                    Binding::Unset => Some(0),
+                    Binding::Str(t) => t.as_known().map(|s| {
+                        let s = s.trim();
+                        if s.is_empty() {
+                            Some(0)
+                        } else {
+                            s.parse().ok()
+                        }
+                    })?,
+                    Binding::Arr(items) => items
+                        .first()
+                        .and_then(|t| t.as_known())
+                        .and_then(|s| s.trim().parse().ok()),
+                    Binding::Unknown(_) => None,
+                };
+                match (value, n) {
+                    (_, None) => return None,
+                    (None, Some(n)) => value = Some(n),
+                    (Some(v), Some(n)) if v == n => {}
+                    (Some(_), Some(_)) => return None,
+                }
+            }
+            value
+        };
+        let (value, eval) = super::arith::Eval::run(expr, &lookup);
+        for (name, n) in eval.assigned {
+            let binding = match n {
+                Some(n) => Binding::Str(Text::lit(&n.to_string())),
+                None => Binding::Unknown(Sources::none()),
+            };
+            state.assign(&name, binding, &self.known);
+        }
+        value
+    }
+}
+
+/// Result of matching a case pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Match {
+    Yes,
+    No,
+    Maybe,
+}
+
+impl Match {
+    fn or(self, other: Match) -> Match {
+        match (self, other) {
+            (Match::Yes, _) | (_, Match::Yes) => Match::Yes,
+            (Match::Maybe, _) | (_, Match::Maybe) => Match::Maybe,
+            (Match::No, Match::No) => Match::No,
+        }
+    }
+}
+
+fn has_return(flow: &Flow) -> bool {
+    flow.jumps.iter().any(|j| matches!(j, Jump::Return(_)))
+}
+
+/// A flow in `state` with the given possible statuses.
+fn status_flow(state: State, ok: bool, fail: bool) -> Flow {
+    match (ok, fail) {
+        (true, true) | (false, false) => Flow::either(state),
+        (true, false) => Flow::ok(state),
+        (false, true) => Flow::fail(state),
+    }
+}
+
+impl State {
+    /// Assigns a scalar value with all its candidates.
+    pub(crate) fn assign_value(&mut self, name: &str, value: &Value, known: &Known) {
+        let exported = self.get(name, known).exported;
+        self.set(
+            name,
+            super::state::Var {
+                vals: value
+                    .candidates()
+                    .iter()
+                    .cloned()
+                    .map(Binding::Str)
+                    .collect(),
+                exported,
+            },
+        );
+    }
+}
+
+impl Interp {
+    /// Runs, once, the body of every function defined but never called:
+    /// a call through an unknown name, a trap or an exported function may
+    /// still run it.
+    pub(crate) fn uncalled_functions(&mut self, start: &State) {
+        let mut defined: Vec<(String, Rc<Stmt>)> = Vec::new();
+        let mut called: Vec<String> = Vec::new();
+        for c in &self.commands {
+            if c.kind == CommandKind::Function
+                && let Some(name) = c.name()
+            {
+                called.push(name.to_owned());
+            }
+        }
+        std::mem::swap(&mut defined, &mut self.defined);
+        for (name, body) in defined {
+            if called.contains(&name) {
+                continue;
+            }
+            let saved = self.ctx;
+            self.ctx.origin = Origin::UncalledFunction;
+            let mut state = start.clone();
+            state.positional = None;
+            Rc::make_mut(&mut state.calls).push(name.clone());
+            self.exec(&body, state);
+            self.ctx = saved;
+        }
+    }
+}

@@ -1,0 +1,757 @@
+//! Parameter expansion: `$x`, `${x}` and every `${…}` operator — defaults,
+//! assignment, alternatives, prefix and suffix removal, pattern
+//! replacement, substrings, case modification, transformations, lengths,
+//! indirection, arrays and the positional parameters.
+//!
+//! An operator on a known value is computed exactly as bash would; on a
+//! value that is not known the result is unknown (with the same sources, so
+//! data flow is kept), except where the operator decides by itself
+//! (`${x:-/}` is `/` when `x` may be empty).
+
+use super::ast::{Anchor, CaseMode, Index, ParamExp, ParamName, ParamOp, WordAst};
+use super::expand::{X, XWord, binding_value, text_x};
+use super::glob;
+use super::interp::Interp;
+use super::state::{Binding, State};
+use super::value::{Sources, Text, Value};
+
+/// One candidate of a parameter before its operator.
+#[derive(Debug, Clone, PartialEq)]
+enum Base {
+    Unset,
+    Str(Text),
+    /// Set to something nobody knows (possibly empty or unset).
+    Unknown(Sources),
+    /// `$@`, `${a[@]}`: elements; `star` for `$*` / `${a[*]}`.
+    List(Vec<Text>, bool),
+    /// A list nobody knows.
+    UnknownList(Sources, bool),
+}
+
+impl Interp {
+    pub(crate) fn param(&mut self, exp: &ParamExp, quoted: bool, state: &mut State) -> Vec<XWord> {
+        let bases = self.bases(exp, state);
+        let mut out: Vec<XWord> = Vec::new();
+        for base in bases {
+            let results = if exp.length {
+                vec![length(&base)]
+            } else {
+                self.operate(exp, base, quoted, state)
+            };
+            for r in results {
+                let mut xw = self.x_of(&r, quoted, state);
+                if quoted && xw.is_empty() && !matches!(r, Base::List(..)) {
+                    // `"$unset"` is still an (empty) quoted word.
+                    xw.push(X::Lit {
+                        text: String::new(),
+                        quoted: true,
+                        split: false,
+                    });
+                }
+                if !out.contains(&xw) {
+                    out.push(xw);
+                }
+            }
+        }
+        if out.is_empty() {
+            out.push(Vec::new());
+        }
+        out
+    }
+
+    /// The candidate values of the named parameter.
+    fn bases(&mut self, exp: &ParamExp, state: &mut State) -> Vec<Base> {
+        if exp.indirect && !matches!(exp.op, ParamOp::Names | ParamOp::Keys) {
+            let direct = ParamExp {
+                indirect: false,
+                length: false,
+                op: ParamOp::None,
+                index: None,
+                name: exp.name.clone(),
+            };
+            let mut out = Vec::new();
+            for b in self.bases(&direct, state) {
+                match b {
+                    Base::Str(t) => match t.as_known() {
+                        Some(name) if !name.is_empty() => {
+                            let target = ParamExp {
+                                indirect: false,
+                                length: false,
+                                op: ParamOp::None,
+                                index: exp.index.clone(),
+                                name: parse_name(name),
+                            };
+                            out.extend(self.bases(&target, state));
+                        }
+                        _ => out.push(Base::Unknown(t.sources())),
+                    },
+                    Base::Unset => out.push(Base::Unset),
+                    other => out.push(Base::Unknown(sources_of(&other))),
+                }
+            }
+            return out;
+        }
+        match &exp.name {
+            ParamName::Var(name) => self.var_bases(name, exp.index.as_ref(), state),
+            ParamName::Positional(0) => state
+                .arg0
+                .candidates()
+                .iter()
+                .cloned()
+                .map(Base::Str)
+                .collect(),
+            ParamName::Positional(n) => match &state.positional {
+                Some(list) => match list.get((*n as usize).saturating_sub(1)) {
+                    Some(v) => v.candidates().iter().cloned().map(Base::Str).collect(),
+                    None => vec![Base::Unset],
+                },
+                None => vec![Base::Unknown(Sources::none())],
+            },
+            ParamName::Special(c @ ('@' | '*')) => match &state.positional {
+                Some(list) => self.list_bases(list, *c == '*'),
+                None => vec![Base::UnknownList(Sources::none(), *c == '*')],
+            },
+            ParamName::Special('#') => match &state.positional {
+                Some(list) => vec![Base::Str(Text::lit(&list.len().to_string()))],
+                None => vec![Base::Unknown(Sources::none())],
+            },
+            ParamName::Special('0') => state
+                .arg0
+                .candidates()
+                .iter()
+                .cloned()
+                .map(Base::Str)
+                .collect(),
+            ParamName::Special(_) => vec![Base::Unknown(Sources::none())],
+        }
+    }
+
+    /// A list of positional values as candidate lists (each element may
+    /// have several candidates: every combination, bounded).
+    fn list_bases(&mut self, list: &[Value], star: bool) -> Vec<Base> {
+        let mut ways: Vec<Vec<Text>> = vec![Vec::new()];
+        let limit = self.meter.limits.max_candidates as usize;
+        for v in list {
+            let mut next = Vec::new();
+            for w in &ways {
+                for c in v.candidates() {
+                    if next.len() >= limit {
+                        self.meter.exceeded(
+                            "max_candidates",
+                            format!("the positional parameters combine in more than {limit} ways"),
+                        );
+                        break;
+                    }
+                    let mut n = w.clone();
+                    n.push(c.clone());
+                    next.push(n);
+                }
+            }
+            ways = next;
+        }
+        ways.into_iter().map(|w| Base::List(w, star)).collect()
+    }
+
+    fn var_bases(&mut self, name: &str, index: Option<&Index>, state: &mut State) -> Vec<Base> {
+        if name == "FUNCNAME" && index.is_none() {
+            return vec![match state.calls.last() {
+                Some(f) => Base::Str(Text::lit(f)),
+                None => Base::Unset,
+            }];
+        }
+        let var = state.get(name, &self.known);
+        let element = match index {
+            Some(Index::Expr(w)) => {
+                let text = self.expand_value(w, state);
+                let n = text.as_known().map(str::to_owned);
+                Some(n.and_then(|t| self.arith(&t, state)))
+            }
+            _ => None,
+        };
+        let mut out = Vec::new();
+        for b in &var.vals {
+            let base = match (b, index) {
+                (Binding::Unset, Some(Index::At | Index::Star)) => {
+                    Base::List(Vec::new(), matches!(index, Some(Index::Star)))
+                }
+                (Binding::Unset, _) => Base::Unset,
+                (Binding::Str(t), Some(Index::At | Index::Star)) => {
+                    Base::List(vec![t.clone()], matches!(index, Some(Index::Star)))
+                }
+                (Binding::Str(t), Some(Index::Expr(_))) => match element {
+                    Some(Some(0)) => Base::Str(t.clone()),
+                    Some(Some(_)) => Base::Unset,
+                    _ => Base::Unknown(t.sources()),
+                },
+                (Binding::Str(t), None) => Base::Str(t.clone()),
+                (Binding::Arr(items), Some(Index::At | Index::Star)) => {
+                    Base::List((**items).clone(), matches!(index, Some(Index::Star)))
+                }
+                (Binding::Arr(items), Some(Index::Expr(_))) => match element {
+                    Some(Some(n)) => {
+                        let at = if n < 0 {
+                            i64::try_from(items.len()).ok().map(|len| len + n)
+                        } else {
+                            Some(n)
+                        };
+                        match at
+                            .and_then(|k| usize::try_from(k).ok())
+                            .and_then(|k| items.get(k))
+                        {
+                            Some(t) => Base::Str(t.clone()),
+                            None => Base::Unset,
+                        }
+                    }
+                    _ => Base::Unknown(Sources::none()),
+                },
+                (Binding::Arr(items), None) => match items.first() {
+                    Some(t) => Base::Str(t.clone()),
+                    None => Base::Unset,
+                },
+                (Binding::Unknown(from), Some(Index::At | Index::Star)) => {
+                    Base::UnknownList(from.clone(), matches!(index, Some(Index::Star)))
+                }
+                (Binding::Unknown(from), _) => Base::Unknown(from.clone()),
+            };
+            if !out.contains(&base) {
+                out.push(base);
+            }
+        }
+        out
+    }
+
+    /// Applies the operator to one candidate; returns result candidates.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "written in the issue 8 rework; split pending (issue 8 report)"
+    )]
+    fn operate(
+        &mut self,
+        exp: &ParamExp,
+        base: Base,
+        quoted: bool,
+        state: &mut State,
+    ) -> Vec<Base> {
+        match &exp.op {
+            ParamOp::None => vec![base],
+            ParamOp::Default { colon, word } | ParamOp::Error { colon, word } => {
+                let alternative = matches!(exp.op, ParamOp::Default { .. });
+                match nullness(&base, *colon) {
+                    Null::Yes if alternative => self.word_bases(word, quoted, state),
+                    Null::Yes => vec![Base::Unknown(Sources::none())],
+                    Null::No => vec![base],
+                    Null::Maybe if alternative => {
+                        let mut out = vec![base];
+                        out.extend(self.word_bases(word, quoted, state));
+                        out
+                    }
+                    Null::Maybe => vec![base],
+                }
+            }
+            ParamOp::Assign { colon, word } => {
+                let null = nullness(&base, *colon);
+                if matches!(null, Null::No) {
+                    return vec![base];
+                }
+                let value = self.expand_value(word, state);
+                if let ParamName::Var(name) = &exp.name {
+                    let mut vals: Vec<Binding> = value
+                        .candidates()
+                        .iter()
+                        .cloned()
+                        .map(Binding::Str)
+                        .collect();
+                    // Values the variable keeps (other candidates, not null
+                    // ones) stay candidates.
+                    for b in state.get(name, &self.known).vals {
+                        let kept = match &b {
+                            Binding::Unset => Base::Unset,
+                            Binding::Str(t) => Base::Str(t.clone()),
+                            Binding::Arr(items) => {
+                                Base::Str(items.first().cloned().unwrap_or_default())
+                            }
+                            Binding::Unknown(from) => Base::Unknown(from.clone()),
+                        };
+                        if !matches!(nullness(&kept, *colon), Null::Yes) {
+                            vals.push(b);
+                        }
+                    }
+                    let vals = self.bounded(vals);
+                    let exported = state.get(name, &self.known).exported;
+                    state.set(name, super::state::Var { vals, exported });
+                }
+                let mut out: Vec<Base> =
+                    value.into_candidates().into_iter().map(Base::Str).collect();
+                if matches!(null, Null::Maybe) {
+                    out.push(base);
+                }
+                out
+            }
+            ParamOp::Alt { colon, word } => match nullness(&base, *colon) {
+                Null::Yes => vec![Base::Str(Text::default())],
+                Null::No => self.word_bases(word, quoted, state),
+                Null::Maybe => {
+                    let mut out = vec![Base::Str(Text::default())];
+                    out.extend(self.word_bases(word, quoted, state));
+                    out
+                }
+            },
+            ParamOp::RemovePrefix { longest, pattern } => {
+                let patterns = self.expand_pattern(pattern, state);
+                self.each_text(base, |me, t| me.remove(t, &patterns, *longest, true))
+            }
+            ParamOp::RemoveSuffix { longest, pattern } => {
+                let patterns = self.expand_pattern(pattern, state);
+                self.each_text(base, |me, t| me.remove(t, &patterns, *longest, false))
+            }
+            ParamOp::Replace {
+                all,
+                anchor,
+                pattern,
+                with,
+            } => {
+                let patterns = self.expand_pattern(pattern, state);
+                let replacement = self.expand_value(with, state);
+                self.each_text(base, |me, t| {
+                    me.replace(t, &patterns, &replacement, *all, *anchor)
+                })
+            }
+            ParamOp::Substring { offset, length } => {
+                let off = self.arith_text(offset, state);
+                let len = length.as_ref().map(|l| self.arith_text(l, state));
+                vec![substring(base, off, len)]
+            }
+            ParamOp::Case { mode, all, pattern } => {
+                let patterns = if pattern.parts.is_empty() {
+                    Vec::new()
+                } else {
+                    self.expand_pattern(pattern, state)
+                };
+                self.each_text(base, |_, t| vec![case(t, *mode, *all, &patterns)])
+            }
+            ParamOp::Transform(c) => {
+                let c = *c;
+                self.each_text(base, |_, t| vec![transform(t, c)])
+            }
+            ParamOp::Names => vec![Base::UnknownList(Sources::none(), false)],
+            ParamOp::Keys => match base {
+                Base::List(items, star) => vec![Base::List(
+                    (0..items.len())
+                        .map(|k| Text::lit(&k.to_string()))
+                        .collect(),
+                    star,
+                )],
+                Base::Str(_) => vec![Base::List(vec![Text::lit("0")], false)],
+                Base::Unset => vec![Base::List(Vec::new(), false)],
+                other => vec![Base::UnknownList(sources_of(&other), false)],
+            },
+            ParamOp::Bad => vec![Base::Unknown(Sources::none())],
+        }
+    }
+
+    /// An operand word as result candidates.
+    fn word_bases(&mut self, word: &WordAst, quoted: bool, state: &mut State) -> Vec<Base> {
+        if quoted {
+            return self
+                .expand_value(word, state)
+                .into_candidates()
+                .into_iter()
+                .map(Base::Str)
+                .collect();
+        }
+        // Unquoted operands are split and globbed with the expansion; keep
+        // them as text here and let the caller's splitting act on them.
+        self.expand_value(word, state)
+            .into_candidates()
+            .into_iter()
+            .map(Base::Str)
+            .collect()
+    }
+
+    fn arith_text(&mut self, text: &str, state: &mut State) -> Option<i64> {
+        let mut lexer = super::lex::Lexer::new(text, &[]);
+        let word = lexer.word(0, text.len());
+        let expanded = self.expand_value(&word, state);
+        let expr = expanded.as_known()?.to_owned();
+        self.arith(&expr, state)
+    }
+
+    /// Applies `f` to a scalar, or to every element of a list.
+    fn each_text(&mut self, base: Base, f: impl Fn(&mut Self, &Text) -> Vec<Text>) -> Vec<Base> {
+        match base {
+            Base::Str(t) => f(self, &t).into_iter().map(Base::Str).collect(),
+            Base::Unset => f(self, &Text::default())
+                .into_iter()
+                .map(Base::Str)
+                .collect(),
+            Base::List(items, star) => {
+                let mut out = Vec::new();
+                for item in &items {
+                    let r = f(self, item);
+                    out.push(r.into_iter().next().unwrap_or_default());
+                }
+                vec![Base::List(out, star)]
+            }
+            other => vec![other],
+        }
+    }
+
+    fn remove(&mut self, t: &Text, patterns: &[Text], longest: bool, prefix: bool) -> Vec<Text> {
+        let Some(subject) = t.as_known() else {
+            return vec![Text::any(t.sources())];
+        };
+        let mut out = Vec::new();
+        for p in patterns {
+            if p.has_any()
+                || !self.meter.match_work(
+                    glob::cost(p, subject.len()).saturating_mul(subject.len() as u64 + 1),
+                )
+            {
+                out.push(Text::any(Sources::none()));
+                continue;
+            }
+            let result = if prefix {
+                let ends = glob::prefix_matches(p, subject, false);
+                let cut = if longest { ends.last() } else { ends.first() };
+                cut.map_or(subject, |&c| subject.get(c..).unwrap_or(""))
+            } else {
+                let starts = glob::suffix_matches(p, subject, false);
+                let cut = if longest {
+                    starts.last()
+                } else {
+                    starts.first()
+                };
+                cut.map_or(subject, |&c| subject.get(..c).unwrap_or(""))
+            };
+            out.push(Text::lit(result));
+        }
+        if out.is_empty() {
+            out.push(t.clone());
+        }
+        out
+    }
+
+    fn replace(
+        &mut self,
+        t: &Text,
+        patterns: &[Text],
+        with: &Value,
+        all: bool,
+        anchor: Option<Anchor>,
+    ) -> Vec<Text> {
+        let (Some(subject), Some(rep)) = (t.as_known(), with.as_known()) else {
+            let mut from = t.sources();
+            from.extend(&with.sources());
+            return vec![Text::any(from)];
+        };
+        let mut out = Vec::new();
+        for p in patterns {
+            let work = glob::cost(p, subject.len()).saturating_mul(subject.len() as u64 + 1);
+            if p.has_any() || !self.meter.match_work(work) {
+                out.push(Text::any(Sources::none()));
+                continue;
+            }
+            out.push(Text::lit(&replace_known(subject, p, rep, all, anchor)));
+        }
+        if out.is_empty() {
+            out.push(t.clone());
+        }
+        out
+    }
+
+    /// Turns result candidates into expansion pieces.
+    fn x_of(&mut self, base: &Base, quoted: bool, state: &State) -> XWord {
+        match base {
+            Base::Unset => Vec::new(),
+            Base::Str(t) => text_x(t, quoted),
+            Base::Unknown(from) => vec![X::Any {
+                quoted,
+                from: from.clone(),
+            }],
+            Base::UnknownList(from, _) => vec![X::Any {
+                quoted: false,
+                from: from.clone(),
+            }],
+            Base::List(items, star) => {
+                if *star && quoted {
+                    let ifs = binding_value(&state.get("IFS", &self.known));
+                    let sep = match ifs.as_known() {
+                        Some(s) => s.chars().next().map(String::from).unwrap_or_default(),
+                        None => " ".to_owned(),
+                    };
+                    let mut joined = Text::default();
+                    for (k, item) in items.iter().enumerate() {
+                        if k > 0 {
+                            joined.push_str(&sep);
+                        }
+                        joined.append(item);
+                    }
+                    return text_x(&joined, true);
+                }
+                let mut out = Vec::new();
+                for (k, item) in items.iter().enumerate() {
+                    if k > 0 {
+                        out.push(X::Break);
+                    }
+                    let pieces = text_x(item, quoted);
+                    if quoted && pieces.is_empty() {
+                        out.push(X::Lit {
+                            text: String::new(),
+                            quoted: true,
+                            split: false,
+                        });
+                    }
+                    out.extend(pieces);
+                }
+                out
+            }
+        }
+    }
+}
+
+fn sources_of(base: &Base) -> Sources {
+    match base {
+        Base::Unset => Sources::none(),
+        Base::Str(t) => t.sources(),
+        Base::Unknown(from) | Base::UnknownList(from, _) => from.clone(),
+        Base::List(items, _) => {
+            let mut s = Sources::none();
+            for i in items {
+                s.extend(&i.sources());
+            }
+            s
+        }
+    }
+}
+
+fn parse_name(name: &str) -> ParamName {
+    if let Ok(n) = name.parse::<u32>() {
+        return ParamName::Positional(n);
+    }
+    let mut chars = name.chars();
+    if let (Some(c), None) = (chars.next(), chars.next())
+        && "@*#?-$!".contains(c)
+    {
+        return ParamName::Special(c);
+    }
+    ParamName::Var(name.to_owned())
+}
+
+/// Whether a candidate counts as unset (or, with `colon`, empty).
+enum Null {
+    Yes,
+    No,
+    Maybe,
+}
+
+fn nullness(base: &Base, colon: bool) -> Null {
+    match base {
+        Base::Unset => Null::Yes,
+        Base::Str(t) => match t.as_known() {
+            Some("") if colon => Null::Yes,
+            Some(_) => Null::No,
+            None if colon && t.known_prefix().is_empty() && t.known_suffix().is_empty() => {
+                Null::Maybe
+            }
+            None => Null::No,
+        },
+        Base::Unknown(_) => Null::Maybe,
+        Base::List(items, _) => {
+            if items.is_empty() || colon && items.iter().all(|t| t.as_known() == Some("")) {
+                Null::Yes
+            } else {
+                Null::No
+            }
+        }
+        Base::UnknownList(..) => Null::Maybe,
+    }
+}
+
+fn length(base: &Base) -> Base {
+    match base {
+        Base::Unset => Base::Str(Text::lit("0")),
+        Base::Str(t) => match t.as_known() {
+            Some(s) => Base::Str(Text::lit(&s.chars().count().to_string())),
+            None => Base::Unknown(Sources::none()),
+        },
+        Base::List(items, _) => Base::Str(Text::lit(&items.len().to_string())),
+        Base::Unknown(_) | Base::UnknownList(..) => Base::Unknown(Sources::none()),
+    }
+}
+
+fn substring(base: Base, offset: Option<i64>, length: Option<Option<i64>>) -> Base {
+    let (Some(off), len) = (offset, length) else {
+        return Base::Unknown(sources_of(&base));
+    };
+    if let Some(None) = len {
+        return Base::Unknown(sources_of(&base));
+    }
+    let len = len.flatten();
+    let slice = |count: usize| -> Option<(usize, usize)> {
+        let count_i = i64::try_from(count).ok()?;
+        let start = if off < 0 { count_i + off } else { off };
+        if start < 0 || start > count_i {
+            return Some((0, 0));
+        }
+        let end = match len {
+            None => count_i,
+            Some(l) if l < 0 => count_i + l,
+            Some(l) => (start + l).min(count_i),
+        };
+        if end < start {
+            return None;
+        }
+        Some((usize::try_from(start).ok()?, usize::try_from(end).ok()?))
+    };
+    match base {
+        Base::Str(t) => match t.as_known() {
+            Some(s) => {
+                let chars: Vec<char> = s.chars().collect();
+                match slice(chars.len()) {
+                    Some((a, b)) => Base::Str(Text::lit(
+                        &chars.get(a..b).unwrap_or(&[]).iter().collect::<String>(),
+                    )),
+                    None => Base::Unknown(Sources::none()),
+                }
+            }
+            None => Base::Unknown(t.sources()),
+        },
+        Base::Unset => Base::Str(Text::default()),
+        Base::List(items, star) => {
+            // `${@:1:2}` counts from `$1`; `${a[@]:1}` from element 0.
+            match slice(items.len()) {
+                Some((a, b)) => Base::List(items.get(a..b).unwrap_or(&[]).to_vec(), star),
+                None => Base::UnknownList(Sources::none(), star),
+            }
+        }
+        other => Base::Unknown(sources_of(&other)),
+    }
+}
+
+fn case(t: &Text, mode: CaseMode, all: bool, patterns: &[Text]) -> Text {
+    let Some(s) = t.as_known() else {
+        return Text::any(t.sources());
+    };
+    let mut out = String::with_capacity(s.len());
+    for (k, c) in s.chars().enumerate() {
+        let selected = (all || k == 0)
+            && (patterns.is_empty()
+                || patterns
+                    .iter()
+                    .any(|p| glob::matches(p, &c.to_string(), glob::Mode::STRING)));
+        if !selected {
+            out.push(c);
+            continue;
+        }
+        match mode {
+            CaseMode::Upper => out.extend(c.to_uppercase()),
+            CaseMode::Lower => out.extend(c.to_lowercase()),
+            CaseMode::Toggle => {
+                if c.is_uppercase() {
+                    out.extend(c.to_lowercase());
+                } else {
+                    out.extend(c.to_uppercase());
+                }
+            }
+        }
+    }
+    Text::lit(&out)
+}
+
+fn transform(t: &Text, op: char) -> Text {
+    let Some(s) = t.as_known() else {
+        return Text::any(t.sources());
+    };
+    match op {
+        'Q' | 'K' | 'k' => Text::lit(&shell_quote(s)),
+        'E' => Text::lit(&super::lex::decode_ansi_c(s)),
+        'U' => Text::lit(&s.to_uppercase()),
+        'L' => Text::lit(&s.to_lowercase()),
+        'u' => {
+            let mut chars = s.chars();
+            let mut out: String = chars
+                .next()
+                .map(|c| c.to_uppercase().collect())
+                .unwrap_or_default();
+            out.push_str(chars.as_str());
+            Text::lit(&out)
+        }
+        'a' => Text::lit(""),
+        _ => Text::any(Sources::none()),
+    }
+}
+
+/// `'…'` quoting as `${x@Q}` produces it.
+pub(crate) fn shell_quote(s: &str) -> String {
+    let mut out = String::from("'");
+    for c in s.chars() {
+        if c == '\'' {
+            out.push_str("'\\''");
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\'');
+    out
+}
+
+fn replace_known(
+    subject: &str,
+    pattern: &Text,
+    rep: &str,
+    all: bool,
+    anchor: Option<Anchor>,
+) -> String {
+    let longest_at = |start: usize| -> Option<usize> {
+        let rest = subject.get(start..)?;
+        let ends = glob::prefix_matches(pattern, rest, false);
+        ends.last()
+            .copied()
+            .filter(|&e| e > 0 || pattern.is_empty())
+    };
+    match anchor {
+        Some(Anchor::Start) => match longest_at(0) {
+            Some(end) => format!("{rep}{}", subject.get(end..).unwrap_or("")),
+            None => subject.to_owned(),
+        },
+        Some(Anchor::End) => {
+            for (start, _) in subject
+                .char_indices()
+                .chain(std::iter::once((subject.len(), ' ')))
+            {
+                if glob::matches(
+                    pattern,
+                    subject.get(start..).unwrap_or(""),
+                    glob::Mode::STRING,
+                ) {
+                    return format!("{}{rep}", subject.get(..start).unwrap_or(""));
+                }
+            }
+            subject.to_owned()
+        }
+        None => {
+            let mut out = String::new();
+            let mut pos = 0;
+            let mut replaced = false;
+            while pos <= subject.len() {
+                if (!replaced || all)
+                    && let Some(end) = longest_at(pos)
+                    && end > 0
+                {
+                    out.push_str(rep);
+                    pos += end;
+                    replaced = true;
+                    continue;
+                }
+                match subject.get(pos..).and_then(|r| r.chars().next()) {
+                    Some(c) => {
+                        out.push(c);
+                        pos += c.len_utf8();
+                    }
+                    None => break,
+                }
+            }
+            out
+        }
+    }
+}

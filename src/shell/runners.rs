@@ -1,0 +1,975 @@
+//! Programs that run other commands: wrappers (`sudo`, `env`, `nice`,
+//! `timeout`, …), shells (`bash -c`, a shell reading a piped or
+//! here-document script, `bash <(…)`), `xargs`, `find -exec`, `su`,
+//! `flock`, `watch`, `parallel`.
+//!
+//! Each is read through its entry in the command-spec table ([`spec`]) with
+//! the getopt_long parser, so options with separate values, prefixes and
+//! `--` are understood the way the program understands them. The command
+//! it runs is recorded with the wrapper as its parent, in the working
+//! directory and environment the wrapper gives it.
+
+use std::rc::Rc;
+
+use super::command::Redirect;
+use super::interp::{Flow, Interp};
+use super::options::{Item, OptValue, OptWord, Parsed};
+use super::spec::{self, CommandSpec, Modifier, Operands};
+use super::state::{Binding, State, Var};
+use super::value::{Arg, Seg, Sources, Text, Value};
+
+/// An argv entry as an option-parser word.
+struct W<'a>(&'a Arg);
+
+impl OptWord for W<'_> {
+    fn known(&self) -> Option<&str> {
+        self.0.as_known()
+    }
+
+    fn known_prefix(&self) -> &str {
+        match self.0 {
+            Arg::Field(v) => match v.candidates() {
+                [only] => only.known_prefix(),
+                _ => "",
+            },
+            Arg::Unknown(_) => "",
+        }
+    }
+
+    fn operand_like(&self) -> bool {
+        let Arg::Field(v) = self.0 else { return false };
+        // Some candidate is surely an operand: known text not starting
+        // with `-`, or a pattern (which bash expands to names).
+        v.candidates().iter().any(|t| {
+            let head = t.known_prefix();
+            match t.as_known() {
+                Some(k) => !k.starts_with('-') || k == "-",
+                None => !head.starts_with('-') && (t.is_pattern() || !head.is_empty()),
+            }
+        })
+    }
+}
+
+/// Parses `args` by a spec.
+pub(crate) fn parse_args(spec: &CommandSpec, args: &[Arg]) -> Parsed {
+    let words: Vec<W<'_>> = args.iter().map(W).collect();
+    Parsed::new(&spec.options, &words)
+}
+
+/// The value of an option, as a value (an attached value is the rest of
+/// its word).
+pub(crate) fn option_value(args: &[Arg], value: OptValue) -> Value {
+    match value {
+        OptValue::Next { at } => match args.get(at) {
+            Some(Arg::Field(v)) => v.clone(),
+            Some(Arg::Unknown(from)) => Value::text(Text::any(from.clone())),
+            None => Value::unknown(),
+        },
+        OptValue::Attached { at, offset } => match args.get(at) {
+            Some(Arg::Field(v)) => drop_prefix(v, offset),
+            Some(Arg::Unknown(from)) => Value::text(Text::any(from.clone())),
+            None => Value::unknown(),
+        },
+    }
+}
+
+/// Each candidate without its first `bytes` bytes of known text.
+pub(crate) fn drop_prefix(v: &Value, bytes: usize) -> Value {
+    let candidates = v
+        .candidates()
+        .iter()
+        .map(|t| {
+            let mut out = Text::default();
+            let mut skip = bytes;
+            for seg in &t.segs {
+                match seg {
+                    Seg::Lit(s) if skip > 0 => {
+                        let cut = skip.min(s.len());
+                        skip -= cut;
+                        out.push_str(s.get(cut..).unwrap_or(""));
+                    }
+                    other if skip > 0 => {
+                        skip = 0;
+                        out.push(other.clone());
+                    }
+                    other => out.push(other.clone()),
+                }
+            }
+            out
+        })
+        .collect();
+    Value::from_candidates(candidates).unwrap_or_else(|| Value::known(""))
+}
+
+/// `NAME=value` as an assignment.
+fn split_assignment(arg: &Arg) -> Option<(String, Value)> {
+    let Arg::Field(v) = arg else { return None };
+    let [only] = v.candidates() else { return None };
+    let head = only.known_prefix();
+    let (name, _) = head.split_once('=')?;
+    let valid = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit());
+    if !valid {
+        return None;
+    }
+    Some((name.to_owned(), drop_prefix(v, name.len() + 1)))
+}
+
+/// `{}` in find's `-exec`: the starting point or a path below it.
+fn found_paths(roots: &[Value]) -> Value {
+    let mut candidates = Vec::new();
+    for root in roots {
+        for r in root.candidates() {
+            candidates.push(r.clone());
+            let mut below = r.clone();
+            if !r.known_suffix().ends_with('/') {
+                below.push_str("/");
+            }
+            below.push(Seg::Any(Sources::none()));
+            candidates.push(below);
+        }
+    }
+    Value::from_candidates(candidates).unwrap_or_else(Value::unknown)
+}
+
+/// The starting points of a `find` command line.
+fn find_roots(args: &[Arg]) -> (Vec<Value>, usize) {
+    let mut k = 0;
+    while let Some(t) = args.get(k).and_then(Arg::as_known) {
+        match t {
+            "-H" | "-L" | "-P" => k += 1,
+            "-D" => k += 2,
+            _ if t.starts_with("-O") => k += 1,
+            "--" => {
+                k += 1;
+                break;
+            }
+            _ => break,
+        }
+    }
+    let mut roots = Vec::new();
+    while let Some(a) = args.get(k) {
+        let expression = a.as_known().is_some_and(|t| {
+            (t.starts_with('-') && t.len() > 1) || matches!(t, "(" | ")" | "!" | ",")
+        });
+        if expression {
+            break;
+        }
+        match a {
+            Arg::Field(v) => roots.push(v.clone()),
+            Arg::Unknown(from) => roots.push(Value::text(Text::any(from.clone()))),
+        }
+        k += 1;
+    }
+    if roots.is_empty() {
+        roots.push(Value::known("."));
+    }
+    (roots, k)
+}
+
+/// What `find ARGS` prints, item by item.
+pub(crate) fn find_items(args: &[Arg], _state: &State) -> Value {
+    let (roots, _) = find_roots(args);
+    found_paths(&roots)
+}
+
+/// Splits known `xargs` input into items.
+fn xargs_items(text: &str, nul: bool, delim: Option<char>, lines: bool) -> Vec<String> {
+    if nul {
+        return text
+            .split('\0')
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect();
+    }
+    if let Some(d) = delim {
+        let mut items: Vec<String> = text.split(d).map(str::to_owned).collect();
+        if items.last().is_some_and(String::is_empty) {
+            items.pop();
+        }
+        return items;
+    }
+    if lines {
+        return text
+            .lines()
+            .map(|l| l.trim().to_owned())
+            .filter(|l| !l.is_empty())
+            .collect();
+    }
+    // Blank-separated, with quotes and backslashes (xargs's own rules).
+    let mut items = Vec::new();
+    let mut current = String::new();
+    let mut started = false;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => {
+                if started {
+                    items.push(std::mem::take(&mut current));
+                    started = false;
+                }
+            }
+            '\'' | '"' => {
+                started = true;
+                for q in chars.by_ref() {
+                    if q == c {
+                        break;
+                    }
+                    current.push(q);
+                }
+            }
+            '\\' => {
+                started = true;
+                if let Some(n) = chars.next() {
+                    current.push(n);
+                }
+            }
+            other => {
+                started = true;
+                current.push(other);
+            }
+        }
+    }
+    if started {
+        items.push(current);
+    }
+    items
+}
+
+impl Interp {
+    /// After a program was recorded: what it runs.
+    pub(crate) fn run_external(
+        &mut self,
+        index: Option<usize>,
+        argv: &[Arg],
+        assigns: &[(String, Value)],
+        state: State,
+    ) -> Flow {
+        let Some(name) = argv
+            .first()
+            .and_then(Arg::as_known)
+            .map(|n| n.rsplit('/').next().unwrap_or(n).to_owned())
+        else {
+            return Flow::either(state);
+        };
+        let args = argv.get(1..).unwrap_or(&[]);
+        self.embedded_scripts(index, &name, args, assigns, &state);
+        let Some(spec) = spec::lookup(&name) else {
+            return Flow::either(state);
+        };
+        match spec.operands {
+            Operands::Command { skip } => {
+                let parsed = parse_args(spec, args);
+                if parsed.has_modifier(spec, Modifier::NoRun) {
+                    return Flow::either(state);
+                }
+                let mut start = parsed.first_operand().unwrap_or(args.len());
+                if name == "nice" || name == "renice" {
+                    // `nice -5 cmd`: an old-style adjustment.
+                    while args.get(start).and_then(Arg::as_known).is_some_and(|t| {
+                        t.strip_prefix('-')
+                            .is_some_and(|n| n.parse::<i64>().is_ok())
+                    }) {
+                        start += 1;
+                    }
+                }
+                let inner: Vec<Arg> = args.iter().skip(start + skip).cloned().collect();
+                self.spawn(index, inner, assigns.to_vec(), None, state.clone());
+                Flow::either(state)
+            }
+            Operands::Shell => {
+                self.shell(index, spec, args, assigns, &state);
+                Flow::either(state)
+            }
+            Operands::Script => {
+                let mut s = state.clone();
+                let scripts = self.args_script(args, &mut s);
+                self.run_scripts(scripts, s, index, true);
+                Flow::either(state)
+            }
+            Operands::Special => {
+                match name.as_str() {
+                    "sudo" => self.sudo(index, spec, args, assigns, &state),
+                    "env" => self.env(index, spec, args, assigns, &state),
+                    "xargs" => self.xargs(index, spec, args, assigns, &state),
+                    "su" | "runuser" => self.su(index, spec, args, assigns, &state),
+                    "flock" => self.flock(index, spec, args, assigns, &state),
+                    "watch" => self.watch(index, spec, args, &state),
+                    "find" => self.find_exec(index, args, &state),
+                    "parallel" => self.parallel(index, args, &state),
+                    _ => {}
+                }
+                Flow::either(state)
+            }
+            Operands::Ignore | Operands::All(_) | Operands::After(..) | Operands::Copy { .. } => {
+                Flow::either(state)
+            }
+        }
+    }
+
+    /// Records the command a wrapper runs, with the wrapper's redirections,
+    /// and what that command runs in turn.
+    pub(crate) fn spawn(
+        &mut self,
+        parent: Option<usize>,
+        argv: Vec<Arg>,
+        assigns: Vec<(String, Value)>,
+        cwd: Option<Value>,
+        state: State,
+    ) {
+        if argv.is_empty() {
+            return;
+        }
+        let mut state = state;
+        if let Some(cwd) = cwd {
+            // `env -C src`: relative to where the wrapper runs.
+            let mut candidates = Vec::new();
+            for dir in cwd.candidates() {
+                match (dir.as_known(), state.cwd.candidates()) {
+                    (Some(d), _) if d.starts_with('/') => {
+                        candidates.push(Text::lit(&super::path::normalize(d)))
+                    }
+                    (Some(d), bases) => {
+                        for b in bases {
+                            match b.as_known() {
+                                Some(base) => {
+                                    candidates.push(Text::lit(&super::path::join(base, d)))
+                                }
+                                None => candidates.push(Text::any(Sources::none())),
+                            }
+                        }
+                    }
+                    (None, _) => candidates.push(dir.clone()),
+                }
+            }
+            state.oldpwd = Some(state.cwd.clone());
+            state.cwd = Value::from_candidates(candidates).unwrap_or(cwd);
+        }
+        let redirects: Vec<Redirect> = parent
+            .and_then(|p| self.commands.get(p))
+            .map(|c| c.redirects.clone())
+            .unwrap_or_default();
+        let candidates = match argv.first() {
+            Some(Arg::Field(v)) if v.candidates().len() > 1 => v.candidates().to_vec(),
+            _ => Vec::new(),
+        };
+        if !candidates.is_empty() {
+            for c in candidates {
+                let mut one = argv.clone();
+                if let Some(first) = one.first_mut() {
+                    *first = Arg::Field(Value::text(c));
+                }
+                self.spawn(parent, one, assigns.clone(), None, state.clone());
+            }
+            return;
+        }
+        let known_name = argv.first().and_then(Arg::as_known).is_some();
+        let kind = if known_name {
+            super::command::CommandKind::External
+        } else {
+            super::command::CommandKind::Unresolved
+        };
+        let printed = self.printed_by(&argv, &state);
+        let mut cmd = self.command(&state, argv.clone(), kind, assigns.clone(), &[]);
+        cmd.redirects = redirects;
+        cmd.parent = parent;
+        let saved = self.ctx;
+        self.ctx.parent = parent;
+        let index = self.emit(cmd, printed);
+        self.ctx = saved;
+        if known_name {
+            let mut child = state;
+            for (name, value) in &assigns {
+                child.assign_value(name, value, &self.known);
+            }
+            self.run_external(index, &argv, &assigns, child);
+        }
+        // The wrapper prints what its command prints — read only after that
+        // command ran its own wrapped command, so `sudo sudo echo …` carries
+        // echo's text out through both wrappers.
+        if let (Some(p), Some(i)) = (parent, index)
+            && let Some(inner) = self.printed.get(i).cloned()
+            && let Some(outer) = self.printed.get_mut(p)
+        {
+            outer.text = inner.text;
+            outer.items = inner.items;
+            outer.from.extend(&inner.from);
+        }
+    }
+
+    /// The state of a new shell started from `state`: exported variables
+    /// and functions, the given assignments, `$0` and positional values.
+    fn child_shell(&self, state: &State, assigns: &[(String, Value)], clear: bool) -> State {
+        let mut child = State::new(state.cwd.clone());
+        child.oldpwd = state.oldpwd.clone();
+        child.stdin = state.stdin.clone();
+        if clear {
+            child.env_cleared = true;
+        } else {
+            let (vars, functions) = state.exported();
+            child.vars = Rc::new(vars);
+            child.functions = Rc::new(functions);
+        }
+        for (name, value) in assigns {
+            child.set(
+                name,
+                Var {
+                    vals: value
+                        .candidates()
+                        .iter()
+                        .cloned()
+                        .map(Binding::Str)
+                        .collect(),
+                    exported: true,
+                },
+            );
+        }
+        child
+    }
+
+    fn shell(
+        &mut self,
+        index: Option<usize>,
+        spec: &CommandSpec,
+        args: &[Arg],
+        assigns: &[(String, Value)],
+        state: &State,
+    ) {
+        let parsed = parse_args(spec, args);
+        let operands = parsed.operands();
+        let value_at = |k: usize| -> Option<Value> {
+            operands.get(k).and_then(|&at| match args.get(at) {
+                Some(Arg::Field(v)) => Some(v.clone()),
+                Some(Arg::Unknown(from)) => Some(Value::text(Text::any(from.clone()))),
+                None => None,
+            })
+        };
+        let mut child = self.child_shell(state, assigns, false);
+        let rest = |from: usize| -> Vec<Value> {
+            operands
+                .iter()
+                .skip(from)
+                .filter_map(|&at| match args.get(at) {
+                    Some(Arg::Field(v)) => Some(v.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let script = if parsed.has(&["c"]) {
+            if let Some(arg0) = value_at(1) {
+                child.arg0 = arg0;
+            }
+            child.positional = Some(Rc::new(rest(2)));
+            value_at(0)
+        } else if !operands.is_empty() && !parsed.has(&["s"]) {
+            let file = operands.first().and_then(|&at| args.get(at)).cloned();
+            child.positional = Some(Rc::new(rest(1)));
+            file.and_then(|f| self.file_text(&f, state))
+        } else {
+            child.positional = Some(Rc::new(rest(0)));
+            let text = state.stdin.text.clone();
+            child.stdin = super::state::Input::default();
+            text
+        };
+        if let Some(script) = script {
+            let scripts = self.value_scripts(&script, &mut child);
+            self.run_scripts(scripts, child, index, true);
+        }
+    }
+
+    fn sudo(
+        &mut self,
+        index: Option<usize>,
+        spec: &CommandSpec,
+        args: &[Arg],
+        assigns: &[(String, Value)],
+        state: &State,
+    ) {
+        let parsed = parse_args(spec, args);
+        let Some(start) = parsed.first_operand() else {
+            return;
+        };
+        if parsed.has_modifier(spec, Modifier::NoRun) {
+            return;
+        }
+        let mut inner: Vec<Arg> = args.iter().skip(start).cloned().collect();
+        let mut env: Vec<(String, Value)> = assigns.to_vec();
+        while let Some((name, value)) = inner.first().and_then(split_assignment) {
+            env.push((name, value));
+            inner.remove(0);
+        }
+        if parsed.has(&["e", "edit"]) {
+            inner.insert(0, Arg::known("sudoedit"));
+        } else if parsed.has_modifier(spec, Modifier::ViaShell) && !inner.is_empty() {
+            let mut s = state.clone();
+            let joined = self.args_script(&inner, &mut s);
+            let script: Vec<Text> = joined.into_iter().map(|(t, _)| Text::lit(&t)).collect();
+            inner = vec![
+                Arg::known("/bin/bash"),
+                Arg::known("-c"),
+                Arg::Field(Value::from_candidates(script).unwrap_or_else(Value::unknown)),
+            ];
+        }
+        let cwd = parsed
+            .values(&["D", "chdir"])
+            .last()
+            .map(|v| option_value(args, *v));
+        self.spawn(index, inner, env, cwd, state.clone());
+    }
+
+    fn env(
+        &mut self,
+        index: Option<usize>,
+        spec: &CommandSpec,
+        args: &[Arg],
+        assigns: &[(String, Value)],
+        state: &State,
+    ) {
+        let parsed = parse_args(spec, args);
+        let clear = parsed.has_modifier(spec, Modifier::EmptyEnvironment)
+            || parsed.items.iter().any(|i| matches!(i, Item::Operand { at } if args.get(*at).and_then(Arg::as_known) == Some("-")));
+        let cwd = parsed
+            .values(&["C", "chdir"])
+            .last()
+            .map(|v| option_value(args, *v));
+        let mut start = parsed.first_operand().unwrap_or(args.len());
+        if args.get(start).and_then(Arg::as_known) == Some("-") {
+            start += 1;
+        }
+        let mut inner: Vec<Arg> = args.iter().skip(start).cloned().collect();
+        let mut env: Vec<(String, Value)> = assigns.to_vec();
+        while let Some((name, value)) = inner.first().and_then(split_assignment) {
+            env.push((name, value));
+            inner.remove(0);
+        }
+        let mut child_state = if clear {
+            self.child_shell(state, &env, true)
+        } else {
+            state.clone()
+        };
+        for name in parsed.values(&["u", "unset"]) {
+            if let Some(n) = option_value(args, name).as_known() {
+                child_state.unset(n);
+            }
+        }
+        if let Some(split) = parsed.values(&["S", "split-string"]).last() {
+            // `env -S 'cmd args'`: the string is split into words.
+            let text = option_value(args, *split);
+            let mut s = child_state.clone();
+            if let Some(c) = &cwd {
+                s.cwd = c.clone();
+            }
+            let mut scripts = self.value_scripts(&text, &mut s);
+            let tail = self.args_script(&inner, &mut s);
+            if let Some((t, _)) = tail.first() {
+                for sc in &mut scripts {
+                    sc.0.push(' ');
+                    sc.0.push_str(t);
+                }
+            }
+            let saved = self.ctx;
+            self.ctx.parent = index;
+            self.run_scripts(scripts, s, index, true);
+            self.ctx = saved;
+            return;
+        }
+        self.spawn(index, inner, env, cwd, child_state);
+    }
+
+    #[expect(
+        clippy::too_many_lines,
+        reason = "written in the issue 8 rework; split pending (issue 8 report)"
+    )]
+    fn xargs(
+        &mut self,
+        index: Option<usize>,
+        spec: &CommandSpec,
+        args: &[Arg],
+        assigns: &[(String, Value)],
+        state: &State,
+    ) {
+        let parsed = parse_args(spec, args);
+        let start = parsed.first_operand().unwrap_or(args.len());
+        let mut template: Vec<Arg> = args.iter().skip(start).cloned().collect();
+        if template.is_empty() {
+            template.push(Arg::known("echo"));
+        }
+        let text_opt = |names: &[&str]| -> Option<Option<String>> {
+            parsed.items.iter().rev().find_map(|i| match i {
+                Item::Opt { name, value, .. } if name.is(names) => {
+                    Some(value.and_then(|v| option_value(args, v).as_known().map(str::to_owned)))
+                }
+                _ => None,
+            })
+        };
+        let replace = text_opt(&["I", "i", "replace", "J"]).map(|r| {
+            r.filter(|t| !t.is_empty())
+                .unwrap_or_else(|| "{}".to_owned())
+        });
+        let per = |names: &[&str]| -> Option<usize> {
+            text_opt(names)
+                .flatten()
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|n| *n > 0)
+        };
+        let max_args = per(&["n", "max-args"]);
+        let max_lines = per(&["L", "l", "max-lines"]).or_else(|| parsed.has(&["l"]).then_some(1));
+        let nul = parsed.has(&["0", "null"]);
+        let delim = text_opt(&["d", "delimiter"])
+            .flatten()
+            .and_then(|d| super::lex::decode_ansi_c(&d).chars().next());
+        let from_file = parsed.has(&["a", "arg-file"]);
+        let limit = self.meter.limits.max_fields as usize;
+        let text = if from_file {
+            // `xargs -a FILE`: the items come from the file.
+            parsed
+                .values(&["a", "arg-file"])
+                .last()
+                .map(|v| option_value(args, *v))
+                .and_then(|f| self.file_text(&Arg::Field(f), state))
+                .and_then(|t| t.as_known().map(str::to_owned))
+        } else {
+            state
+                .stdin
+                .text
+                .as_ref()
+                .and_then(Value::as_known)
+                .map(str::to_owned)
+        };
+        let Some(text) = text else {
+            // Unknown input: items nobody knows (or of a known shape).
+            let item = match (&state.stdin.items, from_file) {
+                (Some(items), false) => Arg::Field(items.clone()),
+                _ => Arg::Field(Value::text(Text::any(state.stdin.from.clone()))),
+            };
+            let argv = match &replace {
+                Some(r) => substitute_args(&template, r, &item),
+                None => {
+                    let mut a = template.clone();
+                    a.push(item);
+                    a.push(Arg::Unknown(state.stdin.from.clone()));
+                    a
+                }
+            };
+            self.spawn(index, argv, assigns.to_vec(), None, state.clone());
+            return;
+        };
+        let lines = replace.is_some() || max_lines.is_some();
+        let items = xargs_items(&text, nul, delim, lines);
+        if items.len() > limit {
+            self.meter.exceeded(
+                "max_fields",
+                format!("`xargs` receives more than {limit} items"),
+            );
+        }
+        let items: Vec<String> = items.into_iter().take(limit).collect();
+        let chunk = if replace.is_some() {
+            1
+        } else {
+            max_args.or(max_lines).unwrap_or(usize::MAX)
+        };
+        let mut chunks: Vec<Vec<String>> = Vec::new();
+        for item in items {
+            match chunks.last_mut() {
+                Some(last) if last.len() < chunk => last.push(item),
+                _ => chunks.push(vec![item]),
+            }
+        }
+        if chunks.is_empty() && !parsed.has(&["r", "no-run-if-empty"]) {
+            chunks.push(Vec::new());
+        }
+        for chunk in chunks {
+            let argv = match &replace {
+                Some(r) => {
+                    let item = Arg::known(chunk.first().map_or("", String::as_str));
+                    substitute_args(&template, r, &item)
+                }
+                None => {
+                    let mut a = template.clone();
+                    a.extend(chunk.iter().map(|s| Arg::known(s)));
+                    a
+                }
+            };
+            let mut s = state.clone();
+            s.stdin = super::state::Input::default();
+            self.spawn(index, argv, assigns.to_vec(), None, s);
+        }
+    }
+
+    fn su(
+        &mut self,
+        index: Option<usize>,
+        spec: &CommandSpec,
+        args: &[Arg],
+        assigns: &[(String, Value)],
+        state: &State,
+    ) {
+        let parsed = parse_args(spec, args);
+        let scripts: Vec<Value> = parsed
+            .values(&["c", "command", "session-command"])
+            .into_iter()
+            .map(|v| option_value(args, v))
+            .collect();
+        let child = self.child_shell(state, assigns, false);
+        if !scripts.is_empty() {
+            for script in scripts {
+                let mut c = child.clone();
+                let texts = self.value_scripts(&script, &mut c);
+                self.run_scripts(texts, c, index, true);
+            }
+            return;
+        }
+        if parsed.has(&["u", "user"]) {
+            // `runuser -u USER CMD ARGS`
+            let inner: Vec<Arg> = parsed
+                .operands()
+                .into_iter()
+                .filter_map(|at| args.get(at).cloned())
+                .collect();
+            self.spawn(index, inner, assigns.to_vec(), None, state.clone());
+        }
+    }
+
+    fn flock(
+        &mut self,
+        index: Option<usize>,
+        spec: &CommandSpec,
+        args: &[Arg],
+        assigns: &[(String, Value)],
+        state: &State,
+    ) {
+        let parsed = parse_args(spec, args);
+        let child = self.child_shell(state, assigns, false);
+        if let Some(v) = parsed.values(&["c", "command"]).last() {
+            let script = option_value(args, *v);
+            let mut c = child;
+            let texts = self.value_scripts(&script, &mut c);
+            self.run_scripts(texts, c, index, true);
+            return;
+        }
+        let Some(lock) = parsed.first_operand() else {
+            return;
+        };
+        let rest: Vec<Arg> = args.iter().skip(lock + 1).cloned().collect();
+        if rest.first().and_then(Arg::as_known) == Some("-c") {
+            if let Some(Arg::Field(script)) = rest.get(1) {
+                let mut c = child;
+                let texts = self.value_scripts(script, &mut c);
+                self.run_scripts(texts, c, index, true);
+            }
+            return;
+        }
+        self.spawn(index, rest, assigns.to_vec(), None, state.clone());
+    }
+
+    fn watch(&mut self, index: Option<usize>, spec: &CommandSpec, args: &[Arg], state: &State) {
+        let parsed = parse_args(spec, args);
+        let Some(start) = parsed.first_operand() else {
+            return;
+        };
+        let rest: Vec<Arg> = args.iter().skip(start).cloned().collect();
+        if parsed.has(&["x", "exec"]) {
+            self.spawn(index, rest, Vec::new(), None, state.clone());
+            return;
+        }
+        let mut s = self.child_shell(state, &[], false);
+        let scripts = self.args_script(&rest, &mut s);
+        self.run_scripts(scripts, s, index, true);
+    }
+
+    /// `find … -exec CMD {} ;` runs CMD with `{}` the starting point or a
+    /// path below it.
+    fn find_exec(&mut self, index: Option<usize>, args: &[Arg], state: &State) {
+        let (roots, start) = find_roots(args);
+        let found = found_paths(&roots);
+        let mut k = start;
+        while let Some(a) = args.get(k) {
+            k += 1;
+            let dir = match a.as_known() {
+                Some("-exec" | "-ok") => false,
+                Some("-execdir" | "-okdir") => true,
+                _ => continue,
+            };
+            let mut argv = Vec::new();
+            let mut batch = false;
+            while let Some(next) = args.get(k) {
+                k += 1;
+                match next.as_known() {
+                    Some(";") => break,
+                    Some("+") if argv.last().and_then(Arg::as_known) == Some("{}") => {
+                        batch = true;
+                        break;
+                    }
+                    _ => argv.push(next.clone()),
+                }
+            }
+            let mut argv = substitute_args(&argv, "{}", &Arg::Field(found.clone()));
+            if batch {
+                // `{} +` is one or more found paths: the first as above,
+                // then as many more as the file system holds.
+                argv.push(Arg::Unknown(Sources::none()));
+            }
+            let cwd = dir.then(|| {
+                let mut v = found.clone();
+                for r in &roots {
+                    v.merge(r);
+                }
+                v
+            });
+            self.spawn(index, argv, Vec::new(), cwd, state.clone());
+        }
+    }
+
+    /// GNU `parallel CMD ::: ARGS` (or arguments from standard input): each
+    /// argument, shell-quoted as parallel quotes it, into the command line,
+    /// which a shell runs.
+    fn parallel(&mut self, index: Option<usize>, args: &[Arg], state: &State) {
+        let sep = args
+            .iter()
+            .position(|a| matches!(a.as_known(), Some(":::" | "::::" | ":::+")));
+        let from_stdin = || -> Vec<Arg> {
+            match state.stdin.text.as_ref().and_then(Value::as_known) {
+                Some(text) => text
+                    .lines()
+                    .filter(|l| !l.is_empty())
+                    .map(Arg::known)
+                    .collect(),
+                None => vec![Arg::Field(match &state.stdin.items {
+                    Some(i) => i.clone(),
+                    None => Value::text(Text::any(state.stdin.from.clone())),
+                })],
+            }
+        };
+        let (template, items): (Vec<Arg>, Vec<Arg>) = match sep {
+            Some(at) => (
+                args.get(..at).unwrap_or(&[]).to_vec(),
+                args.get(at + 1..).unwrap_or(&[]).to_vec(),
+            ),
+            None => (args.to_vec(), from_stdin()),
+        };
+        let mut k = 0;
+        while let Some(t) = template.get(k).and_then(Arg::as_known) {
+            if !t.starts_with('-') {
+                break;
+            }
+            k += if matches!(
+                t,
+                "-j" | "-P"
+                    | "-N"
+                    | "-n"
+                    | "-S"
+                    | "-a"
+                    | "-d"
+                    | "-I"
+                    | "-C"
+                    | "--jobs"
+                    | "--colsep"
+                    | "--results"
+                    | "--joblog"
+                    | "--tmpdir"
+                    | "--delimiter"
+                    | "--arg-file"
+                    | "--sshlogin"
+            ) {
+                2
+            } else {
+                1
+            };
+        }
+        let command: Vec<Arg> = template.into_iter().skip(k).collect();
+        let limit = self.meter.limits.max_fields as usize;
+        if command.is_empty() {
+            // `parallel ::: 'cmd …'`: each argument is a command line.
+            for item in items.iter().take(limit) {
+                let mut s = self.child_shell(state, &[], false);
+                let scripts = self.args_script(std::slice::from_ref(item), &mut s);
+                self.run_scripts(scripts, s, index, true);
+            }
+            return;
+        }
+        for item in items.iter().take(limit) {
+            let quoted = quote_arg(item);
+            let has_slot = command.iter().any(|a| {
+                a.candidates()
+                    .iter()
+                    .any(|t| t.known_prefix().contains("{}") || t.known_suffix().contains("{}"))
+            });
+            let argv = if has_slot {
+                substitute_args(&command, "{}", &quoted)
+            } else {
+                let mut a = command.clone();
+                a.push(quoted);
+                a
+            };
+            let mut s = self.child_shell(state, &[], false);
+            let scripts = self.args_script(&argv, &mut s);
+            self.run_scripts(scripts, s, index, true);
+        }
+    }
+}
+
+/// An argument shell-quoted (`'…'`), as GNU parallel passes it.
+fn quote_arg(arg: &Arg) -> Arg {
+    match arg {
+        Arg::Field(v) => {
+            let candidates = v
+                .candidates()
+                .iter()
+                .map(|t| match t.as_known() {
+                    Some(s) => Text::lit(&super::param::shell_quote(s)),
+                    None => t.clone(),
+                })
+                .collect();
+            Value::from_candidates(candidates).map_or_else(|| arg.clone(), Arg::Field)
+        }
+        Arg::Unknown(_) => arg.clone(),
+    }
+}
+
+/// Replaces `slot` in every argument by `item` (a word equal to the slot
+/// becomes the item, a word containing it gets the item's text).
+fn substitute_args(template: &[Arg], slot: &str, item: &Arg) -> Vec<Arg> {
+    template
+        .iter()
+        .map(|a| {
+            if a.as_known() == Some(slot) {
+                return item.clone();
+            }
+            let Arg::Field(v) = a else { return a.clone() };
+            let candidates: Vec<Text> = v
+                .candidates()
+                .iter()
+                .flat_map(|t| {
+                    let Some(s) = t.as_known().filter(|s| s.contains(slot)) else {
+                        return vec![t.clone()];
+                    };
+                    item.candidates()
+                        .iter()
+                        .map(|i| {
+                            let mut out = Text::default();
+                            for (k, piece) in s.split(slot).enumerate() {
+                                if k > 0 {
+                                    out.append(i);
+                                }
+                                out.push_str(piece);
+                            }
+                            out
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            Value::from_candidates(candidates).map_or_else(|| a.clone(), Arg::Field)
+        })
+        .collect()
+}
+
+impl Parsed {
+    /// True when an option carrying `modifier` in `spec` was given.
+    pub(crate) fn has_modifier(&self, spec: &CommandSpec, modifier: Modifier) -> bool {
+        spec.modifiers
+            .iter()
+            .filter(|(_, m)| *m == modifier)
+            .any(|(names, _)| self.has(names))
+    }
+}

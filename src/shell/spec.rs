@@ -1,0 +1,1901 @@
+//! Command knowledge as data: one declarative table of command specs.
+//!
+//! Each entry says, for one command (or a family of names), which options
+//! exist and take values (an [`OptionSpec`] for the getopt_long parser),
+//! what its operands are (files it reads, writes, deletes; a wrapped
+//! command; a script), what the values of particular options are, which
+//! options change the effect (`-r` makes a delete recursive, `-i` makes
+//! `sed` write), and how it uses the network. The interpreter reads the
+//! table to unwrap runners (`sudo`, `env -C`, `xargs`, `timeout`, …) and
+//! policy reads the same table to know what a command does to which path.
+//! Adding a command is one entry here plus fixture lines.
+
+use super::options::{HasArg, LongOpt, OptionSpec, long};
+
+/// What a word (an operand or an option's value) is to the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A file whose contents are read.
+    Read,
+    /// A file or directory read with everything below it.
+    ReadTree,
+    /// A file that is created or overwritten.
+    Write,
+    /// A directory that receives new files (`-t DIR`, `--output-dir`).
+    WriteInto,
+    /// A file that is removed (a tree when the command is recursive).
+    Delete,
+    /// Moved away: the path and everything below it goes.
+    MoveAway,
+    /// Permissions, owner or attributes change (a tree when recursive).
+    Mode,
+    /// Becomes the target of a new link.
+    LinkTarget,
+    /// A file whose contents are sent over the network.
+    Upload,
+    /// Data sent over the network: `@file` reads a file (curl `-d`).
+    Data,
+    /// A form field: `name=@file` / `name=<file` reads a file (curl `-F`).
+    FormData,
+    /// A header: `@file` reads headers from a file (curl `-H`).
+    Header,
+    /// `name@file` loads a file into a variable (curl `--variable`).
+    Variable,
+    /// A URL or remote host the command talks to.
+    Url,
+    /// A proxy, resolve or connect-to rule that changes where a URL goes.
+    Route,
+    /// Shell code the command runs.
+    Script,
+    /// The working directory of the command or of what it runs.
+    Chdir,
+    /// Anything else (a mode, a user, a count).
+    Value,
+}
+
+/// What the operands (words that are not options) are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operands {
+    /// None that matter.
+    Ignore,
+    /// Every operand has this role.
+    All(Role),
+    /// The first `n` operands are values (a mode, a pattern), the rest
+    /// have the role.
+    After(usize, Role),
+    /// Sources and one destination (the last operand, or the value of a
+    /// target-directory option, which then receives every source).
+    Copy {
+        sources: Role,
+        dest: Role,
+        target_dir: &'static [&'static str],
+    },
+    /// A wrapped command starts at operand `skip` (the ones before are a
+    /// duration, a new root, a lock file).
+    Command { skip: usize },
+    /// A shell: `-c` makes the first operand a script, then `$0`, `$1`, …;
+    /// otherwise the first operand is a script file.
+    Shell,
+    /// The operands joined by spaces are a script (`eval`, `watch`).
+    Script,
+    /// Read by a command-specific function (`dd`, `tar`, `find`, `git`,
+    /// `xargs`, `env`, `su`, …).
+    Special,
+}
+
+/// An option that changes what the command does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Modifier {
+    /// Acts on whole trees (`rm -r`, `chmod -R`, `cp -a`).
+    Recursive,
+    /// Does not ask (`rm -f`).
+    Force,
+    /// Edits its operands in place (`sed -i`, `perl -i`).
+    InPlace,
+    /// Only lists or prints (`sfdisk -l`, `parted print`).
+    ReadOnly,
+    /// Runs its command in the background (`sudo -b`).
+    Background,
+    /// Skips TLS certificate verification (`curl -k`).
+    Insecure,
+    /// Starts with an empty environment (`env -i`).
+    EmptyEnvironment,
+    /// Runs a login shell / `$SHELL` (`sudo -i`, `sudo -s`).
+    ViaShell,
+    /// Prints instead of running (`command -v`, `sudo -l`).
+    NoRun,
+}
+
+/// How a command uses the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Network {
+    None,
+    /// Sends what its options name (`curl -T`, `wget --post-file`) and,
+    /// with `@-`, its standard input.
+    Client,
+    /// Sends its standard input (`nc`, `socat`, `telnet`, `ssh`).
+    Stream,
+    /// Copies files to a remote operand (`scp`, `rsync`, `sftp`).
+    RemoteCopy,
+}
+
+/// One command family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandSpec {
+    pub names: &'static [&'static str],
+    pub options: OptionSpec,
+    pub operands: Operands,
+    /// Roles of option values: names (single letters are short options).
+    pub option_roles: &'static [(&'static [&'static str], Role)],
+    pub modifiers: &'static [(&'static [&'static str], Modifier)],
+    pub network: Network,
+}
+
+const fn opts(short: &'static str, long: &'static [LongOpt]) -> OptionSpec {
+    OptionSpec {
+        short,
+        long,
+        stop_at_operand: false,
+        prefixes: true,
+    }
+}
+
+/// Options stop at the first operand (wrappers).
+const fn posix(short: &'static str, long: &'static [LongOpt]) -> OptionSpec {
+    OptionSpec {
+        short,
+        long,
+        stop_at_operand: true,
+        prefixes: true,
+    }
+}
+
+const fn spec(
+    names: &'static [&'static str],
+    options: OptionSpec,
+    operands: Operands,
+) -> CommandSpec {
+    CommandSpec {
+        names,
+        options,
+        operands,
+        option_roles: &[],
+        modifiers: &[],
+        network: Network::None,
+    }
+}
+
+use HasArg::{No, Optional, Required};
+use Role::*;
+
+const RECURSIVE: &[(&[&str], Modifier)] = &[(&["r", "R", "recursive"], Modifier::Recursive)];
+
+/// The table. Lookup is by basename of `argv[0]`.
+pub const SPECS: &[CommandSpec] = &[
+    // ---------------------------------------------------------------- runners
+    CommandSpec {
+        modifiers: &[
+            (&["b", "background"], Modifier::Background),
+            (&["i", "login", "s", "shell"], Modifier::ViaShell),
+            (
+                &[
+                    "l",
+                    "list",
+                    "v",
+                    "validate",
+                    "k",
+                    "K",
+                    "V",
+                    "h",
+                    "help",
+                    "reset-timestamp",
+                    "remove-timestamp",
+                    "version",
+                ],
+                Modifier::NoRun,
+            ),
+        ],
+        option_roles: &[(&["D", "chdir"], Chdir)],
+        ..spec(
+            &["sudo"],
+            posix(
+                "AbC:D:Eeg:HhiKkLlnPp:R:r:SsT:t:U:u:Vv",
+                &[
+                    long("askpass", No),
+                    long("background", No),
+                    long("bell", No),
+                    long("close-from", Required),
+                    long("chdir", Required),
+                    long("chroot", Required),
+                    long("preserve-env", Optional),
+                    long("edit", No),
+                    long("group", Required),
+                    long("set-home", No),
+                    long("help", No),
+                    long("host", Required),
+                    long("login", No),
+                    long("remove-timestamp", No),
+                    long("reset-timestamp", No),
+                    long("list", No),
+                    long("non-interactive", No),
+                    long("preserve-groups", No),
+                    long("prompt", Required),
+                    long("role", Required),
+                    long("stdin", No),
+                    long("shell", No),
+                    long("type", Required),
+                    long("command-timeout", Required),
+                    long("other-user", Required),
+                    long("user", Required),
+                    long("version", No),
+                    long("validate", No),
+                ],
+            ),
+            Operands::Special,
+        )
+    },
+    spec(
+        &["doas"],
+        posix("C:LnSsu:", &[]),
+        Operands::Command { skip: 0 },
+    ),
+    CommandSpec {
+        option_roles: &[(&["C", "chdir"], Chdir), (&["S", "split-string"], Script)],
+        modifiers: &[(&["i", "ignore-environment"], Modifier::EmptyEnvironment)],
+        ..spec(
+            &["env"],
+            posix(
+                "0iu:C:S:vP:",
+                &[
+                    long("null", No),
+                    long("ignore-environment", No),
+                    long("unset", Required),
+                    long("chdir", Required),
+                    long("split-string", Required),
+                    long("debug", No),
+                    long("block-signal", Optional),
+                    long("default-signal", Optional),
+                    long("ignore-signal", Optional),
+                    long("list-signal-handling", No),
+                    long("help", No),
+                    long("version", No),
+                ],
+            ),
+            Operands::Special,
+        )
+    },
+    spec(
+        &["nice"],
+        posix(
+            "n:",
+            &[
+                long("adjustment", Required),
+                long("help", No),
+                long("version", No),
+            ],
+        ),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &["nohup", "catchsegv", "pkexec-wrapper"],
+        posix("", &[]),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &["setsid"],
+        posix(
+            "cfw",
+            &[long("ctty", No), long("fork", No), long("wait", No)],
+        ),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &["unbuffer"],
+        posix("p", &[]),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &["caffeinate"],
+        posix("dimsut:w:", &[]),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &["stdbuf"],
+        posix(
+            "i:o:e:",
+            &[
+                long("input", Required),
+                long("output", Required),
+                long("error", Required),
+            ],
+        ),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &["time"],
+        posix(
+            "af:o:pqv",
+            &[
+                long("append", No),
+                long("format", Required),
+                long("output", Required),
+                long("portability", No),
+                long("quiet", No),
+                long("verbose", No),
+            ],
+        ),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &["strace", "ltrace"],
+        posix(
+            "cCdDfFhiqrtTvVxXyzZa:b:e:E:I:o:O:p:P:s:S:u:U:",
+            &[
+                long("output", Required),
+                long("trace", Required),
+                long("env", Required),
+            ],
+        ),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &["pkexec"],
+        posix(
+            "",
+            &[
+                long("user", Required),
+                long("disable-internal-agent", No),
+                long("keep-cwd", No),
+                long("version", No),
+                long("help", No),
+            ],
+        ),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &["systemd-run"],
+        posix(
+            "dGhHM:p:qrStu:E:",
+            &[
+                long("user", No),
+                long("system", No),
+                long("scope", No),
+                long("unit", Required),
+                long("property", Required),
+                long("description", Required),
+                long("slice", Required),
+                long("remain-after-exit", No),
+                long("service-type", Required),
+                long("uid", Required),
+                long("gid", Required),
+                long("nice", Required),
+                long("working-directory", Required),
+                long("setenv", Required),
+                long("pty", No),
+                long("pipe", No),
+                long("quiet", No),
+                long("wait", No),
+                long("collect", No),
+                long("same-dir", No),
+                long("on-active", Required),
+                long("on-calendar", Required),
+                long("timer-property", Required),
+                long("no-block", No),
+                long("no-ask-password", No),
+            ],
+        ),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &["screen"],
+        posix("AamOpqrRxDdiLlfS:T:t:h:e:c:s:X:", &[]),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &[
+            "nsenter",
+            "unshare",
+            "firejail",
+            "proot",
+            "fakeroot",
+            "fakechroot",
+            "torsocks",
+            "proxychains",
+            "proxychains4",
+            "tsocks",
+            "sg",
+            "numactl",
+            "cgexec",
+            "sem",
+        ],
+        posix("", &[]),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &["ionice"],
+        posix(
+            "c:n:p:P:tu:",
+            &[
+                long("class", Required),
+                long("classdata", Required),
+                long("pid", Required),
+                long("pgid", Required),
+                long("ignore", No),
+                long("uid", Required),
+            ],
+        ),
+        Operands::Command { skip: 0 },
+    ),
+    spec(
+        &["chrt", "taskset"],
+        posix(
+            "abdefiormp:RT:P:D:acpv",
+            &[long("all-tasks", No), long("cpu-list", No), long("pid", No)],
+        ),
+        Operands::Command { skip: 1 },
+    ),
+    spec(
+        &["timeout"],
+        posix(
+            "fk:ps:v",
+            &[
+                long("foreground", No),
+                long("kill-after", Required),
+                long("preserve-status", No),
+                long("signal", Required),
+                long("verbose", No),
+                long("help", No),
+                long("version", No),
+            ],
+        ),
+        Operands::Command { skip: 1 },
+    ),
+    spec(
+        &["chroot"],
+        posix(
+            "",
+            &[
+                long("groups", Required),
+                long("userspec", Required),
+                long("skip-chdir", No),
+            ],
+        ),
+        Operands::Command { skip: 1 },
+    ),
+    spec(
+        &["busybox", "toybox"],
+        posix("", &[]),
+        Operands::Command { skip: 0 },
+    ),
+    CommandSpec {
+        modifiers: &[(&["v", "V"], Modifier::NoRun)],
+        ..spec(
+            &["command"],
+            posix("pvV", &[]),
+            Operands::Command { skip: 0 },
+        )
+    },
+    spec(
+        &["builtin", "exec", "coproc"],
+        posix("cla:", &[]),
+        Operands::Command { skip: 0 },
+    ),
+    CommandSpec {
+        option_roles: &[(&["c", "command"], Script)],
+        ..spec(
+            &["flock"],
+            posix(
+                "sxunw:E:oc:FhV",
+                &[
+                    long("shared", No),
+                    long("exclusive", No),
+                    long("unlock", No),
+                    long("nonblock", No),
+                    long("timeout", Required),
+                    long("conflict-exit-code", Required),
+                    long("close", No),
+                    long("command", Required),
+                    long("no-fork", No),
+                    long("verbose", No),
+                ],
+            ),
+            Operands::Special,
+        )
+    },
+    spec(
+        &["watch"],
+        posix(
+            "bcCd::eghn:pqrtwx",
+            &[
+                long("beep", No),
+                long("color", No),
+                long("no-color", No),
+                long("differences", Optional),
+                long("errexit", No),
+                long("chgexit", No),
+                long("interval", Required),
+                long("precise", No),
+                long("no-rerun", No),
+                long("no-title", No),
+                long("no-wrap", No),
+                long("exec", No),
+                long("equexit", Required),
+            ],
+        ),
+        Operands::Special,
+    ),
+    CommandSpec {
+        option_roles: &[(&["c", "command", "session-command"], Script)],
+        ..spec(
+            &["su", "runuser"],
+            opts(
+                "c:fg:G:lmpPs:u:w:h",
+                &[
+                    long("command", Required),
+                    long("session-command", Required),
+                    long("fast", No),
+                    long("group", Required),
+                    long("supp-group", Required),
+                    long("login", No),
+                    long("preserve-environment", No),
+                    long("pty", No),
+                    long("shell", Required),
+                    long("user", Required),
+                    long("whitelist-environment", Required),
+                    long("help", No),
+                    long("version", No),
+                ],
+            ),
+            Operands::Special,
+        )
+    },
+    spec(
+        &["xargs"],
+        posix(
+            "0a:d:E:e::I:i::J:L:l::n:oP:prR:s:S:tx",
+            &[
+                long("null", No),
+                long("arg-file", Required),
+                long("delimiter", Required),
+                long("eof", Optional),
+                long("replace", Optional),
+                long("max-lines", Optional),
+                long("max-args", Required),
+                long("open-tty", No),
+                long("max-procs", Required),
+                long("process-slot-var", Required),
+                long("interactive", No),
+                long("no-run-if-empty", No),
+                long("max-chars", Required),
+                long("show-limits", No),
+                long("verbose", No),
+                long("exit", No),
+                long("help", No),
+                long("version", No),
+            ],
+        ),
+        Operands::Special,
+    ),
+    spec(&["eval"], posix("", &[]), Operands::Script),
+    CommandSpec {
+        option_roles: &[(&["c", "command"], Script)],
+        ..spec(
+            &["script"],
+            opts(
+                "ac:eEfqTt::O:I:B:",
+                &[
+                    long("command", Required),
+                    long("append", No),
+                    long("quiet", No),
+                    long("return", No),
+                    long("flush", No),
+                ],
+            ),
+            Operands::Special,
+        )
+    },
+    spec(
+        &["tmux"],
+        posix("2CDlNuvVc:f:L:S:T:", &[]),
+        Operands::Special,
+    ),
+    spec(&["cmake"], posix("", &[]), Operands::Special),
+    spec(
+        &["at", "batch"],
+        opts("Vqf:mMlrdvt:b", &[]),
+        Operands::Special,
+    ),
+    spec(&["find"], posix("HLPD:O:", &[]), Operands::Special),
+    spec(&["parallel"], posix("", &[]), Operands::Special),
+    spec(
+        &[
+            "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh", "lksh",
+            "pdksh", "oksh",
+        ],
+        OptionSpec {
+            short: "abcefhiklmnprstuvxBCDEHPO:o:",
+            long: &[
+                long("login", No),
+                long("noprofile", No),
+                long("norc", No),
+                long("posix", No),
+                long("restricted", No),
+                long("verbose", No),
+                long("version", No),
+                long("help", No),
+                long("debugger", No),
+                long("dump-strings", No),
+                long("dump-po-strings", No),
+                long("noediting", No),
+                long("pretty-print", No),
+                long("rcfile", Required),
+                long("init-file", Required),
+            ],
+            stop_at_operand: true,
+            prefixes: false,
+        },
+        Operands::Shell,
+    ),
+    // ---------------------------------------------------------------- files
+    CommandSpec {
+        modifiers: &[
+            (&["r", "R", "recursive"], Modifier::Recursive),
+            (&["f", "force"], Modifier::Force),
+        ],
+        ..spec(
+            &[
+                "rm",
+                "rimraf",
+                "trash",
+                "trash-put",
+                "srm",
+                "unlink",
+                "rmdir",
+            ],
+            opts(
+                "dfiIrRvp",
+                &[
+                    long("force", No),
+                    long("interactive", Optional),
+                    long("one-file-system", No),
+                    long("no-preserve-root", No),
+                    long("preserve-root", Optional),
+                    long("recursive", No),
+                    long("dir", No),
+                    long("verbose", No),
+                    long("parents", No),
+                    long("ignore-fail-on-non-empty", No),
+                    long("help", No),
+                    long("version", No),
+                ],
+            ),
+            Operands::All(Delete),
+        )
+    },
+    CommandSpec {
+        modifiers: &[(&["u", "remove"], Modifier::Force)],
+        ..spec(
+            &["shred"],
+            opts(
+                "fn:s:uvxz",
+                &[
+                    long("force", No),
+                    long("iterations", Required),
+                    long("random-source", Required),
+                    long("size", Required),
+                    long("remove", Optional),
+                    long("verbose", No),
+                    long("exact", No),
+                    long("zero", No),
+                ],
+            ),
+            Operands::All(Write),
+        )
+    },
+    CommandSpec {
+        modifiers: RECURSIVE,
+        ..spec(
+            &["cp", "install", "ditto", "gcp"],
+            opts(
+                "abdDfHilLnPprRsStTuvxg:m:o:S:Z",
+                &[
+                    long("archive", No),
+                    long("attributes-only", No),
+                    long("backup", Optional),
+                    long("copy-contents", No),
+                    long("debug", No),
+                    long("force", No),
+                    long("interactive", No),
+                    long("link", No),
+                    long("dereference", No),
+                    long("no-clobber", No),
+                    long("no-dereference", No),
+                    long("preserve", Optional),
+                    long("no-preserve", Required),
+                    long("parents", No),
+                    long("recursive", No),
+                    long("reflink", Optional),
+                    long("remove-destination", No),
+                    long("sparse", Required),
+                    long("strip-trailing-slashes", No),
+                    long("symbolic-link", No),
+                    long("suffix", Required),
+                    long("target-directory", Required),
+                    long("no-target-directory", No),
+                    long("update", Optional),
+                    long("verbose", No),
+                    long("one-file-system", No),
+                    long("context", Optional),
+                    long("directory", No),
+                    long("group", Required),
+                    long("mode", Required),
+                    long("owner", Required),
+                    long("compare", No),
+                    long("strip", No),
+                    long("strip-program", Required),
+                    long("preserve-timestamps", No),
+                ],
+            ),
+            Operands::Copy {
+                sources: Read,
+                dest: Write,
+                target_dir: &["t", "target-directory"],
+            },
+        )
+    },
+    spec(
+        &["mv", "gmv"],
+        opts(
+            "bfinStTuvZ",
+            &[
+                long("backup", Optional),
+                long("force", No),
+                long("interactive", No),
+                long("no-clobber", No),
+                long("strip-trailing-slashes", No),
+                long("suffix", Required),
+                long("target-directory", Required),
+                long("no-target-directory", No),
+                long("update", Optional),
+                long("verbose", No),
+                long("context", No),
+                long("exchange", No),
+            ],
+        ),
+        Operands::Copy {
+            sources: MoveAway,
+            dest: Write,
+            target_dir: &["t", "target-directory"],
+        },
+    ),
+    spec(
+        &["ln", "link"],
+        opts(
+            "bdfFinLPrsS:t:Tv",
+            &[
+                long("backup", Optional),
+                long("directory", No),
+                long("force", No),
+                long("interactive", No),
+                long("logical", No),
+                long("no-dereference", No),
+                long("physical", No),
+                long("relative", No),
+                long("symbolic", No),
+                long("suffix", Required),
+                long("target-directory", Required),
+                long("no-target-directory", No),
+                long("verbose", No),
+            ],
+        ),
+        Operands::Copy {
+            sources: LinkTarget,
+            dest: Write,
+            target_dir: &["t", "target-directory"],
+        },
+    ),
+    spec(
+        &["tee"],
+        opts(
+            "aip",
+            &[
+                long("append", No),
+                long("ignore-interrupts", No),
+                long("output-error", Optional),
+            ],
+        ),
+        Operands::All(Write),
+    ),
+    spec(
+        &["touch", "truncate", "mkdir", "mkfifo", "mknod", "fallocate"],
+        opts(
+            "acd:fhmr:t:s:o:l:npvz",
+            &[
+                long("date", Required),
+                long("no-create", No),
+                long("no-dereference", No),
+                long("reference", Required),
+                long("time", Required),
+                long("size", Required),
+                long("io-blocks", No),
+                long("parents", No),
+                long("mode", Required),
+                long("verbose", No),
+                long("context", Optional),
+                long("length", Required),
+                long("offset", Required),
+            ],
+        ),
+        Operands::All(Write),
+    ),
+    CommandSpec {
+        modifiers: &[(&["R", "recursive"], Modifier::Recursive)],
+        ..spec(
+            &["chmod", "chown", "chgrp", "chattr", "chflags", "lchown"],
+            opts(
+                "cfhvRHLPV",
+                &[
+                    long("changes", No),
+                    long("silent", No),
+                    long("quiet", No),
+                    long("verbose", No),
+                    long("no-dereference", No),
+                    long("dereference", No),
+                    long("no-preserve-root", No),
+                    long("preserve-root", No),
+                    long("reference", Required),
+                    long("recursive", No),
+                    long("from", Required),
+                ],
+            ),
+            Operands::Special,
+        )
+    },
+    CommandSpec {
+        modifiers: &[(&["R", "recursive"], Modifier::Recursive)],
+        ..spec(
+            &["setfacl"],
+            opts(
+                "bkndRLPm:M:x:X:",
+                &[
+                    long("modify", Required),
+                    long("remove", Required),
+                    long("recursive", No),
+                    long("set", Required),
+                    long("set-file", Required),
+                ],
+            ),
+            Operands::All(Mode),
+        )
+    },
+    CommandSpec {
+        modifiers: &[(&["i", "in-place"], Modifier::InPlace)],
+        ..spec(
+            &["sed", "gsed"],
+            opts(
+                "Ee:f:i::l:nrsuz",
+                &[
+                    long("expression", Required),
+                    long("file", Required),
+                    long("in-place", Optional),
+                    long("line-length", Required),
+                    long("quiet", No),
+                    long("silent", No),
+                    long("regexp-extended", No),
+                    long("separate", No),
+                    long("sandbox", No),
+                    long("unbuffered", No),
+                    long("null-data", No),
+                    long("posix", No),
+                    long("debug", No),
+                    long("follow-symlinks", No),
+                ],
+            ),
+            Operands::Special,
+        )
+    },
+    CommandSpec {
+        modifiers: &[(&["i"], Modifier::InPlace)],
+        option_roles: &[(&["e", "E"], Value)],
+        ..spec(
+            &["perl"],
+            opts("0::aCcde:E:F:hi::I:lm:M:nprsStTuUvwWxX", &[]),
+            Operands::Special,
+        )
+    },
+    spec(
+        &[
+            "vi", "vim", "nvim", "nano", "emacs", "ed", "ex", "micro", "sudoedit", "code", "subl",
+            "pico", "joe", "kak", "hx", "gedit", "kate",
+        ],
+        opts("", &[]),
+        Operands::All(Write),
+    ),
+    spec(
+        &["dd"],
+        opts("", &[long("help", No), long("version", No)]),
+        Operands::Special,
+    ),
+    spec(
+        &["tar", "bsdtar", "gtar"],
+        opts(
+            "AcdrtuxaBb:C:f:F:g:GhiI:jJkK:lL:mMN:oO:pPRsSST:UvV:wWX:zZ",
+            &[
+                long("catenate", No),
+                long("concatenate", No),
+                long("create", No),
+                long("diff", No),
+                long("compare", No),
+                long("delete", No),
+                long("append", No),
+                long("list", No),
+                long("update", No),
+                long("extract", No),
+                long("get", No),
+                long("directory", Required),
+                long("file", Required),
+                long("files-from", Required),
+                long("exclude", Required),
+                long("exclude-from", Required),
+                long("to-command", Required),
+                long("checkpoint-action", Required),
+                long("use-compress-program", Required),
+                long("info-script", Required),
+                long("new-volume-script", Required),
+                long("rsh-command", Required),
+                long("transform", Required),
+                long("gzip", No),
+                long("bzip2", No),
+                long("xz", No),
+                long("zstd", No),
+                long("verbose", No),
+                long("overwrite", No),
+                long("keep-old-files", No),
+                long("absolute-names", No),
+                long("strip-components", Required),
+                long("owner", Required),
+                long("group", Required),
+                long("mode", Required),
+                long("one-file-system", No),
+                long("dereference", No),
+            ],
+        ),
+        Operands::Special,
+    ),
+    spec(
+        &["zip"],
+        opts(
+            "rRjJmDqvTyXZ:x:i:t:n:P:b:0123456789eFgAlk",
+            &[long("recurse-paths", No), long("password", Required)],
+        ),
+        Operands::Special,
+    ),
+    spec(
+        &["unzip"],
+        opts("d:lnoqtuvxjCLMVXKZ", &[]),
+        Operands::Special,
+    ),
+    spec(&["7z", "7za", "7zr"], opts("", &[]), Operands::Special),
+    spec(&["sqlite3"], opts("", &[]), Operands::Special),
+    spec(
+        &[
+            "gh",
+            "aws",
+            "gsutil",
+            "rclone",
+            "az",
+            "gcloud",
+            "s3cmd",
+            "mc",
+            "lftp",
+            "ftp",
+            "tftp",
+            "smbclient",
+            "aria2c",
+            "croc",
+            "magic-wormhole",
+            "wormhole",
+            "transfer",
+            "ffsend",
+        ],
+        opts("", &[]),
+        Operands::Special,
+    ),
+    spec(
+        &["git"],
+        posix(
+            "C:c:hpPv",
+            &[
+                long("git-dir", Required),
+                long("work-tree", Required),
+                long("namespace", Required),
+                long("exec-path", Optional),
+                long("config-env", Required),
+                long("bare", No),
+                long("no-pager", No),
+                long("paginate", No),
+                long("no-replace-objects", No),
+                long("literal-pathspecs", No),
+                long("help", No),
+                long("version", No),
+            ],
+        ),
+        Operands::Special,
+    ),
+    // ---------------------------------------------------------------- network
+    CommandSpec {
+        option_roles: &[
+            (
+                &[
+                    "o",
+                    "output",
+                    "D",
+                    "dump-header",
+                    "c",
+                    "cookie-jar",
+                    "trace",
+                    "trace-ascii",
+                    "stderr",
+                    "etag-save",
+                    "libcurl",
+                ],
+                Write,
+            ),
+            (&["output-dir"], WriteInto),
+            (&["T", "upload-file"], Upload),
+            (
+                &[
+                    "d",
+                    "data",
+                    "data-binary",
+                    "data-ascii",
+                    "json",
+                    "data-urlencode",
+                ],
+                Data,
+            ),
+            (&["F", "form"], FormData),
+            (&["H", "header", "proxy-header"], Header),
+            (&["variable"], Variable),
+            (&["K", "config", "netrc-file"], Upload),
+            (&["url"], Url),
+            (
+                &[
+                    "x",
+                    "proxy",
+                    "preproxy",
+                    "connect-to",
+                    "resolve",
+                    "socks4",
+                    "socks4a",
+                    "socks5",
+                    "socks5-hostname",
+                    "proxy1.0",
+                    "doh-url",
+                    "unix-socket",
+                    "abstract-unix-socket",
+                ],
+                Route,
+            ),
+        ],
+        modifiers: &[(
+            &["k", "insecure", "proxy-insecure", "doh-insecure"],
+            Modifier::Insecure,
+        )],
+        network: Network::Client,
+        ..spec(
+            &["curl", "curlie"],
+            opts(
+                "0123468aA:b:Bc:C:d:D:e:E:fF:gGh:H:iIjJkK:lLm:MnNo:OpP:qQ:r:RsSt:T:u:U:vVw:x:X:y:Y:z:Z#",
+                &[
+                    long("next", No),
+                    long("http1.0", No),
+                    long("tlsv1", No),
+                    long("ipv4", No),
+                    long("ipv6", No),
+                    long("append", No),
+                    long("use-ascii", No),
+                    long("fail", No),
+                    long("fail-with-body", No),
+                    long("fail-early", No),
+                    long("get", No),
+                    long("globoff", No),
+                    long("head", No),
+                    long("include", No),
+                    long("junk-session-cookies", No),
+                    long("remote-header-name", No),
+                    long("insecure", No),
+                    long("location", No),
+                    long("location-trusted", No),
+                    long("list-only", No),
+                    long("manual", No),
+                    long("no-buffer", No),
+                    long("netrc", No),
+                    long("netrc-optional", No),
+                    long("remote-name", No),
+                    long("remote-name-all", No),
+                    long("proxytunnel", No),
+                    long("disable", No),
+                    long("remote-time", No),
+                    long("show-error", No),
+                    long("silent", No),
+                    long("version", No),
+                    long("verbose", No),
+                    long("parallel", No),
+                    long("parallel-immediate", No),
+                    long("progress-bar", No),
+                    long("anyauth", No),
+                    long("basic", No),
+                    long("digest", No),
+                    long("ntlm", No),
+                    long("ntlm-wb", No),
+                    long("negotiate", No),
+                    long("compressed", No),
+                    long("compressed-ssh", No),
+                    long("create-dirs", No),
+                    long("crlf", No),
+                    long("disable-eprt", No),
+                    long("disable-epsv", No),
+                    long("disallow-username-in-url", No),
+                    long("false-start", No),
+                    long("ftp-create-dirs", No),
+                    long("ftp-pasv", No),
+                    long("ftp-pret", No),
+                    long("ftp-skip-pasv-ip", No),
+                    long("ftp-ssl-ccc", No),
+                    long("ftp-ssl-control", No),
+                    long("haproxy-protocol", No),
+                    long("http0.9", No),
+                    long("http1.1", No),
+                    long("http2", No),
+                    long("http2-prior-knowledge", No),
+                    long("http3", No),
+                    long("http3-only", No),
+                    long("ignore-content-length", No),
+                    long("no-alpn", No),
+                    long("no-keepalive", No),
+                    long("no-npn", No),
+                    long("no-progress-meter", No),
+                    long("no-sessionid", No),
+                    long("path-as-is", No),
+                    long("post301", No),
+                    long("post302", No),
+                    long("post303", No),
+                    long("proxy-anyauth", No),
+                    long("proxy-basic", No),
+                    long("proxy-digest", No),
+                    long("proxy-insecure", No),
+                    long("proxy-negotiate", No),
+                    long("proxy-ntlm", No),
+                    long("proxy-ssl-allow-beast", No),
+                    long("proxy-ssl-auto-client-cert", No),
+                    long("proxy-tlsv1", No),
+                    long("raw", No),
+                    long("remove-on-error", No),
+                    long("retry-all-errors", No),
+                    long("retry-connrefused", No),
+                    long("sasl-ir", No),
+                    long("socks5-basic", No),
+                    long("socks5-gssapi", No),
+                    long("socks5-gssapi-nec", No),
+                    long("ssl", No),
+                    long("ssl-allow-beast", No),
+                    long("ssl-auto-client-cert", No),
+                    long("ssl-no-revoke", No),
+                    long("ssl-reqd", No),
+                    long("ssl-revoke-best-effort", No),
+                    long("sslv2", No),
+                    long("sslv3", No),
+                    long("styled-output", No),
+                    long("suppress-connect-headers", No),
+                    long("tcp-fastfail", No),
+                    long("tcp-nodelay", No),
+                    long("tftp-no-options", No),
+                    long("tlsv1.0", No),
+                    long("tlsv1.1", No),
+                    long("tlsv1.2", No),
+                    long("tlsv1.3", No),
+                    long("tr-encoding", No),
+                    long("trace-time", No),
+                    long("xattr", No),
+                    long("doh-insecure", No),
+                    long("doh-cert-status", No),
+                    long("cert-status", No),
+                    long("mail-rcpt-allowfails", No),
+                    long("no-clobber", No),
+                    long("ca-native", No),
+                    long("proxy-ca-native", No),
+                    long("help", No),
+                    long("user-agent", Required),
+                    long("cookie", Required),
+                    long("cookie-jar", Required),
+                    long("continue-at", Required),
+                    long("data", Required),
+                    long("data-ascii", Required),
+                    long("data-binary", Required),
+                    long("data-raw", Required),
+                    long("data-urlencode", Required),
+                    long("dump-header", Required),
+                    long("cert", Required),
+                    long("referer", Required),
+                    long("form", Required),
+                    long("form-string", Required),
+                    long("header", Required),
+                    long("config", Required),
+                    long("max-time", Required),
+                    long("output", Required),
+                    long("ftp-port", Required),
+                    long("quote", Required),
+                    long("range", Required),
+                    long("upload-file", Required),
+                    long("telnet-option", Required),
+                    long("user", Required),
+                    long("proxy-user", Required),
+                    long("write-out", Required),
+                    long("request", Required),
+                    long("proxy", Required),
+                    long("speed-limit", Required),
+                    long("speed-time", Required),
+                    long("time-cond", Required),
+                    long("abstract-unix-socket", Required),
+                    long("alt-svc", Required),
+                    long("aws-sigv4", Required),
+                    long("cacert", Required),
+                    long("capath", Required),
+                    long("cert-type", Required),
+                    long("ciphers", Required),
+                    long("connect-timeout", Required),
+                    long("connect-to", Required),
+                    long("crlfile", Required),
+                    long("curves", Required),
+                    long("delegation", Required),
+                    long("dns-interface", Required),
+                    long("dns-ipv4-addr", Required),
+                    long("dns-ipv6-addr", Required),
+                    long("dns-servers", Required),
+                    long("doh-url", Required),
+                    long("egd-file", Required),
+                    long("engine", Required),
+                    long("etag-compare", Required),
+                    long("etag-save", Required),
+                    long("expect100-timeout", Required),
+                    long("ftp-account", Required),
+                    long("ftp-alternative-to-user", Required),
+                    long("ftp-method", Required),
+                    long("ftp-ssl-ccc-mode", Required),
+                    long("happy-eyeballs-timeout-ms", Required),
+                    long("hostpubmd5", Required),
+                    long("hostpubsha256", Required),
+                    long("hsts", Required),
+                    long("interface", Required),
+                    long("json", Required),
+                    long("keepalive-time", Required),
+                    long("key", Required),
+                    long("key-type", Required),
+                    long("krb", Required),
+                    long("libcurl", Required),
+                    long("limit-rate", Required),
+                    long("local-port", Required),
+                    long("login-options", Required),
+                    long("mail-auth", Required),
+                    long("mail-from", Required),
+                    long("mail-rcpt", Required),
+                    long("max-filesize", Required),
+                    long("max-redirs", Required),
+                    long("netrc-file", Required),
+                    long("noproxy", Required),
+                    long("oauth2-bearer", Required),
+                    long("output-dir", Required),
+                    long("parallel-max", Required),
+                    long("pass", Required),
+                    long("pinnedpubkey", Required),
+                    long("preproxy", Required),
+                    long("proto", Required),
+                    long("proto-default", Required),
+                    long("proto-redir", Required),
+                    long("proxy-cacert", Required),
+                    long("proxy-capath", Required),
+                    long("proxy-cert", Required),
+                    long("proxy-cert-type", Required),
+                    long("proxy-ciphers", Required),
+                    long("proxy-crlfile", Required),
+                    long("proxy-header", Required),
+                    long("proxy-key", Required),
+                    long("proxy-key-type", Required),
+                    long("proxy-pass", Required),
+                    long("proxy-pinnedpubkey", Required),
+                    long("proxy-service-name", Required),
+                    long("proxy-tls13-ciphers", Required),
+                    long("proxy-tlsauthtype", Required),
+                    long("proxy-tlspassword", Required),
+                    long("proxy-tlsuser", Required),
+                    long("proxy1.0", Required),
+                    long("pubkey", Required),
+                    long("random-file", Required),
+                    long("rate", Required),
+                    long("request-target", Required),
+                    long("resolve", Required),
+                    long("retry", Required),
+                    long("retry-delay", Required),
+                    long("retry-max-time", Required),
+                    long("sasl-authzid", Required),
+                    long("service-name", Required),
+                    long("socks4", Required),
+                    long("socks4a", Required),
+                    long("socks5", Required),
+                    long("socks5-gssapi-service", Required),
+                    long("socks5-hostname", Required),
+                    long("stderr", Required),
+                    long("tls-max", Required),
+                    long("tls13-ciphers", Required),
+                    long("tlsauthtype", Required),
+                    long("tlspassword", Required),
+                    long("tlsuser", Required),
+                    long("trace", Required),
+                    long("trace-ascii", Required),
+                    long("trace-config", Required),
+                    long("unix-socket", Required),
+                    long("url", Required),
+                    long("url-query", Required),
+                    long("variable", Required),
+                    long("ech", Required),
+                    long("ip-tos", Required),
+                    long("vlan-priority", Required),
+                    long("create-file-mode", Required),
+                ],
+            ),
+            Operands::All(Url),
+        )
+    },
+    CommandSpec {
+        option_roles: &[
+            (
+                &[
+                    "O",
+                    "output-document",
+                    "o",
+                    "output-file",
+                    "a",
+                    "append-output",
+                    "save-cookies",
+                    "hsts-file",
+                    "warc-file",
+                ],
+                Write,
+            ),
+            (&["P", "directory-prefix"], WriteInto),
+            (
+                &["post-file", "body-file", "certificate", "private-key"],
+                Upload,
+            ),
+            (&["i", "input-file", "load-cookies"], Read),
+            (&["e", "execute"], Value),
+        ],
+        modifiers: &[(&["no-check-certificate"], Modifier::Insecure)],
+        network: Network::Client,
+        ..spec(
+            &["wget", "wget2"],
+            opts(
+                "Vhbe:o:a:dqvnv:i:FB:t:O:ncNS:T:w:Q:4:6:xrkKmEpHlLnpD:A:R:I:X:P:U:",
+                &[
+                    long("version", No),
+                    long("help", No),
+                    long("background", No),
+                    long("quiet", No),
+                    long("verbose", No),
+                    long("no-verbose", No),
+                    long("force-html", No),
+                    long("no-clobber", No),
+                    long("continue", No),
+                    long("progress", No),
+                    long("timestamping", No),
+                    long("no-use-server-timestamps", No),
+                    long("server-response", No),
+                    long("spider", No),
+                    long("no-dns-cache", No),
+                    long("ipv4", No),
+                    long("ipv6", No),
+                    long("no-proxy", No),
+                    long("ignore-length", No),
+                    long("no-cookies", No),
+                    long("keep-session-cookies", No),
+                    long("save-headers", No),
+                    long("content-disposition", No),
+                    long("content-on-error", No),
+                    long("trust-server-names", No),
+                    long("auth-no-challenge", No),
+                    long("no-check-certificate", No),
+                    long("https-only", No),
+                    long("no-hsts", No),
+                    long("no-passive-ftp", No),
+                    long("preserve-permissions", No),
+                    long("retr-symlinks", No),
+                    long("recursive", No),
+                    long("delete-after", No),
+                    long("convert-links", No),
+                    long("convert-file-only", No),
+                    long("backup-converted", No),
+                    long("mirror", No),
+                    long("page-requisites", No),
+                    long("strict-comments", No),
+                    long("no-parent", No),
+                    long("no-directories", No),
+                    long("force-directories", No),
+                    long("no-host-directories", No),
+                    long("protocol-directories", No),
+                    long("adjust-extension", No),
+                    long("ignore-case", No),
+                    long("relative", No),
+                    long("follow-ftp", No),
+                    long("span-hosts", No),
+                    long("no-remove-listing", No),
+                    long("no-glob", No),
+                    long("no-iri", No),
+                    long("ask-password", No),
+                    long("xattr", No),
+                    long("unlink", No),
+                    long("no-netrc", No),
+                    long("no-config", No),
+                    long("execute", Required),
+                    long("output-file", Required),
+                    long("append-output", Required),
+                    long("debug-file", Required),
+                    long("input-file", Required),
+                    long("base", Required),
+                    long("config", Required),
+                    long("rejected-log", Required),
+                    long("tries", Required),
+                    long("retry-connrefused", Required),
+                    long("output-document", Required),
+                    long("backups", Required),
+                    long("wait", Required),
+                    long("waitretry", Required),
+                    long("random-wait", Required),
+                    long("timeout", Required),
+                    long("dns-timeout", Required),
+                    long("connect-timeout", Required),
+                    long("read-timeout", Required),
+                    long("limit-rate", Required),
+                    long("bind-address", Required),
+                    long("bind-dns-address", Required),
+                    long("quota", Required),
+                    long("restrict-file-names", Required),
+                    long("prefer-family", Required),
+                    long("user", Required),
+                    long("password", Required),
+                    long("use-askpass", Required),
+                    long("local-encoding", Required),
+                    long("remote-encoding", Required),
+                    long("directory-prefix", Required),
+                    long("cut-dirs", Required),
+                    long("default-page", Required),
+                    long("http-user", Required),
+                    long("http-password", Required),
+                    long("header", Required),
+                    long("compression", Required),
+                    long("max-redirect", Required),
+                    long("proxy-user", Required),
+                    long("proxy-password", Required),
+                    long("referer", Required),
+                    long("load-cookies", Required),
+                    long("save-cookies", Required),
+                    long("post-data", Required),
+                    long("post-file", Required),
+                    long("body-data", Required),
+                    long("body-file", Required),
+                    long("method", Required),
+                    long("secure-protocol", Required),
+                    long("certificate", Required),
+                    long("certificate-type", Required),
+                    long("private-key", Required),
+                    long("private-key-type", Required),
+                    long("ca-certificate", Required),
+                    long("ca-directory", Required),
+                    long("crl-file", Required),
+                    long("pinnedpubkey", Required),
+                    long("random-file", Required),
+                    long("egd-file", Required),
+                    long("hsts-file", Required),
+                    long("warc-file", Required),
+                    long("warc-header", Required),
+                    long("warc-max-size", Required),
+                    long("warc-cdx", Required),
+                    long("warc-dedup", Required),
+                    long("warc-tempdir", Required),
+                    long("ftp-user", Required),
+                    long("ftp-password", Required),
+                    long("level", Required),
+                    long("accept", Required),
+                    long("reject", Required),
+                    long("accept-regex", Required),
+                    long("reject-regex", Required),
+                    long("regex-type", Required),
+                    long("domains", Required),
+                    long("exclude-domains", Required),
+                    long("follow-tags", Required),
+                    long("ignore-tags", Required),
+                    long("include-directories", Required),
+                    long("exclude-directories", Required),
+                    long("user-agent", Required),
+                    long("ciphers", Required),
+                    long("report-speed", Required),
+                ],
+            ),
+            Operands::All(Url),
+        )
+    },
+    CommandSpec {
+        network: Network::Client,
+        ..spec(
+            &["http", "https", "xh", "xhs", "httpie"],
+            opts("", &[]),
+            Operands::Special,
+        )
+    },
+    CommandSpec {
+        network: Network::Stream,
+        ..spec(
+            &[
+                "nc", "ncat", "netcat", "telnet", "socat", "openssl", "mail", "mailx", "sendmail",
+                "mutt", "s_client", "cryptcat", "pwncat",
+            ],
+            opts("", &[]),
+            Operands::Special,
+        )
+    },
+    CommandSpec {
+        network: Network::Stream,
+        option_roles: &[(&["o"], Value)],
+        ..spec(
+            &["ssh"],
+            posix(
+                "46AaCfGgKkMNnqsTtVvXxYyB:b:c:D:E:e:F:I:i:J:L:l:m:O:o:p:Q:R:S:W:w:",
+                &[],
+            ),
+            Operands::Special,
+        )
+    },
+    CommandSpec {
+        network: Network::RemoteCopy,
+        // scp's `-R` copies between remotes through the local host; only
+        // `-r` recurses, and scp has no long options.
+        modifiers: &[(&["r"], Modifier::Recursive)],
+        ..spec(
+            &["scp"],
+            opts("346ABCOpqRrsTvc:D:F:i:J:l:o:P:S:X:", &[]),
+            Operands::Copy {
+                sources: Read,
+                dest: Write,
+                target_dir: &[],
+            },
+        )
+    },
+    CommandSpec {
+        network: Network::RemoteCopy,
+        ..spec(
+            &["sftp"],
+            opts("46AaCfNpqrvB:b:c:D:F:i:J:l:o:P:R:S:s:X:", &[]),
+            Operands::Special,
+        )
+    },
+    CommandSpec {
+        network: Network::RemoteCopy,
+        ..spec(
+            &["rsync"],
+            opts(
+                "vqcarRbuUdlLkKHpEAXoDgtOJNSxInhPWz0iyCFs46e:f:T:B:M:",
+                &[
+                    long("verbose", No),
+                    long("quiet", No),
+                    long("checksum", No),
+                    long("archive", No),
+                    long("recursive", No),
+                    long("relative", No),
+                    long("backup", No),
+                    long("update", No),
+                    long("links", No),
+                    long("copy-links", No),
+                    long("perms", No),
+                    long("owner", No),
+                    long("group", No),
+                    long("times", No),
+                    long("dry-run", No),
+                    long("whole-file", No),
+                    long("one-file-system", No),
+                    long("existing", No),
+                    long("ignore-existing", No),
+                    long("remove-source-files", No),
+                    long("delete", No),
+                    long("delete-before", No),
+                    long("delete-during", No),
+                    long("delete-delay", No),
+                    long("delete-after", No),
+                    long("delete-excluded", No),
+                    long("force", No),
+                    long("compress", No),
+                    long("progress", No),
+                    long("partial", No),
+                    long("human-readable", No),
+                    long("stats", No),
+                    long("itemize-changes", No),
+                    long("inplace", No),
+                    long("append", No),
+                    long("rsh", Required),
+                    long("rsync-path", Required),
+                    long("exclude", Required),
+                    long("include", Required),
+                    long("exclude-from", Required),
+                    long("include-from", Required),
+                    long("files-from", Required),
+                    long("filter", Required),
+                    long("chmod", Required),
+                    long("chown", Required),
+                    long("temp-dir", Required),
+                    long("backup-dir", Required),
+                    long("suffix", Required),
+                    long("compare-dest", Required),
+                    long("copy-dest", Required),
+                    long("link-dest", Required),
+                    long("password-file", Required),
+                    long("log-file", Required),
+                    long("bwlimit", Required),
+                    long("timeout", Required),
+                    long("port", Required),
+                    long("max-size", Required),
+                    long("min-size", Required),
+                    long("out-format", Required),
+                ],
+            ),
+            Operands::Copy {
+                sources: ReadTree,
+                dest: Write,
+                target_dir: &[],
+            },
+        )
+    },
+    CommandSpec {
+        network: Network::Stream,
+        ..spec(
+            &[
+                "nslookup",
+                "dig",
+                "host",
+                "drill",
+                "ping",
+                "ping6",
+                "traceroute",
+            ],
+            opts("", &[]),
+            Operands::Ignore,
+        )
+    },
+    // ---------------------------------------------------------------- devices
+    spec(
+        &[
+            "mkfs",
+            "mke2fs",
+            "mkswap",
+            "mkfs.ext2",
+            "mkfs.ext3",
+            "mkfs.ext4",
+            "mkfs.xfs",
+            "mkfs.btrfs",
+            "mkfs.vfat",
+            "mkfs.fat",
+            "mkfs.ntfs",
+            "mkfs.exfat",
+            "mkfs.f2fs",
+            "mkfs.minix",
+            "mkdosfs",
+            "mkntfs",
+            "newfs",
+            "newfs_apfs",
+            "newfs_hfs",
+            "newfs_msdos",
+            "newfs_exfat",
+            "newfs_udf",
+            "wipefs",
+            "blkdiscard",
+            "badblocks",
+        ],
+        opts("", &[]),
+        Operands::Special,
+    ),
+    spec(
+        &[
+            "sgdisk",
+            "gdisk",
+            "parted",
+            "sfdisk",
+            "fdisk",
+            "cfdisk",
+            "diskutil",
+            "cryptsetup",
+            "hdparm",
+            "nvme",
+            "zpool",
+            "mdadm",
+            "pvcreate",
+            "vgcreate",
+            "lvremove",
+        ],
+        opts("", &[]),
+        Operands::Special,
+    ),
+    // ---------------------------------------------------------------- readers
+    spec(
+        &[
+            "echo", "printf", "ls", "stat", "file", "test", "[", "[[", "realpath", "readlink",
+            "basename", "dirname", "du", "which", "type", "cd", "pushd", "wc", "true", "false",
+            ":", "whereis", "pwd",
+        ],
+        opts("", &[]),
+        Operands::Ignore,
+    ),
+    CommandSpec {
+        modifiers: &[(
+            &["r", "R", "recursive", "dereference-recursive"],
+            Modifier::Recursive,
+        )],
+        ..spec(
+            &["grep", "egrep", "fgrep", "rg", "ag", "ack"],
+            opts(
+                "e:f:m:A:B:C:rR",
+                &[
+                    long("regexp", Required),
+                    long("file", Required),
+                    long("recursive", No),
+                    long("dereference-recursive", No),
+                ],
+            ),
+            Operands::After(1, Read),
+        )
+    },
+    spec(
+        &["head", "tail"],
+        opts(
+            "c:n:qvzF",
+            &[long("bytes", Required), long("lines", Required)],
+        ),
+        Operands::All(Read),
+    ),
+    spec(
+        &["cut"],
+        opts(
+            "b:c:d:f:sz",
+            &[long("delimiter", Required), long("fields", Required)],
+        ),
+        Operands::All(Read),
+    ),
+    spec(
+        &["sort", "uniq"],
+        opts(
+            "k:t:o:S:T:",
+            &[long("key", Required), long("output", Required)],
+        ),
+        Operands::All(Read),
+    ),
+    spec(
+        &["base64", "basenc", "base32"],
+        opts("diw:", &[long("decode", No), long("wrap", Required)]),
+        Operands::All(Read),
+    ),
+    spec(
+        &[
+            "xxd",
+            "od",
+            "hexdump",
+            "strings",
+            "cat",
+            "tac",
+            "nl",
+            "less",
+            "more",
+            "bat",
+            "gzip",
+            "xz",
+            "bzip2",
+            "zstd",
+            "lz4",
+            "gpg",
+            "age",
+            "md5sum",
+            "sha1sum",
+            "sha256sum",
+            "jq",
+            "yq",
+            "awk",
+            "iconv",
+            "tr",
+            "column",
+            "fold",
+            "rev",
+            "paste",
+            "cmp",
+            "diff",
+        ],
+        opts("", &[]),
+        Operands::All(Read),
+    ),
+    spec(&["sponge"], opts("a", &[]), Operands::All(Write)),
+    spec(
+        &["patch"],
+        opts(
+            "bcEeflnNRstuvZB:d:D:F:g:i:o:p:r:V:Y:z:",
+            &[
+                long("input", Required),
+                long("output", Required),
+                long("directory", Required),
+                long("strip", Required),
+                long("reject-file", Required),
+                long("dry-run", No),
+            ],
+        ),
+        Operands::Special,
+    ),
+];
+
+/// The spec for a command name (the basename of `argv[0]`).
+pub fn lookup(name: &str) -> Option<&'static CommandSpec> {
+    SPECS.iter().find(|s| s.names.contains(&name))
+}
+
+/// The shells whose `-c` runs a script.
+pub fn is_shell(name: &str) -> bool {
+    lookup(name).is_some_and(|s| s.operands == Operands::Shell)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_are_unique_and_optstrings_valid() {
+        let mut seen = HashSet::new();
+        for s in SPECS {
+            for n in s.names {
+                assert!(seen.insert(*n), "{n} listed twice");
+            }
+            for c in s.options.short.chars() {
+                assert!(
+                    c.is_ascii_alphanumeric() || c == ':' || c == '#',
+                    "{:?}: `{c}`",
+                    s.names
+                );
+            }
+            let names = s
+                .option_roles
+                .iter()
+                .map(|(n, _)| *n)
+                .chain(s.modifiers.iter().map(|(n, _)| *n));
+            for list in names {
+                for n in list {
+                    let exists = if n.len() == 1 {
+                        n.chars()
+                            .next()
+                            .and_then(|c| s.options.short_arg(c))
+                            .is_some()
+                    } else {
+                        s.options.long.iter().any(|l| l.name == *n)
+                    };
+                    assert!(
+                        exists,
+                        "{:?}: option `{n}` is not in the option spec",
+                        s.names
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lookups() {
+        assert!(is_shell("bash"));
+        assert!(!is_shell("env"));
+        assert_eq!(
+            lookup("timeout").map(|s| s.operands),
+            Some(Operands::Command { skip: 1 })
+        );
+    }
+}

@@ -1,0 +1,1452 @@
+//! Parsing one script with tree-sitter-bash, within budgets, and turning the
+//! tree into the owned [`ast`](super::ast).
+//!
+//! tree-sitter gets a deterministic operation budget and a wall-clock
+//! backstop through its progress callback, the finished tree a node cap,
+//! and the conversion a depth cap: `a|`×30000 or 30000 nested parentheses
+//! stop with an `analysis_incomplete` note instead of seconds of work.
+//!
+//! Anonymous tokens (`&`, `>|`, `;;&`) matter and are hidden from
+//! `to_sexp()`, so every child is visited, not only named ones. Known
+//! grammar gaps are repaired here: a redirection takes exactly one word
+//! (tree-sitter lets `2>/dev/null ~` swallow the `~`, which is an argument
+//! in bash), `N<>` comes back as `<` plus an error node, and a here-document
+//! operator swallows the rest of its line.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use tree_sitter::Node;
+
+use super::ShellError;
+use super::ast::{
+    ArgAst, ArmEnd, Assign, AssignValue, CaseArm, Part, Redir, RedirTarget, Simple, Stmt, WordAst,
+};
+use super::budget::Meter;
+use super::command::RedirectOp;
+use super::lex::{Lexer, Subst, SubstKind};
+
+/// Reserved words that bash never runs as a command name.
+const RESERVED_NOT_COMMANDS: &[&str] = &["then", "else", "elif", "fi", "do", "done", "esac", "}"];
+
+thread_local! {
+    // Parsers are not `Sync`; one per thread keeps parsing allocation-light.
+    static PARSER: RefCell<Option<tree_sitter::Parser>> = const { RefCell::new(None) };
+}
+
+/// Parses `source` with this thread's parser, charging `meter`.
+fn parse_tree(source: &str, meter: &mut Meter) -> Result<Option<tree_sitter::Tree>, ShellError> {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = tree_sitter::Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .map_err(|e| ShellError::Parser(e.to_string()))?;
+            *slot = Some(parser);
+        }
+        let parser = slot
+            .as_mut()
+            .ok_or_else(|| ShellError::Parser("parser slot empty".to_owned()))?;
+        let bytes = source.as_bytes();
+        let mut read = |offset: usize, _| bytes.get(offset..).unwrap_or(&[]);
+        let mut progress = |_: &tree_sitter::ParseState| -> bool { !meter.parse_progress() };
+        let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
+        let tree = parser.parse_with_options(&mut read, None, Some(options));
+        if tree.is_none() {
+            // A cancelled parse would resume on the next call: start afresh.
+            parser.reset();
+        }
+        Ok(tree)
+    })
+}
+
+/// One parsed script.
+pub(crate) struct Parsed {
+    pub stmt: Stmt,
+    pub errors: Vec<ShellError>,
+}
+
+/// Parses `source` into statements. Budgets that run out are recorded in
+/// `meter` (and yield fewer statements); syntax errors are returned with
+/// the statements that did parse.
+pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
+    let mut errors = Vec::new();
+    let tree = match parse_tree(source, meter) {
+        Ok(Some(tree)) => tree,
+        Ok(None) => {
+            return Parsed {
+                stmt: Stmt::Empty,
+                errors,
+            };
+        }
+        Err(e) => {
+            errors.push(e);
+            return Parsed {
+                stmt: Stmt::Empty,
+                errors,
+            };
+        }
+    };
+    let root = tree.root_node();
+    let nodes = root.descendant_count() as u64;
+    if nodes > meter.limits.max_syntax_nodes {
+        meter.exceeded(
+            "max_syntax_nodes",
+            format!(
+                "the command has {nodes} syntax nodes, more than {}",
+                meter.limits.max_syntax_nodes
+            ),
+        );
+        return Parsed {
+            stmt: Stmt::Empty,
+            errors,
+        };
+    }
+    let Some(fix) = rewrites(root, source) else {
+        return convert(root, source, meter, Rewrites::default(), errors);
+    };
+    let reparsed = match parse_tree(&fix.source, meter) {
+        Ok(Some(tree)) => tree,
+        Ok(None) => {
+            return Parsed {
+                stmt: Stmt::Empty,
+                errors,
+            };
+        }
+        Err(e) => {
+            errors.push(e);
+            return Parsed {
+                stmt: Stmt::Empty,
+                errors,
+            };
+        }
+    };
+    let source = fix.source.clone();
+    convert(reparsed.root_node(), &source, meter, fix, errors)
+}
+
+fn convert(
+    root: Node<'_>,
+    source: &str,
+    meter: &mut Meter,
+    fix: Rewrites,
+    mut errors: Vec<ShellError>,
+) -> Parsed {
+    if root.has_error() {
+        find_errors(root, source, &mut errors);
+    }
+    let mut conv = Conv {
+        src: source,
+        meter,
+        errors: Vec::new(),
+        depth: 0,
+        fd_words: Vec::new(),
+        negated: fix.negated,
+        closed: fix.closed,
+    };
+    let stmt = conv.sequence(root);
+    errors.append(&mut conv.errors);
+    Parsed { stmt, errors }
+}
+
+/// Same-length rewrites of the source that make the grammar read what bash
+/// reads, with what they replaced. tree-sitter-bash reads `! { a; }`, `!
+/// for …` and `! if …` as a command named `{`/`for`/`if` (silently), and
+/// trips over `N>&-` after an assignment word; bash reads a negated
+/// compound command and a closed descriptor. The `!` becomes a blank (the
+/// statement after it is negated again during conversion) and the `-` of
+/// `>&-` a `0` (read back as a close).
+#[derive(Default)]
+struct Rewrites {
+    source: String,
+    /// Start bytes of the statements a removed `!` negated.
+    negated: Vec<usize>,
+    /// Bytes where a `-` closing a descriptor was replaced.
+    closed: Vec<usize>,
+    /// Whether a reserved `time` was blanked.
+    timed: bool,
+}
+
+/// Blanks the reserved word `time` (with `-p` and `--` after it) when it
+/// starts `command`'s pipeline: bash times the pipeline and runs it in the
+/// current shell, so `time D=/; rm -rf $D` assigns `D` and removes `/`,
+/// while the grammar reads a command named `time` with an argument `D=/`.
+/// Not reserved (and left as the program `/usr/bin/time`): `\time`, a
+/// `time` after an assignment or redirection, or after a `|`.
+fn blank_reserved_time(command: Node<'_>, src: &str, bytes: &mut [u8]) -> bool {
+    let mut cursor = command.walk();
+    let mut words = command.named_children(&mut cursor);
+    let Some(name) = words.next() else {
+        return false;
+    };
+    if name.kind() != "command_name" || text(name, src) != "time" {
+        return false;
+    }
+    let stmt = match command.parent() {
+        Some(p) if p.kind() == "redirected_statement" => p,
+        _ => command,
+    };
+    if stmt
+        .parent()
+        .is_some_and(|p| p.kind() == "pipeline" && stmt.prev_named_sibling().is_some())
+    {
+        return false;
+    }
+    let mut blank = vec![name];
+    let mut options = ["-p", "--"].into_iter().peekable();
+    for word in words {
+        let given = text(word, src);
+        if given == "time" {
+            // `time time D=/`: the pipeline timed may start with `time` again.
+            options = ["-p", "--"].into_iter().peekable();
+            blank.push(word);
+            continue;
+        }
+        while options.next_if(|o| *o != given).is_some() {}
+        if options.next_if(|o| *o == given).is_none() {
+            break;
+        }
+        blank.push(word);
+    }
+    for node in blank {
+        for byte in bytes
+            .get_mut(node.start_byte()..node.end_byte())
+            .into_iter()
+            .flatten()
+        {
+            *byte = b' ';
+        }
+    }
+    true
+}
+
+fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
+    let mut bytes = src.as_bytes().to_vec();
+    let mut fix = Rewrites::default();
+    let mut cursor = root.walk();
+    'walk: loop {
+        let node = cursor.node();
+        if node.kind() == "!"
+            && node.parent().is_some_and(|p| p.kind() == "negated_command")
+            && let Some(byte) = bytes.get_mut(node.start_byte())
+        {
+            *byte = b' ';
+            let rest = src.get(node.end_byte()..).unwrap_or("");
+            fix.negated
+                .push(node.end_byte() + (rest.len() - rest.trim_start().len()));
+        }
+        if node.kind() == "command" {
+            fix.timed |= blank_reserved_time(node, src, &mut bytes);
+        }
+        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+            continue;
+        }
+        loop {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    for (i, window) in src.as_bytes().windows(3).enumerate() {
+        let after = src.as_bytes().get(i + 3).copied();
+        if matches!(window, b">&-" | b"<&-")
+            && after.is_none_or(|b| b.is_ascii_whitespace() || b";|&)".contains(&b))
+            && !quoted(root, i + 2)
+            && let Some(byte) = bytes.get_mut(i + 2)
+        {
+            *byte = b'0';
+            fix.closed.push(i + 2);
+        }
+    }
+    if fix.negated.is_empty() && fix.closed.is_empty() && !fix.timed {
+        return None;
+    }
+    fix.source = String::from_utf8(bytes).ok()?;
+    Some(fix)
+}
+
+/// True when byte `at` lies in quoted text, a here-document or a comment.
+fn quoted(root: Node<'_>, at: usize) -> bool {
+    let mut node = root.descendant_for_byte_range(at, at + 1);
+    while let Some(n) = node {
+        if matches!(
+            n.kind(),
+            "string" | "raw_string" | "ansi_c_string" | "heredoc_body" | "comment"
+        ) {
+            return true;
+        }
+        node = n.parent();
+    }
+    false
+}
+
+/// An error node the conversion repairs: the `>` of `N<>`, and the `<<` the
+/// grammar splits off a here-string after another redirection
+/// (`rm 2>x <<<text` reads as `2>x`, error `<<`, `<text`).
+fn repaired_error(node: Node<'_>, src: &str) -> bool {
+    node.is_error()
+        && (node.parent().is_some_and(|p| p.kind() == "file_redirect")
+            && matches!(text(node, src), ">" | "|" | "<")
+            || split_herestring(node, src))
+}
+
+/// The `<<` of a here-string the grammar split from its `<word`.
+fn split_herestring(node: Node<'_>, src: &str) -> bool {
+    node.is_error()
+        && text(node, src) == "<<"
+        && node
+            .parent()
+            .is_some_and(|p| p.kind() == "redirected_statement")
+        && node.next_sibling().is_some_and(|n| {
+            n.kind() == "file_redirect"
+                && n.start_byte() == node.end_byte()
+                && text(n, src).starts_with('<')
+        })
+}
+
+/// Every error and missing node, except the ones [`repaired_error`] fixes.
+fn find_errors(root: Node<'_>, src: &str, out: &mut Vec<ShellError>) {
+    let mut cursor = root.walk();
+    let mut descend = true;
+    loop {
+        let node = cursor.node();
+        if descend {
+            if node.is_missing() {
+                out.push(ShellError::Missing {
+                    offset: node.start_byte(),
+                    expected: node.kind().to_owned(),
+                });
+            } else if node.is_error() && !repaired_error(node, src) {
+                out.push(ShellError::Syntax {
+                    offset: node.start_byte(),
+                    snippet: text(node, src).chars().take(24).collect(),
+                });
+                if out.len() >= 4 {
+                    return;
+                }
+            }
+            if node.has_error() && cursor.goto_first_child() {
+                continue;
+            }
+        }
+        if cursor.goto_next_sibling() {
+            descend = true;
+            continue;
+        }
+        if !cursor.goto_parent() {
+            return;
+        }
+        descend = false;
+    }
+}
+
+fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+    src.get(node.byte_range()).unwrap_or("")
+}
+
+fn children(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).collect()
+}
+
+fn named_children(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+/// Children with their field names, read from one cursor walk.
+fn fielded_children(node: Node<'_>) -> Vec<(Option<&'static str>, Node<'_>)> {
+    let mut out = Vec::with_capacity(node.child_count());
+    let mut cursor = node.walk();
+    if cursor.goto_first_child() {
+        loop {
+            out.push((cursor.field_name(), cursor.node()));
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Node kinds that are one shell word.
+fn is_word_kind(kind: &str) -> bool {
+    matches!(
+        kind,
+        "word"
+            | "string"
+            | "raw_string"
+            | "ansi_c_string"
+            | "translated_string"
+            | "concatenation"
+            | "simple_expansion"
+            | "expansion"
+            | "command_substitution"
+            | "process_substitution"
+            | "arithmetic_expansion"
+            | "number"
+            | "extglob_pattern"
+            | "brace_expression"
+            | "regex"
+            | "variable_name"
+            | "special_variable_name"
+            | "test_operator"
+            | "file_descriptor"
+    )
+}
+
+fn stmt_list(mut stmts: Vec<Stmt>) -> Stmt {
+    stmts.retain(|s| *s != Stmt::Empty);
+    match stmts.len() {
+        0 => Stmt::Empty,
+        1 => stmts.pop().unwrap_or(Stmt::Empty),
+        _ => Stmt::Seq(stmts),
+    }
+}
+
+/// The source range of one word and the substitutions inside it.
+struct Span {
+    start: usize,
+    end: usize,
+    substs: Vec<Subst>,
+}
+
+struct Conv<'s, 'm> {
+    src: &'s str,
+    meter: &'m mut Meter,
+    errors: Vec<ShellError>,
+    depth: u32,
+    /// Start bytes of digit words that are really a redirection's
+    /// descriptor: the grammar reads `rm 0</dev/null` as the argument `0`
+    /// and a redirection of no descriptor, bash as `0<` on `rm`.
+    fd_words: Vec<usize>,
+    /// See [`Rewrites`].
+    negated: Vec<usize>,
+    closed: Vec<usize>,
+}
+
+impl Conv<'_, '_> {
+    /// Enters one syntax level; false (and recorded) past the depth budget.
+    fn enter(&mut self) -> bool {
+        if self.depth >= self.meter.limits.max_syntax_depth {
+            let limit = self.meter.limits.max_syntax_depth;
+            self.meter.exceeded(
+                "max_syntax_depth",
+                format!("the command is nested deeper than {limit} syntax levels"),
+            );
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    fn syntax_error(&mut self, node: Node<'_>) {
+        self.errors.push(ShellError::Syntax {
+            offset: node.start_byte(),
+            snippet: text(node, self.src).chars().take(24).collect(),
+        });
+    }
+
+    /// Children run one after another; `&` backgrounds the one before it.
+    fn sequence(&mut self, node: Node<'_>) -> Stmt {
+        let mut stmts: Vec<Stmt> = Vec::new();
+        let mut loose: Vec<Span> = Vec::new();
+        for child in children(node) {
+            if child.is_named() {
+                if is_word_kind(child.kind()) && node.kind() == "ERROR" {
+                    // Words the grammar could not place: judged as the
+                    // command bash would most likely run (the syntax
+                    // error is still reported).
+                    loose.push(self.span(child));
+                    continue;
+                }
+                if !loose.is_empty() {
+                    let words = self.words(std::mem::take(&mut loose));
+                    stmts.push(Stmt::Simple(Simple {
+                        words: words.into_iter().map(ArgAst::Word).collect(),
+                        ..Simple::default()
+                    }));
+                }
+                let s = self.stmt(child);
+                stmts.push(s);
+            } else if child.kind() == "&"
+                && let Some(last) = stmts.pop()
+            {
+                stmts.push(Stmt::Background(Box::new(last)));
+            }
+        }
+        if !loose.is_empty() {
+            let words = self.words(loose);
+            stmts.push(Stmt::Simple(Simple {
+                words: words.into_iter().map(ArgAst::Word).collect(),
+                ..Simple::default()
+            }));
+        }
+        stmt_list(stmts)
+    }
+
+    fn stmt(&mut self, node: Node<'_>) -> Stmt {
+        if !self.enter() {
+            return Stmt::Empty;
+        }
+        let negate = !matches!(node.kind(), "list" | "program")
+            && self
+                .negated
+                .iter()
+                .position(|&at| at == node.start_byte())
+                .map(|i| self.negated.swap_remove(i))
+                .is_some();
+        let out = self.stmt_inner(node);
+        self.leave();
+        if negate {
+            Stmt::Not(Box::new(out))
+        } else {
+            out
+        }
+    }
+
+    fn stmt_inner(&mut self, node: Node<'_>) -> Stmt {
+        match node.kind() {
+            // An unparsable stretch with no blank is one word bash would
+            // run as a command (`{rm,-rf,/}`).
+            "ERROR" if !text(node, self.src).contains(char::is_whitespace) => {
+                let word = self.word(node);
+                Stmt::Simple(Simple {
+                    words: vec![ArgAst::Word(word)],
+                    ..Simple::default()
+                })
+            }
+            "program" | "do_group" | "ERROR" => self.sequence(node),
+            "compound_statement" => {
+                let first = node.child(0).map(|c| c.kind()).unwrap_or("");
+                if first == "((" {
+                    let inner = self.text_between(node, "((", "))");
+                    Stmt::Arith(inner)
+                } else {
+                    Stmt::Group(Box::new(self.sequence(node)))
+                }
+            }
+            "subshell" => Stmt::Subshell(Box::new(self.sequence(node))),
+            "list" => self.list(node),
+            "pipeline" => self.pipeline(node),
+            "negated_command" => {
+                let inner = named_children(node)
+                    .into_iter()
+                    .map(|c| self.stmt(c))
+                    .collect();
+                Stmt::Not(Box::new(stmt_list(inner)))
+            }
+            "command" => self.command(node, Vec::new(), Vec::new()),
+            "redirected_statement" => self.redirected(node),
+            "variable_assignment" => Stmt::Simple(Simple {
+                assigns: vec![self.assign(node)],
+                ..Simple::default()
+            }),
+            "variable_assignments" => Stmt::Simple(Simple {
+                assigns: named_children(node)
+                    .into_iter()
+                    .filter(|c| c.kind() == "variable_assignment")
+                    .map(|c| self.assign(c))
+                    .collect(),
+                ..Simple::default()
+            }),
+            "declaration_command" | "unset_command" => self.declaration(node),
+            "function_definition" => self.function(node),
+            "if_statement" => self.if_statement(node),
+            "while_statement" => self.while_statement(node),
+            "for_statement" => self.for_statement(node),
+            "c_style_for_statement" => self.arith_for(node),
+            "case_statement" => self.case_statement(node),
+            "test_command" => self.test_command(node),
+            "comment" | "heredoc_body" | "heredoc_start" | "heredoc_end" => Stmt::Empty,
+            _ if is_word_kind(node.kind()) => {
+                // A lone word where a statement belongs: bash would run it.
+                let word = self.word(node);
+                Stmt::Simple(Simple {
+                    words: vec![ArgAst::Word(word)],
+                    ..Simple::default()
+                })
+            }
+            _ => {
+                self.syntax_error(node);
+                self.sequence(node)
+            }
+        }
+    }
+
+    /// The source text between the first `open` and the last `close` token.
+    fn text_between(&self, node: Node<'_>, open: &str, close: &str) -> String {
+        let all = text(node, self.src);
+        let start = all.find(open).map_or(0, |i| i + open.len());
+        let end = all.rfind(close).unwrap_or(all.len()).max(start);
+        all.get(start..end).unwrap_or("").to_owned()
+    }
+
+    fn list(&mut self, node: Node<'_>) -> Stmt {
+        let mut acc: Option<Stmt> = None;
+        let mut op = "";
+        for child in children(node) {
+            if !child.is_named() {
+                op = child.kind();
+                continue;
+            }
+            if child.kind() == "comment" {
+                continue;
+            }
+            let s = self.stmt(child);
+            acc = Some(match acc {
+                None => s,
+                Some(left) => match op {
+                    "||" => Stmt::Or(Box::new(left), Box::new(s)),
+                    "&&" => Stmt::And(Box::new(left), Box::new(s)),
+                    _ => Stmt::Seq(vec![left, s]),
+                },
+            });
+        }
+        acc.unwrap_or(Stmt::Empty)
+    }
+
+    fn pipeline(&mut self, node: Node<'_>) -> Stmt {
+        let stages: Vec<Stmt> = named_children(node)
+            .into_iter()
+            .filter(|c| c.kind() != "comment")
+            .map(|c| self.stmt(c))
+            .collect();
+        Stmt::Pipeline(stages)
+    }
+
+    /// Command and process substitutions below `node`, converted, sorted.
+    fn substs(&mut self, node: Node<'_>) -> Vec<Subst> {
+        let mut out = Vec::new();
+        if matches!(node.kind(), "command_substitution" | "process_substitution") {
+            self.subst_node(node, &mut out);
+            return out;
+        }
+        self.collect_substs(node, &mut out);
+        out.sort_by_key(|s| s.start);
+        out
+    }
+
+    fn collect_substs(&mut self, node: Node<'_>, out: &mut Vec<Subst>) {
+        for child in named_children(node) {
+            match child.kind() {
+                "command_substitution" | "process_substitution" => self.subst_node(child, out),
+                _ => {
+                    if self.enter() {
+                        self.collect_substs(child, out);
+                        self.leave();
+                    }
+                }
+            }
+        }
+    }
+
+    fn subst_node(&mut self, child: Node<'_>, out: &mut Vec<Subst>) {
+        {
+            match child.kind() {
+                "command_substitution" => {
+                    let body = self.substitution_body(child);
+                    out.push(Subst {
+                        start: child.start_byte(),
+                        end: child.end_byte(),
+                        body: Rc::new(body),
+                        kind: SubstKind::Command,
+                    });
+                }
+                "process_substitution" => {
+                    let body = self.sequence(child);
+                    let kind = if text(child, self.src).starts_with('>') {
+                        SubstKind::ProcOut
+                    } else {
+                        SubstKind::ProcIn
+                    };
+                    out.push(Subst {
+                        start: child.start_byte(),
+                        end: child.end_byte(),
+                        body: Rc::new(body),
+                        kind,
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The statements of `$(…)` or backticks.
+    fn substitution_body(&mut self, node: Node<'_>) -> Stmt {
+        let raw = text(node, self.src);
+        if let Some(body) = raw.strip_prefix('`').and_then(|r| r.strip_suffix('`'))
+            && body.contains('\\')
+        {
+            // Inside backticks a backslash escapes `\`, `` ` `` and `$`; the
+            // grammar does not undo that, so the text is parsed again.
+            let mut unescaped = String::with_capacity(body.len());
+            let mut chars = body.chars().peekable();
+            while let Some(c) = chars.next() {
+                if c == '\\'
+                    && let Some(&next) = chars.peek()
+                    && matches!(next, '\\' | '`' | '$')
+                {
+                    unescaped.push(next);
+                    chars.next();
+                } else {
+                    unescaped.push(c);
+                }
+            }
+            let parsed = parse(&unescaped, self.meter);
+            self.errors.extend(parsed.errors);
+            return parsed.stmt;
+        }
+        let mut stmts = Vec::new();
+        let mut redirects = Vec::new();
+        for child in named_children(node) {
+            if child.kind() == "file_redirect" {
+                let (redir, _) = self.redirect(child);
+                redirects.push(redir);
+                continue;
+            }
+            stmts.push(self.stmt(child));
+        }
+        if !redirects.is_empty() {
+            // `$(< file)`: a redirection without a command.
+            stmts.push(Stmt::Simple(Simple {
+                redirects,
+                ..Simple::default()
+            }));
+        }
+        stmt_list(stmts)
+    }
+
+    /// Lexes a word node.
+    fn word(&mut self, node: Node<'_>) -> WordAst {
+        let span = self.span(node);
+        self.lex_span(span)
+    }
+
+    /// A word node's range and substitutions, not yet lexed.
+    fn span(&mut self, node: Node<'_>) -> Span {
+        Span {
+            start: node.start_byte(),
+            end: node.end_byte(),
+            substs: self.substs(node),
+        }
+    }
+
+    fn lex_span(&mut self, mut span: Span) -> WordAst {
+        span.substs.sort_by_key(|s| s.start);
+        let mut lexer = Lexer::new(self.src, &span.substs);
+        let word = lexer.word(span.start, span.end);
+        self.lexer_problems(&lexer);
+        word
+    }
+
+    /// Lexes word spans in order, joining spans that touch: bash words end
+    /// at blanks, so nodes the grammar split without a blank between them
+    /// (`"a b"\~`, `a\<tab>b`) are one word.
+    fn words(&mut self, mut spans: Vec<Span>) -> Vec<WordAst> {
+        spans.retain(|s| !self.is_fd_word(s));
+        spans.sort_by_key(|s| s.start);
+        let mut merged: Vec<Span> = Vec::new();
+        for span in spans {
+            match merged.last_mut() {
+                Some(last)
+                    if last.end == span.start || self.escaped_blank(last.end, span.start) =>
+                {
+                    last.end = span.end;
+                    last.substs.extend(span.substs);
+                }
+                _ => merged.push(span),
+            }
+        }
+        merged.into_iter().map(|s| self.lex_span(s)).collect()
+    }
+
+    /// True when the gap `from..to` between two word nodes is one blank
+    /// escaped by the backslash ending the first: the grammar splits
+    /// `a\<TAB>b`, bash reads one word.
+    fn escaped_blank(&self, from: usize, to: usize) -> bool {
+        let (Some(before), Some(gap)) = (self.src.get(..from), self.src.get(from..to)) else {
+            return false;
+        };
+        let slashes = before.len() - before.trim_end_matches('\\').len();
+        match gap {
+            "\t" | " " => slashes % 2 == 1,
+            "\\\t" => slashes % 2 == 0,
+            _ => false,
+        }
+    }
+
+    fn lexer_problems(&mut self, lexer: &Lexer<'_>) {
+        for &offset in &lexer.problems {
+            self.errors.push(ShellError::Syntax {
+                offset,
+                snippet: self
+                    .src
+                    .get(offset..)
+                    .unwrap_or("")
+                    .chars()
+                    .take(24)
+                    .collect(),
+            });
+        }
+    }
+
+    fn assign(&mut self, node: Node<'_>) -> Assign {
+        let mut name = String::new();
+        let mut index = None;
+        let mut append = false;
+        let mut value = AssignValue::Scalar(WordAst::default());
+        for (field, child) in fielded_children(node) {
+            match (field, child.kind()) {
+                (Some("name"), "subscript") => {
+                    for (f, c) in fielded_children(child) {
+                        match f {
+                            Some("name") => name = text(c, self.src).to_owned(),
+                            Some("index") => index = Some(self.word(c)),
+                            _ => {}
+                        }
+                    }
+                }
+                (Some("name"), _) => name = text(child, self.src).to_owned(),
+                (_, "+=") => append = true,
+                (Some("value"), "array") => {
+                    let items = named_children(child)
+                        .into_iter()
+                        .filter(|c| c.kind() != "comment")
+                        .map(|c| self.word(c))
+                        .collect();
+                    value = AssignValue::Array(items);
+                }
+                (Some("value"), _) => value = AssignValue::Scalar(self.word(child)),
+                _ => {}
+            }
+        }
+        Assign {
+            name,
+            index,
+            append,
+            value,
+        }
+    }
+
+    fn declaration(&mut self, node: Node<'_>) -> Stmt {
+        let mut words = Vec::new();
+        for child in children(node) {
+            match child.kind() {
+                "variable_assignment" => words.push(ArgAst::Assign(self.assign(child))),
+                kind if !child.is_named() && words.is_empty() => {
+                    words.push(ArgAst::Word(WordAst::literal(kind, false)));
+                }
+                _ if child.is_named() => words.push(ArgAst::Word(self.word(child))),
+                _ => {}
+            }
+        }
+        Stmt::Simple(Simple {
+            words,
+            ..Simple::default()
+        })
+    }
+
+    /// A simple command; `extra` are words a following redirection
+    /// swallowed, `redirects` the redirections written after it.
+    fn command(&mut self, node: Node<'_>, extra: Vec<Span>, mut redirects: Vec<Redir>) -> Stmt {
+        let mut spans: Vec<Span> = extra;
+        let mut assigns = Vec::new();
+        let mut own = Vec::new();
+        for (field, child) in fielded_children(node) {
+            match (field, child.kind()) {
+                (_, "variable_assignment") => assigns.push(self.assign(child)),
+                (Some("redirect"), _) | (_, "file_redirect" | "herestring_redirect") => {
+                    let (redir, swallowed) = self.redirect(child);
+                    own.push(redir);
+                    spans.extend(swallowed);
+                }
+                (Some("name"), _) => {
+                    let name_text = text(child, self.src);
+                    if RESERVED_NOT_COMMANDS.contains(&name_text) {
+                        // The grammar accepts `sudo if x; then y; fi`; bash
+                        // rejects it, and so must we rather than judge `then y`.
+                        self.syntax_error(child);
+                    }
+                    spans.push(self.span(child));
+                }
+                (_, "comment") => {}
+                _ if child.is_named() => {
+                    if text(child, self.src).starts_with('(') {
+                        // The grammar reads `sudo ( rm -rf / )` as a word;
+                        // bash rejects an unquoted `(` in an argument.
+                        self.syntax_error(child);
+                    }
+                    spans.push(self.span(child));
+                }
+                _ => {}
+            }
+        }
+        own.append(&mut redirects);
+        let words = self.words(spans);
+        Stmt::Simple(Simple {
+            assigns,
+            words: words.into_iter().map(ArgAst::Word).collect(),
+            redirects: own,
+        })
+    }
+
+    /// One redirection and any words after its first target (which belong
+    /// to the command, not to the redirection).
+    fn redirect(&mut self, node: Node<'_>) -> (Redir, Vec<Span>) {
+        let mut fd = None;
+        let mut operator = String::new();
+        let mut target: Option<WordAst> = None;
+        let mut target_is_number = false;
+        let mut swallowed = Vec::new();
+        for (field, child) in fielded_children(node) {
+            if field == Some("descriptor") || child.kind() == "file_descriptor" {
+                fd = text(child, self.src).parse().ok();
+            } else if !child.is_named() || repaired_error(child, self.src) {
+                if target.is_none() {
+                    operator.push_str(text(child, self.src));
+                }
+            } else if target.is_none()
+                && matches!(operator.as_str(), ">&" | "<&")
+                && self.closed.contains(&child.start_byte())
+            {
+                operator.push('-');
+            } else if target.is_none() && matches!(operator.as_str(), ">&-" | "<&-") {
+                // `3>&-` closes a descriptor: every word after it is the
+                // command's.
+                swallowed.push(self.span(child));
+            } else if target.is_none() {
+                target_is_number = child.kind() == "number";
+                target = Some(self.word(child));
+            } else {
+                swallowed.push(self.span(child));
+            }
+        }
+        if fd.is_none() {
+            fd = self.fd_prefix(node);
+        }
+        let target = target.unwrap_or_default();
+        let literal = target.as_literal();
+        let op = match operator.as_str() {
+            ">" => RedirectOp::Write,
+            ">>" => RedirectOp::Append,
+            ">|" => RedirectOp::Clobber,
+            "&>" => RedirectOp::WriteAll,
+            "&>>" => RedirectOp::AppendAll,
+            "<" => RedirectOp::Read,
+            "<>" => RedirectOp::ReadWrite,
+            "<<<" => RedirectOp::HereString,
+            ">&" | "<&" if target_is_number || literal.as_deref() == Some("-") => {
+                RedirectOp::Duplicate
+            }
+            ">&" => RedirectOp::WriteAll,
+            "<&" => RedirectOp::Duplicate,
+            ">&-" | "<&-" => {
+                return (
+                    Redir {
+                        fd,
+                        op: RedirectOp::Duplicate,
+                        target: RedirTarget::Word(WordAst::literal("-", false)),
+                    },
+                    swallowed,
+                );
+            }
+            // An operator this grammar version names differently: treat it
+            // as a write so a target check still runs (fail closed).
+            _ => RedirectOp::Write,
+        };
+        let redir = Redir {
+            fd,
+            op,
+            target: RedirTarget::Word(target),
+        };
+        (redir, swallowed)
+    }
+
+    /// The descriptor the grammar left as a digit word right before a
+    /// redirection (`rm 0</dev/null`): bash reads digits that start a word
+    /// and touch a redirection operator as its descriptor.
+    fn fd_prefix(&mut self, node: Node<'_>) -> Option<u32> {
+        let start = node.start_byte();
+        let before = self.src.get(..start)?;
+        let digits = before.len() - before.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            return None;
+        }
+        let word_start = start - digits;
+        let prior = before.get(..word_start)?.chars().next_back();
+        if prior.is_some_and(|c| !c.is_whitespace() && !";&|()".contains(c)) {
+            return None;
+        }
+        let fd = before.get(word_start..)?.parse().ok()?;
+        self.fd_words.push(word_start);
+        Some(fd)
+    }
+
+    /// True for the digit word [`Self::fd_prefix`] took as a descriptor.
+    fn is_fd_word(&self, span: &Span) -> bool {
+        self.fd_words.contains(&span.start)
+            && self
+                .src
+                .get(span.start..span.end)
+                .is_some_and(|t| t.bytes().all(|b| b.is_ascii_digit()))
+    }
+
+    fn heredoc_body(&mut self, node: Node<'_>, quoted: bool, strip_tabs: bool) -> WordAst {
+        let start = node.start_byte();
+        let end = node.end_byte();
+        if quoted {
+            let raw = text(node, self.src);
+            let body = if strip_tabs {
+                raw.split_inclusive('\n')
+                    .map(|l| l.trim_start_matches('\t'))
+                    .collect::<String>()
+            } else {
+                raw.to_owned()
+            };
+            return WordAst::literal(&body, true);
+        }
+        let substs = self.substs(node);
+        let mut lexer = Lexer::new(self.src, &substs);
+        let word = if strip_tabs {
+            let mut parts: Vec<Part> = Vec::new();
+            let mut line_start = start;
+            while line_start < end {
+                let rest = self.src.get(line_start..end).unwrap_or("");
+                let line_len = rest.find('\n').map_or(rest.len(), |n| n + 1);
+                let tabs = rest.len() - rest.trim_start_matches('\t').len();
+                let from = line_start + tabs.min(line_len);
+                parts.extend(lexer.heredoc(from, line_start + line_len).parts);
+                line_start += line_len.max(1);
+            }
+            WordAst { parts }
+        } else {
+            lexer.heredoc(start, end)
+        };
+        self.lexer_problems(&lexer);
+        word
+    }
+
+    fn redirected(&mut self, node: Node<'_>) -> Stmt {
+        let mut redirects = Vec::new();
+        let mut swallowed = Vec::new();
+        let mut trailing_stages: Vec<Stmt> = Vec::new();
+        let mut trailing: Option<(String, Stmt)> = None;
+        let mut body = None;
+        let mut herestring = false;
+        for (field, child) in fielded_children(node) {
+            if field == Some("body") {
+                body = Some(child);
+                continue;
+            }
+            match child.kind() {
+                "ERROR" if split_herestring(child, self.src) => herestring = true,
+                "file_redirect" | "herestring_redirect" => {
+                    let (mut redir, words) = self.redirect(child);
+                    if std::mem::take(&mut herestring) {
+                        redir.op = RedirectOp::HereString;
+                    }
+                    redirects.push(redir);
+                    swallowed.extend(words);
+                }
+                "heredoc_redirect" => {
+                    self.heredoc(child, &mut redirects, &mut trailing_stages, &mut trailing);
+                }
+                _ if child.is_named() => {
+                    let s = self.stmt(child);
+                    trailing_stages.push(s);
+                }
+                _ => {}
+            }
+        }
+        let mut stmt = self.redirected_body(node, body, swallowed, redirects);
+        if !trailing_stages.is_empty() {
+            let mut stages = match stmt {
+                Stmt::Pipeline(stages) => stages,
+                other => vec![other],
+            };
+            stages.extend(trailing_stages);
+            stmt = Stmt::Pipeline(stages);
+        }
+        if let Some((op, right)) = trailing {
+            stmt = match op.as_str() {
+                "&&" => Stmt::And(Box::new(stmt), Box::new(right)),
+                "||" => Stmt::Or(Box::new(stmt), Box::new(right)),
+                _ => Stmt::Seq(vec![stmt, right]),
+            };
+        }
+        stmt
+    }
+
+    /// The statement a redirection list belongs to, with the words the
+    /// grammar put after a redirection target given back to their command.
+    fn redirected_body(
+        &mut self,
+        node: Node<'_>,
+        body: Option<Node<'_>>,
+        swallowed: Vec<Span>,
+        redirects: Vec<Redir>,
+    ) -> Stmt {
+        match body {
+            Some(b) if b.kind() == "command" => {
+                if !self.enter() {
+                    return Stmt::Empty;
+                }
+                let s = self.command(b, swallowed, redirects);
+                self.leave();
+                s
+            }
+            Some(b) => {
+                let inner = self.stmt(b);
+                let words = self.words(swallowed);
+                if matches!(b.kind(), "list" | "pipeline" | "negated_command") {
+                    // The grammar reads `a && b >x c` as `(a && b) >x c`;
+                    // bash as `a && (b >x c)`.
+                    return attach_to_last(inner, redirects, words);
+                }
+                if !words.is_empty() {
+                    self.syntax_error(node);
+                }
+                attach_redirects(inner, redirects)
+            }
+            None => {
+                let words = self.words(swallowed);
+                Stmt::Simple(Simple {
+                    words: words.into_iter().map(ArgAst::Word).collect(),
+                    redirects,
+                    ..Simple::default()
+                })
+            }
+        }
+    }
+
+    /// A here-document redirection and whatever the grammar put on its line.
+    fn heredoc(
+        &mut self,
+        node: Node<'_>,
+        redirects: &mut Vec<Redir>,
+        stages: &mut Vec<Stmt>,
+        trailing: &mut Option<(String, Stmt)>,
+    ) {
+        let mut quoted = false;
+        let mut strip_tabs = false;
+        let mut fd = None;
+        let mut body = WordAst::default();
+        let mut op = String::new();
+        for (field, child) in fielded_children(node) {
+            match (field, child.kind()) {
+                (_, "<<-") => strip_tabs = true,
+                (Some("descriptor"), _) | (_, "file_descriptor") => {
+                    fd = text(child, self.src).parse().ok();
+                }
+                (_, "heredoc_start") => {
+                    quoted = text(child, self.src).contains(['\'', '"', '\\']);
+                }
+                (_, "heredoc_body") => body = self.heredoc_body(child, quoted, strip_tabs),
+                (_, "file_redirect" | "herestring_redirect") => {
+                    let (redir, words) = self.redirect(child);
+                    redirects.push(redir);
+                    if !words.is_empty() {
+                        self.syntax_error(child);
+                    }
+                }
+                (_, "pipeline") => {
+                    for stage in named_children(child) {
+                        let s = self.stmt(stage);
+                        stages.push(s);
+                    }
+                }
+                (Some("operator"), _) => op = text(child, self.src).to_owned(),
+                (Some("right"), _) => *trailing = Some((op.clone(), self.stmt(child))),
+                (_, "heredoc_end" | "<<" | "heredoc_content") => {}
+                (_, "ERROR") => self.syntax_error(child),
+                _ if child.is_named() && field != Some("argument") => {
+                    let s = self.stmt(child);
+                    stages.push(s);
+                }
+                _ => {}
+            }
+        }
+        redirects.push(Redir {
+            fd,
+            op: RedirectOp::HereDoc,
+            target: RedirTarget::HereDoc { body },
+        });
+    }
+
+    fn function(&mut self, node: Node<'_>) -> Stmt {
+        let mut name = String::new();
+        let mut body = Stmt::Empty;
+        let mut redirects = Vec::new();
+        for (field, child) in fielded_children(node) {
+            match field {
+                Some("name") => name = text(child, self.src).to_owned(),
+                Some("body") => body = self.stmt(child),
+                Some("redirect") => redirects.push(self.redirect(child).0),
+                _ => {}
+            }
+        }
+        if !redirects.is_empty() {
+            body = Stmt::Redirected(Box::new(body), redirects);
+        }
+        Stmt::Function {
+            name,
+            body: Rc::new(body),
+        }
+    }
+
+    /// Statements between tokens: `if c; then b; elif …; else …; fi`.
+    fn if_statement(&mut self, node: Node<'_>) -> Stmt {
+        let mut branches = Vec::new();
+        let mut otherwise = None;
+        let (cond, body) = self.cond_body(node);
+        branches.push((cond, body));
+        for child in named_children(node) {
+            match child.kind() {
+                "elif_clause" => branches.push(self.cond_body(child)),
+                "else_clause" => otherwise = Some(Box::new(self.sequence(child))),
+                _ => {}
+            }
+        }
+        Stmt::If {
+            branches,
+            otherwise,
+        }
+    }
+
+    /// The condition (before `then`) and body (after it) of an `if` or
+    /// `elif`.
+    fn cond_body(&mut self, node: Node<'_>) -> (Stmt, Stmt) {
+        let mut cond = Vec::new();
+        let mut body = Vec::new();
+        let mut in_body = false;
+        for child in children(node) {
+            if !child.is_named() {
+                in_body |= child.kind() == "then";
+                continue;
+            }
+            if matches!(child.kind(), "elif_clause" | "else_clause" | "comment") {
+                continue;
+            }
+            let s = self.stmt(child);
+            if in_body {
+                body.push(s);
+            } else {
+                cond.push(s);
+            }
+        }
+        (stmt_list(cond), stmt_list(body))
+    }
+
+    fn while_statement(&mut self, node: Node<'_>) -> Stmt {
+        let until = node.child(0).is_some_and(|c| c.kind() == "until");
+        let mut cond = Vec::new();
+        let mut body = Stmt::Empty;
+        for (field, child) in fielded_children(node) {
+            match field {
+                Some("condition") if child.is_named() => cond.push(self.stmt(child)),
+                Some("body") => body = self.stmt(child),
+                _ => {}
+            }
+        }
+        Stmt::While {
+            cond: Box::new(stmt_list(cond)),
+            body: Box::new(body),
+            until,
+        }
+    }
+
+    fn for_statement(&mut self, node: Node<'_>) -> Stmt {
+        let mut var = String::new();
+        let mut items: Option<Vec<WordAst>> = None;
+        let mut body = Stmt::Empty;
+        for (field, child) in fielded_children(node) {
+            match (field, child.kind()) {
+                (Some("variable"), _) => var = text(child, self.src).to_owned(),
+                (_, "in") => items = Some(Vec::new()),
+                (Some("value"), _) => {
+                    let w = self.word(child);
+                    items.get_or_insert_with(Vec::new).push(w);
+                }
+                (Some("body"), _) => body = self.stmt(child),
+                _ => {}
+            }
+        }
+        Stmt::For {
+            var,
+            items,
+            body: Box::new(body),
+        }
+    }
+
+    fn arith_for(&mut self, node: Node<'_>) -> Stmt {
+        let mut init = String::new();
+        let mut cond = String::new();
+        let mut update = String::new();
+        let mut body = Stmt::Empty;
+        for (field, child) in fielded_children(node) {
+            match field {
+                Some("initializer") => init = text(child, self.src).to_owned(),
+                Some("condition") => cond = text(child, self.src).to_owned(),
+                Some("update") => update = text(child, self.src).to_owned(),
+                Some("body") => body = self.stmt(child),
+                _ => {}
+            }
+        }
+        Stmt::ArithFor {
+            init,
+            cond,
+            update,
+            body: Box::new(body),
+        }
+    }
+
+    fn case_statement(&mut self, node: Node<'_>) -> Stmt {
+        let mut word = WordAst::default();
+        let mut arms = Vec::new();
+        for (field, child) in fielded_children(node) {
+            match (field, child.kind()) {
+                (Some("value"), _) => word = self.word(child),
+                (_, "case_item") => arms.push(self.case_item(child)),
+                _ => {}
+            }
+        }
+        Stmt::Case { word, arms }
+    }
+
+    fn case_item(&mut self, node: Node<'_>) -> CaseArm {
+        let mut patterns = Vec::new();
+        let mut stmts = Vec::new();
+        let mut end = ArmEnd::Break;
+        for (field, child) in fielded_children(node) {
+            match field {
+                Some("value") => patterns.push(self.word(child)),
+                Some("termination") => end = ArmEnd::Break,
+                Some("fallthrough") => {
+                    end = if text(child, self.src) == ";;&" {
+                        ArmEnd::TestNext
+                    } else {
+                        ArmEnd::FallThrough
+                    };
+                }
+                _ if child.is_named() && child.kind() != "comment" => stmts.push(self.stmt(child)),
+                _ => {}
+            }
+        }
+        CaseArm {
+            patterns,
+            body: stmt_list(stmts),
+            end,
+        }
+    }
+
+    /// `[[ … ]]` (a test) or `[ … ]` (the `[` builtin with its words).
+    fn test_command(&mut self, node: Node<'_>) -> Stmt {
+        // The grammar reads `/` inside `[[ … ]]` as division and can run
+        // past the closing `]]` (`[[ -d / ]] && rm -rf /`): what follows
+        // the first `]]` is parsed again as the rest of the list.
+        let all = text(node, self.src);
+        if all.starts_with("[[")
+            && let Some(close) = all.find(" ]]")
+            && close + 3 < all.trim_end().len()
+        {
+            let rest = all.get(close + 3..).unwrap_or("");
+            let parsed = parse(&format!(":{rest}"), self.meter);
+            self.errors.extend(parsed.errors);
+            let mut lexer = Lexer::new(self.src, &[]);
+            let test = lexer.word(node.start_byte() + 2, node.start_byte() + close);
+            return Stmt::Seq(vec![Stmt::Test { words: vec![test] }, parsed.stmt]);
+        }
+        let mut words = Vec::new();
+        self.leaf_words(node, &mut words);
+        let bracket = node.child(0).map(|c| c.kind()).unwrap_or("");
+        if bracket == "[" {
+            let mut argv = vec![ArgAst::Word(WordAst::literal("[", false))];
+            argv.extend(words.into_iter().map(ArgAst::Word));
+            argv.push(ArgAst::Word(WordAst::literal("]", false)));
+            return Stmt::Simple(Simple {
+                words: argv,
+                ..Simple::default()
+            });
+        }
+        Stmt::Test { words }
+    }
+
+    fn leaf_words(&mut self, node: Node<'_>, out: &mut Vec<WordAst>) {
+        for child in named_children(node) {
+            if is_word_kind(child.kind()) {
+                out.push(self.word(child));
+            } else if self.enter() {
+                self.leaf_words(child, out);
+                self.leave();
+            }
+        }
+    }
+}
+
+/// Redirections (and words) the grammar hung on a whole list or pipeline
+/// that belong to its last command.
+fn attach_to_last(stmt: Stmt, redirects: Vec<Redir>, words: Vec<WordAst>) -> Stmt {
+    match stmt {
+        Stmt::And(a, b) => Stmt::And(a, Box::new(attach_to_last(*b, redirects, words))),
+        Stmt::Or(a, b) => Stmt::Or(a, Box::new(attach_to_last(*b, redirects, words))),
+        Stmt::Not(a) => Stmt::Not(Box::new(attach_to_last(*a, redirects, words))),
+        Stmt::Seq(mut stmts) => match stmts.pop() {
+            Some(last) => {
+                stmts.push(attach_to_last(last, redirects, words));
+                Stmt::Seq(stmts)
+            }
+            None => attach_to_last(Stmt::Empty, redirects, words),
+        },
+        Stmt::Pipeline(mut stages) => match stages.pop() {
+            Some(last) => {
+                stages.push(attach_to_last(last, redirects, words));
+                Stmt::Pipeline(stages)
+            }
+            None => attach_to_last(Stmt::Empty, redirects, words),
+        },
+        Stmt::Simple(mut simple) => {
+            simple.words.extend(words.into_iter().map(ArgAst::Word));
+            simple.redirects.extend(redirects);
+            Stmt::Simple(simple)
+        }
+        other if words.is_empty() => attach_redirects(other, redirects),
+        // `{ a; } >x c` is a bash syntax error; judge the words as the
+        // command they would most likely be.
+        other => Stmt::Seq(vec![
+            attach_redirects(other, redirects),
+            Stmt::Simple(Simple {
+                words: words.into_iter().map(ArgAst::Word).collect(),
+                ..Simple::default()
+            }),
+        ]),
+    }
+}
+
+/// Redirections written after a compound statement; after a pipeline (the
+/// grammar's reading of `a | b <<EOF`) they belong to its last stage.
+fn attach_redirects(stmt: Stmt, redirects: Vec<Redir>) -> Stmt {
+    if redirects.is_empty() {
+        return stmt;
+    }
+    match stmt {
+        Stmt::Pipeline(mut stages) => {
+            let last = stages.pop().unwrap_or(Stmt::Empty);
+            stages.push(attach_redirects(last, redirects));
+            Stmt::Pipeline(stages)
+        }
+        Stmt::Simple(mut simple) => {
+            simple.redirects.extend(redirects);
+            Stmt::Simple(simple)
+        }
+        other => Stmt::Redirected(Box::new(other), redirects),
+    }
+}

@@ -1,0 +1,543 @@
+//! Values as far as a static reading of a command can know them.
+//!
+//! Bash decides most of what a command does only when it runs: a variable
+//! may come from the environment, a `$(…)` prints whatever it prints, a glob
+//! matches whatever files exist. The analysis never guesses those: a string
+//! is a [`Text`] of literal pieces and [`Seg::Any`] holes, a value that can
+//! take several forms is a [`Value`] listing every candidate, and an argv
+//! entry whose very number of fields is unknown is [`Arg::Unknown`]. Policy
+//! then asks precise questions ("can this be `/`?", "does every candidate
+//! stay below the project?") instead of matching raw text.
+
+use std::fmt;
+
+/// Commands whose output a piece of runtime data holds (indices into
+/// [`super::Analysis::commands`]), so policy can follow a secret from the
+/// command that read it to the one that sends it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Sources(Vec<usize>);
+
+impl Sources {
+    /// No command: environment data, or data of unknown origin.
+    pub fn none() -> Self {
+        Sources(Vec::new())
+    }
+
+    pub fn one(index: usize) -> Self {
+        Sources(vec![index])
+    }
+
+    /// Adds `index`, keeping the set sorted and free of repeats.
+    pub fn insert(&mut self, index: usize) {
+        if let Err(at) = self.0.binary_search(&index) {
+            self.0.insert(at, index);
+        }
+    }
+
+    pub fn extend(&mut self, other: &Sources) {
+        for &i in &other.0 {
+            self.insert(i);
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().copied()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn contains(&self, index: usize) -> bool {
+        self.0.binary_search(&index).is_ok()
+    }
+}
+
+/// One piece of a [`Text`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Seg {
+    /// Literal characters.
+    Lit(String),
+    /// Characters nobody can know statically (possibly none, possibly `/`).
+    Any(Sources),
+    /// An unquoted `*` that pathname expansion will act on.
+    Star,
+    /// An unquoted `?`.
+    Quest,
+    /// An unquoted bracket expression, the text between `[` and `]`
+    /// (`!a-z`, `[:alpha:]x`).
+    Class(String),
+}
+
+/// A string as far as it is known: literal pieces, unknown holes and, for a
+/// pathname pattern, the pattern characters pathname expansion acts on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Text {
+    pub segs: Vec<Seg>,
+}
+
+impl Text {
+    /// A fully known string.
+    pub fn lit(text: &str) -> Self {
+        let mut out = Text::default();
+        out.push_str(text);
+        out
+    }
+
+    /// A string nobody can know.
+    pub fn any(from: Sources) -> Self {
+        Text {
+            segs: vec![Seg::Any(from)],
+        }
+    }
+
+    /// Appends literal text, merging with a preceding literal piece.
+    pub fn push_str(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(Seg::Lit(last)) = self.segs.last_mut() {
+            last.push_str(text);
+        } else {
+            self.segs.push(Seg::Lit(text.to_owned()));
+        }
+    }
+
+    pub fn push_char(&mut self, c: char) {
+        if let Some(Seg::Lit(last)) = self.segs.last_mut() {
+            last.push(c);
+        } else {
+            self.segs.push(Seg::Lit(c.to_string()));
+        }
+    }
+
+    /// Appends one piece; neighbouring literals merge and neighbouring
+    /// unknowns become one unknown.
+    pub fn push(&mut self, seg: Seg) {
+        match (self.segs.last_mut(), seg) {
+            (_, Seg::Lit(text)) => self.push_str(&text),
+            (Some(Seg::Any(mine)), Seg::Any(theirs)) => mine.extend(&theirs),
+            (_, other) => self.segs.push(other),
+        }
+    }
+
+    pub fn append(&mut self, other: &Text) {
+        for seg in &other.segs {
+            self.push(seg.clone());
+        }
+    }
+
+    /// The string, when every character is known and none is a pattern.
+    pub fn as_known(&self) -> Option<&str> {
+        match self.segs.as_slice() {
+            [] => Some(""),
+            [Seg::Lit(text)] => Some(text),
+            _ => None,
+        }
+    }
+
+    /// True when the text holds an unknown hole.
+    pub fn has_any(&self) -> bool {
+        self.segs.iter().any(|s| matches!(s, Seg::Any(_)))
+    }
+
+    /// True when pathname expansion will treat the text as a pattern.
+    pub fn is_pattern(&self) -> bool {
+        self.segs
+            .iter()
+            .any(|s| matches!(s, Seg::Star | Seg::Quest | Seg::Class(_)))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    /// The literal text before the first hole or pattern character.
+    pub fn known_prefix(&self) -> &str {
+        match self.segs.first() {
+            Some(Seg::Lit(text)) => text,
+            _ => "",
+        }
+    }
+
+    /// The literal text after the last hole or pattern character (the whole
+    /// text when it is known).
+    pub fn known_suffix(&self) -> &str {
+        match self.segs.last() {
+            Some(Seg::Lit(text)) => text,
+            _ => "",
+        }
+    }
+
+    /// Commands whose output this text holds.
+    pub fn sources(&self) -> Sources {
+        let mut out = Sources::none();
+        for seg in &self.segs {
+            if let Seg::Any(from) = seg {
+                out.extend(from);
+            }
+        }
+        out
+    }
+
+    /// The text as a bash pattern string: literal pattern characters
+    /// escaped, pattern pieces as written, holes as `*`. Used to show
+    /// patterns and to match them.
+    pub fn pattern_source(&self) -> String {
+        let mut out = String::new();
+        for seg in &self.segs {
+            match seg {
+                Seg::Lit(text) => {
+                    for c in text.chars() {
+                        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                            out.push('\\');
+                        }
+                        out.push(c);
+                    }
+                }
+                Seg::Any(_) | Seg::Star => out.push('*'),
+                Seg::Quest => out.push('?'),
+                Seg::Class(inner) => {
+                    out.push('[');
+                    out.push_str(inner);
+                    out.push(']');
+                }
+            }
+        }
+        out
+    }
+
+    /// The text bash keeps for a pattern that matches no file: its
+    /// characters as written (holes have no single spelling: `None`).
+    pub fn unmatched_spelling(&self) -> Option<String> {
+        let mut out = String::new();
+        for seg in &self.segs {
+            match seg {
+                Seg::Lit(text) => out.push_str(text),
+                Seg::Any(_) => return None,
+                Seg::Star => out.push('*'),
+                Seg::Quest => out.push('?'),
+                Seg::Class(inner) => {
+                    out.push('[');
+                    out.push_str(inner);
+                    out.push(']');
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// Could bash's value of this text be exactly `actual`? Holes match any
+    /// characters; a pattern may stand for a name it matches or, when
+    /// nothing matched, for its own spelling.
+    pub fn may_be(&self, actual: &str) -> bool {
+        if self.is_pattern() {
+            if self.unmatched_spelling().as_deref() == Some(actual) {
+                return true;
+            }
+            return super::glob::path_may_match(self, actual);
+        }
+        super::glob::text_may_be(self, actual)
+    }
+}
+
+impl fmt::Display for Text {
+    /// Bash-like spelling for rationales: holes as `…`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for seg in &self.segs {
+            match seg {
+                Seg::Lit(text) => f.write_str(text)?,
+                Seg::Any(_) => f.write_str("…")?,
+                Seg::Star => f.write_str("*")?,
+                Seg::Quest => f.write_str("?")?,
+                Seg::Class(inner) => write!(f, "[{inner}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One string that can take one of several forms: every candidate bash may
+/// produce (a single candidate is the common case). Never empty.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Value {
+    candidates: Vec<Text>,
+}
+
+impl Value {
+    pub fn known(text: &str) -> Self {
+        Value {
+            candidates: vec![Text::lit(text)],
+        }
+    }
+
+    pub fn text(text: Text) -> Self {
+        Value {
+            candidates: vec![text],
+        }
+    }
+
+    pub fn unknown() -> Self {
+        Value::text(Text::any(Sources::none()))
+    }
+
+    /// A value from candidates; `None` when there are none.
+    pub fn from_candidates(candidates: Vec<Text>) -> Option<Self> {
+        let mut out: Option<Value> = None;
+        for c in candidates {
+            match &mut out {
+                None => out = Some(Value::text(c)),
+                Some(v) => v.add(c),
+            }
+        }
+        out
+    }
+
+    /// Adds a candidate unless it is already listed.
+    pub fn add(&mut self, candidate: Text) {
+        if !self.candidates.contains(&candidate) {
+            self.candidates.push(candidate);
+        }
+    }
+
+    /// Every candidate of `other` becomes one of this value's.
+    pub fn merge(&mut self, other: &Value) {
+        for c in &other.candidates {
+            self.add(c.clone());
+        }
+    }
+
+    pub fn candidates(&self) -> &[Text] {
+        &self.candidates
+    }
+
+    pub fn into_candidates(self) -> Vec<Text> {
+        self.candidates
+    }
+
+    /// The string when there is one candidate and it is fully known.
+    pub fn as_known(&self) -> Option<&str> {
+        match self.candidates.as_slice() {
+            [only] => only.as_known(),
+            _ => None,
+        }
+    }
+
+    /// True when some candidate holds a hole.
+    pub fn has_any(&self) -> bool {
+        self.candidates.iter().any(Text::has_any)
+    }
+
+    pub fn may_be(&self, actual: &str) -> bool {
+        self.candidates.iter().any(|c| c.may_be(actual))
+    }
+
+    /// Commands whose output any candidate holds.
+    pub fn sources(&self) -> Sources {
+        let mut out = Sources::none();
+        for c in &self.candidates {
+            out.extend(&c.sources());
+        }
+        out
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.candidates.as_slice() {
+            [only] => write!(f, "{only}"),
+            many => {
+                f.write_str("{")?;
+                for (k, c) in many.iter().enumerate() {
+                    if k > 0 {
+                        f.write_str(" | ")?;
+                    }
+                    write!(f, "{c}")?;
+                }
+                f.write_str("}")
+            }
+        }
+    }
+}
+
+/// One entry of an argv as bash builds it after every expansion.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Arg {
+    /// Exactly one field whose value is one of the candidates; a pattern
+    /// candidate (see [`Text::is_pattern`]) stands for the names it matches
+    /// (any number of fields) or, when nothing matches, its own spelling.
+    Field(Value),
+    /// Zero or more fields whose number and contents depend on runtime data
+    /// (an unquoted expansion of an unknown variable, an unquoted `$(…)`).
+    Unknown(Sources),
+}
+
+impl Arg {
+    pub fn known(text: &str) -> Self {
+        Arg::Field(Value::known(text))
+    }
+
+    /// The string when the entry is one fully known field.
+    pub fn as_known(&self) -> Option<&str> {
+        match self {
+            Arg::Field(v) => v.as_known(),
+            Arg::Unknown(_) => None,
+        }
+    }
+
+    /// The candidates of a one-field entry; none for [`Arg::Unknown`].
+    pub fn candidates(&self) -> &[Text] {
+        match self {
+            Arg::Field(v) => v.candidates(),
+            Arg::Unknown(_) => &[],
+        }
+    }
+
+    /// True when some part of the entry depends on runtime data.
+    pub fn has_unknown(&self) -> bool {
+        match self {
+            Arg::Field(v) => v.has_any(),
+            Arg::Unknown(_) => true,
+        }
+    }
+
+    pub fn sources(&self) -> Sources {
+        match self {
+            Arg::Field(v) => v.sources(),
+            Arg::Unknown(from) => from.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Arg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Arg::Field(v) => write!(f, "{v}"),
+            Arg::Unknown(_) => f.write_str("…"),
+        }
+    }
+}
+
+/// Could `argv` be exactly `actual` at run time? Each [`Arg::Unknown`]
+/// stands for any number of fields, each pattern candidate for one or more
+/// fields it matches (or its own spelling), every other entry for one field.
+pub fn argv_may_be(argv: &[Arg], actual: &[&str]) -> bool {
+    // reachable[j]: the first k entries can produce the first j fields.
+    let mut reachable = vec![false; actual.len() + 1];
+    if let Some(first) = reachable.first_mut() {
+        *first = true;
+    }
+    for arg in argv {
+        let mut next = vec![false; actual.len() + 1];
+        for (j, &ok) in reachable.iter().enumerate() {
+            if !ok {
+                continue;
+            }
+            match arg {
+                Arg::Unknown(_) => {
+                    for slot in next.iter_mut().skip(j) {
+                        *slot = true;
+                    }
+                }
+                Arg::Field(value) => {
+                    for candidate in value.candidates() {
+                        let rest = actual.get(j..).unwrap_or(&[]);
+                        if let Some(first) = rest.first()
+                            && candidate.may_be(first)
+                            && let Some(slot) = next.get_mut(j + 1)
+                        {
+                            *slot = true;
+                        }
+                        if candidate.is_pattern() {
+                            // Several matching names, in bash's sorted order.
+                            let mut k = j;
+                            while let Some(name) = actual.get(k) {
+                                if !super::glob::path_may_match(candidate, name) {
+                                    break;
+                                }
+                                k += 1;
+                                if let Some(slot) = next.get_mut(k) {
+                                    *slot = true;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        reachable = next;
+    }
+    reachable.last().copied().unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(parts: &[Seg]) -> Text {
+        let mut t = Text::default();
+        for p in parts {
+            t.push(p.clone());
+        }
+        t
+    }
+
+    #[test]
+    fn text_pieces_merge() {
+        let mut t = Text::lit("a");
+        t.push_str("b");
+        t.push(Seg::Any(Sources::one(1)));
+        t.push(Seg::Any(Sources::one(2)));
+        t.push_char('c');
+        assert_eq!(t.segs.len(), 3);
+        assert_eq!(t.known_prefix(), "ab");
+        assert_eq!(t.known_suffix(), "c");
+        assert_eq!(t.sources(), {
+            let mut s = Sources::one(2);
+            s.insert(1);
+            s
+        });
+        assert_eq!(t.to_string(), "ab…c");
+    }
+
+    #[test]
+    fn holes_match_anything_literals_match_exactly() {
+        let mut t = Text::lit("/home/");
+        t.push(Seg::Any(Sources::none()));
+        t.push_str("/x");
+        assert!(t.may_be("/home/dev/x"));
+        assert!(t.may_be("/home//x"));
+        assert!(!t.may_be("/home/dev/y"));
+        assert!(Text::lit("a").may_be("a"));
+        assert!(!Text::lit("a").may_be("ab"));
+    }
+
+    #[test]
+    fn patterns_stand_for_matches_or_their_spelling() {
+        let star = pattern(&[Seg::Lit("/tmp/".into()), Seg::Star]);
+        assert!(star.may_be("/tmp/x"));
+        assert!(star.may_be("/tmp/*"));
+        assert!(!star.may_be("/tmp/.hidden"));
+        assert!(!star.may_be("/tmp/a/b"));
+    }
+
+    #[test]
+    fn argv_alignment_with_unknown_and_globs() {
+        let argv = vec![
+            Arg::known("rm"),
+            Arg::Unknown(Sources::none()),
+            Arg::known("/"),
+        ];
+        assert!(argv_may_be(&argv, &["rm", "/"]));
+        assert!(argv_may_be(&argv, &["rm", "-r", "-f", "/"]));
+        assert!(!argv_may_be(&argv, &["rm", "-rf"]));
+        let glob = vec![
+            Arg::known("ls"),
+            Arg::Field(Value::text(pattern(&[Seg::Star, Seg::Lit(".rs".into())]))),
+        ];
+        assert!(argv_may_be(&glob, &["ls", "a.rs", "b.rs"]));
+        assert!(argv_may_be(&glob, &["ls", "*.rs"]));
+        assert!(!argv_may_be(&glob, &["ls", "a.rs", "b.md"]));
+        assert!(!argv_may_be(&glob, &["ls"]));
+    }
+}
