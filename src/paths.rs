@@ -103,31 +103,67 @@ impl Paths {
     /// active, because a later run without `VOUCH_HOME` (or with different
     /// XDG variables) would trust them.
     pub fn protected_paths(&self, request_home: &str) -> Vec<String> {
-        let mut out: Vec<PathBuf> = vec![
-            self.user_config.clone(),
-            self.config_dir().to_path_buf(),
-            self.state_dir.clone(),
+        self.protected().for_home(request_home)
+    }
+
+    /// [`Paths::protected_paths`] with everything but the request's home
+    /// worked out once (the service answers many requests from one `Paths`).
+    pub fn protected(&self) -> ProtectedPaths {
+        let lossy = |p: &Path| p.to_string_lossy().into_owned();
+        let mut before = vec![
+            lossy(&self.user_config),
+            lossy(self.config_dir()),
+            lossy(&self.state_dir),
         ];
         if let Some(vouch_home) = &self.vouch_home {
-            out.push(vouch_home.clone());
+            before.push(lossy(vouch_home));
         }
-        let homes = [Some(Path::new(request_home)), self.home.as_deref()];
-        for home in homes.into_iter().flatten() {
-            if home.is_absolute() {
-                out.push(home.join(".config").join("vouch"));
-                out.push(home.join(".local").join("state").join("vouch"));
-            }
+        let mut after = Vec::new();
+        if let Some(home) = self.home.as_deref().filter(|h| h.is_absolute()) {
+            after.extend(home_defaults(home).iter().map(|p| lossy(p)));
         }
         if let Some(exe) = current_exe() {
-            out.push(exe.to_path_buf());
+            after.push(lossy(exe));
         }
-        let mut strings: Vec<String> = Vec::with_capacity(out.len());
-        for path in out {
-            let s = path.to_string_lossy().into_owned();
+        ProtectedPaths { before, after }
+    }
+}
+
+/// The default config and state locations under a home directory.
+fn home_defaults(home: &Path) -> [PathBuf; 2] {
+    [
+        home.join(".config").join("vouch"),
+        home.join(".local").join("state").join("vouch"),
+    ]
+}
+
+/// vouch's protected files, in the order [`Paths::protected_paths`] lists
+/// them, around the place where the request's home goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtectedPaths {
+    before: Vec<String>,
+    after: Vec<String>,
+}
+
+impl ProtectedPaths {
+    /// The list for a request whose home is `request_home`, without
+    /// duplicates.
+    pub fn for_home(&self, request_home: &str) -> Vec<String> {
+        let home = Path::new(request_home);
+        let mut strings: Vec<String> = Vec::with_capacity(self.before.len() + self.after.len() + 2);
+        let mut add = |s: String| {
             if !strings.contains(&s) {
                 strings.push(s);
             }
+        };
+        self.before.iter().cloned().for_each(&mut add);
+        if home.is_absolute() {
+            home_defaults(home)
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .for_each(&mut add);
         }
+        self.after.iter().cloned().for_each(&mut add);
         strings
     }
 }

@@ -27,6 +27,12 @@ use tracing_subscriber::EnvFilter;
 /// 8192 lines of ~200 bytes bound the buffer at under 2 MiB.
 pub const LOG_BUFFER_LINES: usize = 8192;
 
+/// The writer thread gathers the lines waiting for it into one write of at
+/// most this many bytes (stderr itself is unbuffered: a write call per line
+/// cost the busy service a system call per request). It writes out whenever
+/// it has caught up, so no line waits for others to fill the buffer.
+const LOG_WRITE_BYTES: usize = 64 * 1024;
+
 static DROPPED: OnceLock<ErrorCounter> = OnceLock::new();
 
 /// Log lines dropped so far because stderr was not taking them (0 when
@@ -186,7 +192,10 @@ pub fn init_with_default(default: &str) -> LogGuard {
         .lossy(true)
         .buffered_lines_limit(LOG_BUFFER_LINES)
         .thread_name("vouch-log")
-        .finish(std::io::stderr());
+        .finish(std::io::BufWriter::with_capacity(
+            LOG_WRITE_BYTES,
+            std::io::stderr(),
+        ));
     let guard = LogGuard {
         probe: writer.clone(),
         worker: Some(worker),

@@ -70,7 +70,15 @@ impl ProjectCache {
         let file = root.join(PROJECT_OVERLAY);
         let stamp = match std::fs::metadata(&file) {
             Ok(meta) if meta.is_file() => Stamp::of(&meta),
-            // Absent (the common case): nothing to fold, nothing to cache.
+            // Absent (the common case): nothing to fold, nothing to cache,
+            // and no second look at the file.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return ProjectConfig {
+                    root: Some(root),
+                    overlay: None,
+                    effective: Ok(trusted.clone()),
+                };
+            }
             // Anything else (a directory, a permission error) is reported by
             // the uncached path, which fails closed.
             Ok(_) | Err(_) => return overlay_at(trusted, root),

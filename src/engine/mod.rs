@@ -147,8 +147,10 @@ struct Inner {
     /// The reviewer last built, with the configuration it was built from:
     /// nearly every request shares the trusted configuration (or one cached
     /// project fold), so it is built once, not per request.
-    reviewer: Mutex<Option<(Arc<Config>, Reviewer)>>,
+    reviewer: Mutex<Option<(Arc<Config>, Arc<Reviewer>)>>,
     audit: audit::AuditQueue,
+    /// vouch's own files, worked out once but for each request's home.
+    protected: crate::paths::ProtectedPaths,
 }
 
 /// The result of the stages before the model.
@@ -165,7 +167,7 @@ pub enum Prepared {
 pub struct PendingReview {
     job: Job,
     packet: Packet,
-    reviewer: Reviewer,
+    reviewer: Arc<Reviewer>,
     store: Arc<Store>,
 }
 
@@ -236,6 +238,7 @@ impl Engine {
         );
         let projects = Arc::new(crate::config::ProjectCache::new(PROJECT_CACHE_ENTRIES));
         let audit = audit::AuditQueue::new(decision_sink(&options, &policy_audit, &projects));
+        let protected = options.paths.protected();
         Ok(Engine {
             inner: Arc::new(Inner {
                 options,
@@ -245,6 +248,7 @@ impl Engine {
                 reviewer: Mutex::new(None),
                 policy_audit,
                 audit,
+                protected,
             }),
         })
     }
@@ -347,18 +351,22 @@ impl Engine {
     /// The final decision, whatever stage made it, is observed by the audit
     /// (one channel send; the audit's own work happens on its writer thread).
     pub async fn review(&self, request: Request) -> Decision {
-        let failed = shell::TaskFailure::new(&request);
+        // Shared with the blocking task rather than copied up front: only a
+        // task that dies needs the request again (for its failure decision).
+        let request = Arc::new(request);
         let this = self.clone();
-        let pending = match tokio::task::spawn_blocking(move || this.prepare(request)).await {
-            Ok(Prepared::Decided(decision)) => return *decision,
-            Ok(Prepared::Review(pending)) => pending,
-            Err(join) => return failed.decision(self, &join),
-        };
+        let shared = Arc::clone(&request);
+        let pending =
+            match tokio::task::spawn_blocking(move || shell::prepare(&this, &shared)).await {
+                Ok(Prepared::Decided(decision)) => return *decision,
+                Ok(Prepared::Review(pending)) => pending,
+                Err(join) => return shell::task_failure(self, &request, &join),
+            };
         let result = self.call_model(&pending).await;
         let this = self.clone();
         match tokio::task::spawn_blocking(move || this.finish(*pending, result)).await {
             Ok(decision) => decision,
-            Err(join) => failed.decision(self, &join),
+            Err(join) => shell::task_failure(self, &request, &join),
         }
     }
 
@@ -366,7 +374,7 @@ impl Engine {
     /// SQLite). Either a decision, or the review [`Engine::review`] hands to
     /// the model and then to [`Engine::finish`].
     pub fn prepare(&self, request: Request) -> Prepared {
-        shell::prepare(self, request)
+        shell::prepare(self, &request)
     }
 
     /// Records what the model said and returns the decision (blocking).
@@ -374,8 +382,9 @@ impl Engine {
         shell::finish(self, pending, result)
     }
 
-    /// The reviewer for an effective configuration.
-    fn reviewer_for(&self, cfg: &Arc<Config>) -> Result<Reviewer, ReviewerError> {
+    /// The reviewer for an effective configuration (shared, not copied: it
+    /// holds the request template and schema).
+    fn reviewer_for(&self, cfg: &Arc<Config>) -> Result<Arc<Reviewer>, ReviewerError> {
         let mut slot = self
             .inner
             .reviewer
@@ -384,11 +393,11 @@ impl Engine {
         if let Some((built_for, reviewer)) = slot.as_ref()
             && Arc::ptr_eq(built_for, cfg)
         {
-            return Ok(reviewer.clone());
+            return Ok(Arc::clone(reviewer));
         }
         let key = reviewer::api_key_from_env(&cfg.reviewer, &|name| (self.inner.options.env)(name));
-        let reviewer = Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)?;
-        *slot = Some((Arc::clone(cfg), reviewer.clone()));
+        let reviewer = Arc::new(Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)?);
+        *slot = Some((Arc::clone(cfg), Arc::clone(&reviewer)));
         Ok(reviewer)
     }
 

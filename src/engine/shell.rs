@@ -44,7 +44,7 @@ const MAX_ROUNDS: u32 = 8;
 /// What the shell has gathered for one request so far.
 #[derive(Default)]
 struct Gathering {
-    reviewer: Option<Result<Reviewer, String>>,
+    reviewer: Option<Result<Arc<Reviewer>, String>>,
     store: Option<Arc<Store>>,
     state: Option<Result<Snapshot, String>>,
     packet: Option<Result<(PacketContext, Packet), String>>,
@@ -73,7 +73,7 @@ impl<'a> Fixed<'a> {
             .unwrap_or_else(|| "/root".to_owned());
         let cwd = request.cwd.as_deref().map(Path::new);
         let project = engine.inner.projects.for_project(trusted, cwd);
-        let mut paths = options.paths.protected_paths(&home);
+        let mut paths = engine.inner.protected.for_home(&home);
         if let Some(root) = &project.root {
             paths.push(root.join(".vouch").display().to_string());
         }
@@ -170,8 +170,8 @@ enum Round {
 }
 
 /// Decides one request up to the model call.
-pub(super) fn prepare(engine: &Engine, request: Request) -> Prepared {
-    let fixed = Fixed::new(engine, &request);
+pub(super) fn prepare(engine: &Engine, request: &Request) -> Prepared {
+    let fixed = Fixed::new(engine, request);
     let mut g = Gathering::default();
     let mut durability = Durability::Normal;
     for _ in 0..MAX_ROUNDS {
@@ -408,26 +408,24 @@ fn emit(engine: &Engine, d: Decided) -> Decision {
 }
 
 /// The fail-closed decision when a blocking task dies (a panic inside).
-pub(super) struct TaskFailure {
-    facts: RequestFacts,
-    hash: String,
-}
-
-impl TaskFailure {
-    pub fn new(request: &Request) -> TaskFailure {
-        TaskFailure {
-            facts: RequestFacts::of(request),
-            hash: request.request_hash(),
-        }
-    }
-
-    pub fn decision(self, engine: &Engine, join: &tokio::task::JoinError) -> Decision {
-        tracing::error!(error = %join, "decision task failed");
-        let why = "the decision task failed".to_owned();
-        let now = engine.clock().now_ms();
-        let d = pipeline::failure(self.facts, self.hash, now, engine.config(), why, None);
-        emit(engine, d)
-    }
+pub(super) fn task_failure(
+    engine: &Engine,
+    request: &Request,
+    join: &tokio::task::JoinError,
+) -> Decision {
+    tracing::error!(error = %join, "decision task failed");
+    let why = "the decision task failed".to_owned();
+    let now = engine.clock().now_ms();
+    let facts = RequestFacts::of(request);
+    let d = pipeline::failure(
+        facts,
+        request.request_hash(),
+        now,
+        engine.config(),
+        why,
+        None,
+    );
+    emit(engine, d)
 }
 
 fn durability_of(step: &Step) -> Durability {

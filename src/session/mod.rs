@@ -17,6 +17,8 @@
 pub mod operator;
 pub mod overrides;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rusqlite::{OptionalExtension, Transaction, params};
 use serde::Serialize;
 
@@ -30,6 +32,25 @@ use crate::store::{Store, StoreError, ms_from_sql, sql_ms};
 /// How long a turn's counters are kept after their last update. A turn that
 /// is idle this long is over; a new turn starts closed anyway.
 pub const TURN_STATE_RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
+/// How often one process prunes idle turns (a scan of the whole table, so
+/// not on every new turn: with a day of turns kept, a scan per new turn
+/// grew with the table and held the write lock for it). Idle turns thus live
+/// up to this much past their retention.
+pub const TURN_PRUNE_EVERY_MS: u64 = 60 * 1000;
+
+/// When this process last pruned idle turns (clock milliseconds; 0: never).
+static LAST_TURN_PRUNE_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Whether a new turn at `now` should prune idle turns: the first time in
+/// this process, then once per [`TURN_PRUNE_EVERY_MS`] (or when the clock
+/// went back). Claimed atomically, so concurrent new turns prune once.
+fn turn_prune_due(now: u64) -> bool {
+    let last = LAST_TURN_PRUNE_MS.load(Ordering::Relaxed);
+    let due = last == 0 || now < last || now.saturating_sub(last) >= TURN_PRUNE_EVERY_MS;
+    due && LAST_TURN_PRUNE_MS
+        .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
+}
 /// How long a model denial stays listed for operators.
 pub const DENIAL_RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
 /// Denial summaries kept per session (newest win).
@@ -134,9 +155,10 @@ impl TurnState {
     }
 
     fn save(&self, tx: &Transaction<'_>, key: TurnKey<'_>, now: u64) -> rusqlite::Result<()> {
-        if !self.stored {
-            // A new turn is the moment old ones pile up; pruning here keeps
-            // the table bounded without an index write on every review.
+        if !self.stored && turn_prune_due(now) {
+            // A new turn is the moment old ones pile up; pruning here (at
+            // most once a minute) keeps the table bounded without an index
+            // write on every review.
             tx.prepare_cached("DELETE FROM turn_state WHERE updated_at_ms < ?1")?
                 .execute(params![sql_ms(now.saturating_sub(TURN_STATE_RETENTION_MS))])?;
         }
@@ -415,13 +437,18 @@ fn cache_store(
     tx.prepare_cached("DELETE FROM verdict_cache WHERE expires_at_ms <= ?1")?
         .execute(params![sql_ms(now)])?;
     // Oldest first: every entry of one config has the same TTL, so the
-    // earliest expiry is the earliest insert.
-    tx.prepare_cached(
-        "DELETE FROM verdict_cache WHERE cache_key IN (SELECT cache_key FROM verdict_cache \
-         ORDER BY expires_at_ms, cache_key \
-         LIMIT max(0, (SELECT count(*) FROM verdict_cache) - ?1))",
-    )?
-    .execute(params![max_entries])?;
+    // earliest expiry is the earliest insert. Counted first, so the common
+    // case (within capacity) does not build the subquery's temporary index.
+    let entries: i64 = tx
+        .prepare_cached("SELECT count(*) FROM verdict_cache")?
+        .query_row([], |row| row.get(0))?;
+    if entries > i64::from(max_entries) {
+        tx.prepare_cached(
+            "DELETE FROM verdict_cache WHERE cache_key IN (SELECT cache_key FROM verdict_cache \
+             ORDER BY expires_at_ms, cache_key LIMIT ?1)",
+        )?
+        .execute(params![entries.saturating_sub(i64::from(max_entries))])?;
+    }
     Ok(())
 }
 

@@ -7,10 +7,19 @@
 //! - WAL journal, `busy_timeout` of 5 s, and every write in a
 //!   `BEGIN IMMEDIATE` transaction, so concurrent writers queue instead of
 //!   failing on a lock upgrade.
-//! - A small pool of connections behind a mutex: a `rusqlite::Connection` is
-//!   `Send` but not `Sync`, so each call borrows one connection for the
-//!   length of one transaction. The HTTP service calls in from
+//! - A pool of connections behind a mutex: a `rusqlite::Connection` is
+//!   `Send` but not `Sync`, so each read borrows one connection for the
+//!   length of one transaction. The pool keeps as many idle connections as
+//!   the service runs blocking tasks at once, so a busy service reuses warm
+//!   connections (their prepared statements included) instead of opening
+//!   and closing one per request. The HTTP service calls in from
 //!   `spawn_blocking`; hook processes open their own `Store`.
+//! - One writer connection behind its own lock: SQLite admits one writer at
+//!   a time anyway, and writers of the same process queue on that lock (woken
+//!   in turn) instead of in SQLite's busy handler, which polls with sleeps of
+//!   up to 100 ms and turned concurrent reviews into tail latency. Writers in
+//!   other processes (hook runs) still meet at SQLite's lock and its busy
+//!   timeout; the in-process queue waits at most that timeout too.
 //! - Durability is chosen per transaction ([`Durability`]): counters run at
 //!   `synchronous=NORMAL` (a commit survives a process crash; an OS crash may
 //!   lose the last few, which only forgets a denial or a budget tick), while
@@ -45,9 +54,12 @@ pub const OPEN_LOCK_FILE: &str = "vouch.sqlite.lock";
 /// How long a writer waits for another process's transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Idle connections kept for reuse; more are opened on demand and closed
-/// when returned to a full pool.
-const POOL_IDLE_MAX: usize = 8;
+/// Idle read connections kept for reuse; more are opened on demand and
+/// closed when returned to a full pool. As many as the service's reviews in
+/// flight at once (`server.max_concurrent_reviews` is at most 1024, its
+/// default 16), so a loaded service does not open and close a connection per
+/// request; each idle one costs a file descriptor and a few KiB until used.
+const POOL_IDLE_MAX: usize = 64;
 
 /// Prepared statements kept per connection (the crate uses about 40).
 const STATEMENT_CACHE: usize = 64;
@@ -140,6 +152,10 @@ pub struct Store {
     db_path: PathBuf,
     display_path: String,
     idle: Mutex<Vec<Pooled>>,
+    /// The connection every write transaction of this process uses, and the
+    /// lock that queues them (`None` until the first write, or after a
+    /// failed one).
+    writer: parking_lot::Mutex<Option<Pooled>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -213,6 +229,7 @@ impl Store {
             display_path: db_path.display().to_string(),
             db_path,
             idle: Mutex::new(Vec::new()),
+            writer: parking_lot::Mutex::new(None),
         };
         let mut first = store.connect()?;
         store.quick_check(&first.conn)?;
@@ -253,13 +270,25 @@ impl Store {
     }
 
     /// Runs `f` inside one `BEGIN IMMEDIATE` transaction and commits it.
-    /// An error from `f` rolls everything back.
+    /// An error from `f` rolls everything back. Writers of this process take
+    /// turns on one connection; waiting for the turn longer than the busy
+    /// timeout fails as SQLite's own busy error would.
     pub fn write<T>(
         &self,
         durability: Durability,
         f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
-        let mut pooled = self.checkout()?;
+        let Some(mut slot) = self.writer.try_lock_for(BUSY_TIMEOUT) else {
+            let busy = rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+                Some("other writers of this process held the database for too long".to_owned()),
+            );
+            return Err(self.sql_error(busy));
+        };
+        let mut pooled = match slot.take() {
+            Some(pooled) => pooled,
+            None => self.connect()?,
+        };
         let result = (|| {
             pooled.set_durability(durability)?;
             let tx = pooled
@@ -271,7 +300,7 @@ impl Store {
         })();
         match result {
             Ok(value) => {
-                self.checkin(pooled);
+                *slot = Some(pooled);
                 Ok(value)
             }
             // A connection that failed mid-transaction is dropped rather than
