@@ -10,6 +10,7 @@
 //! nothing re-reads the output.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
@@ -65,11 +66,17 @@ pub enum ScanError {
 /// request should not pay. Both report the same matches.
 pub const DFA_TEXT_BYTES: usize = 64 * 1024;
 
+/// Once a process has scanned this much text in all, it switches to the DFA
+/// for every text: a long-lived `vouch serve` pays for it once.
+pub const DFA_AFTER_BYTES: usize = 256 * 1024;
+
 pub(crate) struct Scanner {
     /// The trigger words as a contiguous NFA: cheap to build.
     triggers: AhoCorasick,
     /// The same words as a DFA, built the first time a large text is seen.
     fast: OnceLock<Option<AhoCorasick>>,
+    /// Bytes this process has searched for triggers.
+    scanned: AtomicUsize,
     words: Vec<String>,
     /// Trigger pattern index → what it enables.
     targets: Vec<Vec<Target>>,
@@ -126,6 +133,7 @@ impl Scanner {
         Ok(Scanner {
             triggers,
             fast: OnceLock::new(),
+            scanned: AtomicUsize::new(0),
             words,
             targets,
             providers,
@@ -134,9 +142,10 @@ impl Scanner {
     }
 
     /// The trigger automaton for a text of `len` bytes (see
-    /// [`DFA_TEXT_BYTES`]).
+    /// [`DFA_TEXT_BYTES`] and [`DFA_AFTER_BYTES`]).
     fn triggers_for(&self, len: usize) -> &AhoCorasick {
-        if len < DFA_TEXT_BYTES {
+        let before = self.scanned.fetch_add(len, Ordering::Relaxed);
+        if len < DFA_TEXT_BYTES && before.saturating_add(len) < DFA_AFTER_BYTES {
             return &self.triggers;
         }
         self.fast
