@@ -224,5 +224,19 @@ for harness in "${harnesses[@]}"; do
   fi
 done
 
+# The audit's suggested Codex rules (`vouch audit report --target codex`),
+# checked by this Codex binary's own `codex execpolicy check`: the ignored
+# Rust test tests/it/audit.rs::codex_execpolicy_accepts_the_generated_rules,
+# under a second. CI built the test binary in `cargo test --release` already.
+if printf '%s\n' "${harnesses[@]}" | grep -qx codex; then
+  name=audit::codex_execpolicy_accepts_the_generated_rules
+  rc=0
+  out=$(cd "$root" && VOUCH_CODEX_BIN="$codex_bin" \
+    cargo test --release --quiet --test it -- --ignored --exact "$name" 2>&1) || rc=$?
+  # It must have run, not been filtered away.
+  if [ $rc -eq 0 ] && ! grep -q "1 passed" <<<"$out"; then rc=1; fi
+  check "codex: execpolicy accepts the audit's suggested rules" $rc "$(tail -n 20 <<<"$out")"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

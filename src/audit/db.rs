@@ -626,9 +626,19 @@ fn write_batch(
     let mut summary = WriteSummary::default();
     let mut counts: HashMap<Key, i64> = HashMap::new();
     let mut shorter: HashMap<String, i64> = HashMap::new();
+    // Prepared once for the batch: the per-row statements are the hot path
+    // of ingest, and a cache lookup per row costs a hash of the SQL text.
+    let mut seen = tx.prepare_cached(INSERT_SEEN)?;
     for op in ops {
-        let Some((row, row_cutoff)) =
-            apply(tx, op, now_ms, today, global_retention_days, &mut summary)?
+        let Some((row, row_cutoff)) = apply(
+            tx,
+            &mut seen,
+            op,
+            now_ms,
+            today,
+            global_retention_days,
+            &mut summary,
+        )?
         else {
             continue;
         };
@@ -641,8 +651,12 @@ fn write_batch(
         summary.counted += 1;
         *counts.entry(Key::of(row)).or_insert(0) += 1;
     }
+    let mut upserts = [
+        tx.prepare_cached(UPSERT_DAILY)?,
+        tx.prepare_cached(UPSERT_BLOCK)?,
+    ];
     for (key, count) in counts {
-        upsert(tx, caches, fresh, &key, count)?;
+        upsert(tx, &mut upserts, caches, fresh, &key, count)?;
     }
     for (scope, scope_cutoff) in shorter {
         let id = hash_id(tx, caches, fresh, Some(&scope))?;
@@ -658,6 +672,7 @@ fn write_batch(
 /// is not counted (the summary says why).
 fn apply(
     tx: &Transaction<'_>,
+    seen: &mut rusqlite::CachedStatement<'_>,
     op: Op,
     now_ms: u64,
     today: i64,
@@ -687,9 +702,7 @@ fn apply(
         // Stored as raw bytes; an id that is not hex (never produced here)
         // is kept as its text bytes, still unique.
         let bytes = hex::decode(id).unwrap_or_else(|_| id.as_bytes().to_vec());
-        let inserted = tx
-            .prepare_cached("INSERT OR IGNORE INTO seen (id, day) VALUES (?1, ?2)")?
-            .execute(params![bytes, row.day])?;
+        let inserted = seen.execute(params![bytes, row.day])?;
         if inserted == 0 {
             summary.duplicates += 1;
             return Ok(None);
@@ -725,6 +738,8 @@ fn apply(
     Ok(Some((row, row_cutoff)))
 }
 
+/// Remembers an ingested event id; no change when it was seen before.
+const INSERT_SEEN: &str = "INSERT OR IGNORE INTO seen (id, day) VALUES (?1, ?2)";
 /// Adds to a day's row (or a block's), creating it at the first count.
 const UPSERT_DAILY: &str = "INSERT INTO daily (day, scope_id, subject_id, source, result, \
      resolution, origin_id, pattern_id, forwarded, generation, count) \
@@ -737,8 +752,11 @@ const UPSERT_BLOCK: &str = "INSERT INTO blocks (block, scope_id, subject_id, sou
      ON CONFLICT (block, scope_id, subject_id, source, result, resolution, origin_id, pattern_id, \
      forwarded, generation) DO UPDATE SET count = count + excluded.count";
 
+/// Adds `count` to the key's day row and block row (`upserts`: prepared
+/// [`UPSERT_DAILY`] and [`UPSERT_BLOCK`]).
 fn upsert(
     tx: &Transaction<'_>,
+    upserts: &mut [rusqlite::CachedStatement<'_>; 2],
     caches: &Caches<'_>,
     fresh: &mut Fresh<'_>,
     key: &Key,
@@ -748,11 +766,9 @@ fn upsert(
     let scope_id = hash_id(tx, caches, fresh, key.scope.as_deref())?;
     let origin_id = hash_id(tx, caches, fresh, key.origin.as_deref())?;
     let pattern_id = hash_id(tx, caches, fresh, key.pattern.as_deref())?;
-    for (sql, bucket) in [
-        (UPSERT_DAILY, key.day),
-        (UPSERT_BLOCK, key.day.div_euclid(BLOCK_DAYS)),
-    ] {
-        tx.prepare_cached(sql)?.execute(params![
+    let [daily, block] = upserts;
+    for (statement, bucket) in [(daily, key.day), (block, key.day.div_euclid(BLOCK_DAYS))] {
+        statement.execute(params![
             bucket,
             scope_id,
             subject_id,

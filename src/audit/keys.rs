@@ -57,10 +57,14 @@ impl Domain {
     }
 }
 
-/// The loaded key. Its `Debug` never shows the bytes.
+/// The loaded key, already keyed into HMAC-SHA256: each digest clones the
+/// keyed state instead of hashing the key's inner and outer pads again.
+/// Its `Debug` never shows the bytes.
 #[derive(Clone)]
 pub struct Keys {
-    key: [u8; KEY_BYTES],
+    // INVARIANT: HMAC accepts keys of any length, so this is always `Some`;
+    // `None` only keeps construction total (every digest would be empty).
+    mac: Option<Hmac<Sha256>>,
 }
 
 impl std::fmt::Debug for Keys {
@@ -72,7 +76,9 @@ impl std::fmt::Debug for Keys {
 impl Keys {
     /// A key from known bytes (tests and benchmarks).
     pub fn from_bytes(key: [u8; KEY_BYTES]) -> Keys {
-        Keys { key }
+        Keys {
+            mac: Hmac::<Sha256>::new_from_slice(&key).ok(),
+        }
     }
 
     /// Loads `<state_dir>/hmac.key`, creating it (32 random bytes, `0600`)
@@ -114,9 +120,7 @@ impl Keys {
     /// HMAC over several parts, each length-prefixed so that no two
     /// different part lists hash alike (`"ab","c"` vs `"a","bc"`).
     pub fn digest_parts(&self, domain: Domain, parts: &[&[u8]]) -> String {
-        // INVARIANT: HMAC accepts keys of any length, so this never fails;
-        // the fallback only keeps the function total.
-        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&self.key) else {
+        let Some(mut mac) = self.mac.clone() else {
             return String::new();
         };
         let label = domain.label();
@@ -184,7 +188,7 @@ fn read_key(path: &Path) -> Result<Keys, KeyRead> {
             ),
         ))
     })?;
-    Ok(Keys { key })
+    Ok(Keys::from_bytes(key))
 }
 
 /// Writes a fresh key to a private temporary file and links it into place:
@@ -250,6 +254,28 @@ mod tests {
         assert_ne!(
             a.digest_parts(Domain::Pending, &[b"ab", b"c"]),
             a.digest_parts(Domain::Pending, &[b"a", b"bc"])
+        );
+    }
+
+    #[test]
+    fn the_prekeyed_state_is_plain_hmac_sha256() {
+        let key = [7; KEY_BYTES];
+        let mut direct = Hmac::<Sha256>::new_from_slice(&key).unwrap();
+        let label = Domain::Scope.label();
+        direct.update(&(label.len() as u64).to_be_bytes());
+        direct.update(label);
+        direct.update(&8u64.to_be_bytes());
+        direct.update(b"/srv/app");
+        let full = direct.finalize().into_bytes();
+        let keys = Keys::from_bytes(key);
+        assert_eq!(
+            keys.digest(Domain::Scope, "/srv/app"),
+            hex::encode(&full[..DIGEST_BYTES])
+        );
+        // Cloning the keyed state leaves it unchanged for the next digest.
+        assert_eq!(
+            keys.digest(Domain::Scope, "/srv/app"),
+            keys.digest(Domain::Scope, "/srv/app")
         );
     }
 

@@ -280,6 +280,10 @@ static FENCE_LOOKALIKE: LazyLock<Option<Regex>> =
 /// nonce already makes forging impossible; this keeps lookalikes from even
 /// confusing the reader.
 fn neutralize_fences(s: &str) -> Cow<'_, str> {
+    // Most text holds no `<<<`: the pattern is not even built for it.
+    if memchr::memmem::find(s.as_bytes(), b"<<<").is_none() {
+        return Cow::Borrowed(s);
+    }
     match FENCE_LOOKALIKE.as_ref() {
         Some(re) => re.replace_all(s, "[forged fence]${1}"),
         // INVARIANT: the pattern is a constant tested to compile; without it
@@ -297,10 +301,6 @@ fn neutralize_fences(s: &str) -> Cow<'_, str> {
 /// provider body except the two messages: model name, schema, JSON framing,
 /// and the format correction a retry appends (the reviewer client knows its
 /// own wire, so it counts that; counting it here too would charge it twice).
-#[expect(
-    clippy::too_many_lines,
-    reason = "predates the 80-line limit; split by issue 9"
-)]
 pub fn build(
     request: &Request,
     ctx: &PacketContext,
@@ -308,27 +308,7 @@ pub fn build(
     wire_overhead_tokens: u64,
 ) -> Result<Packet, PacketError> {
     let est = budget.estimator;
-    let (req, redactions) = redact::redact_request_with_report(request);
-    let mut redactions = redactions;
-    let trusted_override = ctx
-        .trusted_override
-        .as_deref()
-        .map(|s| redact::redact_text_with(s, &mut redactions).into_owned());
-    let parse_note = ctx
-        .parse_note
-        .as_deref()
-        .map(|s| neutralize_fences(&redact::redact_text_with(s, &mut redactions)).into_owned());
-
-    let head = Head {
-        request_json: neutralize_fences(&canonical_json(&request_object(&req))).into_owned(),
-        trusted_override,
-        parse_note,
-        has_latest_user: req
-            .transcript
-            .iter()
-            .any(|e| matches!(e, TranscriptEntry::User { .. })),
-    };
-
+    let (req, head, redactions) = redacted_head(request, ctx);
     let mut items = select(&req);
     let paired: Vec<usize> = items
         .iter()
@@ -342,59 +322,22 @@ pub fn build(
     let mut dropped = Vec::new();
     apply_section_caps(&mut items, budget, est, &mut dropped);
 
-    let budget_tokens = u64::from(budget.max_reviewer_input_tokens);
     let fixed = est
         .count(&json_escaped(POLICY))
         .saturating_add(wire_overhead_tokens)
         .saturating_add(FRAMING_RESERVE_TOKENS);
     let nonce = new_nonce()?;
-    // Sizes are judged without the nonce, plus the most its two copies can
-    // cost, so what is kept never depends on the random nonce: an identical
-    // retry keeps identical evidence and hits the cache.
-    let fixed = fixed.saturating_add(est.upper_bound_for_bytes(2 * NONCE_HEX_LEN));
-    let mut drop_order = budget_drop_order(&items).into_iter().peekable();
-
-    let (user, estimated_tokens) = loop {
-        let notes = Notes::of(&items, &dropped);
-        let skeleton = assemble(&head, &[], &notes, "");
-        let planned = items.iter().filter(|i| i.included).fold(
-            fixed.saturating_add(est.count(&json_escaped(&skeleton))),
-            |sum, i| sum.saturating_add(i.cost),
-        );
-        let mut verified = planned;
-        // The plan errs high (every item pays for its own quotes), so the
-        // real text is checked before giving up, too.
-        if planned <= budget_tokens || drop_order.peek().is_none() {
-            let without_nonce = assemble(&head, &items, &notes, "");
-            verified = fixed.saturating_add(est.count(&json_escaped(&without_nonce)));
-            if verified <= budget_tokens {
-                let user = assemble(&head, &items, &notes, &nonce);
-                // INVARIANT: the estimate covers the text actually sent.
-                let sent = fixed
-                    .saturating_sub(est.upper_bound_for_bytes(2 * NONCE_HEX_LEN))
-                    .saturating_add(est.count(&json_escaped(&user)));
-                let estimate = verified.max(sent);
-                if estimate <= budget_tokens {
-                    break (user, estimate);
-                }
-            }
-        }
-        let Some((what, members)) = drop_order.next() else {
-            return Err(PacketError::MandatoryTooLarge {
-                needed: verified,
-                budget: budget_tokens,
-            });
-        };
-        for index in members {
-            if let Some(item) = items.get_mut(index) {
-                item.included = false;
-            }
-        }
-        dropped.push(DropStep {
-            what,
-            cause: DropCause::Budget,
-        });
+    let fit = Fit {
+        head: &head,
+        est,
+        budget_tokens: u64::from(budget.max_reviewer_input_tokens),
+        // Sizes are judged without the nonce, plus the most its two copies
+        // can cost, so what is kept never depends on the random nonce: an
+        // identical retry keeps identical evidence and hits the cache.
+        fixed: fixed.saturating_add(est.upper_bound_for_bytes(2 * NONCE_HEX_LEN)),
+        nonce: &nonce,
     };
+    let (user, estimated_tokens) = fit.fit(&mut items, &mut dropped)?;
 
     let notes = Notes::of(&items, &dropped);
     let keyed = assemble(&head, &items, &notes, NONCE_PLACEHOLDER);
@@ -409,6 +352,109 @@ pub fn build(
         dropped,
         counts,
     })
+}
+
+/// The request redacted, the packet's head built from it (and the caller's
+/// trusted override and parse note, redacted too), and what was redacted.
+fn redacted_head(request: &Request, ctx: &PacketContext) -> (Request, Head, RedactionReport) {
+    let (req, mut redactions) = redact::redact_request_with_report(request);
+    let trusted_override = ctx
+        .trusted_override
+        .as_deref()
+        .map(|s| redact::redact_text_with(s, &mut redactions).into_owned());
+    let parse_note = ctx
+        .parse_note
+        .as_deref()
+        .map(|s| neutralize_fences(&redact::redact_text_with(s, &mut redactions)).into_owned());
+    let head = Head {
+        request_json: neutralize_fences(&canonical_json(&request_object(&req))).into_owned(),
+        trusted_override,
+        parse_note,
+        has_latest_user: req
+            .transcript
+            .iter()
+            .any(|e| matches!(e, TranscriptEntry::User { .. })),
+    };
+    (req, head, redactions)
+}
+
+/// Drops evidence in budget order until the packet fits.
+struct Fit<'a> {
+    head: &'a Head,
+    est: Estimator,
+    budget_tokens: u64,
+    /// Everything but the user message, the nonce's worst case included.
+    fixed: u64,
+    nonce: &'a str,
+}
+
+impl Fit<'_> {
+    /// The user message and its estimated size, once it fits.
+    fn fit(
+        &self,
+        items: &mut [Item],
+        dropped: &mut Vec<DropStep>,
+    ) -> Result<(String, u64), PacketError> {
+        let mut drop_order = budget_drop_order(items).into_iter().peekable();
+        loop {
+            let notes = Notes::of(items, dropped);
+            let skeleton = assemble(self.head, &[], &notes, "");
+            let planned = items.iter().filter(|i| i.included).fold(
+                self.fixed
+                    .saturating_add(self.est.count(&json_escaped(&skeleton))),
+                |sum, i| sum.saturating_add(i.cost),
+            );
+            let mut verified = planned;
+            // The plan errs high (every item pays for its own quotes), so the
+            // real text is checked before giving up, too.
+            if planned <= self.budget_tokens || drop_order.peek().is_none() {
+                let (fits, checked) = self.check(items, &notes);
+                if let Some(fits) = fits {
+                    return Ok(fits);
+                }
+                verified = checked;
+            }
+            let Some((what, members)) = drop_order.next() else {
+                return Err(PacketError::MandatoryTooLarge {
+                    needed: verified,
+                    budget: self.budget_tokens,
+                });
+            };
+            for index in members {
+                if let Some(item) = items.get_mut(index) {
+                    item.included = false;
+                }
+            }
+            dropped.push(DropStep {
+                what,
+                cause: DropCause::Budget,
+            });
+        }
+    }
+
+    /// Checks the real text: the user message and its estimate when it
+    /// fits, and the verified size either way.
+    fn check(&self, items: &[Item], notes: &Notes) -> (Option<(String, u64)>, u64) {
+        let without_nonce = assemble(self.head, items, notes, "");
+        let verified = self
+            .fixed
+            .saturating_add(self.est.count(&json_escaped(&without_nonce)));
+        if verified > self.budget_tokens {
+            return (None, verified);
+        }
+        let user = assemble(self.head, items, notes, self.nonce);
+        // INVARIANT: the estimate covers the text actually sent.
+        let sent = self
+            .fixed
+            .saturating_sub(self.est.upper_bound_for_bytes(2 * NONCE_HEX_LEN))
+            .saturating_add(self.est.count(&json_escaped(&user)));
+        let estimate = verified.max(sent);
+        if estimate <= self.budget_tokens {
+            (Some((user, estimate)), verified)
+        } else {
+            (None, verified)
+        }
+    }
 }
 
 /// Length of the nonce: 128 random bits in hex.
@@ -453,113 +499,28 @@ fn request_object(req: &Request) -> Value {
 // Selection
 // ---------------------------------------------------------------------------
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "predates the 80-line limit; split by issue 9"
-)]
+/// The evidence items of `req`, in packet order: the latest user message,
+/// older ones that mention the action exactly, the latest summary, tool
+/// calls linked to the action and their results, and the agent's reason.
 fn select(req: &Request) -> Vec<Item> {
-    let mut items = Vec::new();
     let transcript = &req.transcript;
-    let latest_user = transcript
-        .iter()
-        .rposition(|e| matches!(e, TranscriptEntry::User { .. }));
-    let latest_summary = transcript
-        .iter()
-        .rposition(|e| matches!(e, TranscriptEntry::Summary { .. }));
-
-    let needles: Vec<(&'static str, &str)> = [
-        ("the exact command", req.command.as_deref()),
-        ("the exact path", req.path.as_deref()),
-        ("the exact path", req.resolved_path.as_deref()),
-        ("the exact destination", req.destination.as_deref()),
-    ]
-    .into_iter()
-    .filter_map(|(label, value)| {
-        let value = value?.trim();
-        (!value.is_empty()).then_some((label, value))
-    })
-    .collect();
-
-    // Producers: tool_call_id → unit number, in transcript order.
-    let mut producers: Vec<(Option<&str>, usize, usize)> = Vec::new();
-    let mut next_unit = 1usize;
-
+    let mut selector = Selector {
+        req,
+        items: Vec::new(),
+        latest_user: transcript
+            .iter()
+            .rposition(|e| matches!(e, TranscriptEntry::User { .. })),
+        latest_summary: transcript
+            .iter()
+            .rposition(|e| matches!(e, TranscriptEntry::Summary { .. })),
+        needles: needles(req),
+        producers: Vec::new(),
+        next_unit: 1,
+    };
     for (index, entry) in transcript.iter().enumerate() {
-        match entry {
-            TranscriptEntry::User { text } => {
-                if Some(index) == latest_user {
-                    items.push(Item::new(
-                        Role::LatestUser,
-                        (index, 0, index),
-                        None,
-                        Content::Text(text.clone()),
-                    ));
-                } else if let Some((mentions, _)) =
-                    needles.iter().find(|(_, n)| mentions_exactly(text, n))
-                {
-                    items.push(Item::new(
-                        Role::OlderUser { mentions },
-                        (index, 0, index),
-                        None,
-                        Content::Text(text.clone()),
-                    ));
-                }
-            }
-            TranscriptEntry::Summary { text } => {
-                if Some(index) == latest_summary {
-                    items.push(Item::new(
-                        Role::Summary,
-                        (index, 0, index),
-                        None,
-                        Content::Text(text.clone()),
-                    ));
-                }
-            }
-            TranscriptEntry::ToolCall {
-                tool_call_id,
-                tool_name,
-                input,
-            } => {
-                let Some(link) = link_of(req, tool_call_id.as_deref(), input.as_ref()) else {
-                    continue;
-                };
-                let content = match input {
-                    Some(v) if req.input.as_ref() == Some(v) => Content::InputSameAsRequest,
-                    Some(v) => Content::Input(v.clone()),
-                    None => Content::None,
-                };
-                let unit = next_unit;
-                next_unit = next_unit.saturating_add(1);
-                producers.push((tool_call_id.as_deref(), unit, index));
-                items.push(Item::new(
-                    Role::Call {
-                        link,
-                        tool: tool_name.clone(),
-                    },
-                    (index, 0, index),
-                    Some(unit),
-                    content,
-                ));
-            }
-            TranscriptEntry::ToolResult { tool_call_id, text } => {
-                let Some(id) = tool_call_id.as_deref().filter(|id| !id.is_empty()) else {
-                    continue;
-                };
-                // Paired with the most recent producer carrying the same id.
-                if let Some((_, unit, producer_index)) =
-                    producers.iter().rev().find(|(pid, _, _)| *pid == Some(id))
-                {
-                    items.push(Item::new(
-                        Role::Result,
-                        (*producer_index, 1, index),
-                        Some(*unit),
-                        Content::Text(text.clone()),
-                    ));
-                }
-            }
-            TranscriptEntry::Assistant { .. } => {}
-        }
+        selector.entry(index, entry);
     }
+    let mut items = selector.items;
     if let Some(reason) = req.reason.as_deref().filter(|r| !r.trim().is_empty()) {
         items.push(Item::new(
             Role::Reason,
@@ -570,6 +531,123 @@ fn select(req: &Request) -> Vec<Item> {
     }
     items.sort_by_key(|i| i.order);
     items
+}
+
+/// The action's exact strings an older user message may mention.
+fn needles(req: &Request) -> Vec<(&'static str, &str)> {
+    [
+        ("the exact command", req.command.as_deref()),
+        ("the exact path", req.path.as_deref()),
+        ("the exact path", req.resolved_path.as_deref()),
+        ("the exact destination", req.destination.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(label, value)| {
+        let value = value?.trim();
+        (!value.is_empty()).then_some((label, value))
+    })
+    .collect()
+}
+
+/// The walk over the transcript that picks items.
+struct Selector<'r> {
+    req: &'r Request,
+    items: Vec<Item>,
+    latest_user: Option<usize>,
+    latest_summary: Option<usize>,
+    needles: Vec<(&'static str, &'r str)>,
+    /// Producers: tool_call_id → unit number, in transcript order.
+    producers: Vec<(Option<&'r str>, usize, usize)>,
+    next_unit: usize,
+}
+
+impl<'r> Selector<'r> {
+    fn entry(&mut self, index: usize, entry: &'r TranscriptEntry) {
+        match entry {
+            TranscriptEntry::User { text } => {
+                if Some(index) == self.latest_user {
+                    self.text(Role::LatestUser, index, text);
+                } else if let Some((mentions, _)) =
+                    self.needles.iter().find(|(_, n)| mentions_exactly(text, n))
+                {
+                    self.text(Role::OlderUser { mentions }, index, text);
+                }
+            }
+            TranscriptEntry::Summary { text } => {
+                if Some(index) == self.latest_summary {
+                    self.text(Role::Summary, index, text);
+                }
+            }
+            TranscriptEntry::ToolCall {
+                tool_call_id,
+                tool_name,
+                input,
+            } => self.call(index, tool_call_id.as_deref(), tool_name, input.as_ref()),
+            TranscriptEntry::ToolResult { tool_call_id, text } => {
+                self.result(index, tool_call_id.as_deref(), text);
+            }
+            TranscriptEntry::Assistant { .. } => {}
+        }
+    }
+
+    fn text(&mut self, role: Role, index: usize, text: &str) {
+        self.items.push(Item::new(
+            role,
+            (index, 0, index),
+            None,
+            Content::Text(text.to_owned()),
+        ));
+    }
+
+    fn call(
+        &mut self,
+        index: usize,
+        tool_call_id: Option<&'r str>,
+        tool_name: &Option<String>,
+        input: Option<&Value>,
+    ) {
+        let Some(link) = link_of(self.req, tool_call_id, input) else {
+            return;
+        };
+        let content = match input {
+            Some(v) if self.req.input.as_ref() == Some(v) => Content::InputSameAsRequest,
+            Some(v) => Content::Input(v.clone()),
+            None => Content::None,
+        };
+        let unit = self.next_unit;
+        self.next_unit = self.next_unit.saturating_add(1);
+        self.producers.push((tool_call_id, unit, index));
+        self.items.push(Item::new(
+            Role::Call {
+                link,
+                tool: tool_name.clone(),
+            },
+            (index, 0, index),
+            Some(unit),
+            content,
+        ));
+    }
+
+    fn result(&mut self, index: usize, tool_call_id: Option<&str>, text: &str) {
+        let Some(id) = tool_call_id.filter(|id| !id.is_empty()) else {
+            return;
+        };
+        // Paired with the most recent producer carrying the same id.
+        if let Some((_, unit, producer_index)) = self
+            .producers
+            .iter()
+            .rev()
+            .find(|(pid, _, _)| *pid == Some(id))
+        {
+            let item = Item::new(
+                Role::Result,
+                (*producer_index, 1, index),
+                Some(*unit),
+                Content::Text(text.to_owned()),
+            );
+            self.items.push(item);
+        }
+    }
 }
 
 /// How a transcript tool call relates to the request, if it does exactly.

@@ -2,7 +2,11 @@
 //! reviews, grant mints and grant consumption are in flight; restart on the
 //! same home; then `PRAGMA integrity_check` is `ok`, no grant consumed
 //! before the crash (or in flight at it) can be consumed again, and the
-//! tripped breaker of a turn is still tripped.
+//! tripped breaker of a turn is still tripped. The policy audit rides along:
+//! pi decision events are ingested while the kill lands, and after the
+//! restart `audit.sqlite` passes `integrity_check` and its totals are never
+//! lower than before the crash plus every ingest that was answered (only
+//! what was in flight at the kill may be missing).
 //!
 //! Three rounds by default (in `cargo test`); the long form is
 //! `VOUCH_CRASH_ROUNDS=50 cargo test --release --test it crash -- --nocapture`.
@@ -85,10 +89,64 @@ async fn consume(
 }
 
 fn integrity(home: &Path) -> String {
-    let db =
-        rusqlite::Connection::open(home.join("state").join(vouch::store::DATABASE_FILE)).unwrap();
+    integrity_of(&home.join("state").join(vouch::store::DATABASE_FILE))
+}
+
+fn integrity_of(db: &Path) -> String {
+    let db = rusqlite::Connection::open(db).unwrap();
     db.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
         .unwrap()
+}
+
+/// Observations the audit has counted, over every project.
+async fn audit_total(http: &reqwest::Client, service: &Service, operator: &str) -> u64 {
+    let report: Value = http
+        .get(service.url("/v1/audit/report?scope=all&days=30"))
+        .bearer_auth(operator)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    report["totals"]["observations"].as_u64().unwrap()
+}
+
+/// Posts batches of new pi decision events to `listen` until the service
+/// stops answering; returns how many events the answered batches counted
+/// (each answer comes after its transaction committed).
+async fn ingest_until_killed(
+    http: reqwest::Client,
+    listen: String,
+    token: String,
+    label: String,
+) -> u64 {
+    let mut acknowledged = 0;
+    for batch in 0..10_000u32 {
+        let events: Vec<Value> = (0..20)
+            .map(|e| {
+                json!({"requestId": format!("{label}-b{batch}-e{e}"), "surface": "bash",
+                       "value": "git status", "result": "allow", "resolution": "user_approved",
+                       "origin": null, "agentName": "main", "matchedPattern": null,
+                       "cwd": "/srv/app"})
+            })
+            .collect();
+        let answered = async {
+            let response = http
+                .post(format!("http://{listen}/v1/audit/events"))
+                .bearer_auth(&token)
+                .json(&events)
+                .send()
+                .await
+                .ok()?;
+            response.json::<Value>().await.ok()?["counted"].as_u64()
+        };
+        match answered.await {
+            Some(counted) => acknowledged += counted,
+            None => break,
+        }
+    }
+    acknowledged
 }
 
 /// Trips the breaker of turn `brk` with three model denials in a row.
@@ -137,11 +195,28 @@ async fn kill_9_under_load_loses_no_consumed_grant_and_keeps_the_breaker() {
         .unwrap();
     let mut service = Service::start(home.path(), &config(&model));
     let token = token(home.path(), "adapter");
+    let operator = crate::support::proof::token(home.path(), "operator");
+    let audit_db = home
+        .path()
+        .join("state")
+        .join(vouch::audit::db::DATABASE_FILE);
+    let mut acknowledged_total = 0u64;
     let breaker_decision = trip_breaker(&http, &service, &token).await;
     let mut spent: Vec<((String, Value), bool)> = Vec::new();
     let (mut in_flight_total, mut consumed_total) = (0usize, 0usize);
     for round in 0..rounds {
         let grants = mint(&http, &service, &token, round, 24).await;
+        let audit_before = audit_total(&http, &service, &operator).await;
+        let ingests: Vec<_> = (0..4)
+            .map(|t| {
+                tokio::spawn(ingest_until_killed(
+                    http.clone(),
+                    service.listen.clone(),
+                    token.clone(),
+                    format!("crash-r{round}-t{t}"),
+                ))
+            })
+            .collect();
         // Concurrent: consumption of every new grant, fresh reviews that
         // mint more, and hard denies; the kill lands while they run.
         let mut tasks = Vec::new();
@@ -174,9 +249,25 @@ async fn kill_9_under_load_loses_no_consumed_grant_and_keeps_the_breaker() {
             }
             spent.push((grant, outcome == Some(true)));
         }
+        let mut acknowledged = 0;
+        for t in ingests {
+            acknowledged += t.await.unwrap();
+        }
+        acknowledged_total += acknowledged;
         assert_eq!(integrity(home.path()), "ok", "round {round}: after kill -9");
+        assert_eq!(
+            integrity_of(&audit_db),
+            "ok",
+            "round {round}: audit.sqlite after kill -9"
+        );
         service = Service::start(home.path(), &config(&model));
         assert_eq!(integrity(home.path()), "ok", "round {round}: after restart");
+        let audit_after = audit_total(&http, &service, &operator).await;
+        assert!(
+            audit_after >= audit_before + acknowledged,
+            "round {round}: audit totals fell across the crash: {audit_after} < {audit_before} \
+             before + {acknowledged} acknowledged"
+        );
         // Every grant whose consumption answered true, and every one whose
         // answer the crash swallowed: at most one more success each (the
         // swallowed ones may not have committed), and never a second.
@@ -204,9 +295,14 @@ async fn kill_9_under_load_loses_no_consumed_grant_and_keeps_the_breaker() {
         );
         assert_eq!(after["decision"], breaker_decision.as_str());
     }
+    assert!(
+        acknowledged_total > 0,
+        "no audit ingest was answered before a kill; the audit leg tested nothing"
+    );
     eprintln!(
         "crash: {rounds} kill -9 rounds, {} grants consumed before a crash, {} consumptions in flight at one, \
-         0 consumed twice, integrity ok, breaker intact",
+         0 consumed twice, integrity ok, breaker intact; {acknowledged_total} audit events \
+         acknowledged during kills, none lost",
         consumed_total, in_flight_total
     );
 }

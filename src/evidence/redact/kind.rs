@@ -80,7 +80,16 @@ impl SecretKind {
     }
 
     pub fn marker(self) -> String {
-        format!("{MARKER_PREFIX}{}]", self.as_str())
+        let mut out = String::new();
+        self.push_marker(&mut out);
+        out
+    }
+
+    /// Appends [`SecretKind::marker`] to `out` without a string of its own.
+    pub fn push_marker(self, out: &mut String) {
+        out.push_str(MARKER_PREFIX);
+        out.push_str(self.as_str());
+        out.push(']');
     }
 
     #[cfg(test)]

@@ -248,6 +248,10 @@ fn holds_secret(v: &Value) -> bool {
 struct Pass {
     scanner: Option<&'static Scanner>,
     found: Vec<Vec<Span>>,
+    /// Each text's decoded views, kept from the first walk for the repeat
+    /// search of the second; `None` when the text has none (it is then
+    /// searched as it is).
+    views: Vec<Option<Views>>,
     next: usize,
     repeats: Vec<(Vec<u8>, SecretKind)>,
     known: HashSet<Vec<u8>>,
@@ -259,6 +263,7 @@ impl Pass {
         Pass {
             scanner: SCANNER.as_ref().ok(),
             found: Vec::new(),
+            views: Vec::new(),
             next: 0,
             repeats: Vec::new(),
             known: HashSet::new(),
@@ -280,12 +285,17 @@ impl Pass {
     fn collect_text(&mut self, s: &str, shell: bool) {
         let Some(scanner) = self.scanner else {
             self.found.push(Vec::new());
+            self.views.push(None);
             return;
         };
-        let found = scanner.scan(s.as_bytes());
+        let views = Views::of(s.as_bytes());
+        let found = scanner.scan_views(&views);
+        self.views.push((views.views.len() > 1).then_some(views));
         for f in &found {
             self.remember(&f.seen, f.span.kind);
-            if let Some(original) = s.as_bytes().get(f.span.start..f.span.end) {
+            if let Some(original) = s.as_bytes().get(f.span.start..f.span.end)
+                && original != f.seen.as_slice()
+            {
                 self.remember(original, f.span.kind);
             }
         }
@@ -333,7 +343,7 @@ impl Pass {
         // so building the finder costs at most REPEAT_PREFIX bytes a value.
         self.repeat_finder = AhoCorasickBuilder::new()
             .match_kind(MatchKind::LeftmostLongest)
-            .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
+            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
             .build(
                 self.repeats
                     .iter()
@@ -353,17 +363,29 @@ impl Pass {
             report.add(SecretKind::Unscanned);
             return Cow::Owned(SecretKind::Unscanned.marker());
         }
-        let mut spans = self.found.get(index).cloned().unwrap_or_default();
-        self.find_repeats(s, &mut spans);
+        let mut spans = self
+            .found
+            .get_mut(index)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        let views = self.views.get_mut(index).and_then(Option::take);
+        self.find_repeats(s, views.as_ref(), &mut spans);
         apply(s, spans, report)
     }
 
-    /// Spans where a remembered secret value occurs again (in any view).
-    fn find_repeats(&self, s: &str, spans: &mut Vec<Span>) {
+    /// Spans where a remembered secret value occurs again: in `s`, or in
+    /// every one of its decoded `views` when it has some.
+    fn find_repeats(&self, s: &str, views: Option<&Views>, spans: &mut Vec<Span>) {
         let Some(finder) = &self.repeat_finder else {
             return;
         };
-        let views = Views::of(s.as_bytes());
+        let Some(views) = views else {
+            for m in finder.find_iter(s.as_bytes()) {
+                let (start, end) = self.repeat_extent(s.as_bytes(), &m);
+                spans.push(Span::new(start, end, self.repeat_kind(&m)));
+            }
+            return;
+        };
         for (index, view) in views.views.iter().enumerate() {
             let whole = [(0, view.bytes.len())];
             let regions = view.dirty();
@@ -375,24 +397,33 @@ impl Pass {
                     finder.find_iter(aho_corasick::Input::new(&view.bytes).range(from..to))
                 });
             for m in hits {
-                let (value, kind) = match self.repeats.get(m.pattern().as_usize()) {
-                    Some((v, k)) => (v.as_slice(), *k),
-                    None => (&[][..], SecretKind::Repeated),
-                };
-                // The whole value when it is there; at least the prefix.
-                let whole = view
-                    .bytes
-                    .get(m.start()..)
-                    .is_some_and(|r| r.starts_with(value));
-                let end = if whole {
-                    m.start() + value.len()
-                } else {
-                    m.end()
-                };
-                let (start, end) = views.to_original(index, m.start(), end);
-                spans.push(Span::new(start, end, kind));
+                let (start, end) = self.repeat_extent(&view.bytes, &m);
+                let (start, end) = views.to_original(index, start, end);
+                spans.push(Span::new(start, end, self.repeat_kind(&m)));
             }
         }
+    }
+
+    /// The bytes a repeat hit covers: the whole value when it is there
+    /// (hits are found by a prefix); at least the prefix.
+    fn repeat_extent(&self, hay: &[u8], m: &aho_corasick::Match) -> (usize, usize) {
+        let value = self
+            .repeats
+            .get(m.pattern().as_usize())
+            .map_or(&[][..], |(v, _)| v.as_slice());
+        let whole = hay.get(m.start()..).is_some_and(|r| r.starts_with(value));
+        let end = if whole {
+            m.start() + value.len()
+        } else {
+            m.end()
+        };
+        (m.start(), end)
+    }
+
+    fn repeat_kind(&self, m: &aho_corasick::Match) -> SecretKind {
+        self.repeats
+            .get(m.pattern().as_usize())
+            .map_or(SecretKind::Repeated, |(_, k)| *k)
     }
 }
 
@@ -454,7 +485,7 @@ fn apply<'a>(s: &'a str, mut spans: Vec<Span>, report: &mut RedactionReport) -> 
     let mut at = 0;
     for span in &spans {
         out.push_str(s.get(at..span.start).unwrap_or_default());
-        out.push_str(&span.kind.marker());
+        span.kind.push_marker(&mut out);
         report.add(span.kind);
         at = span.end;
     }

@@ -9,9 +9,10 @@
 //! original text and returned; they are applied once, by the caller, and
 //! nothing re-reads the output.
 
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
 use super::cli;
 use super::kind::SecretKind;
@@ -54,14 +55,22 @@ enum Target {
 /// Why the scanner could not be built.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ScanError {
-    #[error("redaction rules: {0}")]
-    Rules(String),
     #[error("redaction triggers do not compile: {0}")]
     Triggers(String),
 }
 
+/// From this many bytes of text on, the trigger words are searched with a
+/// DFA: it searches several times faster than the NFA but costs a few
+/// milliseconds to build, which a short-lived process scanning a small
+/// request should not pay. Both report the same matches.
+pub const DFA_TEXT_BYTES: usize = 64 * 1024;
+
 pub(crate) struct Scanner {
+    /// The trigger words as a contiguous NFA: cheap to build.
     triggers: AhoCorasick,
+    /// The same words as a DFA, built the first time a large text is seen.
+    fast: OnceLock<Option<AhoCorasick>>,
+    words: Vec<String>,
     /// Trigger pattern index → what it enables.
     targets: Vec<Vec<Target>>,
     providers: &'static Providers,
@@ -81,28 +90,27 @@ pub(crate) const WHICH: [Which; 6] = [
 
 impl Scanner {
     fn build() -> Result<Scanner, ScanError> {
-        let providers = PROVIDERS
-            .as_ref()
-            .map_err(|e| ScanError::Rules(e.to_string()))?;
-        let structural = Structural::compile().map_err(ScanError::Rules)?;
+        let providers: &'static Providers = &PROVIDERS;
         let mut words: Vec<String> = Vec::new();
         let mut targets: Vec<Vec<Target>> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
         let mut add = |word: &str, target: Target| {
             let word = word.to_ascii_lowercase();
-            match words.iter().position(|w| *w == word) {
-                Some(at) => {
+            match index.get(&word) {
+                Some(&at) => {
                     if let Some(list) = targets.get_mut(at) {
                         list.push(target);
                     }
                 }
                 None => {
+                    index.insert(word.clone(), words.len());
                     words.push(word);
                     targets.push(vec![target]);
                 }
             }
         };
         for (index, rule) in providers.rules.iter().enumerate() {
-            for keyword in &rule.keywords {
+            for keyword in rule.keywords {
                 add(keyword, Target::Provider(index));
             }
         }
@@ -113,24 +121,40 @@ impl Scanner {
             add(name, Target::Command);
         }
         add("--", Target::LongOption);
-        let triggers = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(&words)
+        let triggers = trigger_automaton(&words, AhoCorasickKind::ContiguousNFA)
             .map_err(|e| ScanError::Triggers(e.to_string()))?;
         Ok(Scanner {
             triggers,
+            fast: OnceLock::new(),
+            words,
             targets,
             providers,
-            structural,
+            structural: Structural::new(),
         })
+    }
+
+    /// The trigger automaton for a text of `len` bytes (see
+    /// [`DFA_TEXT_BYTES`]).
+    fn triggers_for(&self, len: usize) -> &AhoCorasick {
+        if len < DFA_TEXT_BYTES {
+            return &self.triggers;
+        }
+        self.fast
+            .get_or_init(|| trigger_automaton(&self.words, AhoCorasickKind::DFA).ok())
+            .as_ref()
+            .unwrap_or(&self.triggers)
     }
 
     /// Every finding in `text` and its decoded views, in original
     /// coordinates (not yet merged).
+    #[cfg(test)]
     pub fn scan(&self, text: &[u8]) -> Vec<Found> {
-        let views = Views::of(text);
+        self.scan_views(&Views::of(text))
+    }
+
+    /// Every finding in a text's `views`, in original coordinates (not yet
+    /// merged).
+    pub fn scan_views(&self, views: &Views) -> Vec<Found> {
         let mut out = Vec::new();
         let mut local = Vec::new();
         for (index, view) in views.views.iter().enumerate() {
@@ -194,7 +218,7 @@ impl Scanner {
             let t = std::time::Instant::now();
             let mut f = Vec::new();
             self.providers.find(hay, &only, &mut f);
-            times.push((t.elapsed(), self.providers.rules[i].id.clone(), covered));
+            times.push((t.elapsed(), self.providers.rules[i].id.to_owned(), covered));
         }
         times.sort();
         times.reverse();
@@ -226,9 +250,9 @@ impl Scanner {
         let mut commands: Vec<(usize, usize, usize)> = Vec::new();
         let mut long_options = false;
         let mut names: Vec<(usize, usize)> = Vec::new();
+        let triggers = self.triggers_for(hay.len());
         let hits = regions.iter().flat_map(|&(from, to)| {
-            self.triggers
-                .find_overlapping_iter(aho_corasick::Input::new(hay).range(from..to))
+            triggers.find_overlapping_iter(aho_corasick::Input::new(hay).range(from..to))
         });
         for m in hits {
             let pattern = m.pattern().as_usize();
@@ -302,6 +326,17 @@ impl Scanner {
     }
 }
 
+fn trigger_automaton(
+    words: &[String],
+    kind: AhoCorasickKind,
+) -> Result<AhoCorasick, aho_corasick::BuildError> {
+    AhoCorasickBuilder::new()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .kind(Some(kind))
+        .build(words)
+}
+
 /// Adds a window, merged with the last one when they overlap.
 fn push_window(list: &mut Vec<(usize, usize)>, w: (usize, usize)) {
     if let Some(last) = list.last_mut()
@@ -334,38 +369,30 @@ fn is_command_word(hay: &[u8], start: usize, end: usize) -> bool {
 
 /// Provider rule data the tests check.
 pub fn provider_rules() -> Vec<(&'static str, &'static str, bool, Option<usize>)> {
-    PROVIDERS.as_ref().map_or_else(
-        |_| Vec::new(),
-        |p| {
-            p.rules
-                .iter()
-                .map(|r| {
-                    (
-                        r.id.as_str(),
-                        r.label.as_str(),
-                        r.is_unbounded(),
-                        r.first_keyword_offset(),
-                    )
-                })
-                .collect()
-        },
-    )
+    PROVIDERS
+        .rules
+        .iter()
+        .map(|r| {
+            (
+                r.id,
+                r.label.as_str(),
+                r.is_unbounded(),
+                r.first_keyword_offset(),
+            )
+        })
+        .collect()
 }
 
 /// The provider rules whose automata fail to build (each is built on first
 /// use; this builds them all).
 #[cfg(test)]
 pub fn unbuildable_rules() -> Vec<&'static str> {
-    PROVIDERS.as_ref().map_or_else(
-        |_| Vec::new(),
-        |p| {
-            p.rules
-                .iter()
-                .filter(|r| !r.builds())
-                .map(|r| r.id.as_str())
-                .collect()
-        },
-    )
+    PROVIDERS
+        .rules
+        .iter()
+        .filter(|r| !r.builds())
+        .map(|r| r.id)
+        .collect()
 }
 
 /// Whether the rules compiled.

@@ -9,6 +9,9 @@
 //! a value that was kept (a name inside it may start a secret of its own):
 //! no byte is walked twice except within the bounded judgement window.
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use regex_automata::util::syntax;
 use regex_automata::{Input, meta};
 
@@ -17,14 +20,42 @@ use super::kind::SecretKind;
 use super::scan::Span;
 use super::values::{self, Extent, JUDGE_BYTES, Syntax};
 
-/// The structural rules, compiled.
+/// The structural rules' head patterns, each built the first time its
+/// trigger word is seen (a short-lived process sees few of them).
 pub(crate) struct Structural {
-    pem_begin: meta::Regex,
-    pem_end: meta::Regex,
-    jwt: meta::Regex,
-    url: meta::Regex,
-    netrc: meta::Regex,
-    pair: meta::Regex,
+    pem_begin: Lazy,
+    pem_end: Lazy,
+    jwt: Lazy,
+    url: Lazy,
+    netrc: Lazy,
+    pair: Lazy,
+}
+
+/// A constant pattern built on first use. The patterns are tested to
+/// build; if one still did not, its rule hides every region it was asked
+/// to scan (see [`Structural::run`]).
+struct Lazy {
+    pattern: &'static str,
+    built: OnceLock<Option<meta::Regex>>,
+}
+
+impl Lazy {
+    const fn new(pattern: &'static str) -> Lazy {
+        Lazy {
+            pattern,
+            built: OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> Option<&meta::Regex> {
+        self.built
+            .get_or_init(|| {
+                build(self.pattern)
+                    .map_err(|e| tracing::error!(error = %e, "a structural redaction rule failed to build"))
+                    .ok()
+            })
+            .as_ref()
+    }
 }
 
 /// Which structural rule a trigger word enables.
@@ -87,55 +118,85 @@ fn build(pattern: &str) -> Result<meta::Regex, String> {
 }
 
 impl Structural {
-    pub fn compile() -> Result<Structural, String> {
-        Ok(Structural {
-            pem_begin: build(PEM_BEGIN)?,
-            pem_end: build(PEM_END)?,
-            jwt: build(JWT)?,
-            url: build(URL)?,
-            netrc: build(NETRC)?,
-            pair: build(PAIR)?,
-        })
+    pub const fn new() -> Structural {
+        Structural {
+            pem_begin: Lazy::new(PEM_BEGIN),
+            pem_end: Lazy::new(PEM_END),
+            jwt: Lazy::new(JWT),
+            url: Lazy::new(URL),
+            netrc: Lazy::new(NETRC),
+            pair: Lazy::new(PAIR),
+        }
     }
 
-    /// Runs one rule over the heads that start in `from..to`.
+    /// Whether every pattern builds (the unit tests check).
+    #[cfg(test)]
+    pub fn builds(&self) -> bool {
+        [
+            &self.pem_begin,
+            &self.pem_end,
+            &self.jwt,
+            &self.url,
+            &self.netrc,
+            &self.pair,
+        ]
+        .iter()
+        .all(|l| l.get().is_some())
+    }
+
+    /// Runs one rule over the heads that start in `from..to`. A rule whose
+    /// pattern did not build hides the whole region (fail closed).
     pub fn run(&self, which: Which, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) {
-        let range = from..to.saturating_add(HEAD_REACH).min(hay.len());
-        let starts_here = |m: &regex_automata::Match| m.start() < to;
-        match which {
+        let ok = match which {
             // Driven by the trigger hits instead: see [`Structural::assignments`].
-            Which::Assignment => {}
-            Which::Pem => self.pem(hay, from, to, out),
-            Which::Jwt => {
-                for m in self
-                    .jwt
-                    .find_iter(Input::new(hay).range(range))
-                    .filter(starts_here)
-                {
-                    out.push(Span::new(m.start(), m.end(), SecretKind::Jwt));
-                }
-            }
-            Which::Url => self.urls(hay, from, to, out),
-            Which::Netrc => {
-                for m in self
-                    .netrc
-                    .find_iter(Input::new(hay).range(range))
-                    .filter(starts_here)
-                {
-                    let e = values::extent(hay, m.end(), Syntax::Inline, 0, usize::MAX);
-                    push_value(hay, e, SecretKind::NetrcPassword, out);
-                }
-            }
-            Which::Pair => {
-                for m in self
-                    .pair
-                    .find_iter(Input::new(hay).range(range))
-                    .filter(starts_here)
-                {
-                    pair(hay, m.start(), m.end(), out);
-                }
-            }
+            Which::Assignment => true,
+            Which::Pem => self.pem(hay, from, to, out).is_some(),
+            Which::Jwt => self.jwts(hay, from, to, out).is_some(),
+            Which::Url => self.urls(hay, from, to, out).is_some(),
+            Which::Netrc => self.netrc(hay, from, to, out).is_some(),
+            Which::Pair => self.pairs(hay, from, to, out).is_some(),
+        };
+        if !ok {
+            out.push(Span::new(from, to, SecretKind::Unscanned));
         }
+    }
+
+    fn jwts(&self, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) -> Option<()> {
+        let range = from..to.saturating_add(HEAD_REACH).min(hay.len());
+        for m in self.jwt.get()?.find_iter(Input::new(hay).range(range)) {
+            if m.start() >= to {
+                break;
+            }
+            out.push(Span::new(m.start(), m.end(), SecretKind::Jwt));
+        }
+        Some(())
+    }
+
+    fn netrc(&self, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) -> Option<()> {
+        let range = from..to.saturating_add(HEAD_REACH).min(hay.len());
+        for m in self.netrc.get()?.find_iter(Input::new(hay).range(range)) {
+            if m.start() >= to {
+                break;
+            }
+            push_value(
+                hay,
+                netrc_token(hay, m.end()),
+                SecretKind::NetrcPassword,
+                out,
+            );
+        }
+        Some(())
+    }
+
+    fn pairs(&self, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) -> Option<()> {
+        let range = from..to.saturating_add(HEAD_REACH).min(hay.len());
+        for m in self.pair.get()?.find_iter(Input::new(hay).range(range)) {
+            if m.start() >= to {
+                break;
+            }
+            pair(hay, m.start(), m.end(), out);
+        }
+        Some(())
     }
 
     /// Reads the name around each trigger word hit (`pass`, `token`, …)
@@ -146,7 +207,8 @@ impl Structural {
     /// in the text is a literal character, so values after `=` are bare words.
     pub fn assignments(hay: &[u8], hits: &[(usize, usize)], dequoted: bool, out: &mut Vec<Span>) {
         let mut resume = 0;
-        let mut last: Option<(Vec<u8>, KeyClass)> = None;
+        // Names repeat (`key:key:…`, a log's fields): each is classified once.
+        let mut classes: HashMap<&str, KeyClass> = HashMap::new();
         let mut sorted: Vec<(usize, usize)> = hits.to_vec();
         sorted.sort_unstable();
         for (s, e) in sorted {
@@ -183,11 +245,14 @@ impl Structural {
             if dequoted && head.syntax == Syntax::Shell {
                 head.syntax = Syntax::Bare;
             }
-            let class = match &last {
-                Some((name, class)) if name.as_slice() == head.name.as_bytes() => *class,
-                Some(_) | None => {
+            let class = match classes.get(head.name) {
+                Some(class) => *class,
+                None => {
                     let class = classify_key(head.name);
-                    last = Some((head.name.as_bytes().to_vec(), class));
+                    if classes.len() >= MAX_CACHED_NAMES {
+                        classes.clear();
+                    }
+                    classes.insert(head.name, class);
                     class
                 }
             };
@@ -200,24 +265,22 @@ impl Structural {
         }
     }
 
-    fn pem(&self, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) {
+    fn pem(&self, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) -> Option<()> {
+        let (pem_begin, pem_end) = (self.pem_begin.get()?, self.pem_end.get()?);
         let range = from..to.saturating_add(HEAD_REACH).min(hay.len());
         let mut covered = 0;
         let mut blocks: Vec<(usize, usize)> = Vec::new();
-        for m in self
-            .pem_begin
-            .find_iter(Input::new(hay).range(range.clone()))
-        {
+        for m in pem_begin.find_iter(Input::new(hay).range(range.clone())) {
             if m.start() < covered || m.start() >= to {
                 continue;
             }
-            let end = key_material_end(hay, m.end(), &self.pem_end);
+            let end = key_material_end(hay, m.end(), pem_end);
             out.push(Span::new(m.start(), end, SecretKind::PrivateKey));
             blocks.push((m.start(), end));
             covered = end;
         }
         // The tail of a block whose start was cut off.
-        for m in self.pem_end.find_iter(Input::new(hay).range(range)) {
+        for m in pem_end.find_iter(Input::new(hay).range(range)) {
             if m.start() >= to {
                 break;
             }
@@ -232,13 +295,15 @@ impl Structural {
             let start = key_material_start(hay, m.start());
             out.push(Span::new(start, m.end(), SecretKind::PrivateKey));
         }
+        Some(())
     }
 
-    fn urls(&self, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) {
+    fn urls(&self, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) -> Option<()> {
+        let url = self.url.get()?;
         let mut at = from;
         let reach = to.saturating_add(HEAD_REACH).min(hay.len());
         while at < to
-            && let Some(m) = self.url.search(&Input::new(hay).range(at..reach))
+            && let Some(m) = url.search(&Input::new(hay).range(at..reach))
             && m.start() < to
         {
             let authority_end = hay
@@ -256,6 +321,7 @@ impl Structural {
             url_credentials(hay, m.end(), authority_end, out);
             at = authority_end.max(m.end());
         }
+        Some(())
     }
 }
 
@@ -278,6 +344,9 @@ struct Head<'h> {
 fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
 }
+
+/// Most distinct names one text's classifications are remembered for.
+const MAX_CACHED_NAMES: usize = 1024;
 
 /// Longest name read around a trigger word, each side.
 const NAME_REACH: usize = 80;
@@ -494,6 +563,26 @@ fn push_value(hay: &[u8], e: Extent, kind: SecretKind, out: &mut Vec<Span>) {
     let bytes = e.bytes(hay);
     if !bytes.is_empty() && !values::is_exempt(bytes) {
         out.push(Span::new(e.start, e.end, kind));
+    }
+}
+
+/// A `.netrc` token at `at`: a quoted string, else everything up to
+/// whitespace (quotes inside it are its own bytes: `ab"cd`).
+fn netrc_token(hay: &[u8], at: usize) -> Extent {
+    if matches!(hay.get(at), Some(b'"' | b'\'')) {
+        return values::extent(hay, at, Syntax::Inline, 0, usize::MAX);
+    }
+    let len = hay
+        .get(at..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|b| !b.is_ascii_whitespace())
+        .count();
+    Extent {
+        start: at,
+        end: at + len,
+        next: at + len,
+        complete: true,
     }
 }
 

@@ -13,6 +13,7 @@ fn rules_compile() {
     let rules = provider_rules();
     assert!(rules.len() >= 200, "{}", rules.len());
     assert_eq!(scan::unbuildable_rules(), Vec::<&str>::new());
+    assert!(structural::Structural::new().builds());
 }
 
 #[test]
@@ -129,6 +130,48 @@ fn encodings_are_decoded_before_matching() {
 fn repeated_values_are_found_where_nothing_says_secret() {
     let out = red("password: Qx7vB2mK9pLz\nlater we echo Qx7vB2mK9pLz to a file");
     assert!(!out.contains("Qx7vB2mK9pLz"), "{out}");
+}
+
+/// Fuzzing the older scanner found an AWS key glued to the letter before it
+/// passing through: gitleaks' pattern wants a word boundary there.
+#[test]
+fn provider_keys_glued_to_text_still_go() {
+    for text in [
+        "uAKIAQ3EGRZ7NLPYVX2KD",
+        "log:xAKIAQ3EGRZ7NLPYVX2KD done",
+        "idASIAQ3EGRZ7NLPYVX2KD",
+    ] {
+        let out = red(text);
+        assert!(!out.contains("Q3EGRZ7NLPYVX2KD"), "{text} -> {out}");
+    }
+    // Still not any uppercase run: too short, or the wrong alphabet.
+    assert_eq!(red("AKIA1234 AKIASHORT"), "AKIA1234 AKIASHORT");
+}
+
+#[test]
+fn netrc_passwords_are_whole_tokens() {
+    for (text, secret) in [
+        ("machine h login u password ab\"cd9Xq", "cd9Xq"),
+        ("machine h login u password {\"k\":7Zp}", "7Zp"),
+        ("machine h password \"two words\"", "words"),
+    ] {
+        let out = red(text);
+        assert!(!out.contains(secret), "{text} -> {out}");
+    }
+}
+
+#[test]
+fn standalone_quoted_strings_keep_their_findings() {
+    // The shell view leaves these as written; the text's own scan finds them.
+    for (text, secret) in [
+        (r#"{"password": "hunter2x"}"#, "hunter2x"),
+        ("echo 'token=Zq8vLm2Rt'", "Zq8vLm2Rt"),
+        (r#"curl -u "me:pQ7wR2sT" x"#, "pQ7wR2sT"),
+        (r#"export PW="aB3dE5fG" ; x"#, "aB3dE5fG"),
+    ] {
+        let out = red(text);
+        assert!(!out.contains(secret), "{text} -> {out}");
+    }
 }
 
 #[test]

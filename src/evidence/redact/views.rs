@@ -250,16 +250,19 @@ fn hex(b: u8) -> Option<u8> {
         .and_then(|d| u8::try_from(d).ok())
 }
 
+/// The byte `%XY` at `at` encodes.
+fn url_escape(text: &[u8], at: usize) -> Option<u8> {
+    Some(hex(*text.get(at + 1)?)? * 16 + hex(*text.get(at + 2)?)?)
+}
+
 /// `%3D` → `=`.
 fn url(text: &[u8]) -> Option<View> {
     let mut b = Builder::with_capacity(text.len());
     let mut i = 0;
     let mut run = 0;
-    while i < text.len() {
-        let escape = (text.get(i) == Some(&b'%'))
-            .then(|| Some(hex(*text.get(i + 1)?)? * 16 + hex(*text.get(i + 2)?)?))
-            .flatten();
-        match escape {
+    while let Some(at) = text.get(i..).and_then(|r| memchr::memchr(b'%', r)) {
+        i += at;
+        match url_escape(text, i) {
             Some(byte) => {
                 b.copy(run, text.get(run..i).unwrap_or_default());
                 b.decoded(i, 3, &[byte]);
@@ -278,11 +281,8 @@ fn json(text: &[u8]) -> Option<View> {
     let mut b = Builder::with_capacity(text.len());
     let mut i = 0;
     let mut run = 0;
-    while i < text.len() {
-        if text.get(i) != Some(&b'\\') {
-            i += 1;
-            continue;
-        }
+    while let Some(at) = text.get(i..).and_then(|r| memchr::memchr(b'\\', r)) {
+        i += at;
         let (out, used): (Vec<u8>, usize) = match text.get(i + 1) {
             Some(b'"') => (b"\"".to_vec(), 2),
             Some(b'\\') => (b"\\".to_vec(), 2),
@@ -337,11 +337,26 @@ fn unicode_escape(text: &[u8], at: usize) -> Option<(Vec<u8>, usize)> {
 
 /// Shell quote removal: `'…'`, `"…"` (with its escapes), `$'…'` and
 /// backslash escapes, as bash would read the words.
+///
+/// A quoted string standing alone (between separators, nothing escaped
+/// inside: `{"name": "value"}`, `echo 'a b'`) is kept as written: taking
+/// its quotes off joins nothing, and every rule already reads quoted
+/// values in place, so decoding it would only make the view differ from
+/// the text (and be scanned again) for nothing.
 fn shell(text: &[u8]) -> Option<View> {
     let mut b = Builder::with_capacity(text.len());
     let mut i = 0;
     while i < text.len() {
         let Some(&c) = text.get(i) else { break };
+        let standalone = match c {
+            b'\'' | b'"' => standalone_quoted(text, i),
+            _ => None,
+        };
+        if let Some(end) = standalone {
+            b.copy(i, text.get(i..end).unwrap_or_default());
+            i = end;
+            continue;
+        }
         match c {
             b'\'' => i = single_quoted(text, i, &mut b),
             b'"' => i = double_quoted(text, i, &mut b),
@@ -370,6 +385,48 @@ fn shell(text: &[u8]) -> Option<View> {
         }
     }
     b.finish()
+}
+
+/// Bytes that end a shell word or separate JSON and assignment parts: a
+/// quote next to one of them (or to the text's edge) glues nothing on.
+fn is_separator(b: u8) -> bool {
+    b.is_ascii_whitespace()
+        || matches!(
+            b,
+            b';' | b'&'
+                | b'|'
+                | b'<'
+                | b'>'
+                | b'('
+                | b')'
+                | b'{'
+                | b'}'
+                | b'['
+                | b']'
+                | b','
+                | b':'
+                | b'='
+        )
+}
+
+/// The end (past the closing quote) of the quoted string opening at `at`
+/// when it stands alone: a separator (or the edge) on both sides, and for
+/// double quotes nothing the shell would unescape or expand inside.
+fn standalone_quoted(text: &[u8], at: usize) -> Option<usize> {
+    let quote = *text.get(at)?;
+    let before = at.checked_sub(1).and_then(|i| text.get(i)).copied();
+    if before.is_some_and(|b| !is_separator(b)) {
+        return None;
+    }
+    let body = text.get(at + 1..)?;
+    let close = memchr::memchr(quote, body)?;
+    let inner = body.get(..close)?;
+    if quote == b'"' && memchr::memchr3(b'\\', b'$', b'`', inner).is_some() {
+        return None;
+    }
+    let end = at + 1 + close + 1;
+    let after = text.get(end).copied();
+    after.is_none_or(is_separator).then_some(end)
 }
 
 fn single_quoted(text: &[u8], at: usize, b: &mut Builder) -> usize {
