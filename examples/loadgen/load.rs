@@ -137,9 +137,23 @@ pub struct Cell {
     /// `decision/stage` of the first answer of each review kind.
     pub decisions: Vec<String>,
     pub peak_rss_kib: u64,
+    /// The server's CPU time (user + system, all threads) over the timed
+    /// part of the cell: what one request costs it, whatever else shares
+    /// the cores (throughput and latency depend on that; this much less).
+    pub server_cpu: Option<Duration>,
 }
 
 impl Cell {
+    /// The server's CPU time per answered request, in µs.
+    pub fn cpu_us_per_request(&self) -> f64 {
+        match self.server_cpu {
+            Some(cpu) if !self.latencies.is_empty() => {
+                cpu.as_secs_f64() * 1e6 / self.latencies.len() as f64
+            }
+            _ => f64::NAN,
+        }
+    }
+
     pub fn throughput(&self) -> f64 {
         self.latencies.len() as f64 / self.elapsed.as_secs_f64()
     }
@@ -198,6 +212,7 @@ pub async fn run_cell(
         warmed.push((connection, summary(&answer)));
     }
     let decisions = dedup(warmed.iter().map(|(_, s)| s.clone()));
+    let cpu_before = crate::target::cpu_time(pid);
     let started = Instant::now();
     let deadline = started + duration;
     let mut workers = Vec::with_capacity(clients);
@@ -218,6 +233,9 @@ pub async fn run_cell(
         latencies.extend(w.await?);
     }
     let elapsed = started.elapsed();
+    let server_cpu = crate::target::cpu_time(pid)
+        .zip(cpu_before)
+        .map(|(after, before)| after.saturating_sub(before));
     stop.store(true, Ordering::Relaxed);
     let _ = sampler.await;
     latencies.sort_unstable();
@@ -229,6 +247,7 @@ pub async fn run_cell(
         errors: errors.load(Ordering::Relaxed),
         decisions,
         peak_rss_kib: peak.load(Ordering::Relaxed),
+        server_cpu,
     })
 }
 

@@ -14,7 +14,9 @@
 //! (the trivial 200 route, the floor), `hard_deny`, `pass` (a routed read),
 //! `cached` (the verdict cache), `model` (a new turn, one model call) and
 //! `mixed` (the four in turn). Each cell prints throughput, p50/p99/p99.9,
-//! errors and the server's peak RSS. Two ratios from the same run:
+//! errors, the server's peak RSS and its CPU time per request (user + system,
+//! all its threads: the figure least disturbed by whatever else shares the
+//! cores). Two ratios from the same run:
 //! (a) hard-deny throughput over `livez` throughput (target ≥ 0.7) and
 //! (b) the model cell's latency minus the model's fixed delay at 64 clients
 //! (target ≤ 2 ms at p50, ≤ 10 ms at p99). Last, `vouch hook claude-code`
@@ -84,10 +86,7 @@ fn main() -> anyhow::Result<()> {
         mib(idle),
         args.model_delay_ms
     );
-    println!(
-        "{:<10} {:>7} {:>9} {:>10} {:>8} {:>8} {:>9} {:>7} {:>9}  decisions",
-        "kind", "clients", "requests", "req/s", "p50 ms", "p99 ms", "p99.9 ms", "errors", "RSS MiB"
-    );
+    print_header();
     let mut cells = Vec::new();
     for &clients in &args.clients {
         for kind in Kind::ALL
@@ -144,9 +143,25 @@ fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
+fn print_header() {
+    println!(
+        "{:<10} {:>7} {:>9} {:>10} {:>8} {:>8} {:>9} {:>7} {:>9} {:>9}  decisions",
+        "kind",
+        "clients",
+        "requests",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "errors",
+        "RSS MiB",
+        "CPU µs/req"
+    );
+}
+
 fn print_cell(c: &Cell) {
     println!(
-        "{:<10} {:>7} {:>9} {:>10.0} {:>8.3} {:>8.3} {:>9.3} {:>7} {:>9.1}  {}",
+        "{:<10} {:>7} {:>9} {:>10.0} {:>8.3} {:>8.3} {:>9.3} {:>7} {:>9.1} {:>10.0}  {}",
         c.kind.name(),
         c.clients,
         c.latencies.len(),
@@ -156,6 +171,7 @@ fn print_cell(c: &Cell) {
         c.percentile(99.9),
         c.errors,
         mib(c.peak_rss_kib),
+        c.cpu_us_per_request(),
         c.decisions.join(" "),
     );
 }
