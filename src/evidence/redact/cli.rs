@@ -13,7 +13,7 @@
 //! The table is shaped for the shell layer's option parser (one spec per
 //! command, `getopt_long` semantics); until that parser exists the small
 //! one here reads it. Words come from two places: the shell layer's parse of
-//! a bash command ([`crate::shell::parse`], through wrappers, `bash -c` and
+//! a bash command ([`crate::shell::analyze`], through wrappers, `bash -c` and
 //! `eval`), and a bounded word lexer over any text for commands quoted in
 //! prose, transcripts and tool output.
 

@@ -22,7 +22,7 @@
 //! under a secret-named key, or paired with a secret name in a HAR-style
 //! `{"name": …, "value": …}` object, is replaced whole, whatever it looks
 //! like. Every other string is scanned as text, and a `command` string is
-//! also read by the shell parser ([`crate::shell::parse`]).
+//! also read by the shell parser ([`crate::shell::analyze`]).
 
 mod cli;
 mod keys;
