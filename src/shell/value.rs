@@ -293,11 +293,24 @@ impl Value {
         out
     }
 
-    /// Adds a candidate unless it is already listed.
+    /// Adds a candidate unless it is already listed. Past
+    /// `max_candidates` the value is not listed any more: it becomes one
+    /// hole (any string) carrying every candidate's sources, so joins of
+    /// branches (`cd a || cd b; …` repeated) stay bounded instead of doubling
+    /// at every join, and what they mean stays the widest reading.
     pub fn add(&mut self, candidate: Text) {
-        if !self.candidates.contains(&candidate) {
-            self.candidates.push(candidate);
+        if self.candidates.contains(&candidate) {
+            return;
         }
+        let full = u64::try_from(self.candidates.len())
+            .map_or(true, |n| n >= super::budget::Limits::DEFAULT.max_candidates);
+        if full {
+            let mut from = self.sources();
+            from.extend(&candidate.sources());
+            self.candidates = vec![Text::any(from)];
+            return;
+        }
+        self.candidates.push(candidate);
     }
 
     /// Every candidate of `other` becomes one of this value's.
