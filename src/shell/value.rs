@@ -485,6 +485,7 @@ pub fn argv_may_be(argv: &[Arg], actual: &[&str]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::budget::Limits;
     use super::*;
 
     fn pattern(parts: &[Seg]) -> Text {
@@ -493,6 +494,20 @@ mod tests {
             t.push(p.clone());
         }
         t
+    }
+
+    #[test]
+    fn a_value_past_its_candidate_budget_becomes_a_hole() {
+        // Joins of branches (`cd a || cd b; …`) must not grow a value without
+        // bound: past the budget it reads as any string, the widest reading.
+        let mut v = Value::known("/srv/0");
+        for n in 1..1000 {
+            v.add(Text::lit(&format!("/srv/{n}")));
+        }
+        let limit = usize::try_from(Limits::DEFAULT.max_candidates).unwrap();
+        assert!(v.candidates().len() <= limit);
+        assert!(v.has_any());
+        assert!(v.may_be("/"));
     }
 
     #[test]
