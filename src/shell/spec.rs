@@ -150,6 +150,26 @@ const fn posix(short: &'static str, long: &'static [LongOpt]) -> OptionSpec {
     }
 }
 
+/// Partitioning and volume tools: one list, read by the command table below
+/// and by the hard-deny device rule.
+pub const PARTITIONERS: &[&str] = &[
+    "sgdisk",
+    "gdisk",
+    "parted",
+    "sfdisk",
+    "fdisk",
+    "cfdisk",
+    "diskutil",
+    "cryptsetup",
+    "hdparm",
+    "nvme",
+    "zpool",
+    "mdadm",
+    "pvcreate",
+    "vgcreate",
+    "lvremove",
+];
+
 const fn spec(
     names: &'static [&'static str],
     options: OptionSpec,
@@ -1701,27 +1721,7 @@ pub const SPECS: &[CommandSpec] = &[
         opts("", &[]),
         Operands::Special,
     ),
-    spec(
-        &[
-            "sgdisk",
-            "gdisk",
-            "parted",
-            "sfdisk",
-            "fdisk",
-            "cfdisk",
-            "diskutil",
-            "cryptsetup",
-            "hdparm",
-            "nvme",
-            "zpool",
-            "mdadm",
-            "pvcreate",
-            "vgcreate",
-            "lvremove",
-        ],
-        opts("", &[]),
-        Operands::Special,
-    ),
+    spec(PARTITIONERS, opts("", &[]), Operands::Special),
     // ---------------------------------------------------------------- readers
     spec(
         &[

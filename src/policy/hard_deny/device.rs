@@ -18,24 +18,6 @@ fn formatter(name: &str) -> bool {
         )
 }
 
-const PARTITIONERS: &[&str] = &[
-    "sgdisk",
-    "gdisk",
-    "parted",
-    "sfdisk",
-    "fdisk",
-    "cfdisk",
-    "diskutil",
-    "cryptsetup",
-    "hdparm",
-    "nvme",
-    "zpool",
-    "mdadm",
-    "pvcreate",
-    "vgcreate",
-    "lvremove",
-];
-
 pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
     for i in 0..f.analysis.commands.len() {
         let Some(cmd) = f.command(i) else { continue };
@@ -67,7 +49,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
                     ("device-destroy/wipefs", "wipes the signatures of")
                 } else if name == "blkdiscard" {
                     ("device-destroy/blkdiscard", "discards every block of")
-                } else if PARTITIONERS.contains(&name.as_str()) {
+                } else if crate::shell::spec::PARTITIONERS.contains(&name.as_str()) {
                     (
                         "device-destroy/partition-table",
                         "rewrites the partition table of",
