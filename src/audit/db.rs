@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{
     Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
@@ -296,7 +297,15 @@ impl Db {
                 detail: format!("journal mode stayed `{mode}`"),
             });
         }
+        // The audit is statistics, not a security record: NORMAL in WAL
+        // survives a killed process and loses at most the last commits on
+        // power loss (docs/audit.md), and commits without an fsync.
         conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sql)?;
+        // Most connections live in a short `vouch hook` process: closing
+        // the last one must not checkpoint (and fsync) the log on the way
+        // out; `wal_autocheckpoint` still copies it back at a commit.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
             .map_err(sql)?;
         conn.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)
             .map_err(sql)?;

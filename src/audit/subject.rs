@@ -11,8 +11,15 @@
 //! prefix rule cannot describe (environment prefixes, lists, pipelines,
 //! redirections, wrappers, path executables, anything that did not parse)
 //! get no template: they are counted under a reason such as `<pipeline>`,
-//! which never yields a suggestion. The command is redacted before it is
-//! parsed, so a secret the redactor recognises can never survive as a word.
+//! which never yields a suggestion.
+//!
+//! A secret the redactor recognises must never survive as a word. A short,
+//! calm command (see [`calm_template`]) is templated as written: nothing in
+//! it can give the redactor a finding that a kept word would carry, and
+//! building the redaction scanner for it would cost a hook process more than
+//! everything else it does. Every other command is redacted first, then
+//! templated; a test holds the two paths to the same answer over the
+//! corpora.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -126,8 +133,54 @@ pub fn command_template(command: &str, limits: Limits) -> Result<String, NoTempl
     if command.len() > limits.max_command_bytes {
         return Err(NoTemplate::TooLong);
     }
-    let redacted = redact::redact_text(command);
-    let words = single_simple_words(&redacted)?;
+    if let Some(answer) = calm_template(command, limits) {
+        return answer;
+    }
+    template_of(&redact::redact_text(command), limits)
+}
+
+/// Longest word a calm command may keep in its template: every provider
+/// rule of the redactor matches at least 12 bytes (the shortest are Slack's
+/// `xapp-1-a-1-a` and `xoxo-1-1-1-a` shapes; a test reads the rule files
+/// and holds this), so no kept word can be a provider secret whole.
+const CALM_WORD_BYTES: usize = 11;
+
+/// The template of `command` as written, when that is certainly what the
+/// redacted command would give: `None` when it is not certain, and the
+/// redacted path decides.
+///
+/// Calm means every byte is a lowercase ASCII letter, a digit, a space or one
+/// of `./~_+-`, which leaves no separator for a secret-named key (`=`, `:`),
+/// no URL, no quoting or escape to decode, no JWT, PEM block or mixed-case
+/// token; the text holds no `.netrc` entry (`machine`); the command is not
+/// one whose arguments the redactor reads as secrets (`mysql -pX`,
+/// `htpasswd -b f user X`); and every word the template keeps is at most
+/// [`CALM_WORD_BYTES`] long. Values after options are placeholders either
+/// way. A command that has no template has none either way: no word of it
+/// is kept.
+fn calm_template(command: &str, limits: Limits) -> Option<Result<String, NoTemplate>> {
+    let calm = command.bytes().all(|b| {
+        b.is_ascii_lowercase()
+            || b.is_ascii_digit()
+            || matches!(b, b' ' | b'.' | b'/' | b'~' | b'_' | b'+' | b'-')
+    });
+    if !calm || command.contains("machine") {
+        return None;
+    }
+    let answer = template_of(command, limits);
+    let Ok(template) = &answer else {
+        return Some(answer);
+    };
+    let mut kept = template.split(' ');
+    let name = kept.next()?;
+    let short = kept.all(|word| word.len() <= CALM_WORD_BYTES);
+    (short && name.len() <= CALM_WORD_BYTES && !redact::is_cli_secret_command(name))
+        .then_some(answer)
+}
+
+/// The template of a command whose secrets, if any, are already hidden.
+fn template_of(source: &str, limits: Limits) -> Result<String, NoTemplate> {
+    let words = single_simple_words(source)?;
     let (first, rest) = words.split_first().ok_or(NoTemplate::Empty)?;
     let name = first.clone().ok_or(NoTemplate::DynamicCommand)?;
     if name.contains('/') {
@@ -136,7 +189,7 @@ pub fn command_template(command: &str, limits: Limits) -> Result<String, NoTempl
     if !is_safe_command_word(&name) {
         return Err(NoTemplate::UnsafeCommand);
     }
-    if runs_another_command(&redacted) {
+    if runs_another_command(source) {
         return Err(NoTemplate::Wrapper);
     }
     template_words(name, rest, limits.max_template_tokens)
@@ -300,13 +353,20 @@ fn is_plain_word(text: &str) -> bool {
         && text.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
 }
 
-/// A command name fit for a rule: letters, digits and `_.+-`, not random.
+/// A command name fit for a rule: letters, digits and `_.+-`, not random,
+/// and not shaped like a password typed at the prompt by mistake: capitals
+/// only in a short name (`Rscript`), digits only in a short one
+/// (`python3`), never both (`hunter2-GUW3WM`, `Xq7-vB2mK9pL`, a UUID).
 fn is_safe_command_word(name: &str) -> bool {
+    let upper = name.bytes().any(|b| b.is_ascii_uppercase());
+    let digit = name.bytes().any(|b| b.is_ascii_digit());
+    let password_like = (upper && (digit || name.len() > 8)) || (digit && name.len() >= 12);
     (1..=64).contains(&name.len())
         && name.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-'))
+        && !password_like
         && !redact::looks_random(name.as_bytes())
 }
 
@@ -612,11 +672,117 @@ mod tests {
             t("1584d8c4fa2815d2802827283e0ad841 run"),
             Err(NoTemplate::UnsafeCommand)
         );
+        // A password typed as a command is not a command name.
+        assert_eq!(t("hunter2-GUW3WM status"), Err(NoTemplate::UnsafeCommand));
+        assert_eq!(t("MIPDQL-BNdHeR"), Err(NoTemplate::UnsafeCommand));
+        assert_eq!(t("python3 -V").unwrap(), "python3 -V");
         let long = format!("echo {}", "a ".repeat(40));
         assert_eq!(t(&long), Err(NoTemplate::TooLong));
         let huge = format!("echo {}", "x".repeat(5000));
         assert_eq!(t(&huge), Err(NoTemplate::TooLong));
         assert_eq!(t("echo \"unterminated"), Err(NoTemplate::Unparsed));
+    }
+
+    /// Every command of the corpora, and the probe secrets where a template
+    /// keeps words or drops values, bare and lowercased.
+    fn corpus_commands() -> Vec<String> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut commands = Vec::new();
+        let mut secrets = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                    continue;
+                };
+                for key in ["command", "text", "secret"] {
+                    if let Some(s) = v.get(key).and_then(serde_json::Value::as_str) {
+                        let into = if key == "secret" {
+                            &mut secrets
+                        } else {
+                            &mut commands
+                        };
+                        into.push(s.to_owned());
+                    }
+                }
+            }
+        }
+        for secret in &secrets {
+            for s in [secret.clone(), secret.to_ascii_lowercase()] {
+                for place in [
+                    "{}",
+                    "{} status",
+                    "deploy {}",
+                    "deploy {} now",
+                    "deploy --token {}",
+                    "deploy -{}",
+                    "deploy --{}",
+                    "mysql -p{} app",
+                    "mysql -u root -p{}",
+                    "htpasswd -b users dev {}",
+                    "echo machine host login dev password {}",
+                    "git push {} main",
+                ] {
+                    commands.push(place.replace("{}", &s));
+                }
+            }
+        }
+        commands
+    }
+
+    #[test]
+    fn calm_commands_template_as_their_redacted_form_would() {
+        let mut calm = 0;
+        let mut checked = 0;
+        for command in corpus_commands() {
+            if command.trim().is_empty() || command.len() > LIMITS.max_command_bytes {
+                continue;
+            }
+            checked += 1;
+            let Some(fast) = calm_template(&command, LIMITS) else {
+                continue;
+            };
+            calm += 1;
+            let full = template_of(&redact::redact_text(&command), LIMITS);
+            match (&fast, &full) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{command}"),
+                // Neither keeps a word; the reason counted may differ.
+                (Err(_), Err(_)) => {}
+                _ => panic!("{command}: calm {fast:?}, redacted {full:?}"),
+            }
+        }
+        // The calm path is taken often enough for this to mean something.
+        assert!(calm > 500 && checked > calm, "{calm} calm of {checked}");
+    }
+
+    #[test]
+    fn calm_words_are_shorter_than_any_provider_secret() {
+        let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/evidence/redact/rules");
+        let mut read = 0;
+        for file in ["gitleaks.toml", "vouch.toml"] {
+            let text = std::fs::read_to_string(rules.join(file)).unwrap();
+            let table: toml::Table = toml::from_str(&text).unwrap();
+            for rule in table["rules"].as_array().unwrap() {
+                let (Some(id), Some(regex)) = (rule["id"].as_str(), rule.get("regex")) else {
+                    continue;
+                };
+                let hir = regex_automata::util::syntax::parse(regex.as_str().unwrap()).unwrap();
+                let shortest = hir.properties().minimum_len().unwrap_or(usize::MAX);
+                read += 1;
+                // Needs `curl` (a CLI secret command) and a `:`: never calm.
+                if id == "curl-auth-user" {
+                    continue;
+                }
+                assert!(
+                    shortest > CALM_WORD_BYTES,
+                    "{file}: {id} matches {shortest} bytes"
+                );
+            }
+        }
+        assert!(read > 200, "{read} rules read");
     }
 
     #[test]

@@ -842,3 +842,61 @@ async fn codex_execpolicy_accepts_the_generated_rules() {
         );
     }
 }
+
+/// Every secret of the redaction corpora (the probes included), placed where
+/// a command template keeps words or drops values — as the command word, a
+/// bare word, an option's value, glued to a short or long option, as a
+/// `.netrc` line, as written and shell-quoted — goes through ingest; none of
+/// it may appear in `audit.sqlite` or its `-wal`/`-shm` files, while the
+/// templates around it demonstrably do.
+#[tokio::test]
+async fn no_corpus_secret_in_a_templated_command_reaches_audit_sqlite() {
+    let mut secrets = Vec::new();
+    for file in [
+        "secrets.jsonl",
+        "secrets_extra.jsonl",
+        "redaction_probes.jsonl",
+    ] {
+        for (_, v) in fixture_lines(file) {
+            secrets.push(v["secret"].as_str().unwrap().to_owned());
+        }
+    }
+    assert!(secrets.len() > 200, "{} secrets", secrets.len());
+    let home = Home::new();
+    let mut events = Vec::new();
+    for (i, secret) in secrets.iter().enumerate() {
+        let quoted = format!("'{}'", secret.replace('\'', "'\\''"));
+        for (j, place) in [
+            "{} status",
+            "deploy {} now",
+            "deploy --token {}",
+            "deploy -t{}",
+            "deploy --secret={}",
+            "mysql -p{} app",
+            "htpasswd -b users dev {}",
+            "echo machine host login dev password {}",
+        ]
+        .iter()
+        .enumerate()
+        {
+            for (k, s) in [secret, &quoted].into_iter().enumerate() {
+                let event = home.pi(&place.replace("{}", s), "allow", "user_approved");
+                events.push(with_id(event, &format!("probe-{i}-{j}-{k}")));
+            }
+        }
+    }
+    let summary = home.ingest(events).await;
+    assert!(summary.counted > 0, "{summary:?}");
+    let mut bytes = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let path = home.state().join(format!("audit.sqlite{suffix}"));
+        if path.exists() {
+            bytes.extend(std::fs::read(path).unwrap());
+        }
+    }
+    let has = |needle: &str| bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
+    // The scan reads real rows: the safe templates were written.
+    assert!(has("deploy --token *"), "templates were written");
+    let leaked: Vec<&String> = secrets.iter().filter(|s| has(s)).collect();
+    assert!(leaked.is_empty(), "secrets in audit.sqlite: {leaked:?}");
+}

@@ -78,6 +78,14 @@ pub fn replaced_rules() -> &'static [(&'static str, &'static str)] {
     scan::REPLACED
 }
 
+/// Whether `name` is a command whose arguments the CLI secret-option table
+/// reads (`mysql -pX`, `htpasswd -b FILE USER X`): the audit's command
+/// templates redact such commands in full rather than template them as
+/// written.
+pub fn is_cli_secret_command(name: &str) -> bool {
+    cli::command_names().any(|n| n == name)
+}
+
 /// Redacts secret-shaped text. Borrows when nothing was found.
 pub fn redact_text(s: &str) -> Cow<'_, str> {
     redact_text_with(s, &mut RedactionReport::default())
