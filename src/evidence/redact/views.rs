@@ -144,7 +144,7 @@ impl Views {
         let outer_to = to.saturating_add(DIRTY_MARGIN).min(view.bytes.len());
         let (inner_from, inner_to) = self.to_original(index, from, to);
         let (orig_from, orig_to) = self.to_original(index, outer_from, outer_to);
-        let (in_from, in_to) = (other.from_source(inner_from), other.from_source(inner_to));
+        let (in_from, in_to) = (other.at_source(inner_from), other.at_source(inner_to));
         let scanned = self.regions(sibling).is_some_and(|r| {
             let i = r.partition_point(|&(_, end)| end < in_to);
             r.get(i).is_some_and(|&(a, b)| a <= in_from && in_to <= b)
@@ -153,7 +153,7 @@ impl Views {
             && view.bytes.get(outer_from..outer_to)
                 == other
                     .bytes
-                    .get(other.from_source(orig_from)..other.from_source(orig_to))
+                    .get(other.at_source(orig_from)..other.at_source(orig_to))
     }
 
     /// The original byte range that view `index`'s bytes `start..end` encode.
@@ -200,7 +200,7 @@ impl View {
 
     /// The view position of source byte `pos` (the start of the decoded
     /// unit it is part of, or the end of a dropped run).
-    fn from_source(&self, pos: usize) -> usize {
+    fn at_source(&self, pos: usize) -> usize {
         let i = self.segs.partition_point(|s| s.orig <= pos);
         match i.checked_sub(1).and_then(|i| self.segs.get(i)) {
             Some(s) if s.copied => s.view + (pos - s.orig).min(s.len),
