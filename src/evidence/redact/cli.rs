@@ -671,8 +671,7 @@ pub fn scan_long_options(hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>
             continue;
         }
         let name_end = name_start + name_len;
-        let name =
-            String::from_utf8_lossy(hay.get(name_start..name_end).unwrap_or_default()).into_owned();
+        let name = String::from_utf8_lossy(hay.get(name_start..name_end).unwrap_or_default());
         resume = name_end;
         if !generic_long(&name) {
             continue;

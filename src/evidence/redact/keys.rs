@@ -273,8 +273,40 @@ const DESCRIPTOR_WORDS: &[&str] = &[
     "table",
 ];
 
+/// Most names [`classify_key`] remembers per thread; the memo is emptied
+/// when full.
+const MEMO_NAMES: usize = 1024;
+
+/// Longest name the memo keeps; longer ones are classified every time.
+const MEMO_NAME_BYTES: usize = 64;
+
+thread_local! {
+    /// Names repeat (`token=token=…`, a log's fields, the same option in
+    /// every command): each is split into words and judged once.
+    static MEMO: std::cell::RefCell<std::collections::HashMap<String, KeyClass>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
 /// What the name `name` says about its value.
 pub fn classify_key(name: &str) -> KeyClass {
+    if name.len() > MEMO_NAME_BYTES {
+        return classify_uncached(name);
+    }
+    if let Some(class) = MEMO.with(|m| m.borrow().get(name).copied()) {
+        return class;
+    }
+    let class = classify_uncached(name);
+    MEMO.with(|m| {
+        let mut memo = m.borrow_mut();
+        if memo.len() >= MEMO_NAMES {
+            memo.clear();
+        }
+        memo.insert(name.to_owned(), class);
+    });
+    class
+}
+
+fn classify_uncached(name: &str) -> KeyClass {
     let lower = name.to_ascii_lowercase();
     let words = word_slices(name, &lower);
     let mut class = KeyClass::Plain;

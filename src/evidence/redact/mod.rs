@@ -396,9 +396,8 @@ impl Pass {
         };
         for (index, view) in views.views.iter().enumerate() {
             let whole = [(0, view.bytes.len())];
-            let regions = view.dirty();
-            let hits = regions
-                .as_deref()
+            let hits = views
+                .regions(index)
                 .unwrap_or(&whole)
                 .iter()
                 .flat_map(|&(from, to)| {

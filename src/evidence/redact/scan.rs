@@ -168,14 +168,12 @@ impl Scanner {
         let mut local = Vec::new();
         for (index, view) in views.views.iter().enumerate() {
             local.clear();
-            let regions = view.dirty();
             let whole = [(0, view.bytes.len())];
-            self.scan_view(
-                &view.bytes,
-                regions.as_deref().unwrap_or(&whole),
-                view.dequoted,
-                &mut local,
-            );
+            let regions = views.regions(index).unwrap_or(&whole);
+            if regions.is_empty() {
+                continue;
+            }
+            self.scan_view(&view.bytes, regions, view.dequoted, &mut local);
             for span in &local {
                 let (start, end) = views.to_original(index, span.start, span.end);
                 if start >= end {

@@ -486,11 +486,12 @@ fn skip_scheme(hay: &[u8], at: usize) -> usize {
         .take(24)
         .position(|b| *b == b' ' || *b == b'+')
         .unwrap_or(0);
-    let word = rest
-        .get(..word_len)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    if word_len > 0 && SCHEMES.iter().any(|s| s.as_bytes() == word.as_slice()) {
+    let word = rest.get(..word_len).unwrap_or_default();
+    if word_len > 0
+        && SCHEMES
+            .iter()
+            .any(|s| s.as_bytes().eq_ignore_ascii_case(word))
+    {
         at + word_len + 1
     } else {
         at
@@ -544,15 +545,19 @@ fn judge(hay: &[u8], head: &Head<'_>, class: KeyClass, out: &mut Vec<Span>) -> O
 }
 
 fn is_header_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.contains("authorization") || lower == "bearer"
+    contains_ignore_case(name.as_bytes(), b"authorization") || name.eq_ignore_ascii_case("bearer")
+}
+
+/// Whether `needle` (lowercase) occurs in `hay`, ignoring ASCII case.
+fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 fn kind_for(name: &str, header_context: bool) -> SecretKind {
-    let lower = name.to_ascii_lowercase();
-    if lower.contains("cookie") {
+    if contains_ignore_case(name.as_bytes(), b"cookie") {
         SecretKind::Cookie
-    } else if is_header_name(name) || (header_context && lower.contains('-')) {
+    } else if is_header_name(name) || (header_context && name.contains('-')) {
         SecretKind::AuthHeader
     } else {
         SecretKind::GenericAssignment

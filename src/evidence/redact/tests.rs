@@ -273,3 +273,24 @@ fn profile_components() {
     let _ = redact_text(&text);
     eprintln!("redact_text: {:?}", t.elapsed());
 }
+
+#[path = "../../../benches/support/adversarial.rs"]
+mod adversarial;
+
+#[test]
+#[ignore = "view statistics for development"]
+fn view_stats() {
+    for every in [adversarial::SPARSE, adversarial::DENSE] {
+        let text = adversarial::adversarial(1 << 20, every);
+        let views = Views::of(text.as_bytes());
+        for (i, v) in views.views.iter().enumerate() {
+            let (n, bytes) = views.regions(i).map_or((1, v.bytes.len()), |d| {
+                (d.len(), d.iter().map(|(a, b)| b - a).sum())
+            });
+            eprintln!(
+                "view {i}: {} bytes, {n} regions, {bytes} scanned",
+                v.bytes.len()
+            );
+        }
+    }
+}

@@ -36,6 +36,8 @@ pub struct View {
     parent: Option<usize>,
     /// Whether shell quoting was taken off this view or one below it.
     pub dequoted: bool,
+    /// The decoder that made this view from its parent.
+    decoder: Option<Decoder>,
 }
 
 /// The decoders, in the order they are tried.
@@ -51,6 +53,8 @@ const DECODERS: [Decoder; 3] = [Decoder::Url, Decoder::Json, Decoder::Shell];
 /// The original text and every view decoded from it.
 pub struct Views {
     pub views: Vec<View>,
+    /// Per view, the regions worth scanning (`None`: the whole view).
+    regions: Vec<Option<Vec<(usize, usize)>>>,
 }
 
 impl Views {
@@ -60,6 +64,7 @@ impl Views {
             segs: Vec::new(),
             parent: None,
             dequoted: false,
+            decoder: None,
         }];
         let mut level = vec![0usize];
         for _depth in 0..2 {
@@ -76,6 +81,7 @@ impl Views {
                     if let Some(mut view) = decode(decoder, &source.bytes) {
                         view.parent = Some(index);
                         view.dequoted = dequoted;
+                        view.decoder = Some(decoder);
                         next.push(views.len());
                         views.push(view);
                     }
@@ -83,7 +89,71 @@ impl Views {
             }
             level = next;
         }
-        Views { views }
+        let mut views = Views {
+            regions: views.iter().map(View::dirty).collect(),
+            views,
+        };
+        views.prune_second_level();
+        views
+    }
+
+    /// The regions of view `index` worth scanning, sorted and disjoint;
+    /// `None` for the whole view (the original text).
+    pub fn regions(&self, index: usize) -> Option<&[(usize, usize)]> {
+        self.regions.get(index).and_then(Option::as_deref)
+    }
+
+    /// Drops the regions of a second-level view (a decoding of a decoding)
+    /// that say nothing new: where its bytes, [`DIRTY_MARGIN`] each side,
+    /// equal the first-level view made by the same decoder straight from
+    /// the text, and that view scans the same spot. That is every spot
+    /// where the first decoding changed nothing nearby: a JSON escape 4 KiB
+    /// away from the nearest URL escape is read once, in the JSON view, not
+    /// again in the JSON-of-URL view.
+    fn prune_second_level(&mut self) {
+        for index in 0..self.views.len() {
+            let Some(view) = self.views.get(index) else {
+                continue;
+            };
+            if matches!(view.parent, None | Some(0)) {
+                continue;
+            }
+            let sibling = self
+                .views
+                .iter()
+                .position(|v| v.parent == Some(0) && v.decoder == view.decoder);
+            let Some(sibling) = sibling else { continue };
+            let Some(mut regions) = self.regions.get_mut(index).and_then(Option::take) else {
+                continue;
+            };
+            regions.retain(|&(from, to)| !self.repeats_sibling(index, sibling, from, to));
+            if let Some(slot) = self.regions.get_mut(index) {
+                *slot = Some(regions);
+            }
+        }
+    }
+
+    /// Whether region `from..to` of view `index` is scanned already in
+    /// first-level view `sibling`: the same bytes, [`DIRTY_MARGIN`] each
+    /// side, at the same place in the text, inside one of its regions.
+    fn repeats_sibling(&self, index: usize, sibling: usize, from: usize, to: usize) -> bool {
+        let (Some(view), Some(other)) = (self.views.get(index), self.views.get(sibling)) else {
+            return false;
+        };
+        let outer_from = from.saturating_sub(DIRTY_MARGIN);
+        let outer_to = to.saturating_add(DIRTY_MARGIN).min(view.bytes.len());
+        let (inner_from, inner_to) = self.to_original(index, from, to);
+        let (orig_from, orig_to) = self.to_original(index, outer_from, outer_to);
+        let (in_from, in_to) = (other.at_source(inner_from), other.at_source(inner_to));
+        let scanned = self.regions(sibling).is_some_and(|r| {
+            let i = r.partition_point(|&(_, end)| end < in_to);
+            r.get(i).is_some_and(|&(a, b)| a <= in_from && in_to <= b)
+        });
+        scanned
+            && view.bytes.get(outer_from..outer_to)
+                == other
+                    .bytes
+                    .get(other.at_source(orig_from)..other.at_source(orig_to))
     }
 
     /// The original byte range that view `index`'s bytes `start..end` encode.
@@ -107,7 +177,7 @@ impl View {
     /// The regions of this view worth scanning: every decoded spot (and
     /// every dropped quote) with [`DIRTY_MARGIN`] bytes each side, merged.
     /// `None` for the original text, which is scanned whole.
-    pub fn dirty(&self) -> Option<Vec<(usize, usize)>> {
+    fn dirty(&self) -> Option<Vec<(usize, usize)>> {
         self.parent?;
         let mut out: Vec<(usize, usize)> = Vec::new();
         let mut expect_orig = None;
@@ -126,6 +196,18 @@ impl View {
             expect_orig = Some(seg.orig + seg.orig_len);
         }
         Some(out)
+    }
+
+    /// The view position of source byte `pos` (the start of the decoded
+    /// unit it is part of, or the end of a dropped run).
+    fn at_source(&self, pos: usize) -> usize {
+        let i = self.segs.partition_point(|s| s.orig <= pos);
+        match i.checked_sub(1).and_then(|i| self.segs.get(i)) {
+            Some(s) if s.copied => s.view + (pos - s.orig).min(s.len),
+            Some(s) if pos == s.orig => s.view,
+            Some(s) => s.view + s.len,
+            None => 0,
+        }
     }
 
     /// Maps `start..end` of this view to the bytes it was decoded from.
@@ -227,6 +309,7 @@ impl Builder {
             segs: self.segs,
             parent: None,
             dequoted: false,
+            decoder: None,
         })
     }
 }
