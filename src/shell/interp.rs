@@ -105,13 +105,7 @@ pub(crate) fn concat_values(a: &Value, b: &Value, meter: &mut Meter) -> Option<V
     for x in a.candidates() {
         for y in b.candidates() {
             if out.len() as u64 >= meter.limits.max_candidates {
-                meter.exceeded(
-                    "max_candidates",
-                    format!(
-                        "a value has more than {} candidates",
-                        meter.limits.max_candidates
-                    ),
-                );
+                meter.exceeded("max_candidates", candidates_detail(meter));
                 return Value::from_candidates(out);
             }
             let mut t = x.clone();
@@ -120,6 +114,14 @@ pub(crate) fn concat_values(a: &Value, b: &Value, meter: &mut Meter) -> Option<V
         }
     }
     Value::from_candidates(out)
+}
+
+/// What the `max_candidates` budget note says.
+fn candidates_detail(meter: &Meter) -> String {
+    format!(
+        "a value has more than {} candidates",
+        meter.limits.max_candidates
+    )
 }
 
 /// Where control goes besides the next statement.
@@ -256,6 +258,10 @@ impl Interp {
         }
         if let Some(&index) = self.dedupe.get(&cmd) {
             return Some(index);
+        }
+        if cmd.is_widened() {
+            self.meter
+                .exceeded("max_candidates", candidates_detail(&self.meter));
         }
         if self.commands.len() as u64 >= self.meter.limits.max_commands {
             if !self.commands_full {
