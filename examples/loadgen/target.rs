@@ -11,9 +11,18 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-/// The `vouch` binary next to this example (`target/release/vouch`),
-/// built with the same cargo when it is not there.
+/// The `vouch` binary: `VOUCH_BIN` when set (used as is, as the other
+/// end-to-end suites do — CI points it at the binary `cargo test --release`
+/// built, so nothing is compiled twice), else the one next to this example
+/// (`target/release/vouch`), built with the same cargo first.
 pub fn vouch_binary() -> anyhow::Result<PathBuf> {
+    if let Some(binary) = std::env::var_os("VOUCH_BIN") {
+        let binary = PathBuf::from(binary);
+        if !binary.is_file() {
+            bail!("VOUCH_BIN `{}` is not a file", binary.display());
+        }
+        return Ok(binary);
+    }
     let exe = std::env::current_exe()?;
     let dir = exe
         .parent()

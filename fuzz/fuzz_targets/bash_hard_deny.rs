@@ -5,6 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use vouch::policy::hard_deny::{self, Context, Protected};
+use vouch::shell::Limits;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(command) = std::str::from_utf8(data) else {
@@ -12,12 +13,15 @@ fuzz_target!(|data: &[u8]| {
     };
     let protected = Protected {
         paths: vec!["/home/dev/.config/vouch".to_owned()],
+        vars: vec![("VOUCH_HOME".to_owned(), "/home/dev/.config/vouch".to_owned())],
     };
     let ctx = Context {
         home: "/home/dev",
         cwd: Some("/srv/app"),
         protected: &protected,
+        limits: &Limits::DEFAULT,
     };
     let _ = hard_deny::check_command(command, &ctx);
-    let _ = vouch::shell::parse(command);
+    // The audit reads a command's shape through the same parser.
+    let _ = vouch::shell::shape_of(command, &Limits::DEFAULT);
 });

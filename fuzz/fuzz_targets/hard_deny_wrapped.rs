@@ -98,6 +98,7 @@ fuzz_target!(|data: &[u8]| {
         home: "/home/dev",
         cwd: Some("/srv/app"),
         protected: &protected,
+        limits: &vouch::shell::Limits::DEFAULT,
     };
     let unit = UNITS.get(c.next(UNITS.len())).copied().unwrap_or("rm -rf /");
     assert!(

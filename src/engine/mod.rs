@@ -34,7 +34,9 @@ use crate::names::named_enum;
 use crate::paths::Paths;
 use crate::pipeline::Job;
 use crate::request::Request;
-use crate::reviewer::{self, ModelInput, ReviewResult, Reviewer, ReviewerError};
+use crate::reviewer::{
+    self, FailureClass, ModelInput, ReviewOutcome, ReviewResult, Reviewer, ReviewerError,
+};
 use crate::session::overrides::{self, Approval, Challenge, DenialView, OverrideError, Selector};
 use crate::store::{Store, StoreError};
 
@@ -151,6 +153,10 @@ struct Inner {
     audit: audit::AuditQueue,
     /// vouch's own files, worked out once but for each request's home.
     protected: crate::paths::ProtectedPaths,
+    /// `server.max_concurrent_reviews`: a review takes one only for its
+    /// model call, so hard denies, routed answers and cache hits never wait
+    /// behind slow models.
+    model_slots: tokio::sync::Semaphore,
 }
 
 /// The result of the stages before the model.
@@ -239,6 +245,10 @@ impl Engine {
         let projects = Arc::new(crate::config::ProjectCache::new(PROJECT_CACHE_ENTRIES));
         let audit = audit::AuditQueue::new(decision_sink(&options, &policy_audit, &projects));
         let protected = options.paths.protected();
+        // The configuration allows 1–1024; a hand-built 0 would wait forever.
+        let slots = usize::try_from(options.trusted.config.server.max_concurrent_reviews)
+            .unwrap_or(usize::MAX)
+            .clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
         Ok(Engine {
             inner: Arc::new(Inner {
                 options,
@@ -249,6 +259,7 @@ impl Engine {
                 policy_audit,
                 audit,
                 protected,
+                model_slots: tokio::sync::Semaphore::new(slots),
             }),
         })
     }
@@ -362,7 +373,7 @@ impl Engine {
                 Ok(Prepared::Review(pending)) => pending,
                 Err(join) => return shell::task_failure(self, &request, &join),
             };
-        let result = self.call_model(&pending).await;
+        let result = self.call_model_in_slot(&pending).await;
         let this = self.clone();
         match tokio::task::spawn_blocking(move || this.finish(*pending, result)).await {
             Ok(decision) => decision,
@@ -399,6 +410,23 @@ impl Engine {
         let reviewer = Arc::new(Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)?);
         *slot = Some((Arc::clone(cfg), Arc::clone(&reviewer)));
         Ok(reviewer)
+    }
+
+    /// Waits for one of the `server.max_concurrent_reviews` model slots and
+    /// calls the model in it. The slot is freed when the model has answered
+    /// (recording the answer needs none). The semaphore is never closed;
+    /// were it, the review fails closed as a local fault without a call.
+    async fn call_model_in_slot(&self, pending: &PendingReview) -> ReviewResult {
+        match self.inner.model_slots.acquire().await {
+            Ok(_slot) => self.call_model(pending).await,
+            Err(closed) => {
+                tracing::error!(error = %closed, "no model slot; failing closed");
+                ReviewResult {
+                    outcome: ReviewOutcome::Failure(FailureClass::Transport),
+                    stats: crate::decision::ReviewStats::default(),
+                }
+            }
+        }
     }
 
     /// Calls the model inside a span carrying the evidence counts, so the

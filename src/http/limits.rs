@@ -1,5 +1,6 @@
-//! Resource limits at the edge: per-token rate limit, bounded concurrent
-//! reviews, body size and request deadline.
+//! Resource limits at the edge: per-token rate limit, body size and request
+//! deadline; `server.max_concurrent_reviews` is checked here and enforced by
+//! the engine around each model call.
 //!
 //! They protect two things: the reviewer model (every review may cost money
 //! and holds a provider connection) and the service itself (one runaway agent
@@ -11,9 +12,6 @@ use std::time::Duration;
 use governor::clock::{Clock, DefaultClock};
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
-use std::sync::Arc;
-
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::{Config, ServerConfig};
 
@@ -38,7 +36,6 @@ pub enum LimitsError {
 /// The limits of one service instance.
 pub struct Limits {
     limiter: RateLimiter<Role, DefaultKeyedStateStore<Role>, DefaultClock>,
-    reviews: Arc<Semaphore>,
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
 }
@@ -54,13 +51,12 @@ impl Limits {
         // Burst = 2x the rate (config/default.toml), saturating at u32::MAX.
         let burst = per_second.saturating_mul(NonZeroU32::MIN.saturating_add(1));
         let quota = Quota::per_second(per_second).allow_burst(burst);
-        let permits = usize::try_from(server.max_concurrent_reviews)
-            .ok()
-            .filter(|n| *n > 0)
-            .ok_or(LimitsError::Zero {
+        if server.max_concurrent_reviews == 0 {
+            return Err(LimitsError::Zero {
                 key: "max_concurrent_reviews",
-                value: u64::from(server.max_concurrent_reviews),
-            })?;
+                value: 0,
+            });
+        }
         let max_body_bytes =
             usize::try_from(server.max_body_bytes).map_err(|_| LimitsError::BodyTooLarge {
                 value: server.max_body_bytes,
@@ -73,7 +69,6 @@ impl Limits {
         }
         Ok(Limits {
             limiter: RateLimiter::keyed(quota),
-            reviews: Arc::new(Semaphore::new(permits)),
             max_body_bytes,
             request_timeout: Duration::from_millis(config.reviewer.timeout_ms)
                 .saturating_add(REQUEST_TIMEOUT_SLACK),
@@ -91,13 +86,6 @@ impl Limits {
                 Err(secs.max(1))
             }
         }
-    }
-
-    /// Waits for one of the `max_concurrent_reviews` slots.
-    pub async fn review_slot(&self) -> Option<OwnedSemaphorePermit> {
-        // The semaphore is never closed, so `None` cannot happen in practice;
-        // callers still treat it as an internal error rather than proceed.
-        Arc::clone(&self.reviews).acquire_owned().await.ok()
     }
 
     /// Forgets keys idle long enough to be back at full burst.

@@ -38,7 +38,9 @@ fn session_id(id: &str) -> Result<&str, AppError> {
     Ok(id)
 }
 
-/// Runs one review in its own task under a concurrency slot.
+/// Runs one review in its own task. The engine bounds concurrent model
+/// calls (`server.max_concurrent_reviews`); answers that need no model never
+/// wait for a slot.
 ///
 /// Its own task, so that a panic inside the engine becomes an error the
 /// caller turns into a fail-closed answer instead of a dropped connection
@@ -48,11 +50,6 @@ async fn reviewed(state: &AppState, request: Request) -> Result<Decision, AppErr
     let state = state.clone();
     tokio::spawn(async move {
         let _in_flight = state.metrics().review_started();
-        let _slot = state
-            .limits()
-            .review_slot()
-            .await
-            .ok_or_else(|| AppError::internal("review semaphore closed"))?;
         let started = Instant::now();
         let decision = state.engine().review(request).await;
         state

@@ -465,3 +465,20 @@ pub(crate) fn sql_ms(ms: u64) -> i64 {
 pub(crate) fn ms_from_sql(ms: i64) -> u64 {
     u64::try_from(ms).unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    /// `.cargo/config.toml` tells the bundled SQLite that `fdatasync` works
+    /// (docs/state.md, "Durability and the disk"); without it every
+    /// `synchronous=FULL` commit pays for a full `fsync`. The flag reaches
+    /// this crate's compilation through the same `[env]` table that reaches
+    /// libsqlite3-sys's build script.
+    #[test]
+    fn sqlite_is_built_to_sync_with_fdatasync() {
+        let flags = option_env!("LIBSQLITE3_FLAGS").unwrap_or_default();
+        assert!(
+            flags.split_whitespace().any(|f| f == "-DHAVE_FDATASYNC=1"),
+            "LIBSQLITE3_FLAGS = {flags:?}"
+        );
+    }
+}

@@ -165,6 +165,53 @@ async fn hard_denies_and_routing_never_call_the_model() {
     assert_eq!(s.server.requests().len(), 1);
 }
 
+/// `server.max_concurrent_reviews` bounds model calls, not answers: with
+/// the one slot held by a model that has not answered, a second model
+/// review waits for it, while a hard deny and a routed read answer at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_without_the_model_never_wait_for_a_model_slot() {
+    let slow = allow().delayed(std::time::Duration::from_secs(60));
+    let s = setup_with(vec![slow], |c| {
+        c.server.max_concurrent_reviews = 1;
+        c.reviewer.timeout_ms = 120_000;
+    })
+    .await;
+    let engine = s.engine.clone();
+    let first = tokio::spawn(async move { engine.review(bash("s1", "t1", "git push")).await });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while s.server.requests().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first review never reached the model"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let engine = s.engine.clone();
+    let second = tokio::spawn(async move { engine.review(bash("s2", "t1", "git fetch")).await });
+
+    let d = s
+        .engine
+        .review(bash("s3", "t1", "sudo rm -rf --no-preserve-root /"))
+        .await;
+    assert_stage(&d, Outcome::Deny, Stage::HardDeny);
+    let read = request(
+        json!({"session_id": "s3", "surface": "read", "path": "src/main.rs", "cwd": "/srv/app"}),
+    );
+    assert_stage(&s.engine.review(read).await, Outcome::Allow, Stage::Routing);
+    assert!(
+        !first.is_finished(),
+        "the slow review is still with the model"
+    );
+
+    // The second review is held at the slot: it never reaches the model
+    // while the first one holds it.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(s.server.requests().len(), 1);
+    assert!(!second.is_finished());
+    first.abort();
+    second.abort();
+}
+
 #[tokio::test]
 async fn reviewer_down_fails_closed_as_a_failure() {
     let s = setup_with(vec![], |c| {

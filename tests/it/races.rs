@@ -139,3 +139,64 @@ async fn concurrent_reviews_in_one_turn_never_exceed_its_review_budget() {
     );
     assert!((1..=5).contains(&allows), "{allows} allows");
 }
+
+/// A deterministic answer never queues behind model calls: with the one
+/// model slot (`server.max_concurrent_reviews = 1`) held by a review whose
+/// model has not answered, a hard deny and a routed read answer at once on
+/// `POST /v1/review`, while the slow review is still waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hard_denies_over_http_answer_while_every_model_slot_is_taken() {
+    let slow = Reply::verdict(json!({"outcome": "allow", "risk_level": "low",
+        "user_authorization": "high", "rationale": "asked for", "suggestion": null}))
+    .delayed(Duration::from_secs(60));
+    let model = ModelServer::with_script(Script::always(slow)).await;
+    let home = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[reviewer]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"\"\n\
+         timeout_ms = 120000\n\n[server]\nmax_concurrent_reviews = 1\n",
+        model.base_url()
+    );
+    let service = Service::start(home.path(), &config);
+    let token = token(home.path(), "adapter");
+    let http = reqwest::Client::new();
+    let post = |body: Value| {
+        http.post(service.url("/v1/review"))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+    };
+    let held = tokio::spawn(post(review("slot", "cargo build -p slow")));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while model.requests().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the slow review never reached the model"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let deny: Value = post(review("slot", "sudo rm -rf --no-preserve-root /"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (deny["decision"].as_str(), deny["stage"].as_str()),
+        (Some("deny"), Some("hard_deny")),
+        "{deny}"
+    );
+    let read = json!({"session_id": "race", "turn_id": "slot", "surface": "read",
+                      "path": "src/main.rs", "cwd": "/srv/app"});
+    let read: Value = post(read).await.unwrap().json().await.unwrap();
+    assert_eq!(
+        (read["decision"].as_str(), read["stage"].as_str()),
+        (Some("allow"), Some("routing")),
+        "{read}"
+    );
+    assert!(
+        !held.is_finished(),
+        "the slow review is still with the model"
+    );
+    assert_eq!(model.requests().len(), 1);
+    held.abort();
+}
