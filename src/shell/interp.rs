@@ -214,6 +214,8 @@ pub(crate) struct Interp {
     pub notes: Vec<String>,
     /// Functions defined, in order (for [`Interp::uncalled_functions`]).
     pub defined: Vec<(String, Rc<Stmt>)>,
+    /// Function bodies a call ran (a name may have had several bodies).
+    pub called: Vec<Rc<Stmt>>,
     dedupe: HashMap<Command, usize>,
     commands_full: bool,
 }
@@ -241,6 +243,7 @@ impl Interp {
             holes: Vec::new(),
             notes: Vec::new(),
             defined: Vec::new(),
+            called: Vec::new(),
             dedupe: HashMap::new(),
             commands_full: false,
         }
@@ -1021,17 +1024,11 @@ impl Interp {
     /// still run it.
     pub(crate) fn uncalled_functions(&mut self, start: &State) {
         let mut defined: Vec<(String, Rc<Stmt>)> = Vec::new();
-        let mut called: Vec<String> = Vec::new();
-        for c in &self.commands {
-            if c.kind == CommandKind::Function
-                && let Some(name) = c.name()
-            {
-                called.push(name.to_owned());
-            }
-        }
         std::mem::swap(&mut defined, &mut self.defined);
         for (name, body) in defined {
-            if called.contains(&name) {
+            // By body, not name: `f() { f() { …; }; }; f` called the outer
+            // body only; the inner one still runs when something calls `f`.
+            if self.called.iter().any(|b| Rc::ptr_eq(b, &body)) {
                 continue;
             }
             let saved = self.ctx;
@@ -1039,6 +1036,7 @@ impl Interp {
             let mut state = start.clone();
             state.positional = None;
             Rc::make_mut(&mut state.calls).push(name.clone());
+            Rc::make_mut(&mut state.bodies).push(Rc::clone(&body));
             self.exec(&body, state);
             self.ctx = saved;
         }
