@@ -25,6 +25,9 @@ use vouch::request::Request;
 
 #[path = "../tests/it/support/fixtures.rs"]
 mod fixtures;
+#[path = "support/hostile.rs"]
+mod hostile;
+use hostile::hostile;
 
 struct Case {
     request: Request,
@@ -166,59 +169,6 @@ fn per_request_median(cases: &[Case], protected: &Protected, router: &Router) {
             decide(black_box(&case.request), ctx, router);
         },
     );
-}
-
-/// Inputs built to make the analysis work hard (issue 8's list and more),
-/// each within the 64 KiB request limit.
-fn hostile() -> Vec<(&'static str, String)> {
-    let mut out = vec![
-        ("glob stars", format!("touch {}X", "*".repeat(4000))),
-        ("brace list", format!("rm -rf {{{}/}}", "1,".repeat(8000))),
-        (
-            "brace sequences",
-            "echo {1..1000}{1..1000}{1..1000}".to_owned(),
-        ),
-        (
-            "deep braces",
-            format!("echo {}a{}", "{".repeat(20000), "}".repeat(20000)),
-        ),
-        (
-            "doubling variable",
-            format!("V=x; {}rm -rf $V", "V=$V$V; ".repeat(60)),
-        ),
-        (
-            "decoy assignments",
-            format!("{}D=/; rm -rf $D", "D=$RANDOM; ".repeat(2000)),
-        ),
-        (
-            "relative cd",
-            format!("{}rm -rf *", "cd a || cd b; ".repeat(4000)),
-        ),
-        ("many cd", format!("{}rm -rf x", "cd a; ".repeat(10000))),
-        ("pipes", format!("{}a", "a|".repeat(32000))),
-        (
-            "nested subshells",
-            format!("{}a{}", "(".repeat(10000), ")".repeat(10000)),
-        ),
-        ("nested bash -c", {
-            let mut s = "rm -rf /".to_owned();
-            for _ in 0..12 {
-                s = format!("bash -c {}", vouch_quote(&s));
-            }
-            s
-        }),
-        ("recursive function", "f() { f; f; }; f".to_owned()),
-        (
-            "loop",
-            "for i in {1..100000}; do cd $i; done; rm -rf *".to_owned(),
-        ),
-    ];
-    out.retain(|(_, c)| c.len() <= 64 * 1024);
-    out
-}
-
-fn vouch_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// The worst case over [`hostile`]: each input timed alone, best of three.

@@ -204,6 +204,11 @@ pub const KEYS: &[KeySpec] = &[
     spec("analysis.max_syntax_depth", int(10, 1000), TrustedOnly),
     spec("analysis.max_script_nesting", int(1, 64), TrustedOnly),
     spec("analysis.max_steps", int(100, 100_000_000), TrustedOnly),
+    spec(
+        "analysis.analysis_timeout_us",
+        int(1000, 10_000_000),
+        TrustedOnly,
+    ),
     spec("analysis.max_commands", int(10, 1_000_000), TrustedOnly),
     spec("analysis.max_fields", int(10, 1_000_000), TrustedOnly),
     spec("analysis.max_candidates", int(2, 4096), TrustedOnly),

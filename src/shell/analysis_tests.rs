@@ -263,6 +263,8 @@ fn control_flow() {
 #[test]
 fn functions_and_recursion() {
     has("f() { rm -rf /; }; f", "rm -rf /");
+    // A function that redefines itself and calls the new body runs it.
+    has("f() { f() { rm -rf /; }; f; }; f", "rm -rf /");
     let a = analysis(":(){ :|:& };:");
     assert!(a.commands.iter().any(|c| c.recursive && c.background));
     let a = analysis("a() { b | b & }; b() { a | a & }; a");

@@ -32,6 +32,9 @@ pub struct Limits {
     pub max_script_nesting: u32,
     /// Statements, expansions and builtin steps interpreted in all.
     pub max_steps: u64,
+    /// Wall-clock backstop for the whole analysis of one command line
+    /// (parsing included), in microseconds.
+    pub analysis_timeout_us: u64,
     /// Simple commands reported.
     pub max_commands: u64,
     /// Fields one word or one argv may expand to (brace expansion, splitting).
@@ -58,6 +61,7 @@ impl Limits {
         max_syntax_depth: 200,
         max_script_nesting: 8,
         max_steps: 200_000,
+        analysis_timeout_us: 40_000,
         max_commands: 10_000,
         max_fields: 10_000,
         max_candidates: 64,
@@ -79,13 +83,20 @@ impl Default for Limits {
 pub struct Meter {
     pub limits: Limits,
     steps: u64,
+    /// Past the analysis deadline: every further step is refused.
+    late: bool,
     match_work: u64,
     /// Parser progress reports seen, each about a hundred operations.
     parse_reports: u64,
     /// When parsing must have finished (all scripts of one command line).
     parse_deadline: Instant,
+    /// When the whole analysis must have finished.
+    deadline: Instant,
     incomplete: Vec<Incomplete>,
 }
+
+/// Interpreter steps between two reads of the clock.
+const STEPS_PER_CLOCK_READ: u64 = 16;
 
 /// Operations tree-sitter performs between two progress reports.
 const OPERATIONS_PER_REPORT: u64 = 100;
@@ -95,9 +106,11 @@ impl Meter {
         Meter {
             limits,
             steps: 0,
+            late: false,
             match_work: 0,
             parse_reports: 0,
             parse_deadline: Instant::now() + Duration::from_micros(limits.parse_timeout_us),
+            deadline: Instant::now() + Duration::from_micros(limits.analysis_timeout_us),
             incomplete: Vec::new(),
         }
     }
@@ -147,12 +160,17 @@ impl Meter {
         !self.incomplete.is_empty()
     }
 
-    /// True once the step budget is spent: the interpreter stops.
+    /// True once the step budget or the deadline is spent: the
+    /// interpreter stops.
     pub fn out_of_steps(&self) -> bool {
-        self.steps > self.limits.max_steps
+        self.late || self.steps > self.limits.max_steps
     }
 
-    /// One interpreter step; false (and recorded) once the budget is spent.
+    /// One interpreter step; false (and recorded) once the step budget is
+    /// spent or the analysis is past its deadline. The step count is the
+    /// deterministic budget; the deadline (read every
+    /// [`STEPS_PER_CLOCK_READ`] steps) is a backstop for inputs whose steps
+    /// are each expensive, so no command line holds the floor for longer.
     pub fn step(&mut self) -> bool {
         self.steps = self.steps.saturating_add(1);
         if self.steps > self.limits.max_steps {
@@ -161,6 +179,20 @@ impl Meter {
                 format!(
                     "the command needs more than {} analysis steps",
                     self.limits.max_steps
+                ),
+            );
+            return false;
+        }
+        if self.late {
+            return false;
+        }
+        if self.steps.is_multiple_of(STEPS_PER_CLOCK_READ) && Instant::now() > self.deadline {
+            self.late = true;
+            self.exceeded(
+                "analysis_timeout_us",
+                format!(
+                    "the analysis took longer than {} µs",
+                    self.limits.analysis_timeout_us
                 ),
             );
             return false;

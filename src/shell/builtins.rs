@@ -393,7 +393,7 @@ impl Interp {
         call: &Call<'_>,
         state: State,
     ) -> (Flow, Output) {
-        let recursive = state.calls.iter().any(|c| c == name);
+        let recursive = state.bodies.iter().any(|b| Rc::ptr_eq(b, &func.body));
         let mut cmd = self.command(
             &state,
             argv.clone(),
@@ -429,6 +429,8 @@ impl Interp {
             None
         };
         Rc::make_mut(&mut inner.calls).push(name.to_owned());
+        Rc::make_mut(&mut inner.bodies).push(Rc::clone(&func.body));
+        self.called.push(Rc::clone(&func.body));
         Rc::make_mut(&mut inner.locals).push(Vec::new());
         let mut saved_prefix = Vec::new();
         for (var, value) in call.assigns {
@@ -447,6 +449,7 @@ impl Interp {
         let restore = |mut s: State| -> State {
             s.positional = state.positional.clone();
             s.calls = Rc::clone(&state.calls);
+            s.bodies = Rc::clone(&state.bodies);
             let frame = Rc::make_mut(&mut s.locals).pop().unwrap_or_default();
             for (var, old) in frame.into_iter().rev().chain(saved_prefix.iter().cloned()) {
                 match old {

@@ -173,6 +173,23 @@ impl Command {
     pub fn args(&self) -> &[Arg] {
         self.argv.get(1..).unwrap_or(&[])
     }
+
+    /// True when some value of the command is a hole that replaced
+    /// candidates past `max_candidates` (see [`Value::add`]): what it runs
+    /// on is wider than listed, so the analysis is incomplete.
+    pub(crate) fn is_widened(&self) -> bool {
+        let arg = |a: &Arg| match a {
+            Arg::Field(v) => v.candidates().iter().any(super::value::Text::is_widened),
+            Arg::Unknown(from) => from.is_widened(),
+        };
+        let value = |v: &Value| v.candidates().iter().any(super::value::Text::is_widened);
+        self.argv.iter().any(arg)
+            || value(&self.cwd)
+            || self.assignments.iter().any(|(_, v)| value(v))
+            || self.redirects.iter().any(|r| value(&r.target))
+            || self.stdin_from.is_widened()
+            || self.stdin_text.as_ref().is_some_and(value)
+    }
 }
 
 /// A budget the analysis ran out of. The commands found so far are still

@@ -532,6 +532,18 @@ impl Interp {
 
     /// The argv shapes one word expands to.
     pub(crate) fn expand_word(&mut self, word: &WordAst, state: &mut State) -> Vec<Vec<Arg>> {
+        if let Some(text) = plain_literal(word) {
+            return vec![vec![Arg::known(text)]];
+        }
+        self.expand_word_general(word, state)
+    }
+
+    /// [`Self::expand_word`] for any word, literal or not.
+    pub(crate) fn expand_word_general(
+        &mut self,
+        word: &WordAst,
+        state: &mut State,
+    ) -> Vec<Vec<Arg>> {
         // Brace expansion makes several words; each may expand several ways.
         let mut shapes: Vec<Vec<Arg>> = vec![Vec::new()];
         let limit = self.meter.limits.max_candidates as usize;
@@ -1243,4 +1255,61 @@ fn find_brace(word: &[Atom<'_>]) -> Option<(usize, usize, Vec<usize>)> {
         }
     }
     None
+}
+
+/// The text of a word that every expansion leaves as it is: one unquoted
+/// literal of characters that brace, tilde and pathname expansion never act
+/// on (`rm`, `-rf`, `src/main.rs`). Most words are like that; they skip the
+/// general machinery, which would give the same one field.
+fn plain_literal(word: &WordAst) -> Option<&str> {
+    match word.parts.as_slice() {
+        [Part::Lit(t)]
+            if !t.is_empty()
+                && t.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./:=,+%@".contains(&b)) =>
+        {
+            Some(t)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::budget::{Limits, Meter};
+    use super::super::state::Known;
+    use super::*;
+
+    #[test]
+    fn plain_literals_expand_as_the_general_path_does() {
+        let known = Known {
+            home: "/home/dev".to_owned(),
+            user: Some("dev".to_owned()),
+            vars: Vec::new(),
+        };
+        let mut interp = Interp::new(known, Meter::new(Limits::DEFAULT));
+        let mut state = State::new(Value::known("/srv/app"));
+        for w in [
+            "rm",
+            "-rf",
+            "src/main.rs",
+            "a=b",
+            "--opt=x:y",
+            "x,y",
+            "+%@",
+            "..",
+            ".",
+        ] {
+            let word = WordAst::literal(w, false);
+            assert!(plain_literal(&word).is_some(), "{w}");
+            let fast = interp.expand_word(&word, &mut state);
+            let general = interp.expand_word_general(&word, &mut state);
+            assert_eq!(fast, general, "{w}");
+        }
+        for w in [
+            "{a,b}", "~", "~/x", "*.rs", "a?", "[ab]", "a=~/x", "a b", "",
+        ] {
+            assert!(plain_literal(&WordAst::literal(w, false)).is_none(), "{w}");
+        }
+    }
 }

@@ -105,13 +105,7 @@ pub(crate) fn concat_values(a: &Value, b: &Value, meter: &mut Meter) -> Option<V
     for x in a.candidates() {
         for y in b.candidates() {
             if out.len() as u64 >= meter.limits.max_candidates {
-                meter.exceeded(
-                    "max_candidates",
-                    format!(
-                        "a value has more than {} candidates",
-                        meter.limits.max_candidates
-                    ),
-                );
+                meter.exceeded("max_candidates", candidates_detail(meter));
                 return Value::from_candidates(out);
             }
             let mut t = x.clone();
@@ -120,6 +114,14 @@ pub(crate) fn concat_values(a: &Value, b: &Value, meter: &mut Meter) -> Option<V
         }
     }
     Value::from_candidates(out)
+}
+
+/// What the `max_candidates` budget note says.
+fn candidates_detail(meter: &Meter) -> String {
+    format!(
+        "a value has more than {} candidates",
+        meter.limits.max_candidates
+    )
 }
 
 /// Where control goes besides the next statement.
@@ -212,6 +214,8 @@ pub(crate) struct Interp {
     pub notes: Vec<String>,
     /// Functions defined, in order (for [`Interp::uncalled_functions`]).
     pub defined: Vec<(String, Rc<Stmt>)>,
+    /// Function bodies a call ran (a name may have had several bodies).
+    pub called: Vec<Rc<Stmt>>,
     dedupe: HashMap<Command, usize>,
     commands_full: bool,
 }
@@ -239,6 +243,7 @@ impl Interp {
             holes: Vec::new(),
             notes: Vec::new(),
             defined: Vec::new(),
+            called: Vec::new(),
             dedupe: HashMap::new(),
             commands_full: false,
         }
@@ -256,6 +261,10 @@ impl Interp {
         }
         if let Some(&index) = self.dedupe.get(&cmd) {
             return Some(index);
+        }
+        if cmd.is_widened() {
+            self.meter
+                .exceeded("max_candidates", candidates_detail(&self.meter));
         }
         if self.commands.len() as u64 >= self.meter.limits.max_commands {
             if !self.commands_full {
@@ -1015,17 +1024,11 @@ impl Interp {
     /// still run it.
     pub(crate) fn uncalled_functions(&mut self, start: &State) {
         let mut defined: Vec<(String, Rc<Stmt>)> = Vec::new();
-        let mut called: Vec<String> = Vec::new();
-        for c in &self.commands {
-            if c.kind == CommandKind::Function
-                && let Some(name) = c.name()
-            {
-                called.push(name.to_owned());
-            }
-        }
         std::mem::swap(&mut defined, &mut self.defined);
         for (name, body) in defined {
-            if called.contains(&name) {
+            // By body, not name: `f() { f() { …; }; }; f` called the outer
+            // body only; the inner one still runs when something calls `f`.
+            if self.called.iter().any(|b| Rc::ptr_eq(b, &body)) {
                 continue;
             }
             let saved = self.ctx;
@@ -1033,6 +1036,7 @@ impl Interp {
             let mut state = start.clone();
             state.positional = None;
             Rc::make_mut(&mut state.calls).push(name.clone());
+            Rc::make_mut(&mut state.bodies).push(Rc::clone(&body));
             self.exec(&body, state);
             self.ctx = saved;
         }

@@ -40,8 +40,9 @@ impl Interp {
             };
             for r in results {
                 let mut xw = self.x_of(&r, quoted, state);
-                if quoted && xw.is_empty() && !matches!(r, Base::List(..)) {
-                    // `"$unset"` is still an (empty) quoted word.
+                if quoted && xw.is_empty() && !matches!(r, Base::List(_, false)) {
+                    // `"$unset"` is still an (empty) quoted word, and so is
+                    // `"$*"` of no parameters; only `"$@"` vanishes.
                     xw.push(X::Lit {
                         text: String::new(),
                         quoted: true,

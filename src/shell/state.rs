@@ -137,6 +137,11 @@ pub(crate) struct State {
     pub locals: Rc<Vec<Locals>>,
     /// Names of the functions being called, outermost first.
     pub calls: Rc<Vec<String>>,
+    /// The bodies those calls run, in the same order. A call is recursive
+    /// only when it re-enters one of these bodies: a function that defines
+    /// a new body under its own name and calls it (`f() { f() { …; }; f; }`)
+    /// runs the new body, as bash does.
+    pub bodies: Rc<Vec<Rc<Stmt>>>,
     /// Started with an empty environment (`env -i`): unassigned variables
     /// are unset rather than unknown.
     pub env_cleared: bool,
@@ -168,6 +173,7 @@ impl State {
             stdin: Input::default(),
             locals: Rc::new(Vec::new()),
             calls: Rc::new(Vec::new()),
+            bodies: Rc::new(Vec::new()),
             env_cleared: false,
         }
     }

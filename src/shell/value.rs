@@ -10,46 +10,63 @@
 //! stay below the project?") instead of matching raw text.
 
 use std::fmt;
+use std::rc::Rc;
 
 /// Commands whose output a piece of runtime data holds (indices into
 /// [`super::Analysis::commands`]), so policy can follow a secret from the
-/// command that read it to the one that sends it.
+/// command that read it to the one that sends it; and whether the hole
+/// stands for candidates the analysis stopped listing (a value past
+/// `max_candidates`, see [`Value::add`]), so that wherever such a hole
+/// reaches a command the analysis says it is incomplete.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Sources(Vec<usize>);
+pub struct Sources {
+    commands: Vec<usize>,
+    widened: bool,
+}
 
 impl Sources {
     /// No command: environment data, or data of unknown origin.
     pub fn none() -> Self {
-        Sources(Vec::new())
+        Sources::default()
     }
 
     pub fn one(index: usize) -> Self {
-        Sources(vec![index])
+        Sources {
+            commands: vec![index],
+            widened: false,
+        }
     }
 
     /// Adds `index`, keeping the set sorted and free of repeats.
     pub fn insert(&mut self, index: usize) {
-        if let Err(at) = self.0.binary_search(&index) {
-            self.0.insert(at, index);
+        if let Err(at) = self.commands.binary_search(&index) {
+            self.commands.insert(at, index);
         }
     }
 
     pub fn extend(&mut self, other: &Sources) {
-        for &i in &other.0 {
+        for &i in &other.commands {
             self.insert(i);
         }
+        self.widened |= other.widened;
     }
 
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().copied()
+        self.commands.iter().copied()
     }
 
+    /// True when no command's output is held (widened or not).
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.commands.is_empty()
     }
 
     pub fn contains(&self, index: usize) -> bool {
-        self.0.binary_search(&index).is_ok()
+        self.commands.binary_search(&index).is_ok()
+    }
+
+    /// True when the hole replaced candidates past the budget.
+    pub fn is_widened(&self) -> bool {
+        self.widened
     }
 }
 
@@ -134,6 +151,18 @@ impl Text {
             [Seg::Lit(text)] => Some(text),
             _ => None,
         }
+    }
+
+    /// True when some hole of the text replaced candidates past the budget.
+    pub fn is_widened(&self) -> bool {
+        self.segs
+            .iter()
+            .any(|s| matches!(s, Seg::Any(from) if from.is_widened()))
+    }
+
+    /// True when the text is one hole that replaced candidates past the budget.
+    fn is_widened_hole(&self) -> bool {
+        matches!(self.segs.as_slice(), [Seg::Any(from)] if from.is_widened())
     }
 
     /// True when the text holds an unknown hole.
@@ -259,21 +288,24 @@ impl fmt::Display for Text {
 
 /// One string that can take one of several forms: every candidate bash may
 /// produce (a single candidate is the common case). Never empty.
+///
+/// The candidates are shared: every command record, every branch of the
+/// control flow and every state holds its values, so a copy must not copy
+/// the strings (a 64-candidate working directory copied per command made
+/// `cd a || cd b; ` × 4000 take seconds).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Value {
-    candidates: Vec<Text>,
+    candidates: Rc<Vec<Text>>,
 }
 
 impl Value {
     pub fn known(text: &str) -> Self {
-        Value {
-            candidates: vec![Text::lit(text)],
-        }
+        Value::text(Text::lit(text))
     }
 
     pub fn text(text: Text) -> Self {
         Value {
-            candidates: vec![text],
+            candidates: Rc::new(vec![text]),
         }
     }
 
@@ -295,29 +327,42 @@ impl Value {
 
     /// Adds a candidate unless it is already listed. Past
     /// `max_candidates` the value is not listed any more: it becomes one
-    /// hole (any string) carrying every candidate's sources, so joins of
-    /// branches (`cd a || cd b; …` repeated) stay bounded instead of doubling
-    /// at every join, and what they mean stays the widest reading.
+    /// widened hole (any string) carrying every candidate's sources, and
+    /// stays that hole whatever joins it, so joins of branches (`cd a || cd
+    /// b; …` repeated) stay bounded instead of doubling at every join. The
+    /// widest reading loses candidates (`/` among them, perhaps), so the
+    /// analysis of a command that uses it is incomplete (see
+    /// [`Self::is_widened`]): it goes to the reviewer, never passes.
     pub fn add(&mut self, candidate: Text) {
         if self.candidates.contains(&candidate) {
             return;
         }
         let full = u64::try_from(self.candidates.len())
             .map_or(true, |n| n >= super::budget::Limits::DEFAULT.max_candidates);
-        if full {
+        if full || self.is_widened() || candidate.is_widened_hole() {
             let mut from = self.sources();
             from.extend(&candidate.sources());
-            self.candidates = vec![Text::any(from)];
+            from.widened = true;
+            self.candidates = Rc::new(vec![Text::any(from)]);
             return;
         }
-        self.candidates.push(candidate);
+        Rc::make_mut(&mut self.candidates).push(candidate);
     }
 
     /// Every candidate of `other` becomes one of this value's.
     pub fn merge(&mut self, other: &Value) {
-        for c in &other.candidates {
+        if Rc::ptr_eq(&self.candidates, &other.candidates) {
+            return;
+        }
+        for c in other.candidates.iter() {
             self.add(c.clone());
         }
+    }
+
+    /// True when the value is the one hole that replaced candidates past
+    /// `max_candidates` ([`Self::add`]).
+    pub fn is_widened(&self) -> bool {
+        matches!(self.candidates.as_slice(), [only] if only.is_widened_hole())
     }
 
     pub fn candidates(&self) -> &[Text] {
@@ -325,7 +370,7 @@ impl Value {
     }
 
     pub fn into_candidates(self) -> Vec<Text> {
-        self.candidates
+        Rc::try_unwrap(self.candidates).unwrap_or_else(|shared| (*shared).clone())
     }
 
     /// The string when there is one candidate and it is fully known.
@@ -348,7 +393,7 @@ impl Value {
     /// Commands whose output any candidate holds.
     pub fn sources(&self) -> Sources {
         let mut out = Sources::none();
-        for c in &self.candidates {
+        for c in self.candidates.iter() {
             out.extend(&c.sources());
         }
         out
