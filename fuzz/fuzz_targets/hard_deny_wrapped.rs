@@ -60,20 +60,31 @@ impl Choices<'_> {
     }
 }
 
+/// `inner` ended as a list item: `;`, unless `&` already ends it (`x &;` is
+/// a syntax error in bash, so nothing would run).
+fn ended(inner: &str) -> String {
+    if inner.trim_end().ends_with('&') {
+        inner.to_owned()
+    } else {
+        format!("{inner};")
+    }
+}
+
 fn wrap(inner: String, simple: bool, c: &mut Choices<'_>) -> (String, bool) {
     let b = BENIGN.get(c.next(BENIGN.len())).copied().unwrap_or("true");
+    let body = ended(&inner);
     let out = match c.next(17) {
-        0 => format!("{{ {inner}; }}"),
+        0 => format!("{{ {body} }}"),
         1 => format!("( {inner} )"),
         // The space keeps `$( (` from reading as arithmetic `$((`.
         2 => format!("echo $( {inner} )"),
         3 => format!("bash -c {}", single_quote(&inner)),
         4 => format!("eval {}", single_quote(&inner)),
-        5 => format!("if {b}; then {inner}; fi"),
-        6 => format!("while {inner}; do break; done"),
-        7 => format!("for i in 1 2; do {inner}; done"),
+        5 => format!("if {b}; then {body} fi"),
+        6 => format!("while {body} do break; done"),
+        7 => format!("for i in 1 2; do {body} done"),
         8 => format!("case x in x) {inner};; esac"),
-        9 => format!("f() {{ {inner}; }}; f"),
+        9 => format!("f() {{ {body} }}; f"),
         10 => format!("{b}; {inner}"),
         11 => format!("{b} && {inner}"),
         12 => format!("{inner} | cat"),
@@ -86,7 +97,7 @@ fn wrap(inner: String, simple: bool, c: &mut Choices<'_>) -> (String, bool) {
             let p = PREFIXES.get(c.next(PREFIXES.len())).copied().unwrap_or("");
             return (format!("{p}{inner}"), true);
         }
-        _ => format!("{inner}; {b}"),
+        _ => format!("{body} {b}"),
     };
     (out, false)
 }
