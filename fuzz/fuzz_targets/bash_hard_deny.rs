@@ -13,7 +13,10 @@ fuzz_target!(|data: &[u8]| {
     };
     let protected = Protected {
         paths: vec!["/home/dev/.config/vouch".to_owned()],
-        vars: vec![("VOUCH_HOME".to_owned(), "/home/dev/.config/vouch".to_owned())],
+        vars: vec![(
+            "VOUCH_HOME".to_owned(),
+            "/home/dev/.config/vouch".to_owned(),
+        )],
     };
     let ctx = Context {
         home: "/home/dev",

@@ -26,9 +26,15 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let split = usize::from(selector) * text.len() / 256;
-    let split = (0..=split).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let split = (0..=split)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
     let (before, after) = text.split_at(split);
     let planted = format!("{before} {secret} {after}");
     let out = redact::redact_text(&planted);
-    assert!(!out.contains(secret), "secret survived redaction: {planted:?} -> {out:?}");
+    assert!(
+        !out.contains(secret),
+        "secret survived redaction: {planted:?} -> {out:?}"
+    );
 });

@@ -18,6 +18,10 @@ fuzz_target!(|data: &[u8]| {
     let _ = request.turn();
     let again = serde_json::to_vec(&request).map(|b| Request::from_slice(&b));
     if let Ok(Ok(again)) = again {
-        assert_eq!(again.request_hash(), hash, "request_hash changed across a JSON round trip");
+        assert_eq!(
+            again.request_hash(),
+            hash,
+            "request_hash changed across a JSON round trip"
+        );
     }
 });

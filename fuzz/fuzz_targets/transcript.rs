@@ -18,5 +18,8 @@ fuzz_target!(|data: &[u8]| {
         _ => Format::Gemini,
     };
     let parsed = transcript::parse(&text, format, selector & 0x80 != 0);
-    assert!(parsed.entries.len() <= MAX_TRANSCRIPT_ENTRIES, "entry bound exceeded");
+    assert!(
+        parsed.entries.len() <= MAX_TRANSCRIPT_ENTRIES,
+        "entry bound exceeded"
+    );
 });
