@@ -115,7 +115,16 @@ fn wrap(inner: String, simple: bool, c: &mut Choices<'_>) -> (String, bool) {
         ),
         _ if simple => {
             let p = PREFIXES.get(c.next(PREFIXES.len())).copied().unwrap_or("");
-            return (format!("{p}{inner}"), true);
+            // Only `sudo` and `env` read `X=1` after them as an assignment;
+            // `command`, `nice`, `timeout` and `nohup` would run a program
+            // named `X=1` (bash: command not found), so they go after the
+            // leading assignments.
+            if matches!(p, "sudo " | "env " | "X=1 ") {
+                return (format!("{p}{inner}"), true);
+            }
+            let rest = inner.trim_start_matches("X=1 ");
+            let (assigns, rest) = inner.split_at(inner.len() - rest.len());
+            return (format!("{assigns}{p}{rest}"), true);
         }
         _ => format!("{body} {b}"),
     };
