@@ -104,7 +104,11 @@ fn wrap(inner: String, simple: bool, c: &mut Choices<'_>) -> (String, bool) {
         10 => format!("{b}; {inner}"),
         11 => format!("{b} && {inner}"),
         12 => format!("{inner} | cat"),
-        13 => format!("echo {} | {inner}", single_quote(&c.text())),
+        // `|` binds tighter than `;`: a list is grouped, or only its first
+        // command would be in the pipeline (and a function it defines would
+        // exist only in that subshell).
+        13 if simple => format!("echo {} | {inner}", single_quote(&c.text())),
+        13 => format!("echo {} | {{ {body} }}", single_quote(&c.text())),
         14 => format!("{inner} &"),
         // The comment ends at the newline, before the unit (a trailing one
         // would swallow an enclosing `; }`).
