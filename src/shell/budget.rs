@@ -103,14 +103,15 @@ const OPERATIONS_PER_REPORT: u64 = 100;
 
 impl Meter {
     pub fn new(limits: Limits) -> Self {
+        let start = Instant::now();
         Meter {
             limits,
             steps: 0,
             late: false,
             match_work: 0,
             parse_reports: 0,
-            parse_deadline: Instant::now() + Duration::from_micros(limits.parse_timeout_us),
-            deadline: Instant::now() + Duration::from_micros(limits.analysis_timeout_us),
+            parse_deadline: start + Duration::from_micros(limits.parse_timeout_us),
+            deadline: start + Duration::from_micros(limits.analysis_timeout_us),
             incomplete: Vec::new(),
         }
     }
