@@ -373,6 +373,19 @@ fn shortcuts_change_no_analysis() {
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     files.sort();
+    let env = ShellEnv {
+        cwd: Some("/srv/app"),
+        home: "/home/dev",
+        vars: &[("VOUCH_HOME", "/home/dev/.vh")],
+    };
+    // The wall-clock backstops are lifted: on a loaded machine the general
+    // path could reach one and stop early, which is not a difference in
+    // reading. The deterministic budgets hold.
+    let limits = Limits {
+        parse_timeout_us: 60_000_000,
+        analysis_timeout_us: 600_000_000,
+        ..Limits::DEFAULT
+    };
     let mut compared = 0;
     for file in files {
         for line in std::fs::read_to_string(&file).unwrap().lines() {
@@ -382,9 +395,9 @@ fn shortcuts_change_no_analysis() {
             let Some(command) = record.get("command").and_then(|c| c.as_str()) else {
                 continue;
             };
-            let fast = analysis(command);
+            let fast = analyze(command, &env, &limits);
             set_shortcuts(false);
-            let general = analysis(command);
+            let general = analyze(command, &env, &limits);
             set_shortcuts(true);
             assert_eq!(fast, general, "{}: {command}", file.display());
             compared += 1;
@@ -473,7 +486,7 @@ fn plain_commands_parse_as_tree_sitter_parses_them() {
             }
         }
     }
-    assert!(read > tried / 2, "only {read} of {tried} read as plain");
+    assert!(read > 10_000, "only {read} of {tried} lines read as plain");
     let mut joined = 0;
     for op in ["&&", "||", "|", ";", "&", "|&", ";;", "&&&", "| |"] {
         for a in pool {
@@ -491,5 +504,5 @@ fn plain_commands_parse_as_tree_sitter_parses_them() {
             }
         }
     }
-    assert!(joined > 10_000, "only {joined} joined lines read as plain");
+    assert!(joined > 3_000, "only {joined} joined lines read as plain");
 }
