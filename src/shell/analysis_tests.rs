@@ -361,3 +361,148 @@ fn argv_matching_helpers() {
     assert!(!argv_may_be(&rm.argv, &["rm", "/"]));
     assert!(rm.cwd.may_be("/srv/app"));
 }
+
+/// Every command of the corpora in `tests/fixtures` gives the same analysis
+/// with the shortcuts (see [`shortcuts`]) and along the general path.
+#[test]
+fn shortcuts_change_no_analysis() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    let env = ShellEnv {
+        cwd: Some("/srv/app"),
+        home: "/home/dev",
+        vars: &[("VOUCH_HOME", "/home/dev/.vh")],
+    };
+    // The wall-clock backstops are lifted: on a loaded machine the general
+    // path could reach one and stop early, which is not a difference in
+    // reading. The deterministic budgets hold.
+    let limits = Limits {
+        parse_timeout_us: 60_000_000,
+        analysis_timeout_us: 600_000_000,
+        ..Limits::DEFAULT
+    };
+    let mut compared = 0;
+    for file in files {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let Some(command) = record.get("command").and_then(|c| c.as_str()) else {
+                continue;
+            };
+            let fast = analyze(command, &env, &limits);
+            set_shortcuts(false);
+            let general = analyze(command, &env, &limits);
+            set_shortcuts(true);
+            assert_eq!(fast, general, "{}: {command}", file.display());
+            compared += 1;
+        }
+    }
+    assert!(compared > 1500, "only {compared} corpus commands");
+}
+
+/// The kind-name table gives what tree-sitter gives, for every node of
+/// every corpus command.
+#[test]
+fn kind_names_are_tree_sitters() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let mut nodes = 0;
+    for name in ["hard_deny.jsonl", "benign.jsonl", "hard_deny_redteam.jsonl"] {
+        let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap();
+        for line in text.lines() {
+            let Ok(record) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if let Some(command) = record.get("command").and_then(|c| c.as_str()) {
+                nodes += syntax::check_kind_names(command);
+            }
+        }
+    }
+    assert!(nodes > 5_000, "only {nodes} nodes");
+}
+
+/// Plain command lines read without tree-sitter parse as tree-sitter reads
+/// them: every sequence of up to three words from a pool of plain words
+/// that are special somewhere (tildes, assignments, reserved and
+/// declaration words, descriptors, dots), with blanks around and between,
+/// and pairs joined by list and pipeline operators (and by ones the
+/// shortcut leaves to tree-sitter).
+#[test]
+fn plain_commands_parse_as_tree_sitter_parses_them() {
+    let pool = [
+        "rm",
+        "-rf",
+        "/",
+        "~",
+        "~/x",
+        "~dev/.ssh",
+        "~+",
+        "~-",
+        "a~b",
+        "a=b",
+        "=x",
+        "x=",
+        "A+=1",
+        "x,y",
+        "%1",
+        "@",
+        "+",
+        "-",
+        "--",
+        "..",
+        ".",
+        ":",
+        "0",
+        "2",
+        "10",
+        "time",
+        "export",
+        "in",
+        "do",
+        "then",
+        "}",
+        "-o=a:b",
+        "a/./b/../c",
+        "dd",
+        "if=/dev/zero",
+        "of=~/x",
+    ];
+    let mut read = 0;
+    let mut tried = 0;
+    for a in pool {
+        tried += 1;
+        read += usize::from(syntax::check_plain_command(a));
+        read += usize::from(syntax::check_plain_command(&format!("  {a} ")));
+        for b in pool {
+            read += usize::from(syntax::check_plain_command(&format!("{a} {b}")));
+            for c in pool {
+                tried += 1;
+                read += usize::from(syntax::check_plain_command(&format!("{a}  {b} {c}")));
+            }
+        }
+    }
+    assert!(read > 10_000, "only {read} of {tried} lines read as plain");
+    let mut joined = 0;
+    for op in ["&&", "||", "|", ";", "&", "|&", ";;", "&&&", "| |"] {
+        for a in pool {
+            for b in pool {
+                for line in [
+                    format!("{a} {op} {b}"),
+                    format!("{a}{op}{b} x"),
+                    format!("x {a} {op} {b}"),
+                    format!("{a} {op} {b} {op} x"),
+                    format!("{op} {a}"),
+                    format!("{a} {op}"),
+                ] {
+                    joined += usize::from(syntax::check_plain_command(&line));
+                }
+            }
+        }
+    }
+    assert!(joined > 3_000, "only {joined} joined lines read as plain");
+}

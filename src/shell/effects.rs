@@ -72,8 +72,12 @@ pub fn effects(cmd: &Command) -> Effects {
     };
     let args = cmd.args();
     // On a case-insensitive file system `RM` runs `rm`.
-    let lower = name.to_ascii_lowercase();
-    let Some(spec) = spec::lookup(name).or_else(|| spec::lookup(&lower)) else {
+    let Some(spec) = spec::lookup(name).or_else(|| {
+        name.bytes()
+            .any(|b| b.is_ascii_uppercase())
+            .then(|| spec::lookup(&name.to_ascii_lowercase()))
+            .flatten()
+    }) else {
         // Unknown command: it may read any file it names.
         for a in args {
             if let Some(v) = arg_value(a)

@@ -431,38 +431,25 @@ impl Interp {
 
     /// Expands words to argv shapes: each shape is one way the whole list
     /// can expand.
-    pub(crate) fn expand_argv_words(
+    pub(crate) fn expand_argv_words<W: std::borrow::Borrow<WordAst>>(
         &mut self,
-        words: &[WordAst],
+        words: &[W],
         state: &mut State,
     ) -> Vec<Vec<Arg>> {
         let mut shapes: Vec<Vec<Arg>> = vec![Vec::new()];
         let limit = self.meter.limits.max_candidates as usize;
         for word in words {
-            let word_shapes = self.expand_word(word, state);
-            if word_shapes.len() == 1 {
-                if let Some(only) = word_shapes.into_iter().next() {
-                    for s in &mut shapes {
-                        s.extend(only.iter().cloned());
-                    }
+            let word: &WordAst = word.borrow();
+            if let Some(text) = plain_literal(word).filter(|_| super::shortcuts()) {
+                // What `expand_word` returns for it (one shape of one
+                // field), without building that shape.
+                let arg = Arg::known(text);
+                for s in &mut shapes {
+                    s.push(arg.clone());
                 }
             } else {
-                let mut next = Vec::new();
-                'outer: for s in &shapes {
-                    for w in &word_shapes {
-                        if next.len() >= limit {
-                            self.meter.exceeded(
-                                "max_candidates",
-                                format!("a command line expands in more than {limit} ways"),
-                            );
-                            break 'outer;
-                        }
-                        let mut joined = s.clone();
-                        joined.extend(w.iter().cloned());
-                        next.push(joined);
-                    }
-                }
-                shapes = next;
+                let word_shapes = self.expand_word(word, state);
+                shapes = self.extend_shapes(shapes, word_shapes, limit);
             }
             let fields: usize = shapes.iter().map(Vec::len).max().unwrap_or(0);
             if fields as u64 > self.meter.limits.max_fields {
@@ -480,6 +467,43 @@ impl Interp {
         shapes
     }
 
+    /// Every way of `shapes` followed by every way of one word.
+    fn extend_shapes(
+        &mut self,
+        mut shapes: Vec<Vec<Arg>>,
+        word_shapes: Vec<Vec<Arg>>,
+        limit: usize,
+    ) -> Vec<Vec<Arg>> {
+        if word_shapes.len() == 1 {
+            if let Some(only) = word_shapes.into_iter().next() {
+                if let [s] = shapes.as_mut_slice() {
+                    s.extend(only);
+                } else {
+                    for s in &mut shapes {
+                        s.extend(only.iter().cloned());
+                    }
+                }
+            }
+            return shapes;
+        }
+        let mut next = Vec::new();
+        'outer: for s in &shapes {
+            for w in &word_shapes {
+                if next.len() >= limit {
+                    self.meter.exceeded(
+                        "max_candidates",
+                        format!("a command line expands in more than {limit} ways"),
+                    );
+                    break 'outer;
+                }
+                let mut joined = s.clone();
+                joined.extend(w.iter().cloned());
+                next.push(joined);
+            }
+        }
+        next
+    }
+
     /// Expands a command's words (assignment words of declaration builtins
     /// as `NAME=value` fields, with their values also returned).
     pub(crate) fn expand_command_words(
@@ -487,17 +511,17 @@ impl Interp {
         words: &[ArgAst],
         state: &mut State,
     ) -> (Vec<Vec<Arg>>, Vec<(String, Value)>) {
-        let mut plain = Vec::new();
+        let mut plain: Vec<std::borrow::Cow<'_, WordAst>> = Vec::with_capacity(words.len());
         let mut decl = Vec::new();
         for w in words {
             match w {
-                ArgAst::Word(word) => plain.push(word.clone()),
+                ArgAst::Word(word) => plain.push(std::borrow::Cow::Borrowed(word)),
                 ArgAst::Assign(a) => {
                     let value = self.assign_value(a, state);
                     let mut field = WordAst::literal(&format!("{}=", a.name), true);
                     field.parts.push(Part::Quoted(String::new()));
                     decl.push((a.name.clone(), value));
-                    plain.push(field);
+                    plain.push(std::borrow::Cow::Owned(field));
                 }
             }
         }
@@ -532,7 +556,7 @@ impl Interp {
 
     /// The argv shapes one word expands to.
     pub(crate) fn expand_word(&mut self, word: &WordAst, state: &mut State) -> Vec<Vec<Arg>> {
-        if let Some(text) = plain_literal(word) {
+        if let Some(text) = plain_literal(word).filter(|_| super::shortcuts()) {
             return vec![vec![Arg::known(text)]];
         }
         self.expand_word_general(word, state)

@@ -10,6 +10,7 @@
 //! drop it afterwards. Every step is charged to the [`Meter`].
 
 use std::collections::HashMap;
+use std::hash::BuildHasher as _;
 use std::rc::Rc;
 
 use super::ShellError;
@@ -216,7 +217,11 @@ pub(crate) struct Interp {
     pub defined: Vec<(String, Rc<Stmt>)>,
     /// Function bodies a call ran (a name may have had several bodies).
     pub called: Vec<Rc<Stmt>>,
-    dedupe: HashMap<Command, usize>,
+    /// Commands recorded, by the hash of their record: the first index
+    /// recorded with each hash (records are compared, so a collision costs
+    /// a scan, never a wrong answer).
+    dedupe: HashMap<u64, usize, foldhash::fast::RandomState>,
+    hasher: foldhash::fast::RandomState,
     commands_full: bool,
 }
 
@@ -244,7 +249,8 @@ impl Interp {
             notes: Vec::new(),
             defined: Vec::new(),
             called: Vec::new(),
-            dedupe: HashMap::new(),
+            dedupe: HashMap::default(),
+            hasher: foldhash::fast::RandomState::default(),
             commands_full: false,
         }
     }
@@ -259,8 +265,14 @@ impl Interp {
         if cmd.parent.is_none() {
             cmd.parent = self.ctx.parent;
         }
-        if let Some(&index) = self.dedupe.get(&cmd) {
-            return Some(index);
+        let hash = self.hasher.hash_one(&cmd);
+        if let Some(&index) = self.dedupe.get(&hash) {
+            if self.commands.get(index) == Some(&cmd) {
+                return Some(index);
+            }
+            if let Some(index) = self.commands.iter().position(|c| *c == cmd) {
+                return Some(index);
+            }
         }
         if cmd.is_widened() {
             self.meter
@@ -278,7 +290,7 @@ impl Interp {
             return None;
         }
         let index = self.commands.len();
-        self.dedupe.insert(cmd.clone(), index);
+        self.dedupe.entry(hash).or_insert(index);
         self.commands.push(cmd);
         let mut printed = printed;
         printed.from.insert(index);

@@ -187,13 +187,33 @@ impl<'s> Lexer<'s> {
                     }
                 }
             }
-            _ => {
-                let ch = self.char_at(pos).unwrap_or('\u{fffd}');
-                let mut buf = [0u8; 4];
-                out.lit(ch.encode_utf8(&mut buf), mode.quoted());
-                pos + ch.len_utf8().max(1)
+            _ if super::shortcuts() => {
+                // A run of characters none of the arms above act on, taken
+                // at once (one character at a time gives the same text).
+                let run = self
+                    .text(pos, end)
+                    .bytes()
+                    .position(|b| b"\\'\"$`<>".contains(&b))
+                    .unwrap_or(end - pos)
+                    .max(1);
+                match self.src.get(pos..pos + run) {
+                    Some(text) => {
+                        out.lit(text, mode.quoted());
+                        pos + run
+                    }
+                    None => self.one_char(pos, mode, out),
+                }
             }
+            _ => self.one_char(pos, mode, out),
         }
+    }
+
+    /// One ordinary character at `pos`; returns the position after it.
+    fn one_char(&self, pos: usize, mode: Mode, out: &mut Out) -> usize {
+        let ch = self.char_at(pos).unwrap_or('\u{fffd}');
+        let mut buf = [0u8; 4];
+        out.lit(ch.encode_utf8(&mut buf), mode.quoted());
+        pos + ch.len_utf8().max(1)
     }
 
     fn backslash(&mut self, pos: usize, end: usize, mode: Mode, out: &mut Out) -> usize {

@@ -55,6 +55,32 @@ pub(crate) use lex::decode_ansi_c;
 pub use shape::{Shape, shape_of};
 pub use value::{Arg, Seg, Sources, Text, Value, argv_may_be};
 
+#[cfg(test)]
+thread_local! {
+    static SHORTCUTS: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Whether the analysis takes its shortcuts: work skipped where the input
+/// shows it would change nothing (no walk for rewrites a command has no
+/// text for, no search for substitutions in a word without `(` or a
+/// backtick, plain literal words expanded directly). Tests turn them off
+/// to prove the general path gives the same analysis.
+#[cfg(not(test))]
+#[inline]
+pub(crate) fn shortcuts() -> bool {
+    true
+}
+
+#[cfg(test)]
+pub(crate) fn shortcuts() -> bool {
+    SHORTCUTS.with(std::cell::Cell::get)
+}
+
+#[cfg(test)]
+pub(crate) fn set_shortcuts(on: bool) {
+    SHORTCUTS.with(|s| s.set(on));
+}
+
 /// Why a command could not be fully understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShellError {

@@ -5,16 +5,34 @@
 
 use super::value::Value;
 
+/// The pieces of `path` between slashes, as `path.split('/')` gives them,
+/// found by a plain byte scan: for components this short the `char`
+/// searcher's set-up costs more than the search (every path of every
+/// command is normalized).
+fn components(path: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(path);
+    std::iter::from_fn(move || {
+        let r = rest?;
+        match r.bytes().position(|b| b == b'/') {
+            Some(i) => {
+                rest = r.get(i + 1..);
+                r.get(..i)
+            }
+            None => {
+                rest = None;
+                Some(r)
+            }
+        }
+    })
+}
+
 /// True when `path` is absolute with no empty, `.` or `..` component and no
 /// trailing slash: already in the form [`normalize`] produces.
 fn is_normal(path: &str) -> bool {
     path == "/"
         || (path.starts_with('/')
             && !path.ends_with('/')
-            && path
-                .get(1..)
-                .unwrap_or("")
-                .split('/')
+            && components(path.get(1..).unwrap_or(""))
                 .all(|c| !c.is_empty() && c != "." && c != ".."))
 }
 
@@ -24,7 +42,7 @@ pub fn normalize(path: &str) -> String {
         return path.to_owned();
     }
     let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
+    for part in components(path) {
         match part {
             "" | "." => {}
             ".." => {
@@ -86,5 +104,18 @@ mod tests {
         assert_eq!(normalize("/a/.../b"), "/a/.../b");
         assert_eq!(join("/srv/app", "../x"), "/srv/x");
         assert_eq!(join("/srv/app", "/etc"), "/etc");
+    }
+
+    #[test]
+    fn components_split_as_str_split_does() {
+        for p in [
+            "", "/", "//", "a", "/a", "a/", "/a/b/", "/a//b", "a/./../b", "/é/ü//",
+        ] {
+            assert_eq!(
+                components(p).collect::<Vec<_>>(),
+                p.split('/').collect::<Vec<_>>(),
+                "{p}"
+            );
+        }
     }
 }

@@ -1835,9 +1835,24 @@ pub const SPECS: &[CommandSpec] = &[
     ),
 ];
 
+/// Every name of [`SPECS`] with its spec, built on first use: a lookup runs
+/// for every command of every request.
+static BY_NAME: std::sync::LazyLock<
+    std::collections::HashMap<&'static str, &'static CommandSpec, foldhash::fast::RandomState>,
+> = std::sync::LazyLock::new(|| {
+    let mut map = std::collections::HashMap::default();
+    for spec in SPECS {
+        for name in spec.names {
+            // Names are unique (tested); the first spec would win anyway.
+            map.entry(*name).or_insert(spec);
+        }
+    }
+    map
+});
+
 /// The spec for a command name (the basename of `argv[0]`).
 pub fn lookup(name: &str) -> Option<&'static CommandSpec> {
-    SPECS.iter().find(|s| s.names.contains(&name))
+    BY_NAME.get(name).copied()
 }
 
 /// The shells whose `-c` runs a script.
@@ -1887,6 +1902,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_index_finds_what_a_scan_finds() {
+        for spec in SPECS {
+            for name in spec.names {
+                let scanned = SPECS.iter().find(|s| s.names.contains(name));
+                // `SPECS` is a constant: compare contents, not addresses.
+                assert!(
+                    lookup(name).is_some_and(|l| scanned.is_some_and(|s| l.names == s.names)),
+                    "{name}"
+                );
+            }
+        }
+        assert!(lookup("no-such-command").is_none());
     }
 
     #[test]

@@ -29,6 +29,36 @@ use super::lex::{Lexer, Subst, SubstKind};
 /// Reserved words that bash never runs as a command name.
 const RESERVED_NOT_COMMANDS: &[&str] = &["then", "else", "elif", "fi", "do", "done", "esac", "}"];
 
+/// Node kind names by kind id: `Node::kind` converts the grammar's C string
+/// (checking its UTF-8) on every call, and the conversion reads every node
+/// several times.
+static KINDS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    let language: tree_sitter::Language = tree_sitter_bash::LANGUAGE.into();
+    (0..language.node_kind_count())
+        .map(|id| {
+            u16::try_from(id)
+                .ok()
+                .and_then(|id| language.node_kind_for_id(id))
+                .unwrap_or("")
+        })
+        .collect()
+});
+
+/// [`Node::kind`] through [`KINDS`].
+trait KindStr {
+    fn kind_str(&self) -> &'static str;
+}
+
+impl KindStr for Node<'_> {
+    fn kind_str(&self) -> &'static str {
+        match KINDS.get(usize::from(self.kind_id())) {
+            Some(kind) if !kind.is_empty() => kind,
+            // `ERROR` and other built-in symbols lie outside the table.
+            _ => self.kind(),
+        }
+    }
+}
+
 thread_local! {
     // Parsers are not `Sync`; one per thread keeps parsing allocation-light.
     static PARSER: RefCell<Option<tree_sitter::Parser>> = const { RefCell::new(None) };
@@ -61,16 +91,157 @@ fn parse_tree(source: &str, meter: &mut Meter) -> Result<Option<tree_sitter::Tre
     })
 }
 
+/// Walks every node of `source`'s tree, asserting that [`KindStr`] names it
+/// as tree-sitter does; returns the number of nodes.
+#[cfg(test)]
+pub(crate) fn check_kind_names(source: &str) -> usize {
+    let mut meter = Meter::new(super::Limits::DEFAULT);
+    let Ok(Some(tree)) = parse_tree(source, &mut meter) else {
+        return 0;
+    };
+    let mut cursor = tree.root_node().walk();
+    let mut nodes = 0;
+    loop {
+        let node = cursor.node();
+        assert_eq!(node.kind_str(), node.kind(), "{source}");
+        nodes += 1;
+        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+            continue;
+        }
+        loop {
+            if !cursor.goto_parent() {
+                return nodes;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+}
+
+/// Parses `source` with and without the shortcuts; panics when the two
+/// differ. True when [`plain_command`] read it.
+#[cfg(test)]
+pub(crate) fn check_plain_command(source: &str) -> bool {
+    let mut meter = Meter::new(super::Limits::DEFAULT);
+    let fast = plain_command(source, &mut meter);
+    super::set_shortcuts(false);
+    let general = parse(source, &mut meter);
+    super::set_shortcuts(true);
+    if let Some(fast) = &fast {
+        assert_eq!(fast.stmt, general.stmt, "`{source}`");
+        assert_eq!(fast.errors, general.errors, "`{source}`");
+    }
+    fast.is_some()
+}
+
 /// One parsed script.
 pub(crate) struct Parsed {
     pub stmt: Stmt,
     pub errors: Vec<ShellError>,
 }
 
+/// The longest command line [`plain_command`] reads, in bytes: far below
+/// where any parse budget could run out.
+const PLAIN_MAX_BYTES: usize = 512;
+
+/// First words the grammar reads as more than a command name: reserved
+/// words and the declaration builtins, whose arguments are assignments.
+const PLAIN_NOT_FIRST: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
+    "in", "select", "function", "time", "coproc", "export", "declare", "local", "readonly",
+    "typeset", "unset",
+];
+
+/// Bytes of a plain word: characters bash gives no syntax to inside a word.
+fn plain_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"_./:=,+%@~-".contains(&b)
+}
+
+/// A command line of plain commands, parsed without tree-sitter: one simple
+/// command, or two joined by one `&&`, `||`, `|` or `;`, each of
+/// blank-separated words of characters that bash gives no syntax to
+/// (letters, digits, `_./:=,+%@~-`; no quotes, expansions, redirections or
+/// comments), the first word of each neither a reserved word nor an
+/// assignment. About half of what agents run looks like that (`rm -rf /`,
+/// `ls -la ~/src`, `cd build && make`). The words are lexed as the
+/// conversion lexes them and the statements built as it builds them, so the
+/// result is the tree-sitter path's (tested on every corpus command and on
+/// generated ones).
+fn plain_command(source: &str, meter: &mut Meter) -> Option<Parsed> {
+    if !super::shortcuts()
+        || source.len() > PLAIN_MAX_BYTES
+        || !source
+            .bytes()
+            .all(|b| b == b' ' || plain_byte(b) || b"|&;".contains(&b))
+    {
+        return None;
+    }
+    // Word spans of the command before the operator, the operator, and
+    // the word spans after it.
+    let mut sides: [Vec<(usize, usize)>; 2] = [Vec::new(), Vec::new()];
+    let mut op: Option<&str> = None;
+    let bytes = source.as_bytes();
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        let run = |pred: fn(u8) -> bool| {
+            bytes
+                .get(i..)
+                .map_or(0, |rest| rest.iter().take_while(|&&c| pred(c)).count())
+        };
+        if b == b' ' {
+            i += 1;
+        } else if plain_byte(b) {
+            let len = run(plain_byte);
+            let side = usize::from(op.is_some());
+            sides.get_mut(side)?.push((i, i + len));
+            i += len;
+        } else {
+            let len = run(|c| b"|&;".contains(&c));
+            let text = source.get(i..i + len)?;
+            if op.is_some() || !matches!(text, "&&" | "||" | "|" | ";") {
+                return None;
+            }
+            op = Some(text);
+            i += len;
+        }
+    }
+    let mut conv = Conv {
+        src: source,
+        meter,
+        errors: Vec::new(),
+        depth: 0,
+        fd_words: Vec::new(),
+        negated: Vec::new(),
+        closed: Vec::new(),
+    };
+    let [left, right] = sides;
+    let first = conv.plain_simple(left)?;
+    let stmt = match op {
+        None => first,
+        Some(op) => {
+            let second = conv.plain_simple(right)?;
+            match op {
+                "&&" => Stmt::And(Box::new(first), Box::new(second)),
+                "||" => Stmt::Or(Box::new(first), Box::new(second)),
+                "|" => Stmt::Pipeline(vec![first, second]),
+                _ => Stmt::Seq(vec![first, second]),
+            }
+        }
+    };
+    Some(Parsed {
+        stmt,
+        errors: conv.errors,
+    })
+}
+
 /// Parses `source` into statements. Budgets that run out are recorded in
 /// `meter` (and yield fewer statements); syntax errors are returned with
 /// the statements that did parse.
 pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
+    if let Some(parsed) = plain_command(source, meter) {
+        return parsed;
+    }
     let mut errors = Vec::new();
     let tree = match parse_tree(source, meter) {
         Ok(Some(tree)) => tree,
@@ -180,16 +351,16 @@ fn blank_reserved_time(command: Node<'_>, src: &str, bytes: &mut [u8]) -> bool {
     let Some(name) = words.next() else {
         return false;
     };
-    if name.kind() != "command_name" || text(name, src) != "time" {
+    if name.kind_str() != "command_name" || text(name, src) != "time" {
         return false;
     }
     let stmt = match command.parent() {
-        Some(p) if p.kind() == "redirected_statement" => p,
+        Some(p) if p.kind_str() == "redirected_statement" => p,
         _ => command,
     };
     if stmt
         .parent()
-        .is_some_and(|p| p.kind() == "pipeline" && stmt.prev_named_sibling().is_some())
+        .is_some_and(|p| p.kind_str() == "pipeline" && stmt.prev_named_sibling().is_some())
     {
         return false;
     }
@@ -221,14 +392,16 @@ fn blank_reserved_time(command: Node<'_>, src: &str, bytes: &mut [u8]) -> bool {
     true
 }
 
-fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
-    let mut bytes = src.as_bytes().to_vec();
-    let mut fix = Rewrites::default();
+/// The walk of [`rewrites`]: blanks the `!` of negated compound commands and
+/// a reserved `time`.
+fn blank_negations_and_time(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Rewrites) {
     let mut cursor = root.walk();
     'walk: loop {
         let node = cursor.node();
-        if node.kind() == "!"
-            && node.parent().is_some_and(|p| p.kind() == "negated_command")
+        if node.kind_str() == "!"
+            && node
+                .parent()
+                .is_some_and(|p| p.kind_str() == "negated_command")
             && let Some(byte) = bytes.get_mut(node.start_byte())
         {
             *byte = b' ';
@@ -236,8 +409,8 @@ fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
             fix.negated
                 .push(node.end_byte() + (rest.len() - rest.trim_start().len()));
         }
-        if node.kind() == "command" {
-            fix.timed |= blank_reserved_time(node, src, &mut bytes);
+        if node.kind_str() == "command" {
+            fix.timed |= blank_reserved_time(node, src, bytes);
         }
         if cursor.goto_first_child() || cursor.goto_next_sibling() {
             continue;
@@ -250,6 +423,16 @@ fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
                 break;
             }
         }
+    }
+}
+
+fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
+    let mut bytes = src.as_bytes().to_vec();
+    let mut fix = Rewrites::default();
+    // Both rewrites of the walk need a `!` or a `time` in the text; most
+    // commands have neither and skip a walk over every node.
+    if !super::shortcuts() || src.contains('!') || src.contains("time") {
+        blank_negations_and_time(root, src, &mut bytes, &mut fix);
     }
     for (i, window) in src.as_bytes().windows(3).enumerate() {
         let after = src.as_bytes().get(i + 3).copied();
@@ -274,7 +457,7 @@ fn quoted(root: Node<'_>, at: usize) -> bool {
     let mut node = root.descendant_for_byte_range(at, at + 1);
     while let Some(n) = node {
         if matches!(
-            n.kind(),
+            n.kind_str(),
             "string" | "raw_string" | "ansi_c_string" | "heredoc_body" | "comment"
         ) {
             return true;
@@ -289,7 +472,9 @@ fn quoted(root: Node<'_>, at: usize) -> bool {
 /// (`rm 2>x <<<text` reads as `2>x`, error `<<`, `<text`).
 fn repaired_error(node: Node<'_>, src: &str) -> bool {
     node.is_error()
-        && (node.parent().is_some_and(|p| p.kind() == "file_redirect")
+        && (node
+            .parent()
+            .is_some_and(|p| p.kind_str() == "file_redirect")
             && matches!(text(node, src), ">" | "|" | "<")
             || split_herestring(node, src))
 }
@@ -300,9 +485,9 @@ fn split_herestring(node: Node<'_>, src: &str) -> bool {
         && text(node, src) == "<<"
         && node
             .parent()
-            .is_some_and(|p| p.kind() == "redirected_statement")
+            .is_some_and(|p| p.kind_str() == "redirected_statement")
         && node.next_sibling().is_some_and(|n| {
-            n.kind() == "file_redirect"
+            n.kind_str() == "file_redirect"
                 && n.start_byte() == node.end_byte()
                 && text(n, src).starts_with('<')
         })
@@ -318,7 +503,7 @@ fn find_errors(root: Node<'_>, src: &str, out: &mut Vec<ShellError>) {
             if node.is_missing() {
                 out.push(ShellError::Missing {
                     offset: node.start_byte(),
-                    expected: node.kind().to_owned(),
+                    expected: node.kind_str().to_owned(),
                 });
             } else if node.is_error() && !repaired_error(node, src) {
                 out.push(ShellError::Syntax {
@@ -461,7 +646,7 @@ impl Conv<'_, '_> {
         let mut loose: Vec<Span> = Vec::new();
         for child in children(node) {
             if child.is_named() {
-                if is_word_kind(child.kind()) && node.kind() == "ERROR" {
+                if is_word_kind(child.kind_str()) && node.kind_str() == "ERROR" {
                     // Words the grammar could not place: judged as the
                     // command bash would most likely run (the syntax
                     // error is still reported).
@@ -477,7 +662,7 @@ impl Conv<'_, '_> {
                 }
                 let s = self.stmt(child);
                 stmts.push(s);
-            } else if child.kind() == "&"
+            } else if child.kind_str() == "&"
                 && let Some(last) = stmts.pop()
             {
                 stmts.push(Stmt::Background(Box::new(last)));
@@ -497,7 +682,7 @@ impl Conv<'_, '_> {
         if !self.enter() {
             return Stmt::Empty;
         }
-        let negate = !matches!(node.kind(), "list" | "program")
+        let negate = !matches!(node.kind_str(), "list" | "program")
             && self
                 .negated
                 .iter()
@@ -514,7 +699,7 @@ impl Conv<'_, '_> {
     }
 
     fn stmt_inner(&mut self, node: Node<'_>) -> Stmt {
-        match node.kind() {
+        match node.kind_str() {
             // An unparsable stretch with no blank is one word bash would
             // run as a command (`{rm,-rf,/}`).
             "ERROR" if !text(node, self.src).contains(char::is_whitespace) => {
@@ -526,7 +711,7 @@ impl Conv<'_, '_> {
             }
             "program" | "do_group" | "ERROR" => self.sequence(node),
             "compound_statement" => {
-                let first = node.child(0).map(|c| c.kind()).unwrap_or("");
+                let first = node.child(0).map(|c| c.kind_str()).unwrap_or("");
                 if first == "((" {
                     let inner = self.text_between(node, "((", "))");
                     Stmt::Arith(inner)
@@ -553,7 +738,7 @@ impl Conv<'_, '_> {
             "variable_assignments" => Stmt::Simple(Simple {
                 assigns: named_children(node)
                     .into_iter()
-                    .filter(|c| c.kind() == "variable_assignment")
+                    .filter(|c| c.kind_str() == "variable_assignment")
                     .map(|c| self.assign(c))
                     .collect(),
                 ..Simple::default()
@@ -567,7 +752,7 @@ impl Conv<'_, '_> {
             "case_statement" => self.case_statement(node),
             "test_command" => self.test_command(node),
             "comment" | "heredoc_body" | "heredoc_start" | "heredoc_end" => Stmt::Empty,
-            _ if is_word_kind(node.kind()) => {
+            _ if is_word_kind(node.kind_str()) => {
                 // A lone word where a statement belongs: bash would run it.
                 let word = self.word(node);
                 Stmt::Simple(Simple {
@@ -595,10 +780,10 @@ impl Conv<'_, '_> {
         let mut op = "";
         for child in children(node) {
             if !child.is_named() {
-                op = child.kind();
+                op = child.kind_str();
                 continue;
             }
-            if child.kind() == "comment" {
+            if child.kind_str() == "comment" {
                 continue;
             }
             let s = self.stmt(child);
@@ -617,7 +802,7 @@ impl Conv<'_, '_> {
     fn pipeline(&mut self, node: Node<'_>) -> Stmt {
         let stages: Vec<Stmt> = named_children(node)
             .into_iter()
-            .filter(|c| c.kind() != "comment")
+            .filter(|c| c.kind_str() != "comment")
             .map(|c| self.stmt(c))
             .collect();
         Stmt::Pipeline(stages)
@@ -626,7 +811,15 @@ impl Conv<'_, '_> {
     /// Command and process substitutions below `node`, converted, sorted.
     fn substs(&mut self, node: Node<'_>) -> Vec<Subst> {
         let mut out = Vec::new();
-        if matches!(node.kind(), "command_substitution" | "process_substitution") {
+        if super::shortcuts() && !text(node, self.src).contains(['(', '`']) {
+            // `$(…)`, `<(…)`, `>(…)` and backticks: none here, and no
+            // walk over the word's nodes.
+            return out;
+        }
+        if matches!(
+            node.kind_str(),
+            "command_substitution" | "process_substitution"
+        ) {
             self.subst_node(node, &mut out);
             return out;
         }
@@ -637,7 +830,7 @@ impl Conv<'_, '_> {
 
     fn collect_substs(&mut self, node: Node<'_>, out: &mut Vec<Subst>) {
         for child in named_children(node) {
-            match child.kind() {
+            match child.kind_str() {
                 "command_substitution" | "process_substitution" => self.subst_node(child, out),
                 _ => {
                     if self.enter() {
@@ -651,7 +844,7 @@ impl Conv<'_, '_> {
 
     fn subst_node(&mut self, child: Node<'_>, out: &mut Vec<Subst>) {
         {
-            match child.kind() {
+            match child.kind_str() {
                 "command_substitution" => {
                     let body = self.substitution_body(child);
                     out.push(Subst {
@@ -708,7 +901,7 @@ impl Conv<'_, '_> {
         let mut stmts = Vec::new();
         let mut redirects = Vec::new();
         for child in named_children(node) {
-            if child.kind() == "file_redirect" {
+            if child.kind_str() == "file_redirect" {
                 let (redir, _) = self.redirect(child);
                 redirects.push(redir);
                 continue;
@@ -723,6 +916,39 @@ impl Conv<'_, '_> {
             }));
         }
         stmt_list(stmts)
+    }
+
+    /// The simple command of [`plain_command`]'s word spans; `None` when
+    /// there are none or the first is reserved or an assignment.
+    fn plain_simple(&mut self, spans: Vec<(usize, usize)>) -> Option<Stmt> {
+        let &(start, end) = spans.first()?;
+        let first = self.src.get(start..end)?;
+        // The grammar reads some first words as more than a name: `-` (it
+        // drops `- a=b`'s `-`), an assignment; only a word starting with a
+        // letter, digit, `_`, `.`, `/` or `~` is taken.
+        if PLAIN_NOT_FIRST.contains(&first)
+            || first.contains('=')
+            || !first
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphanumeric() || b"_./~".contains(&b))
+        {
+            return None;
+        }
+        let words = spans
+            .into_iter()
+            .map(|(start, end)| {
+                ArgAst::Word(self.lex_span(Span {
+                    start,
+                    end,
+                    substs: Vec::new(),
+                }))
+            })
+            .collect();
+        Some(Stmt::Simple(Simple {
+            words,
+            ..Simple::default()
+        }))
     }
 
     /// Lexes a word node.
@@ -805,7 +1031,7 @@ impl Conv<'_, '_> {
         let mut append = false;
         let mut value = AssignValue::Scalar(WordAst::default());
         for (field, child) in fielded_children(node) {
-            match (field, child.kind()) {
+            match (field, child.kind_str()) {
                 (Some("name"), "subscript") => {
                     for (f, c) in fielded_children(child) {
                         match f {
@@ -820,7 +1046,7 @@ impl Conv<'_, '_> {
                 (Some("value"), "array") => {
                     let items = named_children(child)
                         .into_iter()
-                        .filter(|c| c.kind() != "comment")
+                        .filter(|c| c.kind_str() != "comment")
                         .map(|c| self.word(c))
                         .collect();
                     value = AssignValue::Array(items);
@@ -840,7 +1066,7 @@ impl Conv<'_, '_> {
     fn declaration(&mut self, node: Node<'_>) -> Stmt {
         let mut words = Vec::new();
         for child in children(node) {
-            match child.kind() {
+            match child.kind_str() {
                 "variable_assignment" => words.push(ArgAst::Assign(self.assign(child))),
                 kind if !child.is_named() && words.is_empty() => {
                     words.push(ArgAst::Word(WordAst::literal(kind, false)));
@@ -862,7 +1088,7 @@ impl Conv<'_, '_> {
         let mut assigns = Vec::new();
         let mut own = Vec::new();
         for (field, child) in fielded_children(node) {
-            match (field, child.kind()) {
+            match (field, child.kind_str()) {
                 (_, "variable_assignment") => assigns.push(self.assign(child)),
                 (Some("redirect"), _) | (_, "file_redirect" | "herestring_redirect") => {
                     let (redir, swallowed) = self.redirect(child);
@@ -908,7 +1134,7 @@ impl Conv<'_, '_> {
         let mut target_is_number = false;
         let mut swallowed = Vec::new();
         for (field, child) in fielded_children(node) {
-            if field == Some("descriptor") || child.kind() == "file_descriptor" {
+            if field == Some("descriptor") || child.kind_str() == "file_descriptor" {
                 fd = text(child, self.src).parse().ok();
             } else if !child.is_named() || repaired_error(child, self.src) {
                 if target.is_none() {
@@ -924,7 +1150,7 @@ impl Conv<'_, '_> {
                 // command's.
                 swallowed.push(self.span(child));
             } else if target.is_none() {
-                target_is_number = child.kind() == "number";
+                target_is_number = child.kind_str() == "number";
                 target = Some(self.word(child));
             } else {
                 swallowed.push(self.span(child));
@@ -1047,7 +1273,7 @@ impl Conv<'_, '_> {
                 body = Some(child);
                 continue;
             }
-            match child.kind() {
+            match child.kind_str() {
                 "ERROR" if split_herestring(child, self.src) => herestring = true,
                 "file_redirect" | "herestring_redirect" => {
                     let (mut redir, words) = self.redirect(child);
@@ -1096,7 +1322,7 @@ impl Conv<'_, '_> {
         redirects: Vec<Redir>,
     ) -> Stmt {
         match body {
-            Some(b) if b.kind() == "command" => {
+            Some(b) if b.kind_str() == "command" => {
                 if !self.enter() {
                     return Stmt::Empty;
                 }
@@ -1107,7 +1333,7 @@ impl Conv<'_, '_> {
             Some(b) => {
                 let inner = self.stmt(b);
                 let words = self.words(swallowed);
-                if matches!(b.kind(), "list" | "pipeline" | "negated_command") {
+                if matches!(b.kind_str(), "list" | "pipeline" | "negated_command") {
                     // The grammar reads `a && b >x c` as `(a && b) >x c`;
                     // bash as `a && (b >x c)`.
                     return attach_to_last(inner, redirects, words);
@@ -1142,7 +1368,7 @@ impl Conv<'_, '_> {
         let mut body = WordAst::default();
         let mut op = String::new();
         for (field, child) in fielded_children(node) {
-            match (field, child.kind()) {
+            match (field, child.kind_str()) {
                 (_, "<<-") => strip_tabs = true,
                 (Some("descriptor"), _) | (_, "file_descriptor") => {
                     fd = text(child, self.src).parse().ok();
@@ -1210,7 +1436,7 @@ impl Conv<'_, '_> {
         let (cond, body) = self.cond_body(node);
         branches.push((cond, body));
         for child in named_children(node) {
-            match child.kind() {
+            match child.kind_str() {
                 "elif_clause" => branches.push(self.cond_body(child)),
                 "else_clause" => otherwise = Some(Box::new(self.sequence(child))),
                 _ => {}
@@ -1230,10 +1456,10 @@ impl Conv<'_, '_> {
         let mut in_body = false;
         for child in children(node) {
             if !child.is_named() {
-                in_body |= child.kind() == "then";
+                in_body |= child.kind_str() == "then";
                 continue;
             }
-            if matches!(child.kind(), "elif_clause" | "else_clause" | "comment") {
+            if matches!(child.kind_str(), "elif_clause" | "else_clause" | "comment") {
                 continue;
             }
             let s = self.stmt(child);
@@ -1247,7 +1473,7 @@ impl Conv<'_, '_> {
     }
 
     fn while_statement(&mut self, node: Node<'_>) -> Stmt {
-        let until = node.child(0).is_some_and(|c| c.kind() == "until");
+        let until = node.child(0).is_some_and(|c| c.kind_str() == "until");
         let mut cond = Vec::new();
         let mut body = Stmt::Empty;
         for (field, child) in fielded_children(node) {
@@ -1269,7 +1495,7 @@ impl Conv<'_, '_> {
         let mut items: Option<Vec<WordAst>> = None;
         let mut body = Stmt::Empty;
         for (field, child) in fielded_children(node) {
-            match (field, child.kind()) {
+            match (field, child.kind_str()) {
                 (Some("variable"), _) => var = text(child, self.src).to_owned(),
                 (_, "in") => items = Some(Vec::new()),
                 (Some("value"), _) => {
@@ -1313,7 +1539,7 @@ impl Conv<'_, '_> {
         let mut word = WordAst::default();
         let mut arms = Vec::new();
         for (field, child) in fielded_children(node) {
-            match (field, child.kind()) {
+            match (field, child.kind_str()) {
                 (Some("value"), _) => word = self.word(child),
                 (_, "case_item") => arms.push(self.case_item(child)),
                 _ => {}
@@ -1337,7 +1563,9 @@ impl Conv<'_, '_> {
                         ArmEnd::FallThrough
                     };
                 }
-                _ if child.is_named() && child.kind() != "comment" => stmts.push(self.stmt(child)),
+                _ if child.is_named() && child.kind_str() != "comment" => {
+                    stmts.push(self.stmt(child))
+                }
                 _ => {}
             }
         }
@@ -1367,7 +1595,7 @@ impl Conv<'_, '_> {
         }
         let mut words = Vec::new();
         self.leaf_words(node, &mut words);
-        let bracket = node.child(0).map(|c| c.kind()).unwrap_or("");
+        let bracket = node.child(0).map(|c| c.kind_str()).unwrap_or("");
         if bracket == "[" {
             let mut argv = vec![ArgAst::Word(WordAst::literal("[", false))];
             argv.extend(words.into_iter().map(ArgAst::Word));
@@ -1382,7 +1610,7 @@ impl Conv<'_, '_> {
 
     fn leaf_words(&mut self, node: Node<'_>, out: &mut Vec<WordAst>) {
         for child in named_children(node) {
-            if is_word_kind(child.kind()) {
+            if is_word_kind(child.kind_str()) {
                 out.push(self.word(child));
             } else if self.enter() {
                 self.leaf_words(child, out);

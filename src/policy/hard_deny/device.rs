@@ -30,7 +30,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
             })
             .map(|r| r.target.clone())
             .collect();
-        for touch in f.touches(i) {
+        for touch in f.touches(i).iter() {
             if touch.role != Role::Write {
                 continue;
             }

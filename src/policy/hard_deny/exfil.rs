@@ -121,7 +121,7 @@ fn direct_read(f: &mut Facts<'_>, i: usize, staged: &[Staged]) -> Option<Carry> 
     let recursive = f
         .effects_of(i)
         .is_some_and(|e| e.has(crate::shell::spec::Modifier::Recursive));
-    for touch in f.touches(i) {
+    for touch in f.touches(i).iter() {
         if !READS.contains(&touch.role) {
             continue;
         }
@@ -203,7 +203,7 @@ fn carriers(f: &mut Facts<'_>) -> (Vec<Option<Carry>>, Vec<Staged>) {
                 }
             }
             if let Some(c) = found {
-                for touch in f.touches(i) {
+                for touch in f.touches(i).iter() {
                     if !matches!(touch.role, Role::Write) {
                         continue;
                     }

@@ -3,6 +3,9 @@
 //! analysis its effects (from the command-spec table) with each value
 //! resolved to absolute path targets in the directory the command runs in.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use crate::shell::effects::{self, Effects};
 use crate::shell::spec::Role;
 use crate::shell::{Analysis, Command, Limits, Value, glob, path};
@@ -37,11 +40,15 @@ impl Env {
                 } else {
                     format!("{}/{p}", cwd.as_deref().unwrap_or(&home))
                 };
-                path::normalize(&absolute).to_ascii_lowercase()
+                let mut normal = path::normalize(&absolute);
+                normal.make_ascii_lowercase();
+                normal
             })
             .collect();
         for default in [".config/vouch", ".local/state/vouch"] {
-            protected.push(path::normalize(&format!("{home}/{default}")).to_ascii_lowercase());
+            let mut normal = path::join(&home, default);
+            normal.make_ascii_lowercase();
+            protected.push(normal);
         }
         protected.sort();
         protected.dedup();
@@ -67,6 +74,8 @@ pub(crate) struct Facts<'a> {
     pub env: &'a Env,
     /// Per command, its effects.
     pub effects: Vec<Effects>,
+    /// Per command, its effects' targets once [`Facts::touches`] resolved them.
+    touched: RefCell<Vec<Option<Rc<[Touch]>>>>,
     /// Pattern-matching work left before the rules stop matching.
     work_left: u64,
     /// Budgets the rules themselves ran out of.
@@ -80,6 +89,7 @@ impl<'a> Facts<'a> {
             analysis,
             env,
             effects,
+            touched: RefCell::new(vec![None; analysis.commands.len()]),
             work_left: limits.max_match_work,
             incomplete: Vec::new(),
         }
@@ -97,19 +107,28 @@ impl<'a> Facts<'a> {
         self.effects.get(index)
     }
 
-    /// The effects of command `index` with resolved targets.
-    pub(crate) fn touches(&self, index: usize) -> Vec<Touch> {
+    /// The effects of command `index` with resolved targets, resolved once
+    /// (every category's rules read them).
+    pub(crate) fn touches(&self, index: usize) -> Rc<[Touch]> {
+        if let Some(Some(done)) = self.touched.borrow().get(index) {
+            return Rc::clone(done);
+        }
         let (Some(cmd), Some(eff)) = (self.command(index), self.effects.get(index)) else {
-            return Vec::new();
+            return Rc::from(Vec::new());
         };
-        eff.items
+        let touches: Rc<[Touch]> = eff
+            .items
             .iter()
             .map(|(role, value)| Touch {
                 role: *role,
                 value: value.clone(),
                 targets: paths::resolve(value, &cmd.cwd),
             })
-            .collect()
+            .collect();
+        if let Some(slot) = self.touched.borrow_mut().get_mut(index) {
+            *slot = Some(Rc::clone(&touches));
+        }
+        touches
     }
 
     /// Could `target` name exactly `path`?

@@ -75,7 +75,7 @@ const ADMIN_GROUPS: &[&str] = &["sudo", "wheel", "admin", "root", "adm"];
 
 pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
     for i in 0..f.analysis.commands.len() {
-        for touch in f.touches(i) {
+        for touch in f.touches(i).iter() {
             if touch.role == Role::WriteInto {
                 for target in &touch.targets {
                     if persistence_dir(target) {

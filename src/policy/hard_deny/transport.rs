@@ -317,7 +317,7 @@ fn written_text(f: &Facts<'_>, i: usize) -> Option<String> {
 fn command(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
     let cmd = f.command(i)?;
     if let Some(text) = written_text(f, i) {
-        for touch in f.touches(i) {
+        for touch in f.touches(i).iter() {
             if touch.role != Role::Write {
                 continue;
             }

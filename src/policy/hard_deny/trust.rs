@@ -98,11 +98,13 @@ fn lower(target: &Target) -> Target {
 /// What protected thing `touch` on `target` hits, if any.
 fn hit(f: &mut Facts<'_>, touch: Touch, target: &Target) -> Option<String> {
     let t = lower(target);
-    let protected = f.env.protected.clone();
+    // A copy of the reference, so the loops below may charge `f`.
+    let env = f.env;
+    let protected = &env.protected;
     match touch {
         Touch::None => None,
         Touch::Modify { whole_tree } => {
-            for p in &protected {
+            for p in protected {
                 if f.reaches(&t, p) || (whole_tree && f.covers(&t, p)) {
                     return Some(format!("vouch's own files (`{p}`)"));
                 }
@@ -111,7 +113,7 @@ fn hit(f: &mut Facts<'_>, touch: Touch, target: &Target) -> Option<String> {
         }
         Touch::Into => {
             let home = f.env.home.to_ascii_lowercase();
-            for p in &protected {
+            for p in protected {
                 // Files of unknown names land in it: at or below a
                 // protected location, or in its parent directories (except
                 // home and `/`, which every unpacking reaches).
@@ -124,7 +126,7 @@ fn hit(f: &mut Facts<'_>, touch: Touch, target: &Target) -> Option<String> {
             harness_dir(&t).map(str::to_owned)
         }
         Touch::Read { whole_tree } => {
-            for p in &protected {
+            for p in protected {
                 if f.reaches(&t, p) && (secret_name(&t) || whole_tree) {
                     return Some(format!("vouch's secrets under `{p}`"));
                 }
@@ -341,7 +343,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
             .is_some_and(|e| e.has(Modifier::Recursive) || e.unknown_options);
         let name = f.command(i).and_then(|c| c.name()).unwrap_or("").to_owned();
         let recursive = recursive || name == "rimraf";
-        for touch in f.touches(i) {
+        for touch in f.touches(i).iter() {
             let how = touch_of(touch.role, recursive);
             for target in &touch.targets {
                 if let Some(what) = hit(f, how, target) {
