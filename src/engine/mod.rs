@@ -303,13 +303,33 @@ impl Engine {
                 .flush(deadline.saturating_duration_since(std::time::Instant::now()))
     }
 
+    /// What a short-lived process does once its reply is out: writes its
+    /// audit records ([`Engine::flush_audit`]), then folds a long state
+    /// log back into the database (`crate::store::truncate_long_log`).
+    pub fn after_reply(&self, timeout: std::time::Duration) {
+        self.flush_audit(timeout);
+        let store = self
+            .inner
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some(store) = store {
+            store.truncate_long_log();
+        }
+    }
+
     /// Lets decisions already queued reach the audit writer (at most
     /// `audit.flush_timeout_ms`) so a report or ingest that follows sees them.
+    /// With [`AuditDelivery::AfterReply`] they are written here too.
     fn settle_audit(&self) {
         let wait = std::time::Duration::from_millis(self.config().audit.flush_timeout_ms);
         self.inner
             .audit
             .wait_delivered(std::time::Instant::now() + wait);
+        if self.inner.options.audit_delivery == AuditDelivery::AfterReply {
+            self.inner.policy_audit.flush(wait);
+        }
     }
 
     /// The project root and audit settings in force for a working directory
