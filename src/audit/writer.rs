@@ -132,7 +132,9 @@ struct Inner {
     held: Mutex<Vec<Observation>>,
     clock: Arc<dyn Clock>,
     shared: Arc<Shared>,
-    sender: Mutex<Option<SyncSender<Job>>>,
+    /// The writer's queue and its thread (unparked by a flush that must not
+    /// wait out the batch's linger).
+    sender: Mutex<Option<(SyncSender<Job>, std::thread::Thread)>>,
     /// A second connection for synchronous work (ingest, reports).
     direct: Mutex<Option<(Db, Keys)>>,
     /// What ingest has derived so far.
@@ -333,7 +335,7 @@ impl Audit {
         if self.inner.delivery == AuditDelivery::AfterReply {
             return self.write_held();
         }
-        let Some(sender) = self.sender_if_started() else {
+        let Some((sender, writer)) = self.sender_if_started() else {
             return true;
         };
         if self.inner.shared.pending.load(Ordering::SeqCst) == 0 {
@@ -343,7 +345,10 @@ impl Audit {
         let (tx, rx) = mpsc::channel();
         let mut job = Job::Flush(tx);
         loop {
-            match sender.try_send(job) {
+            let sent = sender.try_send(job);
+            // Ends the writer's linger (or lets it drain a full queue).
+            writer.unpark();
+            match sent {
                 Ok(()) => break,
                 Err(TrySendError::Full(back)) if Instant::now() < deadline => {
                     job = back;
@@ -366,7 +371,7 @@ impl Audit {
         done
     }
 
-    fn sender_if_started(&self) -> Option<SyncSender<Job>> {
+    fn sender_if_started(&self) -> Option<(SyncSender<Job>, std::thread::Thread)> {
         self.inner
             .sender
             .lock()
@@ -382,7 +387,7 @@ impl Audit {
             .sender
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(sender) = slot.as_ref() {
+        if let Some((sender, _)) = slot.as_ref() {
             return Some(sender.clone());
         }
         let (tx, rx) = mpsc::sync_channel(settings.queue_capacity);
@@ -397,8 +402,8 @@ impl Audit {
             .name("vouch-audit".to_owned())
             .spawn(move || worker.run(&rx));
         match spawned {
-            Ok(_detached) => {
-                *slot = Some(tx.clone());
+            Ok(detached) => {
+                *slot = Some((tx.clone(), detached.thread().clone()));
                 Some(tx)
             }
             Err(e) => {
@@ -499,6 +504,16 @@ impl Audit {
     }
 }
 
+/// How long the writer keeps gathering after the first observation of a
+/// batch before it commits, unless a flush is waiting: a busy service then
+/// commits one transaction per few milliseconds of decisions instead of one
+/// per decision (a third of an observation's cost), and its thread wakes
+/// once per batch instead of once per decision. Short-lived processes flush
+/// after their decision, which ends the wait at once; the report and ingest
+/// flush first too, so neither misses a decision made. A `kill -9` loses at
+/// most this much more of the decisions in flight.
+const BATCH_LINGER: Duration = Duration::from_millis(10);
+
 /// The background writer: owns its connection, batches what is queued.
 struct Worker {
     settings: Settings,
@@ -513,17 +528,30 @@ impl Worker {
         while let Ok(first) = rx.recv() {
             let mut observations = Vec::new();
             let mut flushes = Vec::new();
+            let linger_until = Instant::now() + BATCH_LINGER;
             let mut job = Some(first);
-            while let Some(next) = job {
-                match next {
-                    Job::Observe(o) => observations.push(*o),
-                    Job::Flush(ack) => flushes.push(ack),
+            loop {
+                while let Some(next) = job.take() {
+                    match next {
+                        Job::Observe(o) => observations.push(*o),
+                        Job::Flush(ack) => flushes.push(ack),
+                    }
+                    if observations.len() < self.settings.queue_capacity {
+                        job = rx.try_recv().ok();
+                    }
                 }
-                job = if observations.len() < self.settings.queue_capacity {
-                    rx.try_recv().ok()
-                } else {
-                    None
-                };
+                let left = linger_until.saturating_duration_since(Instant::now());
+                if !flushes.is_empty()
+                    || observations.len() >= self.settings.queue_capacity
+                    || left.is_zero()
+                {
+                    break;
+                }
+                // Parked rather than waiting in `recv`: decisions queued
+                // meanwhile do not wake this thread one by one; a flush
+                // unparks it.
+                std::thread::park_timeout(left);
+                job = rx.try_recv().ok();
             }
             if !self.shared.off.load(Ordering::SeqCst)
                 && !observations.is_empty()

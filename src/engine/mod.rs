@@ -320,16 +320,22 @@ impl Engine {
     }
 
     /// Lets decisions already queued reach the audit writer (at most
-    /// `audit.flush_timeout_ms`) so a report or ingest that follows sees them.
-    /// With [`AuditDelivery::AfterReply`] they are written here too.
+    /// `audit.flush_timeout_ms`), so an after event observed next pairs with
+    /// its decision (the writer keeps their order; held records keep it
+    /// too).
     fn settle_audit(&self) {
         let wait = std::time::Duration::from_millis(self.config().audit.flush_timeout_ms);
         self.inner
             .audit
             .wait_delivered(std::time::Instant::now() + wait);
-        if self.inner.options.audit_delivery == AuditDelivery::AfterReply {
-            self.inner.policy_audit.flush(wait);
-        }
+    }
+
+    /// Lets decisions already made be written to `audit.sqlite` (at most
+    /// `audit.flush_timeout_ms` in all), so a report or ingest that follows,
+    /// on its own connection, sees them.
+    fn settle_audit_written(&self) {
+        let wait = std::time::Duration::from_millis(self.config().audit.flush_timeout_ms);
+        self.flush_audit(wait);
     }
 
     /// The project root and audit settings in force for a working directory
@@ -549,7 +555,7 @@ impl Engine {
         all_or_nothing: bool,
     ) -> Result<policy_audit::ingest::IngestSummary, EngineError> {
         self.blocking(move |this| {
-            this.settle_audit();
+            this.settle_audit_written();
             let mut summary = policy_audit::ingest::IngestSummary {
                 events: u64::try_from(events.len()).unwrap_or(u64::MAX),
                 ..Default::default()
@@ -608,7 +614,7 @@ impl Engine {
     ) -> Result<policy_audit::report::Report, EngineError> {
         self.blocking(move |this| {
             // Decisions already made are in the report (bounded wait).
-            this.settle_audit();
+            this.settle_audit_written();
             let retention = match &options.scope {
                 policy_audit::report::Scope::Current(dir) => {
                     this.audit_project(dir.to_str()).1.retention_days
