@@ -327,6 +327,13 @@ impl Db {
         &self.path
     }
 
+    /// Folds a long log back into the database and truncates it, for a
+    /// process that opens the database once and exits
+    /// ([`crate::store::truncate_long_log`]).
+    pub(crate) fn truncate_long_log(&self, lock_timeout: Duration) {
+        crate::store::truncate_long_log(&self.conn, &self.path, lock_timeout);
+    }
+
     fn err(&self, e: rusqlite::Error) -> AuditError {
         AuditError::from_sqlite(&self.path.display().to_string(), e, Duration::ZERO)
     }

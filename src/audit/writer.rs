@@ -310,7 +310,13 @@ impl Audit {
             return true;
         }
         match self.write_now(&held) {
-            Ok(_) => true,
+            Ok(_) => {
+                let _ = self.with_db(false, |db, _, settings| {
+                    db.truncate_long_log(settings.lock_timeout);
+                    Ok(())
+                });
+                true
+            }
             Err(e) => {
                 self.inner.shared.turn_off(&e);
                 false

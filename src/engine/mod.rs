@@ -303,9 +303,26 @@ impl Engine {
                 .flush(deadline.saturating_duration_since(std::time::Instant::now()))
     }
 
+    /// What a short-lived process does once its reply is out: writes its
+    /// audit records ([`Engine::flush_audit`]), then folds a long state
+    /// log back into the database (`crate::store::truncate_long_log`).
+    pub fn after_reply(&self, timeout: std::time::Duration) {
+        self.flush_audit(timeout);
+        let store = self
+            .inner
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some(store) = store {
+            store.truncate_long_log();
+        }
+    }
+
     /// Lets decisions already queued reach the audit writer (at most
     /// `audit.flush_timeout_ms`), so an after event observed next pairs with
-    /// its decision (the writer keeps their order).
+    /// its decision (the writer keeps their order; held records keep it
+    /// too).
     fn settle_audit(&self) {
         let wait = std::time::Duration::from_millis(self.config().audit.flush_timeout_ms);
         self.inner

@@ -126,7 +126,7 @@ where
     // is left of `audit.flush_timeout_ms` and of the deadline, whichever is
     // less (the watchdog holds it to that).
     if let Some(engine) = engine {
-        engine.flush_audit(flush);
+        engine.after_reply(flush);
     }
     if let Ok(watchdog) = &watchdog {
         watchdog.finished();

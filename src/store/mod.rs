@@ -276,6 +276,15 @@ impl Store {
         &self.db_path
     }
 
+    /// For a short-lived process after its reply: folds a long log back
+    /// into the database ([`truncate_long_log`]).
+    pub fn truncate_long_log(&self) {
+        if let Ok(pooled) = self.checkout() {
+            truncate_long_log(&pooled.conn, &self.db_path, BUSY_TIMEOUT);
+            self.checkin(pooled);
+        }
+    }
+
     /// Runs the full `PRAGMA integrity_check`; `["ok"]` when healthy.
     pub fn integrity_check(&self) -> Result<Vec<String>, StoreError> {
         self.read(|conn| {
@@ -474,6 +483,44 @@ impl Store {
             detail: e.to_string(),
         }
     }
+}
+
+/// Log frames past which a short-lived process folds the log back into
+/// the database after its reply (256 pages of 4 KiB: 1 MiB).
+const SHORT_LIVED_LOG_FRAMES: u64 = 256;
+
+/// Bytes of one log frame of a 4 KiB page (frame header included).
+const LOG_FRAME_BYTES: u64 = 4096 + 24;
+
+/// A process that opens a WAL database while no other process has it open
+/// finds the log's index (`-shm`) reset: it rebuilds it by reading and
+/// checksumming every frame of the log, and believes none of it copied
+/// back, so the log is never restarted and grows with every process (and
+/// once past `wal_autocheckpoint`, every commit copies all of it back
+/// again). So a short-lived process (a `vouch hook` run), after its reply,
+/// folds a log longer than [`SHORT_LIVED_LOG_FRAMES`] back into the
+/// database and truncates it (`wal_checkpoint(TRUNCATE)`: two fsyncs, about
+/// once in 60 hook runs). It never waits for another process: busy means
+/// someone else (the service) has the database open, and its own
+/// checkpoints keep the log short.
+pub(crate) fn truncate_long_log(conn: &Connection, db_path: &Path, busy_timeout: Duration) {
+    let mut log = db_path.as_os_str().to_owned();
+    log.push("-wal");
+    let long = std::fs::metadata(&log)
+        .map(|m| m.len() > SHORT_LIVED_LOG_FRAMES * LOG_FRAME_BYTES)
+        .unwrap_or(false);
+    if !long {
+        return;
+    }
+    let folded = conn.busy_timeout(Duration::ZERO).and_then(|()| {
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
+            row.get::<_, i64>(0)
+        })
+    });
+    if let Err(e) = folded {
+        tracing::debug!(error = %e, "the log was not folded back; a later process will");
+    }
+    let _ = conn.busy_timeout(busy_timeout);
 }
 
 fn is_corruption(e: &rusqlite::Error) -> bool {

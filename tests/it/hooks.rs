@@ -764,6 +764,26 @@ fn the_reply_comes_before_the_audit_write_and_a_locked_audit_is_cut_off() {
     );
 }
 
+/// Each hook process opens the audit alone, so SQLite never restarts its
+/// log by itself (the index is rebuilt, and nothing looks copied back);
+/// after the reply a long log is folded back and truncated, so it stays
+/// near 1 MiB instead of growing with every run (~16 KiB a record).
+#[test]
+fn the_audit_log_stays_short_across_hook_runs() {
+    let home = Home::fresh();
+    let (input, event) = shell_event("claude-code", "rm -rf /");
+    let log = home.path().join("state").join("audit.sqlite-wal");
+    let mut longest = 0;
+    for _ in 0..120 {
+        let r = run(&home, "claude-code", &input);
+        assert_eq!(seen("claude-code", event, &r.stdout).kind(), "deny");
+        longest = longest.max(std::fs::metadata(&log).map_or(0, |m| m.len()));
+    }
+    assert!(longest > 0, "the audit was written");
+    let bound = 256 * (4096 + 24) + 64 * 1024;
+    assert!(longest <= bound, "audit log grew to {longest} bytes");
+}
+
 #[test]
 fn codex_permission_request_asks_only_when_a_person_reviews() {
     let home = Home::fresh();
