@@ -390,6 +390,8 @@ struct Renderer {
     /// Inside a child shell (`bash -c`, `| bash`, …): the parent's
     /// unexported variables are gone, the agent's environment shows through.
     in_child: bool,
+    /// A `cd D && …` ran earlier in this shell: it may have failed.
+    after_cd: bool,
     /// Assignments the rendered text relies on, put first (`P=A`, `CMD_rm=rm`).
     needs: BTreeSet<String>,
     /// Values of the variables assigned up front.
@@ -413,6 +415,7 @@ impl Case {
             all_run: true,
             positional_known: false,
             in_child: false,
+            after_cd: false,
             needs: BTreeSet::new(),
             values: self.assigns.iter().map(|(n, v, _)| (*n, *v)).collect(),
             // Literal pattern text anywhere, or an assigned value with one,
@@ -547,7 +550,14 @@ impl Renderer {
             }
             Part::Indirect { quoted } => {
                 // `${!P}` with `P` naming `A`.
-                if self.in_child || !self.assigned.contains("A") {
+                if self.in_child {
+                    // The child does not inherit the unexported `P`: with
+                    // no `P` in the agent's environment, `${!P}` is an
+                    // invalid indirect expansion, fatal to a
+                    // non-interactive shell, so nothing after it runs.
+                    self.dynamic();
+                    self.dead();
+                } else if !self.assigned.contains("A") {
                     self.dynamic();
                 }
                 if !*quoted && self.values.get("A").is_some_and(|v| has_pattern(v)) {
@@ -607,11 +617,23 @@ impl Renderer {
     }
 
     fn leaf(&mut self, leaf: &Leaf) -> String {
+        if self.after_cd {
+            self.dynamic();
+        }
         let mut words = Vec::new();
         if let Some((name, value)) = &leaf.prefix {
             words.push(format!("{name}={}", self.word(value)));
         }
+        let mut exec_by_program = false;
         for wrapper in &leaf.wrappers {
+            if matches!(wrapper, Wrapper::Command(_)) && exec_by_program {
+                // `env command …`, `nohup command …`: the program named
+                // `command` runs only where the file system has one
+                // (macOS does; Debian does not).
+                self.dynamic();
+                self.dead();
+            }
+            exec_by_program |= !matches!(wrapper, Wrapper::Command(_));
             words.push(wrapper_text(wrapper).to_owned());
         }
         words.push(self.name(&leaf.name));
@@ -660,6 +682,25 @@ impl Renderer {
     }
 
     fn stmt(&mut self, stmt: &Stmt) -> String {
+        if self.after_cd {
+            // An earlier `cd D && …` in this shell may have failed (whether
+            // `D` exists is the file system's business): the directory
+            // this runs in is runtime data.
+            self.dynamic();
+        }
+        match stmt {
+            Stmt::Pipe(..) | Stmt::Background(_) | Stmt::Subshell(_) => {
+                // Subshells: a `cd` inside does not reach what follows.
+                let saved = self.after_cd;
+                let text = self.stmt_inner(stmt);
+                self.after_cd = saved;
+                text
+            }
+            _ => self.stmt_inner(stmt),
+        }
+    }
+
+    fn stmt_inner(&mut self, stmt: &Stmt) -> String {
         match stmt {
             Stmt::Leaf(l) => self.leaf(l),
             Stmt::And(a, b) => {
@@ -874,6 +915,14 @@ impl Renderer {
                     // follows it not run.
                     self.dead();
                 }
+                if matches!(form, CdForm::And | CdForm::Pushd) {
+                    let text = match form {
+                        CdForm::Pushd => format!("pushd {d} >/dev/null && {}", self.stmt(then)),
+                        _ => format!("cd {d} && {}", self.stmt(then)),
+                    };
+                    self.after_cd = true;
+                    return text;
+                }
                 match form {
                     CdForm::And => format!("cd {d} && {}", self.stmt(then)),
                     CdForm::Semicolon => {
@@ -943,7 +992,13 @@ impl Renderer {
             self.dynamic();
             self.dead();
         }
+        if matches!(form, ShellForm::ProcessSubst) {
+            // `bash <(…)` runs `bash /dev/fd/N`: N is the descriptor bash
+            // picks, which depends on what it inherited (runtime data).
+            self.dynamic();
+        }
         let (saved_pos, saved_child) = (self.positional_known, self.in_child);
+        let saved_cd = self.after_cd;
         if child {
             // A child shell's positional parameters are exactly its
             // arguments (none, for the forms that pass none).
@@ -953,6 +1008,9 @@ impl Renderer {
         let inner = self.stmt(script);
         self.positional_known = saved_pos;
         self.in_child = saved_child;
+        if child {
+            self.after_cd = saved_cd;
+        }
         let args = match form {
             ShellForm::BashC | ShellForm::ShC | ShellForm::BashCDashDash => args,
             _ => &[],
