@@ -324,7 +324,31 @@ fn repaired_error(node: Node<'_>, src: &str) -> bool {
     node.is_error()
         && (node.parent().is_some_and(|p| p.kind() == "file_redirect")
             && matches!(text(node, src), ">" | "|" | "<")
-            || split_herestring(node, src))
+            || split_herestring(node, src)
+            || in_heredoc_arith(node, src))
+}
+
+/// `$((…))` in an expanding here-document: tree-sitter-bash 0.25 reads it
+/// as a command substitution of a subshell (`$((3+2))` runs a command
+/// `3+2`, `$((3%2))` is an error); bash expands it as arithmetic, and runs
+/// no command whatever is inside.
+fn heredoc_arith(node: Node<'_>, src: &str) -> bool {
+    node.kind() == "command_substitution"
+        && node.parent().is_some_and(|p| p.kind() == "heredoc_body")
+        && text(node, src).starts_with("$((")
+        && text(node, src).ends_with("))")
+}
+
+/// True when `node` lies inside a [`heredoc_arith`] substitution.
+fn in_heredoc_arith(node: Node<'_>, src: &str) -> bool {
+    let mut at = node.parent();
+    while let Some(n) = at {
+        if heredoc_arith(n, src) {
+            return true;
+        }
+        at = n.parent();
+    }
+    false
 }
 
 /// The `<<` of a here-string the grammar split from its `<word`.
@@ -731,6 +755,10 @@ impl Conv<'_, '_> {
     fn collect_substs(&mut self, node: Node<'_>, out: &mut Vec<Subst>) {
         for child in named_children(node) {
             self.unclosed_expansion(child);
+            if heredoc_arith(child, self.src) {
+                // Left to the lexer, which reads `$((…))` as arithmetic.
+                continue;
+            }
             match child.kind() {
                 "command_substitution" | "process_substitution" => self.subst_node(child, out),
                 _ => {

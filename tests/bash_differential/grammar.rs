@@ -625,7 +625,20 @@ impl Renderer {
             words.push(format!("{name}={}", self.word(value)));
         }
         let mut exec_by_program = false;
+        let mut moved = false;
         for wrapper in &leaf.wrappers {
+            if let Wrapper::Env(opts) = wrapper {
+                // `--chdir=src` is looked up from where this `env` runs:
+                // after an earlier `env -C DIR` that is not the project,
+                // and `src` may not exist there (the file system decides).
+                if moved && opts.contains(&"--chdir=src") {
+                    self.dynamic();
+                    self.dead();
+                }
+                moved |= opts
+                    .iter()
+                    .any(|o| o.starts_with("-C") || o.starts_with("--chdir"));
+            }
             if matches!(wrapper, Wrapper::Command(_)) && exec_by_program {
                 // `env command …`, `nohup command …`: the program named
                 // `command` runs only where the file system has one
@@ -884,6 +897,41 @@ impl Renderer {
     }
 
     /// `cd`, `xargs`, `find -exec`, here-documents.
+    fn cd(&mut self, dir: &str, form: CdForm, then: &Stmt) -> String {
+        let d = if dir.starts_with('~') {
+            dir.to_owned()
+        } else {
+            lit(dir, Quote::Bare)
+        };
+        if !dir.starts_with(['/', '~']) && dir != ".." {
+            // A relative directory exists only where it is looked up
+            // from: after an earlier `cd` the `cd` may fail and what
+            // follows it not run.
+            self.dead();
+        }
+        match form {
+            CdForm::And | CdForm::Pushd => {
+                let text = if matches!(form, CdForm::Pushd) {
+                    format!("pushd {d} >/dev/null && {}", self.stmt(then))
+                } else {
+                    format!("cd {d} && {}", self.stmt(then))
+                };
+                // What follows the list runs where the `cd` left it.
+                self.after_cd = true;
+                text
+            }
+            CdForm::Semicolon => {
+                // Whether `cd` succeeded is the filesystem's business.
+                self.dynamic();
+                format!("cd {d}; {}", self.stmt(then))
+            }
+            CdForm::Subshell => {
+                let t = self.stmt(then);
+                format!("(cd {d} && {t}); {t}")
+            }
+        }
+    }
+
     fn tools(&mut self, stmt: &Stmt) -> String {
         match stmt {
             Stmt::Leaf(_)
@@ -903,40 +951,7 @@ impl Renderer {
             | Stmt::Shell { .. }
             | Stmt::Read { .. }
             | Stmt::SetArgs { .. } => unreachable!("routed by `stmt`, `compound` and `runner`"),
-            Stmt::Cd { dir, form, then } => {
-                let d = if dir.starts_with('~') {
-                    (*dir).to_owned()
-                } else {
-                    lit(dir, Quote::Bare)
-                };
-                if !dir.starts_with(['/', '~']) && *dir != ".." {
-                    // A relative directory exists only where it is looked up
-                    // from: after an earlier `cd` the `cd` may fail and what
-                    // follows it not run.
-                    self.dead();
-                }
-                if matches!(form, CdForm::And | CdForm::Pushd) {
-                    let text = match form {
-                        CdForm::Pushd => format!("pushd {d} >/dev/null && {}", self.stmt(then)),
-                        _ => format!("cd {d} && {}", self.stmt(then)),
-                    };
-                    self.after_cd = true;
-                    return text;
-                }
-                match form {
-                    CdForm::And => format!("cd {d} && {}", self.stmt(then)),
-                    CdForm::Semicolon => {
-                        // Whether `cd` succeeded is the filesystem's business.
-                        self.dynamic();
-                        format!("cd {d}; {}", self.stmt(then))
-                    }
-                    CdForm::Subshell => {
-                        let t = self.stmt(then);
-                        format!("(cd {d} && {t}); {t}")
-                    }
-                    CdForm::Pushd => format!("pushd {d} >/dev/null && {}", self.stmt(then)),
-                }
-            }
+            Stmt::Cd { dir, form, then } => self.cd(dir, *form, then),
             Stmt::Xargs { input, opts, leaf } => {
                 let l = self.leaf(leaf);
                 let opts = if opts.is_empty() {
