@@ -33,6 +33,14 @@ pub(crate) enum X {
 
 pub(crate) type XWord = Vec<X>;
 
+/// One piece of an expanded `${v/p/r}` replacement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RepPiece {
+    Text(String),
+    /// An unquoted `&`: the text the pattern matched.
+    Matched,
+}
+
 fn lit(text: &str, quoted: bool, split: bool) -> X {
     X::Lit {
         text: text.to_owned(),
@@ -602,6 +610,42 @@ impl Interp {
             shapes = next;
         }
         shapes
+    }
+
+    /// Expands the replacement of `${v/p/r}` into literal text and the
+    /// places of the matched text: with `patsub_replacement` (on by default
+    /// since bash 5.2) an unquoted `&` — written, or from an unquoted
+    /// expansion — stands for what the pattern matched. `None` when the
+    /// replacement is not one known string.
+    pub(crate) fn expand_replacement(
+        &mut self,
+        word: &WordAst,
+        state: &mut State,
+    ) -> Option<Vec<RepPiece>> {
+        let mut ways = self.xwords(word, state, false);
+        let way = ways.pop().filter(|_| ways.is_empty())?;
+        let mut pieces = Vec::new();
+        let mut text = String::new();
+        for x in way {
+            match x {
+                X::Lit {
+                    text: t, quoted, ..
+                } => {
+                    for c in t.chars() {
+                        if c == '&' && !quoted {
+                            pieces.push(RepPiece::Text(std::mem::take(&mut text)));
+                            pieces.push(RepPiece::Matched);
+                        } else {
+                            text.push(c);
+                        }
+                    }
+                }
+                X::Break => text.push(' '),
+                X::Any { .. } => return None,
+            }
+        }
+        pieces.push(RepPiece::Text(text));
+        Some(pieces)
     }
 
     /// Expands a word without splitting or globbing (assignment values,

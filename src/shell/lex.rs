@@ -665,8 +665,11 @@ impl<'s> Lexer<'s> {
                 let body_start = pos + skip;
                 let split = self.replace_split(body_start, end);
                 let pattern = self.pattern_operand(body_start, split.unwrap_or(end));
+                // The replacement gets full quote removal even inside
+                // double quotes (`"${v/a/\ }"` is ` `, `"${v/a/'q'}"` is
+                // `q`) and tilde expansion (bash 5.2).
                 let with = match split {
-                    Some(at) => self.operand(at + 1, end, mode),
+                    Some(at) => self.operand(at + 1, end, Mode::Unquoted),
                     None => WordAst::default(),
                 };
                 ParamOp::Replace {

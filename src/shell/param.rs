@@ -9,7 +9,7 @@
 //! (`${x:-/}` is `/` when `x` may be empty).
 
 use super::ast::{Anchor, CaseMode, Index, ParamExp, ParamName, ParamOp, WordAst};
-use super::expand::{X, XWord, binding_value, text_x};
+use super::expand::{RepPiece, X, XWord, binding_value, text_x};
 use super::glob;
 use super::interp::Interp;
 use super::state::{Binding, State};
@@ -313,8 +313,15 @@ impl Interp {
             } => {
                 let patterns = self.expand_pattern(pattern, state);
                 let replacement = self.expand_value(with, state);
+                let template = self.expand_replacement(with, state);
                 self.each_text(base, |me, t| {
-                    me.replace(t, &patterns, &replacement, *all, *anchor)
+                    me.replace(
+                        t,
+                        &patterns,
+                        (&replacement, template.as_deref()),
+                        *all,
+                        *anchor,
+                    )
                 })
             }
             ParamOp::Substring { offset, length } => {
@@ -436,11 +443,11 @@ impl Interp {
         &mut self,
         t: &Text,
         patterns: &[Text],
-        with: &Value,
+        (with, template): (&Value, Option<&[RepPiece]>),
         all: bool,
         anchor: Option<Anchor>,
     ) -> Vec<Text> {
-        let (Some(subject), Some(rep)) = (t.as_known(), with.as_known()) else {
+        let (Some(subject), Some(rep)) = (t.as_known(), template) else {
             let mut from = t.sources();
             from.extend(&with.sources());
             return vec![Text::any(from)];
@@ -696,10 +703,22 @@ pub(crate) fn shell_quote(s: &str) -> String {
     out
 }
 
+/// The replacement for one match: the template with `&` filled in.
+fn fill(rep: &[RepPiece], matched: &str) -> String {
+    let mut out = String::new();
+    for piece in rep {
+        match piece {
+            RepPiece::Text(t) => out.push_str(t),
+            RepPiece::Matched => out.push_str(matched),
+        }
+    }
+    out
+}
+
 fn replace_known(
     subject: &str,
     pattern: &Text,
-    rep: &str,
+    rep: &[RepPiece],
     all: bool,
     anchor: Option<Anchor>,
 ) -> String {
@@ -712,7 +731,11 @@ fn replace_known(
     };
     match anchor {
         Some(Anchor::Start) => match longest_at(0) {
-            Some(end) => format!("{rep}{}", subject.get(end..).unwrap_or("")),
+            Some(end) => format!(
+                "{}{}",
+                fill(rep, subject.get(..end).unwrap_or("")),
+                subject.get(end..).unwrap_or("")
+            ),
             None => subject.to_owned(),
         },
         Some(Anchor::End) => {
@@ -725,7 +748,11 @@ fn replace_known(
                     subject.get(start..).unwrap_or(""),
                     glob::Mode::STRING,
                 ) {
-                    return format!("{}{rep}", subject.get(..start).unwrap_or(""));
+                    return format!(
+                        "{}{}",
+                        subject.get(..start).unwrap_or(""),
+                        fill(rep, subject.get(start..).unwrap_or(""))
+                    );
                 }
             }
             subject.to_owned()
@@ -739,7 +766,7 @@ fn replace_known(
                     && let Some(end) = longest_at(pos)
                     && end > 0
                 {
-                    out.push_str(rep);
+                    out.push_str(&fill(rep, subject.get(pos..pos + end).unwrap_or("")));
                     pos += end;
                     replaced = true;
                     continue;

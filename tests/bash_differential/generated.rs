@@ -42,12 +42,13 @@ const DEFAULT_JOBS: usize = 2;
 const MAX_UNJUDGEABLE_PERCENT: usize = 2;
 /// The agreement the issue asks for where bash's behaviour is static.
 const STATIC_TARGET: f64 = 0.99;
-/// Not yet met: the expansion model agrees on 92.6% of the default seed's
-/// static commands and contradicts 6 dynamic ones (issue 8 report). Until
-/// it does, the run fails only below these regression floors;
-/// `VOUCH_DIFF_STRICT=1` holds it to [`STATIC_TARGET`] and no contradiction.
-const STATIC_FLOOR: f64 = 0.92;
-const DYNAMIC_WRONG_CEILING: usize = 6;
+/// The static target is met on the default seed (90 of 90 static commands
+/// exact, branch `shell-diff`), so it is the floor. Three dynamic commands
+/// are still contradicted, all by the `sh is dash` limit (a script handed
+/// to `sh` is read as bash; docs/differential.md): the run fails above
+/// that ceiling; `VOUCH_DIFF_STRICT=1` holds it to no contradiction.
+const STATIC_FLOOR: f64 = STATIC_TARGET;
+const DYNAMIC_WRONG_CEILING: usize = 3;
 
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name)

@@ -390,6 +390,8 @@ struct Renderer {
     /// Inside a child shell (`bash -c`, `| bash`, …): the parent's
     /// unexported variables are gone, the agent's environment shows through.
     in_child: bool,
+    /// A `cd D && …` ran earlier in this shell: it may have failed.
+    after_cd: bool,
     /// Assignments the rendered text relies on, put first (`P=A`, `CMD_rm=rm`).
     needs: BTreeSet<String>,
     /// Values of the variables assigned up front.
@@ -413,6 +415,7 @@ impl Case {
             all_run: true,
             positional_known: false,
             in_child: false,
+            after_cd: false,
             needs: BTreeSet::new(),
             values: self.assigns.iter().map(|(n, v, _)| (*n, *v)).collect(),
             // Literal pattern text anywhere, or an assigned value with one,
@@ -547,7 +550,14 @@ impl Renderer {
             }
             Part::Indirect { quoted } => {
                 // `${!P}` with `P` naming `A`.
-                if self.in_child || !self.assigned.contains("A") {
+                if self.in_child {
+                    // The child does not inherit the unexported `P`: with
+                    // no `P` in the agent's environment, `${!P}` is an
+                    // invalid indirect expansion, fatal to a
+                    // non-interactive shell, so nothing after it runs.
+                    self.dynamic();
+                    self.dead();
+                } else if !self.assigned.contains("A") {
                     self.dynamic();
                 }
                 if !*quoted && self.values.get("A").is_some_and(|v| has_pattern(v)) {
@@ -607,11 +617,36 @@ impl Renderer {
     }
 
     fn leaf(&mut self, leaf: &Leaf) -> String {
+        if self.after_cd {
+            self.dynamic();
+        }
         let mut words = Vec::new();
         if let Some((name, value)) = &leaf.prefix {
             words.push(format!("{name}={}", self.word(value)));
         }
+        let mut exec_by_program = false;
+        let mut moved = false;
         for wrapper in &leaf.wrappers {
+            if let Wrapper::Env(opts) = wrapper {
+                // `--chdir=src` is looked up from where this `env` runs:
+                // after an earlier `env -C DIR` that is not the project,
+                // and `src` may not exist there (the file system decides).
+                if moved && opts.contains(&"--chdir=src") {
+                    self.dynamic();
+                    self.dead();
+                }
+                moved |= opts
+                    .iter()
+                    .any(|o| o.starts_with("-C") || o.starts_with("--chdir"));
+            }
+            if matches!(wrapper, Wrapper::Command(_)) && exec_by_program {
+                // `env command …`, `nohup command …`: the program named
+                // `command` runs only where the file system has one
+                // (macOS does; Debian does not).
+                self.dynamic();
+                self.dead();
+            }
+            exec_by_program |= !matches!(wrapper, Wrapper::Command(_));
             words.push(wrapper_text(wrapper).to_owned());
         }
         words.push(self.name(&leaf.name));
@@ -660,6 +695,25 @@ impl Renderer {
     }
 
     fn stmt(&mut self, stmt: &Stmt) -> String {
+        if self.after_cd {
+            // An earlier `cd D && …` in this shell may have failed (whether
+            // `D` exists is the file system's business): the directory
+            // this runs in is runtime data.
+            self.dynamic();
+        }
+        match stmt {
+            Stmt::Pipe(..) | Stmt::Background(_) | Stmt::Subshell(_) => {
+                // Subshells: a `cd` inside does not reach what follows.
+                let saved = self.after_cd;
+                let text = self.stmt_inner(stmt);
+                self.after_cd = saved;
+                text
+            }
+            _ => self.stmt_inner(stmt),
+        }
+    }
+
+    fn stmt_inner(&mut self, stmt: &Stmt) -> String {
         match stmt {
             Stmt::Leaf(l) => self.leaf(l),
             Stmt::And(a, b) => {
@@ -843,6 +897,41 @@ impl Renderer {
     }
 
     /// `cd`, `xargs`, `find -exec`, here-documents.
+    fn cd(&mut self, dir: &str, form: CdForm, then: &Stmt) -> String {
+        let d = if dir.starts_with('~') {
+            dir.to_owned()
+        } else {
+            lit(dir, Quote::Bare)
+        };
+        if !dir.starts_with(['/', '~']) && dir != ".." {
+            // A relative directory exists only where it is looked up
+            // from: after an earlier `cd` the `cd` may fail and what
+            // follows it not run.
+            self.dead();
+        }
+        match form {
+            CdForm::And | CdForm::Pushd => {
+                let text = if matches!(form, CdForm::Pushd) {
+                    format!("pushd {d} >/dev/null && {}", self.stmt(then))
+                } else {
+                    format!("cd {d} && {}", self.stmt(then))
+                };
+                // What follows the list runs where the `cd` left it.
+                self.after_cd = true;
+                text
+            }
+            CdForm::Semicolon => {
+                // Whether `cd` succeeded is the filesystem's business.
+                self.dynamic();
+                format!("cd {d}; {}", self.stmt(then))
+            }
+            CdForm::Subshell => {
+                let t = self.stmt(then);
+                format!("(cd {d} && {t}); {t}")
+            }
+        }
+    }
+
     fn tools(&mut self, stmt: &Stmt) -> String {
         match stmt {
             Stmt::Leaf(_)
@@ -862,32 +951,7 @@ impl Renderer {
             | Stmt::Shell { .. }
             | Stmt::Read { .. }
             | Stmt::SetArgs { .. } => unreachable!("routed by `stmt`, `compound` and `runner`"),
-            Stmt::Cd { dir, form, then } => {
-                let d = if dir.starts_with('~') {
-                    (*dir).to_owned()
-                } else {
-                    lit(dir, Quote::Bare)
-                };
-                if !dir.starts_with(['/', '~']) && *dir != ".." {
-                    // A relative directory exists only where it is looked up
-                    // from: after an earlier `cd` the `cd` may fail and what
-                    // follows it not run.
-                    self.dead();
-                }
-                match form {
-                    CdForm::And => format!("cd {d} && {}", self.stmt(then)),
-                    CdForm::Semicolon => {
-                        // Whether `cd` succeeded is the filesystem's business.
-                        self.dynamic();
-                        format!("cd {d}; {}", self.stmt(then))
-                    }
-                    CdForm::Subshell => {
-                        let t = self.stmt(then);
-                        format!("(cd {d} && {t}); {t}")
-                    }
-                    CdForm::Pushd => format!("pushd {d} >/dev/null && {}", self.stmt(then)),
-                }
-            }
+            Stmt::Cd { dir, form, then } => self.cd(dir, *form, then),
             Stmt::Xargs { input, opts, leaf } => {
                 let l = self.leaf(leaf);
                 let opts = if opts.is_empty() {
@@ -943,7 +1007,13 @@ impl Renderer {
             self.dynamic();
             self.dead();
         }
+        if matches!(form, ShellForm::ProcessSubst) {
+            // `bash <(…)` runs `bash /dev/fd/N`: N is the descriptor bash
+            // picks, which depends on what it inherited (runtime data).
+            self.dynamic();
+        }
         let (saved_pos, saved_child) = (self.positional_known, self.in_child);
+        let saved_cd = self.after_cd;
         if child {
             // A child shell's positional parameters are exactly its
             // arguments (none, for the forms that pass none).
@@ -953,6 +1023,9 @@ impl Renderer {
         let inner = self.stmt(script);
         self.positional_known = saved_pos;
         self.in_child = saved_child;
+        if child {
+            self.after_cd = saved_cd;
+        }
         let args = match form {
             ShellForm::BashC | ShellForm::ShC | ShellForm::BashCDashDash => args,
             _ => &[],
