@@ -163,17 +163,16 @@ impl Scanner {
     }
 
     /// Calls `f(pattern, start, end)` for every trigger word occurrence
-    /// inside `from..to` (overlapping ones included), searching with the
-    /// word index or, for large texts, the DFA (see [`DFA_TEXT_BYTES`] and
-    /// [`DFA_AFTER_BYTES`]). `len` is the view's whole length.
+    /// inside `from..to` (overlapping ones included), searching with `dfa`
+    /// or, without one, the word index.
     fn each_hit(
         &self,
+        dfa: Option<&AhoCorasick>,
         hay: &[u8],
         (from, to): (usize, usize),
-        len: usize,
         mut f: impl FnMut(usize, usize, usize),
     ) {
-        match self.fast_for(len) {
+        match dfa {
             Some(dfa) => {
                 let input = aho_corasick::Input::new(hay).range(from..to);
                 for m in dfa.find_overlapping_iter(input) {
@@ -261,14 +260,16 @@ impl Scanner {
     #[cfg(test)]
     pub fn triggers_count(&self, hay: &[u8]) -> usize {
         let mut n = 0;
-        self.each_hit(hay, (0, hay.len()), hay.len(), |_, _, _| n += 1);
+        let dfa = self.fast_for(hay.len());
+        self.each_hit(dfa, hay, (0, hay.len()), |_, _, _| n += 1);
         n
     }
 
     #[cfg(test)]
     pub fn rule_times(&self, hay: &[u8]) -> Vec<(std::time::Duration, String, usize)> {
         let mut windows: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.providers.rules.len()];
-        self.each_hit(hay, (0, hay.len()), hay.len(), |pattern, start, end| {
+        let dfa = self.fast_for(hay.len());
+        self.each_hit(dfa, hay, (0, hay.len()), |pattern, start, end| {
             for target in &self.targets[pattern] {
                 if let Target::Provider(rule) = *target
                     && let (Some(list), Some(w)) = (
@@ -322,8 +323,10 @@ impl Scanner {
             long_options: false,
             names: Vec::new(),
         };
+        // Chosen once per view: see [`DFA_TEXT_BYTES`], [`DFA_AFTER_BYTES`].
+        let dfa = self.fast_for(hay.len());
         for &region in regions {
-            self.each_hit(hay, region, hay.len(), |pattern, start, end| {
+            self.each_hit(dfa, hay, region, |pattern, start, end| {
                 self.gate(hay, pattern, start, end, &mut gate);
             });
         }
@@ -409,40 +412,66 @@ impl Scanner {
 
 /// The trigger words indexed by their first two bytes, lowercased: a
 /// search at each position looks only at the words that start with the two
-/// bytes there. Building it is one sort, so a process that scans one small
-/// request pays next to nothing for the scanner (an automaton over the
-/// ~600 words cost ~4.3 M instructions to build); per byte it is slower
-/// than a DFA, which large texts get instead.
+/// bytes there. Building it is one counting sort over the 65,536 possible
+/// keys, so a process that scans one small request pays next to nothing for
+/// the scanner (an automaton over the ~600 words cost ~4.3 M instructions to
+/// build); per byte it is slower than a DFA, which large texts get instead.
 struct WordIndex {
-    /// `(first two bytes, word)` of every word of two bytes or more, sorted.
-    pairs: Vec<(u16, u16)>,
-    /// Where each first byte's entries start in `pairs` (257 offsets).
+    /// Per two-byte key, where its words start in `ids` (65,537 offsets).
     starts: Vec<u32>,
-    /// `(byte, word)` of the one-byte words.
-    singles: Vec<(u8, u16)>,
+    /// Word ids grouped by key.
+    ids: Vec<u16>,
+    /// Per lowercased byte, the one-byte word it is (id + 1), or 0.
+    singles: Vec<u16>,
 }
+
+/// Keys of two bytes.
+const KEYS: usize = 1 << 16;
 
 impl WordIndex {
     fn new(words: &[String]) -> WordIndex {
-        let mut pairs = Vec::with_capacity(words.len());
-        let mut singles = Vec::new();
-        for (id, word) in words.iter().enumerate() {
-            let Ok(id) = u16::try_from(id) else { break };
-            match *word.as_bytes() {
-                [] => {}
-                [b] => singles.push((b.to_ascii_lowercase(), id)),
-                [a, b, ..] => pairs.push((pair(a, b), id)),
+        let mut singles = vec![0u16; 256];
+        let mut counts = vec![0u32; KEYS + 1];
+        let keyed = || {
+            words
+                .iter()
+                .enumerate()
+                .filter_map(|(id, w)| match *w.as_bytes() {
+                    [a, b, ..] => Some((usize::from(pair(a, b)), u16::try_from(id).ok()?)),
+                    _ => None,
+                })
+        };
+        for (key, _) in keyed() {
+            if let Some(c) = counts.get_mut(key + 1) {
+                *c += 1;
             }
         }
-        pairs.sort_unstable();
-        let mut starts = Vec::with_capacity(257);
-        for first in 0..=256u32 {
-            let at = pairs.partition_point(|&(p, _)| u32::from(p >> 8) < first);
-            starts.push(u32::try_from(at).unwrap_or(u32::MAX));
+        for i in 1..counts.len() {
+            let before = counts.get(i - 1).copied().unwrap_or(0);
+            if let Some(c) = counts.get_mut(i) {
+                *c += before;
+            }
+        }
+        let starts = counts.clone();
+        let mut ids = vec![0u16; starts.last().map_or(0, |&n| n as usize)];
+        for (key, id) in keyed() {
+            if let Some(next) = counts.get_mut(key)
+                && let Some(slot) = ids.get_mut(*next as usize)
+            {
+                *slot = id;
+                *next += 1;
+            }
+        }
+        for (id, w) in words.iter().enumerate() {
+            if let ([b], Ok(id)) = (w.as_bytes(), u16::try_from(id + 1))
+                && let Some(slot) = singles.get_mut(usize::from(b.to_ascii_lowercase()))
+            {
+                *slot = id;
+            }
         }
         WordIndex {
-            pairs,
             starts,
+            ids,
             singles,
         }
     }
@@ -457,46 +486,42 @@ impl WordIndex {
         mut f: impl FnMut(usize, usize, usize),
     ) {
         let region = hay.get(..to.min(hay.len())).unwrap_or_default();
-        for i in from..region.len() {
-            let Some(&a) = region.get(i) else { break };
-            let a = a.to_ascii_lowercase();
-            for &(byte, id) in &self.singles {
-                if byte == a {
-                    f(usize::from(id), i, i + 1);
+        let mut rest = region.get(from..).unwrap_or_default();
+        let mut i = from;
+        while let [a, tail @ ..] = rest {
+            let single = self
+                .singles
+                .get(usize::from(a.to_ascii_lowercase()))
+                .copied()
+                .unwrap_or(0);
+            if single > 0 {
+                f(usize::from(single - 1), i, i + 1);
+            }
+            if let Some(&b) = tail.first() {
+                let key = usize::from(pair(*a, b));
+                let lo = self.starts.get(key).map_or(0, |&s| s as usize);
+                let hi = self.starts.get(key + 1).map_or(0, |&s| s as usize);
+                for &id in self.ids.get(lo..hi).unwrap_or_default() {
+                    let word = words
+                        .get(usize::from(id))
+                        .map_or(&b""[..], |w| w.as_bytes());
+                    if rest
+                        .get(..word.len())
+                        .is_some_and(|at| at.eq_ignore_ascii_case(word))
+                    {
+                        f(usize::from(id), i, i + word.len());
+                    }
                 }
             }
-            let Some(&b) = region.get(i + 1) else {
-                continue;
-            };
-            let key = pair(a, b);
-            let first = usize::from(a);
-            let (lo, hi) = (
-                self.starts.get(first).map_or(0, |&s| s as usize),
-                self.starts.get(first + 1).map_or(0, |&s| s as usize),
-            );
-            let bucket = self.pairs.get(lo..hi).unwrap_or_default();
-            let begin = bucket.partition_point(|&(p, _)| p < key);
-            for &(p, id) in bucket.get(begin..).unwrap_or_default() {
-                if p != key {
-                    break;
-                }
-                let word = words
-                    .get(usize::from(id))
-                    .map_or(&b""[..], |w| w.as_bytes());
-                if region
-                    .get(i..i + word.len())
-                    .is_some_and(|at| at.eq_ignore_ascii_case(word))
-                {
-                    f(usize::from(id), i, i + word.len());
-                }
-            }
+            rest = tail;
+            i += 1;
         }
     }
 }
 
 /// Two bytes, lowercased, as one key.
 fn pair(a: u8, b: u8) -> u16 {
-    u16::from(a.to_ascii_lowercase()) << 8 | u16::from(b.to_ascii_lowercase())
+    (u16::from(a.to_ascii_lowercase()) << 8) | u16::from(b.to_ascii_lowercase())
 }
 
 /// Adds a window, merged with the last one when they overlap.
