@@ -335,8 +335,8 @@ pub fn hook<R, W>(
     out: W,
 ) -> i32
 where
-    R: Read + Send + 'static,
-    W: Write,
+    R: Read,
+    W: Write + Send + 'static,
 {
     // An unknown `--defer-as` must not make the hook fail open: the
     // strictest reading (never ask) is used, and said on stderr.

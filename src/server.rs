@@ -179,11 +179,19 @@ async fn bind_unix(listen: &str, path: &Path) -> Result<UnixSocket, ServeError> 
 
 /// Builds the engine, tokens and app state for `options`, and binds
 /// `server.listen`. Returns what [`run`] needs; the caller prints where.
-pub async fn prepare(options: EngineOptions) -> Result<(Listener, AppState), ServeError> {
+pub async fn prepare(mut options: EngineOptions) -> Result<(Listener, AppState), ServeError> {
     let tokens = Tokens::load_or_create(&options.paths.state_dir)?;
     let listen = options.trusted.config.server.listen.clone();
     let allow_remote = options.trusted.config.server.allow_remote;
+    // The integrity check belongs to the long-lived service, at start (a
+    // damaged database is reported now, and reviews fail closed while it
+    // stays so; hard denies still answer).
+    options.check_store_on_open = true;
     let engine = Engine::new(options)?;
+    let opening = engine.clone();
+    if let Ok(Err(e)) = tokio::task::spawn_blocking(move || opening.store().map(drop)).await {
+        tracing::error!(error = %e, "state database unavailable at start; model reviews fail closed");
+    }
     let state = AppState::new(engine, tokens)?;
     let listener = bind(&listen, allow_remote).await?;
     Ok((listener, state))

@@ -15,7 +15,7 @@
 //! decides.
 
 use std::io::Write as _;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use tracing_appender::non_blocking::{ErrorCounter, NonBlocking, WorkerGuard};
 use tracing_subscriber::EnvFilter;
@@ -54,29 +54,90 @@ pub fn report_dropped_log_lines() {
     }
 }
 
-/// Keeps the log writer's thread; dropping it (at the end of `main`)
-/// flushes what is buffered, for at most about a second. When the buffer is
-/// full — stderr has stopped taking lines — a flush cannot succeed, so it
-/// is skipped rather than waited for.
-#[must_use = "dropping the guard stops the log writer; hold it until the command is done"]
-pub struct LogGuard {
-    probe: NonBlocking,
-    worker: Option<WorkerGuard>,
+/// The log writer, started by the first line that is written: most
+/// short-lived commands (a `vouch hook` run that decides quietly) write
+/// none, and a writer thread that is never needed is not started (its stack
+/// and allocations cost a hook process page faults before its reply).
+struct LazyWriter {
+    started: OnceLock<NonBlocking>,
+    /// Taken once: by [`LogGuard`]'s drop or by [`flush_before_exit`].
+    worker: Mutex<Option<WorkerGuard>>,
 }
 
-impl Drop for LogGuard {
-    fn drop(&mut self) {
-        let counter = self.probe.error_counter();
+impl LazyWriter {
+    fn writer(&self) -> NonBlocking {
+        self.started
+            .get_or_init(|| {
+                let (writer, worker) =
+                    tracing_appender::non_blocking::NonBlockingBuilder::default()
+                        .lossy(true)
+                        .buffered_lines_limit(LOG_BUFFER_LINES)
+                        .thread_name("vouch-log")
+                        .finish(std::io::BufWriter::with_capacity(
+                            LOG_WRITE_BYTES,
+                            std::io::stderr(),
+                        ));
+                let _ = DROPPED.set(writer.error_counter());
+                *self.worker.lock().unwrap_or_else(PoisonError::into_inner) = Some(worker);
+                writer
+            })
+            .clone()
+    }
+
+    /// Flushes what is buffered (for at most about a second) and stops the
+    /// writer; nothing when no line was ever written. When the buffer is
+    /// full — stderr has stopped taking lines — a flush cannot succeed, so
+    /// it is skipped rather than waited for.
+    fn stop(&self) {
+        let Some(probe) = self.started.get() else {
+            return;
+        };
+        let Some(worker) = self
+            .worker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        else {
+            return;
+        };
+        let mut probe = probe.clone();
+        let counter = probe.error_counter();
         let before = counter.dropped_lines();
         // An empty line writes nothing; it only tells whether the buffer
         // has room.
-        let _ = self.probe.write(b"");
+        let _ = probe.write(b"");
         if counter.dropped_lines() > before {
             // The worker guard would wait, then print to stdout (which
             // carries decisions) that it could not shut the writer down.
-            std::mem::forget(self.worker.take());
+            std::mem::forget(worker);
+        } else {
+            drop(worker);
         }
     }
+}
+
+/// The process's log writer (one subscriber per process).
+static WRITER: LazyWriter = LazyWriter {
+    started: OnceLock::new(),
+    worker: Mutex::new(None),
+};
+
+/// Keeps the log writer until the command is done; dropping it (at the end
+/// of `main`) flushes what is buffered, as [`flush_before_exit`] does.
+#[must_use = "dropping the guard stops the log writer; hold it until the command is done"]
+pub struct LogGuard(());
+
+impl Drop for LogGuard {
+    fn drop(&mut self) {
+        WRITER.stop();
+    }
+}
+
+/// Flushes the log lines written so far and stops the writer, for a
+/// process about to end without returning from `main` (a hook's watchdog
+/// answering for a stuck call). Lines logged after it are dropped.
+pub fn flush_before_exit() {
+    WRITER.stop();
 }
 
 /// `tracing` target of the review events, for `RUST_LOG=vouch::review=debug`.
@@ -188,32 +249,16 @@ pub fn init_with_default(default: &str) -> LogGuard {
         Ok(_) => (EnvFilter::new(default), None),
         Err(e) => (EnvFilter::new(default), Some(e.to_string())),
     };
-    let (writer, worker) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(true)
-        .buffered_lines_limit(LOG_BUFFER_LINES)
-        .thread_name("vouch-log")
-        .finish(std::io::BufWriter::with_capacity(
-            LOG_WRITE_BYTES,
-            std::io::stderr(),
-        ));
-    let guard = LogGuard {
-        probe: writer.clone(),
-        worker: Some(worker),
-    };
-    let counter = writer.error_counter();
     let installed = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(writer)
+        .with_writer(|| WRITER.writer())
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init()
         .is_ok();
-    if installed {
-        let _ = DROPPED.set(counter);
-    }
     if let (true, Some(problem)) = (installed, rejected) {
         tracing::warn!(
             "environment variable `RUST_LOG` is invalid ({problem}); logging at `{default}`"
         );
     }
-    guard
+    LogGuard(())
 }

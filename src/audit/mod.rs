@@ -43,7 +43,7 @@ use crate::request::{Request, Surface};
 use crate::store::StoreError;
 
 pub use sink::{DecisionSink, ProjectLookup};
-pub use writer::{Audit, AuditStatus};
+pub use writer::{Audit, AuditDelivery, AuditStatus};
 
 /// Why the audit could not do something. Never reaches a decision.
 #[derive(Debug, thiserror::Error)]

@@ -9,14 +9,18 @@
 //! [`NoAudit`] (the default) no thread is started and records are discarded.
 //!
 //! Dropping the engine closes the queue and waits briefly for the worker to
-//! drain it, so a short-lived CLI or hook process does not lose the records
-//! of the one decision it made.
+//! drain it, so a short-lived CLI process does not lose the records of the
+//! one decision it made. A hook process uses
+//! [`AuditDelivery::AfterReply`] instead: records wait in memory, and
+//! [`AuditQueue::wait_delivered`] hands them to the sink on the caller's
+//! thread once the reply is out — no thread and no channel.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use crate::audit::AuditDelivery;
 use crate::pipeline::AuditRecord;
 
 /// Records waiting for the sink; beyond this they are dropped and counted.
@@ -56,12 +60,28 @@ pub(crate) struct AuditQueue {
     dropped: Arc<AtomicU64>,
     /// Records pushed and not yet handed to the sink.
     in_flight: Arc<AtomicU64>,
+    /// [`AuditDelivery::AfterReply`] only.
+    held: Option<Held>,
+}
+
+/// The sink of [`AuditDelivery::AfterReply`] and the records waiting for it.
+struct Held {
+    sink: Arc<dyn AuditSink>,
+    records: Mutex<Vec<AuditRecord>>,
 }
 
 impl AuditQueue {
-    pub fn new(sink: Arc<dyn AuditSink>) -> AuditQueue {
+    pub fn new(sink: Arc<dyn AuditSink>, delivery: AuditDelivery) -> AuditQueue {
         if !sink.enabled() {
             return AuditQueue::discard();
+        }
+        if delivery == AuditDelivery::AfterReply {
+            let mut queue = AuditQueue::discard();
+            queue.held = Some(Held {
+                sink,
+                records: Mutex::new(Vec::new()),
+            });
+            return queue;
         }
         let dropped = Arc::new(AtomicU64::new(0));
         let in_flight = Arc::new(AtomicU64::new(0));
@@ -72,15 +92,7 @@ impl AuditQueue {
             .name("vouch-audit".to_owned())
             .spawn(move || {
                 for record in records {
-                    // A panicking sink loses its record, not the worker.
-                    let sink = Arc::clone(&sink);
-                    let delivered =
-                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-                            sink.record(record)
-                        }));
-                    if delivered.is_err() {
-                        tracing::warn!("the audit sink panicked; one record was lost");
-                    }
+                    deliver(sink.as_ref(), record);
                     worker_in_flight.fetch_sub(1, Ordering::SeqCst);
                 }
                 let _ = finished.send(());
@@ -91,6 +103,7 @@ impl AuditQueue {
                 done: Mutex::new(Some(done)),
                 dropped,
                 in_flight,
+                held: None,
             },
             Err(e) => {
                 tracing::warn!(error = %e, "cannot start the audit worker; auditing is off");
@@ -99,6 +112,7 @@ impl AuditQueue {
                     done: Mutex::new(None),
                     dropped,
                     in_flight,
+                    held: None,
                 }
             }
         }
@@ -111,11 +125,22 @@ impl AuditQueue {
             done: Mutex::new(None),
             dropped: Arc::new(AtomicU64::new(0)),
             in_flight: Arc::new(AtomicU64::new(0)),
+            held: None,
         }
     }
 
     /// Hands a record to the worker without waiting.
     pub fn push(&self, record: AuditRecord) {
+        if let Some(held) = &self.held {
+            let mut held = held.records.lock().unwrap_or_else(PoisonError::into_inner);
+            if held.len() < QUEUE_CAPACITY {
+                held.push(record);
+            } else {
+                drop(held);
+                self.count_dropped();
+            }
+            return;
+        }
         let Some(sender) = &self.sender else { return };
         // Counted before the send: the worker may finish it at once.
         self.in_flight.fetch_add(1, Ordering::SeqCst);
@@ -123,13 +148,7 @@ impl AuditQueue {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 self.in_flight.fetch_sub(1, Ordering::SeqCst);
-                let before = self.dropped.fetch_add(1, Ordering::Relaxed);
-                if before.is_power_of_two() || before == 0 {
-                    tracing::warn!(
-                        dropped = before.saturating_add(1),
-                        "the audit sink is behind; audit records were dropped"
-                    );
-                }
+                self.count_dropped();
             }
             Err(TrySendError::Disconnected(_)) => {
                 self.in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -137,10 +156,29 @@ impl AuditQueue {
         }
     }
 
+    fn count_dropped(&self) {
+        let before = self.dropped.fetch_add(1, Ordering::Relaxed);
+        if before.is_power_of_two() || before == 0 {
+            tracing::warn!(
+                dropped = before.saturating_add(1),
+                "the audit sink is behind; audit records were dropped"
+            );
+        }
+    }
+
     /// Waits until every record pushed so far has reached the sink, or
     /// `deadline` passes (`false`). Short-lived processes call it after
-    /// their reply is out.
+    /// their reply is out. Held records ([`AuditDelivery::AfterReply`]) are
+    /// handed to the sink here, on this thread.
     pub fn wait_delivered(&self, deadline: Instant) -> bool {
+        if let Some(held) = &self.held {
+            let records =
+                std::mem::take(&mut *held.records.lock().unwrap_or_else(PoisonError::into_inner));
+            for record in records {
+                deliver(held.sink.as_ref(), record);
+            }
+            return true;
+        }
         while self.in_flight.load(Ordering::SeqCst) > 0 {
             if Instant::now() >= deadline {
                 return false;
@@ -154,6 +192,16 @@ impl AuditQueue {
     #[cfg(test)]
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+/// Hands one record to the sink; a panicking sink loses its record, not
+/// the worker or the process.
+fn deliver(sink: &dyn AuditSink, record: AuditRecord) {
+    let delivered =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || sink.record(record)));
+    if delivered.is_err() {
+        tracing::warn!("the audit sink panicked; one record was lost");
     }
 }
 
@@ -220,12 +268,45 @@ mod tests {
     #[test]
     fn records_reach_the_sink_in_order_and_a_panic_loses_only_its_record() {
         let sink = Arc::new(Collect(Mutex::new(Vec::new())));
-        let queue = AuditQueue::new(sink.clone());
+        let queue = AuditQueue::new(sink.clone(), AuditDelivery::Background);
         for i in 1..=5 {
             queue.push(record(i));
         }
         drop(queue);
         assert_eq!(*sink.0.lock().unwrap(), vec![1, 2, 4, 5]);
+    }
+
+    struct OnThread(Mutex<Vec<(u64, std::thread::ThreadId)>>);
+    impl AuditSink for OnThread {
+        fn record(&self, record: AuditRecord) {
+            assert_ne!(record.at_ms, 3, "a broken sink");
+            let here = std::thread::current().id();
+            self.0.lock().unwrap().push((record.at_ms, here));
+        }
+    }
+
+    #[test]
+    fn after_reply_records_wait_and_reach_the_sink_on_the_callers_thread() {
+        let sink = Arc::new(OnThread(Mutex::new(Vec::new())));
+        let queue = AuditQueue::new(sink.clone(), AuditDelivery::AfterReply);
+        for i in 1..=5 {
+            queue.push(record(i));
+        }
+        assert!(
+            sink.0.lock().unwrap().is_empty(),
+            "delivered before the flush"
+        );
+        assert!(queue.wait_delivered(Instant::now()));
+        let here = std::thread::current().id();
+        let got = sink.0.lock().unwrap().clone();
+        assert_eq!(got, [1, 2, 4, 5].map(|i| (i, here)).to_vec());
+        // Delivered once: a second flush has nothing left.
+        assert!(queue.wait_delivered(Instant::now()));
+        assert_eq!(sink.0.lock().unwrap().len(), 4);
+        for i in 0..(QUEUE_CAPACITY as u64 + 7) {
+            queue.push(record(i + 10));
+        }
+        assert_eq!(queue.dropped(), 7);
     }
 
     struct Stuck(std::sync::Barrier);
@@ -238,7 +319,7 @@ mod tests {
     #[test]
     fn a_stuck_sink_never_blocks_the_caller() {
         let sink = Arc::new(Stuck(std::sync::Barrier::new(2)));
-        let queue = AuditQueue::new(sink.clone());
+        let queue = AuditQueue::new(sink.clone(), AuditDelivery::Background);
         // Reaching the assertion at all shows that pushing never waited.
         for i in 0..(QUEUE_CAPACITY as u64 + 100) {
             queue.push(record(i));

@@ -10,7 +10,10 @@
 //! applies the effects the table returns in one transaction, calls the model
 //! in between, and hands each final decision's audit record to the
 //! [`AuditSink`]. Filesystem and SQLite work run on the blocking pool
-//! (`spawn_blocking`); only the model call is awaited on the runtime.
+//! (`spawn_blocking`); only the model call is awaited on the runtime. A
+//! short-lived process that decides once ([`Engine::review_here`]) runs
+//! them on its own thread instead and starts a runtime only for a model
+//! call: a hard deny costs it no thread, no runtime and no HTTP client.
 //!
 //! The operator calls return typed values or an [`EngineError`] that keeps
 //! its cause; the HTTP edge maps causes to status codes.
@@ -19,7 +22,7 @@ mod audit;
 mod shell;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -40,6 +43,7 @@ use crate::reviewer::{
 use crate::session::overrides::{self, Approval, Challenge, DenialView, OverrideError, Selector};
 use crate::store::{Store, StoreError};
 
+pub use crate::audit::AuditDelivery;
 pub use audit::{AuditSink, NoAudit};
 
 /// Why an engine call (other than `review`) failed. The cause is kept whole;
@@ -85,6 +89,14 @@ pub struct EngineOptions {
     /// Receives the audit record of every final decision, off the decision
     /// path ([`NoAudit`] until the audit subsystem plugs in).
     pub audit: Arc<dyn AuditSink>,
+    /// Whether audit records are written by a worker thread (the service)
+    /// or held until [`Engine::flush_audit`] writes them on the caller's
+    /// thread (a hook process, after its reply).
+    pub audit_delivery: AuditDelivery,
+    /// Run `PRAGMA quick_check(1)` when the state database is opened (the
+    /// service, which opens it at start). Short-lived processes skip it: it
+    /// reads every page of the database.
+    pub check_store_on_open: bool,
 }
 
 impl EngineOptions {
@@ -108,6 +120,8 @@ impl EngineOptions {
             env: Arc::new(|_| None),
             allow_untrusted_dev: false,
             audit: Arc::new(NoAudit),
+            audit_delivery: AuditDelivery::Background,
+            check_store_on_open: true,
         })
     }
 
@@ -120,6 +134,8 @@ impl EngineOptions {
             env: Arc::new(|name| std::env::var(name).ok()),
             allow_untrusted_dev: std::env::var("VOUCH_ALLOW_UNTRUSTED_DEV").as_deref() == Ok("1"),
             audit: Arc::new(NoAudit),
+            audit_delivery: AuditDelivery::Background,
+            check_store_on_open: false,
         }
     }
 }
@@ -139,8 +155,9 @@ struct Inner {
     /// next request tries again, and meanwhile model-backed reviews fail
     /// closed while hard denies still answer.
     store: Mutex<Option<Arc<Store>>>,
-    /// The one HTTP client for every reviewer call.
-    http: reqwest::Client,
+    /// The one HTTP client for every reviewer call, built when the first
+    /// reviewer is (its TLS setup is most of a hard deny's start-up cost).
+    http: OnceLock<reqwest::Client>,
     /// Project overlays already folded, keyed by project root.
     projects: Arc<crate::config::ProjectCache>,
     /// The policy audit: decisions reach it through the audit queue; after
@@ -236,14 +253,17 @@ pub struct ReviewerHealth {
 
 impl Engine {
     pub fn new(options: EngineOptions) -> Result<Engine, EngineError> {
-        let http = reviewer::http_client()?;
         let policy_audit = Audit::new(
             &options.paths.state_dir,
             &options.trusted.config.audit,
             Arc::clone(&options.clock),
+            options.audit_delivery,
         );
         let projects = Arc::new(crate::config::ProjectCache::new(PROJECT_CACHE_ENTRIES));
-        let audit = audit::AuditQueue::new(decision_sink(&options, &policy_audit, &projects));
+        let audit = audit::AuditQueue::new(
+            decision_sink(&options, &policy_audit, &projects),
+            options.audit_delivery,
+        );
         let protected = options.paths.protected();
         // The configuration allows 1–1024; a hand-built 0 would wait forever.
         let slots = usize::try_from(options.trusted.config.server.max_concurrent_reviews)
@@ -253,7 +273,7 @@ impl Engine {
             inner: Arc::new(Inner {
                 options,
                 store: Mutex::new(None),
-                http,
+                http: OnceLock::new(),
                 projects,
                 reviewer: Mutex::new(None),
                 policy_audit,
@@ -284,12 +304,21 @@ impl Engine {
     }
 
     /// Lets decisions already queued reach the audit writer (at most
-    /// `audit.flush_timeout_ms`) so a report or ingest that follows sees them.
+    /// `audit.flush_timeout_ms`), so an after event observed next pairs with
+    /// its decision (the writer keeps their order).
     fn settle_audit(&self) {
         let wait = std::time::Duration::from_millis(self.config().audit.flush_timeout_ms);
         self.inner
             .audit
             .wait_delivered(std::time::Instant::now() + wait);
+    }
+
+    /// Lets decisions already made be written to `audit.sqlite` (at most
+    /// `audit.flush_timeout_ms` in all), so a report or ingest that follows,
+    /// on its own connection, sees them.
+    fn settle_audit_written(&self) {
+        let wait = std::time::Duration::from_millis(self.config().audit.flush_timeout_ms);
+        self.flush_audit(wait);
     }
 
     /// The project root and audit settings in force for a working directory
@@ -353,7 +382,11 @@ impl Engine {
         if let Some(store) = slot.as_ref() {
             return Ok(Arc::clone(store));
         }
-        let store = Arc::new(Store::open(self.state_dir())?);
+        let store = Arc::new(if self.inner.options.check_store_on_open {
+            Store::open_checked(self.state_dir())?
+        } else {
+            Store::open(self.state_dir())?
+        });
         *slot = Some(Arc::clone(&store));
         Ok(store)
     }
@@ -378,6 +411,35 @@ impl Engine {
         match tokio::task::spawn_blocking(move || this.finish(*pending, result)).await {
             Ok(decision) => decision,
             Err(join) => shell::task_failure(self, &request, &join),
+        }
+    }
+
+    /// [`Engine::review`] on the calling thread, for a short-lived process
+    /// that decides and exits (`vouch hook`): the stages before and after
+    /// the model run here, and only a model call needs an async runtime —
+    /// `runtime` builds one on first need and keeps it for the next. A hard
+    /// deny, a routed answer or a cache hit starts no runtime and no
+    /// thread. Never fails: a panic inside becomes a fail-closed decision,
+    /// as a failed task does in [`Engine::review`].
+    pub fn review_here(&self, request: Request, runtime: &mut ModelRuntime) -> Decision {
+        let pending = match caught(|| shell::prepare(self, &request)) {
+            Ok(Prepared::Decided(decision)) => return *decision,
+            Ok(Prepared::Review(pending)) => pending,
+            Err(why) => return shell::task_failure(self, &request, &why),
+        };
+        let result = match runtime.get() {
+            Ok(rt) => rt.block_on(self.call_model_in_slot(&pending)),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot start the runtime for the model call; failing closed");
+                ReviewResult {
+                    outcome: ReviewOutcome::Failure(FailureClass::Transport),
+                    stats: crate::decision::ReviewStats::default(),
+                }
+            }
+        };
+        match caught(move || self.finish(*pending, result)) {
+            Ok(decision) => decision,
+            Err(why) => shell::task_failure(self, &request, &why),
         }
     }
 
@@ -407,9 +469,19 @@ impl Engine {
             return Ok(Arc::clone(reviewer));
         }
         let key = reviewer::api_key_from_env(&cfg.reviewer, &|name| (self.inner.options.env)(name));
-        let reviewer = Arc::new(Reviewer::new(&cfg.reviewer, self.inner.http.clone(), key)?);
+        let reviewer = Arc::new(Reviewer::new(&cfg.reviewer, self.http_client()?, key)?);
         *slot = Some((Arc::clone(cfg), Arc::clone(&reviewer)));
         Ok(reviewer)
+    }
+
+    /// The shared HTTP client, built on first use (two threads racing here
+    /// build two; the first one stored is kept).
+    fn http_client(&self) -> Result<reqwest::Client, ReviewerError> {
+        if let Some(client) = self.inner.http.get() {
+            return Ok(client.clone());
+        }
+        let built = reviewer::http_client()?;
+        Ok(self.inner.http.get_or_init(|| built).clone())
     }
 
     /// Waits for one of the `server.max_concurrent_reviews` model slots and
@@ -466,7 +538,7 @@ impl Engine {
         all_or_nothing: bool,
     ) -> Result<policy_audit::ingest::IngestSummary, EngineError> {
         self.blocking(move |this| {
-            this.settle_audit();
+            this.settle_audit_written();
             let mut summary = policy_audit::ingest::IngestSummary {
                 events: u64::try_from(events.len()).unwrap_or(u64::MAX),
                 ..Default::default()
@@ -525,7 +597,7 @@ impl Engine {
     ) -> Result<policy_audit::report::Report, EngineError> {
         self.blocking(move |this| {
             // Decisions already made are in the report (bounded wait).
-            this.settle_audit();
+            this.settle_audit_written();
             let retention = match &options.scope {
                 policy_audit::report::Scope::Current(dir) => {
                     this.audit_project(dir.to_str()).1.retention_days
@@ -724,6 +796,48 @@ impl Engine {
         let this = self.clone();
         tokio::task::spawn_blocking(move || f(&this)).await?
     }
+}
+
+/// The async runtime of [`Engine::review_here`]'s model calls: built on
+/// first need (single-threaded, driven by the calling thread), dropped
+/// without waiting for stray blocking tasks.
+#[derive(Default)]
+pub struct ModelRuntime(Option<tokio::runtime::Runtime>);
+
+impl ModelRuntime {
+    fn get(&mut self) -> std::io::Result<&tokio::runtime::Runtime> {
+        if self.0.is_none() {
+            let built = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            self.0 = Some(built);
+        }
+        self.0
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("the runtime was not kept"))
+    }
+}
+
+impl Drop for ModelRuntime {
+    fn drop(&mut self) {
+        // The reply must not wait on blocking tasks.
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// Runs `f`, turning a panic into its message (a short-lived process must
+/// answer with a fail-closed decision, not die into its harness's
+/// fail-open path).
+fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_owned())
+    })
 }
 
 /// The project root and audit settings in force for a working directory.

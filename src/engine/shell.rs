@@ -424,7 +424,7 @@ fn emit(engine: &Engine, d: Decided) -> Decision {
 pub(super) fn task_failure(
     engine: &Engine,
     request: &Request,
-    join: &tokio::task::JoinError,
+    join: &dyn std::fmt::Display,
 ) -> Decision {
     tracing::error!(error = %join, "decision task failed");
     let why = "the decision task failed".to_owned();

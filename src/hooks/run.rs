@@ -16,7 +16,6 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,9 +27,10 @@ use super::{
     fault_answer, strictest,
 };
 use crate::config::{LoadedConfig, Source};
-use crate::engine::{Engine, EngineOptions};
+use crate::engine::{AuditDelivery, Engine, EngineOptions, ModelRuntime};
 use crate::paths::Paths;
 use crate::request::MAX_REQUEST_BYTES;
+use crate::request::Request;
 
 /// What the hook command line says.
 #[derive(Debug, Clone)]
@@ -72,10 +72,17 @@ pub const NON_MODEL_RESERVE_MS: u64 = 1000;
 /// Runs one hook call: reads `input`, writes the harness's reply to `out`,
 /// returns the exit code (always 0: harnesses read a non-zero exit as "run
 /// the tool anyway", or worse).
+///
+/// The call is worked on this thread; a watchdog thread (which allocates
+/// nothing and sleeps until a deadline) answers for it when the deadline
+/// comes first, and then ends the process with exit code 0, whatever the
+/// work is stuck on. After the reply the audit record is written here too,
+/// for at most `audit.flush_timeout_ms` (and never past the deadline): the
+/// watchdog ends the process when that runs out.
 pub fn run_hook<R, W>(opts: &HookOptions, input: R, out: W) -> i32
 where
-    R: Read + Send + 'static,
-    W: Write,
+    R: Read,
+    W: Write + Send + 'static,
 {
     let started = Instant::now();
     let harness = opts.harness.harness();
@@ -90,73 +97,181 @@ where
         .unwrap_or_else(|| default_timeout_secs(opts.harness))
         .saturating_mul(1000);
     let deadline = Duration::from_millis(timeout_ms.saturating_sub(margin).max(MIN_DEADLINE_MS));
-    let flush_ms = match &trusted {
+    let flush = Duration::from_millis(match &trusted {
         Ok(t) => t.config.audit.flush_timeout_ms,
         Err(_) => 0,
-    };
+    });
 
-    // The event being answered, for the shape of a reply the watchdog gives.
-    let event = Arc::new(Mutex::new(harness.primary_event().to_owned()));
-    let (tx, rx) = mpsc::channel::<Reply>();
-    let (flushed_tx, flushed_rx) = mpsc::channel::<()>();
-    let worker_event = Arc::clone(&event);
-    let worker_opts = opts.clone();
-    let spawned = std::thread::Builder::new()
-        .name("vouch-hook".to_owned())
-        .spawn(move || {
-            let (reply, engine) = work(
-                &worker_opts,
-                env,
-                trusted,
-                input,
-                &worker_event,
-                started,
-                deadline,
-            );
-            // The receiver is gone only after the watchdog answered.
-            let _ = tx.send(reply);
-            // The audit is written after the reply is out; bounded by
-            // `audit.flush_timeout_ms`, and never changes the reply.
-            if let Some(engine) = engine {
-                let wait = Duration::from_millis(engine.config().audit.flush_timeout_ms);
-                engine.flush_audit(wait);
-            }
-            let _ = flushed_tx.send(());
-        });
-    let reply = match spawned {
-        Err(e) => render_fault(
-            opts.harness,
-            &event,
-            &format!("cannot start the hook worker: {e}"),
-        ),
-        Ok(_) => match rx.recv_timeout(deadline) {
-            Ok(reply) => {
-                write_reply(out, &reply);
-                // The harness waits for the process to exit: the audit
-                // write gets what is left of `audit.flush_timeout_ms` and
-                // of the deadline, whichever is less.
-                let left = deadline.saturating_sub(started.elapsed());
-                let _ = flushed_rx.recv_timeout(left.min(Duration::from_millis(flush_ms)));
-                return 0;
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => render_fault(
+    let slot = Arc::new(ReplySlot::new(Box::new(out), harness.primary_event()));
+    let watchdog = Watchdog::start(Arc::clone(&slot), opts.harness, (started, deadline), flush);
+    let (reply, engine) = match &watchdog {
+        Ok(_) => work(opts, env, trusted, input, &slot.event, started, deadline),
+        Err(e) => (
+            render_fault(
                 opts.harness,
-                &event,
-                &format!(
+                &slot.event,
+                &format!("cannot start the hook watchdog: {e}"),
+            ),
+            None,
+        ),
+    };
+    if !slot.answer(&reply) {
+        // The watchdog answered first and is ending the process.
+        return 0;
+    }
+    if let Ok(watchdog) = &watchdog {
+        watchdog.replied();
+    }
+    // The harness waits for the process to exit: the audit write gets what
+    // is left of `audit.flush_timeout_ms` and of the deadline, whichever is
+    // less (the watchdog holds it to that).
+    if let Some(engine) = engine {
+        engine.flush_audit(flush);
+    }
+    if let Ok(watchdog) = &watchdog {
+        watchdog.finished();
+    }
+    0
+}
+
+/// Where the one reply goes: whoever claims it first (the work or the
+/// watchdog) writes it; the other writes nothing.
+struct ReplySlot {
+    out: Mutex<Option<Box<dyn Write + Send>>>,
+    /// The event being answered, for the shape of a reply the watchdog gives.
+    event: Mutex<String>,
+    /// Unanswered, being answered, answered (and when, for the audit's time).
+    state: Mutex<SlotState>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SlotState {
+    Working,
+    Replying,
+    Replied(Instant),
+    /// The audit is written too: nothing is left for the watchdog.
+    Finished,
+}
+
+impl ReplySlot {
+    fn new(out: Box<dyn Write + Send>, event: &str) -> ReplySlot {
+        ReplySlot {
+            out: Mutex::new(Some(out)),
+            event: Mutex::new(event.to_owned()),
+            state: Mutex::new(SlotState::Working),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Writes `reply` unless it was claimed already; `true` when this call
+    /// wrote it.
+    fn answer(&self, reply: &Reply) -> bool {
+        {
+            let mut state = self.state();
+            if *state != SlotState::Working {
+                return false;
+            }
+            *state = SlotState::Replying;
+        }
+        let out = self
+            .out
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(out) = out {
+            write_reply(out, reply);
+        }
+        *self.state() = SlotState::Replied(Instant::now());
+        true
+    }
+}
+
+/// The thread that answers and ends the process when the work does not
+/// finish in time. It only sleeps and checks a state (no allocation, so no
+/// allocator arena of its own) until it has to act.
+struct Watchdog {
+    thread: std::thread::Thread,
+    slot: Arc<ReplySlot>,
+}
+
+impl Watchdog {
+    /// `budget` is the time from `started` to `deadline`, for the reply.
+    fn start(
+        slot: Arc<ReplySlot>,
+        harness: HarnessId,
+        (started, budget): (Instant, Duration),
+        flush: Duration,
+    ) -> std::io::Result<Watchdog> {
+        let deadline = started + budget;
+        let watched = Arc::clone(&slot);
+        let handle = std::thread::Builder::new()
+            .name("vouch-watchdog".to_owned())
+            .spawn(move || watch(&watched, harness, (deadline, budget), flush))?;
+        Ok(Watchdog {
+            thread: handle.thread().clone(),
+            slot,
+        })
+    }
+
+    /// The reply is out: the watchdog now times the audit write.
+    fn replied(&self) {
+        self.thread.unpark();
+    }
+
+    /// Nothing is left to time.
+    fn finished(&self) {
+        *self.slot.state() = SlotState::Finished;
+        self.thread.unpark();
+    }
+}
+
+fn watch(
+    slot: &ReplySlot,
+    harness: HarnessId,
+    (deadline, budget): (Instant, Duration),
+    flush: Duration,
+) {
+    loop {
+        let state = *slot.state();
+        let now = Instant::now();
+        let until = match state {
+            SlotState::Finished => return,
+            SlotState::Working if now >= deadline => {
+                let why = format!(
                     "the review did not finish within {} ms, the time left before the harness's \
                      own hook timeout",
-                    deadline.as_millis()
-                ),
-            ),
-            Err(mpsc::RecvTimeoutError::Disconnected) => render_fault(
-                opts.harness,
-                &event,
-                &"the hook worker stopped without an answer",
-            ),
-        },
-    };
-    write_reply(out, &reply);
-    0
+                    budget.as_millis()
+                );
+                if slot.answer(&render_fault(harness, &slot.event, &why)) {
+                    end_process();
+                }
+                // The work claimed the reply a moment earlier: time its audit.
+                continue;
+            }
+            SlotState::Working => deadline,
+            // A reply being written is never cut short.
+            SlotState::Replying => now + Duration::from_millis(5),
+            SlotState::Replied(at) => {
+                let until = (at + flush).min(deadline);
+                if now >= until {
+                    end_process();
+                }
+                until
+            }
+        };
+        std::thread::park_timeout(until.saturating_duration_since(now));
+    }
+}
+
+/// Ends a hook process whose work is stuck, once its reply is out.
+fn end_process() {
+    crate::telemetry::flush_before_exit();
+    std::process::exit(0);
 }
 
 fn write_reply(mut out: impl Write, reply: &Reply) {
@@ -318,11 +433,14 @@ fn hook_engine(
     let mut options = EngineOptions::from_process(paths, loaded);
     // The project can set the hook's environment: no development escape.
     options.allow_untrusted_dev = false;
+    // One decision, then exit: the audit is written on this thread after
+    // the reply, with no writer thread.
+    options.audit_delivery = AuditDelivery::AfterReply;
     Engine::new(options).map_err(|e| fault_answer(&e))
 }
 
 /// Decides a call in this process: the hook's configuration, an engine
-/// over the shared state, then [`decide_call`].
+/// over the shared state, then [`decide_call_here`].
 fn decide(
     opts: &HookOptions,
     env: &Env,
@@ -334,26 +452,15 @@ fn decide(
         Ok(e) => e,
         Err(answer) => return (answer, None),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            return (
-                fault_answer(&format!("cannot start the runtime: {e}")),
-                None,
-            );
-        }
-    };
-    let answer = runtime.block_on(decide_call(&engine, opts.harness, call, opts.defer_as));
+    let mut runtime = ModelRuntime::default();
+    let answer = decide_call_here(&engine, opts.harness, call, opts.defer_as, &mut runtime);
     // Dropped without waiting: the reply must not wait on blocking tasks.
-    runtime.shutdown_background();
+    drop(runtime);
     (answer, Some(engine))
 }
 
-/// Decides a call with a running engine (the CLI's or the service's): reads
-/// the transcript, then sends each request through the one engine call; the
+/// Decides a call with a running engine (the service's): reads the
+/// transcript, then sends each request through the one engine call; the
 /// strictest answer wins, and the first deny ends the call.
 pub async fn decide_call(
     engine: &Engine,
@@ -370,27 +477,91 @@ pub async fn decide_call(
         .unwrap_or_default(),
         (Some(_) | None, _) => Transcript::default(),
     };
-    let harness = harness_id.harness();
-    let presence = harness.refine_presence(&call.event, call.presence, &transcript);
-    let presence = defer_as.presence(presence, harness.can_ask(&call.event));
-    let mut answers = Vec::new();
-    for mut request in call.requests {
-        request.transcript.clone_from(&transcript.entries);
-        if call.turn_from_transcript && request.turn_id.is_none() {
-            request.turn_id = transcript
+    let mut answers = Answers::new(harness_id, &call, defer_as, transcript);
+    for request in call.requests {
+        let decision = engine.review(answers.with_transcript(request)).await;
+        if answers.push(&decision) {
+            break;
+        }
+    }
+    answers.strictest()
+}
+
+/// [`decide_call`] on this thread (a hook process): a runtime only for a
+/// model call, none for a hard deny.
+pub fn decide_call_here(
+    engine: &Engine,
+    harness_id: HarnessId,
+    call: Call,
+    defer_as: DeferAs,
+    runtime: &mut ModelRuntime,
+) -> Answer {
+    let tail = engine.config().hooks.transcript_tail_bytes;
+    let transcript = match (&call.transcript, tail) {
+        (Some(t), 1..) => transcript::read(Path::new(&t.path), t.format, tail),
+        (Some(_) | None, _) => Transcript::default(),
+    };
+    let mut answers = Answers::new(harness_id, &call, defer_as, transcript);
+    for request in call.requests {
+        let decision = engine.review_here(answers.with_transcript(request), runtime);
+        if answers.push(&decision) {
+            break;
+        }
+    }
+    answers.strictest()
+}
+
+/// One call's answers so far, and what each of its requests is given.
+struct Answers {
+    transcript: Transcript,
+    presence: Presence,
+    turn_from_transcript: bool,
+    answers: Vec<Answer>,
+}
+
+impl Answers {
+    fn new(
+        harness_id: HarnessId,
+        call: &Call,
+        defer_as: DeferAs,
+        transcript: Transcript,
+    ) -> Answers {
+        let harness = harness_id.harness();
+        let presence = harness.refine_presence(&call.event, call.presence, &transcript);
+        let presence = defer_as.presence(presence, harness.can_ask(&call.event));
+        Answers {
+            transcript,
+            presence,
+            turn_from_transcript: call.turn_from_transcript,
+            answers: Vec::new(),
+        }
+    }
+
+    /// The request with the transcript's evidence (and turn, where the
+    /// harness gave none).
+    fn with_transcript(&self, mut request: Request) -> Request {
+        request.transcript.clone_from(&self.transcript.entries);
+        if self.turn_from_transcript && request.turn_id.is_none() {
+            request.turn_id = self
+                .transcript
                 .latest_user_id
                 .as_deref()
                 .map(|id| id.chars().take(256).collect());
         }
-        let decision = engine.review(request).await;
-        let answer = answer_for(&decision, presence);
-        let denied = matches!(answer, Answer::Deny(_));
-        answers.push(answer);
-        if denied {
-            break;
-        }
+        request
     }
-    strictest(answers)
+
+    /// Keeps a decision's answer; `true` when it denies (the call ends).
+    fn push(&mut self, decision: &crate::decision::Decision) -> bool {
+        let answer = answer_for(decision, self.presence);
+        let denied = matches!(answer, Answer::Deny(_));
+        self.answers.push(answer);
+        denied
+    }
+
+    fn strictest(self) -> Answer {
+        strictest(self.answers)
+    }
 }
 
 fn config_error(why: &str) -> Answer {

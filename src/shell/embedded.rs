@@ -49,10 +49,6 @@ fn known(v: &Value) -> Option<String> {
 
 impl Interp {
     /// Runs the shell code program `name` at `index` would run.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "written in the issue 8 rework; split pending (issue 8 report)"
-    )]
     pub(crate) fn embedded_scripts(
         &mut self,
         index: Option<usize>,
@@ -77,112 +73,11 @@ impl Interp {
         let words: Vec<Option<&str>> = args.iter().map(Arg::as_known).collect();
         match name {
             "git" => self.git_scripts(args, &words, assigns, state, &mut scripts),
-            "ssh" | "scp" | "sftp" => {
-                for (k, w) in words.iter().enumerate() {
-                    let setting = match w {
-                        Some("-o") => words.get(k + 1).copied().flatten(),
-                        Some(t) if t.starts_with("-o") && t.len() > 2 => t.get(2..),
-                        _ => None,
-                    };
-                    let Some(setting) = setting else { continue };
-                    let (key, value) = setting
-                        .split_once(['=', ' '])
-                        .map_or((setting, ""), |(k, v)| (k, v.trim_start_matches('=')));
-                    if matches!(
-                        key.to_ascii_lowercase().as_str(),
-                        "proxycommand" | "localcommand" | "knownhostscommand"
-                    ) {
-                        scripts.push(Value::known(value));
-                    }
-                }
-            }
-            "rsync" => {
-                for (k, w) in words.iter().enumerate() {
-                    match w {
-                        Some("-e" | "--rsh") => {
-                            if let Some(Arg::Field(v)) = args.get(k + 1) {
-                                scripts.push(v.clone());
-                            }
-                        }
-                        Some(t) if t.starts_with("--rsh=") => {
-                            scripts.push(Value::known(t.trim_start_matches("--rsh=")))
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            "tar" | "bsdtar" | "gtar" => {
-                for (k, w) in words.iter().enumerate() {
-                    let Some(t) = w else { continue };
-                    if let Some(action) = t.strip_prefix("--checkpoint-action=") {
-                        if let Some(cmd) = action.strip_prefix("exec=") {
-                            scripts.push(Value::known(cmd));
-                        }
-                    } else if let Some(cmd) = t
-                        .strip_prefix("--to-command=")
-                        .or_else(|| t.strip_prefix("--use-compress-program="))
-                        .or_else(|| t.strip_prefix("--info-script="))
-                        .or_else(|| t.strip_prefix("--new-volume-script="))
-                        .or_else(|| t.strip_prefix("--rsh-command="))
-                    {
-                        scripts.push(Value::known(cmd));
-                    } else if matches!(
-                        *t,
-                        "--to-command"
-                            | "--use-compress-program"
-                            | "-I"
-                            | "--info-script"
-                            | "-F"
-                            | "--new-volume-script"
-                            | "--rsh-command"
-                    ) && let Some(Arg::Field(v)) = args.get(k + 1)
-                    {
-                        scripts.push(v.clone());
-                    }
-                }
-            }
-            "zip" => {
-                for (k, w) in words.iter().enumerate() {
-                    if matches!(w, Some("-TT" | "--unzip-command"))
-                        && let Some(Arg::Field(v)) = args.get(k + 1)
-                    {
-                        scripts.push(v.clone());
-                    }
-                }
-            }
-            "tmux" => {
-                let runs = words.iter().any(|w| {
-                    matches!(
-                        w,
-                        Some(
-                            "new-session"
-                                | "new"
-                                | "new-window"
-                                | "neww"
-                                | "split-window"
-                                | "splitw"
-                                | "run-shell"
-                                | "run"
-                                | "respawn-pane"
-                                | "respawnp"
-                                | "respawn-window"
-                                | "respawnw"
-                                | "send-keys"
-                                | "send"
-                                | "display-popup"
-                                | "popup"
-                        )
-                    )
-                });
-                if runs
-                    && let Some(Arg::Field(last)) = args
-                        .iter()
-                        .rev()
-                        .find(|a| !matches!(a.as_known(), Some("Enter" | "C-m")))
-                {
-                    scripts.push(last.clone());
-                }
-            }
+            "ssh" | "scp" | "sftp" => ssh_option_scripts(&words, &mut scripts),
+            "rsync" => rsync_scripts(&words, args, &mut scripts),
+            "tar" | "bsdtar" | "gtar" => tar_scripts(&words, args, &mut scripts),
+            "zip" => zip_scripts(&words, args, &mut scripts),
+            "tmux" => tmux_scripts(&words, args, &mut scripts),
             "at" | "batch" => {
                 let file = words.iter().position(|w| *w == Some("-f"));
                 match file.and_then(|k| args.get(k + 1)) {
@@ -347,6 +242,122 @@ pub(crate) fn sed_commands(script: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// `ssh -o ProxyCommand=…` and the other settings that run a command.
+fn ssh_option_scripts(words: &[Option<&str>], scripts: &mut Vec<Value>) {
+    for (k, w) in words.iter().enumerate() {
+        let setting = match w {
+            Some("-o") => words.get(k + 1).copied().flatten(),
+            Some(t) if t.starts_with("-o") && t.len() > 2 => t.get(2..),
+            _ => None,
+        };
+        let Some(setting) = setting else { continue };
+        let (key, value) = setting
+            .split_once(['=', ' '])
+            .map_or((setting, ""), |(k, v)| (k, v.trim_start_matches('=')));
+        if matches!(
+            key.to_ascii_lowercase().as_str(),
+            "proxycommand" | "localcommand" | "knownhostscommand"
+        ) {
+            scripts.push(Value::known(value));
+        }
+    }
+}
+
+/// `rsync -e CMD` / `--rsh=CMD`: the remote shell it starts.
+fn rsync_scripts(words: &[Option<&str>], args: &[Arg], scripts: &mut Vec<Value>) {
+    for (k, w) in words.iter().enumerate() {
+        match w {
+            Some("-e" | "--rsh") => {
+                if let Some(Arg::Field(v)) = args.get(k + 1) {
+                    scripts.push(v.clone());
+                }
+            }
+            Some(t) if t.starts_with("--rsh=") => {
+                scripts.push(Value::known(t.trim_start_matches("--rsh=")))
+            }
+            _ => {}
+        }
+    }
+}
+
+/// tar options that run a program (`--to-command`, `--checkpoint-action=exec=`, …).
+fn tar_scripts(words: &[Option<&str>], args: &[Arg], scripts: &mut Vec<Value>) {
+    for (k, w) in words.iter().enumerate() {
+        let Some(t) = w else { continue };
+        if let Some(action) = t.strip_prefix("--checkpoint-action=") {
+            if let Some(cmd) = action.strip_prefix("exec=") {
+                scripts.push(Value::known(cmd));
+            }
+        } else if let Some(cmd) = t
+            .strip_prefix("--to-command=")
+            .or_else(|| t.strip_prefix("--use-compress-program="))
+            .or_else(|| t.strip_prefix("--info-script="))
+            .or_else(|| t.strip_prefix("--new-volume-script="))
+            .or_else(|| t.strip_prefix("--rsh-command="))
+        {
+            scripts.push(Value::known(cmd));
+        } else if matches!(
+            *t,
+            "--to-command"
+                | "--use-compress-program"
+                | "-I"
+                | "--info-script"
+                | "-F"
+                | "--new-volume-script"
+                | "--rsh-command"
+        ) && let Some(Arg::Field(v)) = args.get(k + 1)
+        {
+            scripts.push(v.clone());
+        }
+    }
+}
+
+/// `zip -TT CMD`: the command that tests the archive.
+fn zip_scripts(words: &[Option<&str>], args: &[Arg], scripts: &mut Vec<Value>) {
+    for (k, w) in words.iter().enumerate() {
+        if matches!(w, Some("-TT" | "--unzip-command"))
+            && let Some(Arg::Field(v)) = args.get(k + 1)
+        {
+            scripts.push(v.clone());
+        }
+    }
+}
+
+/// tmux commands that start a shell command (its last argument).
+fn tmux_scripts(words: &[Option<&str>], args: &[Arg], scripts: &mut Vec<Value>) {
+    let runs = words.iter().any(|w| {
+        matches!(
+            w,
+            Some(
+                "new-session"
+                    | "new"
+                    | "new-window"
+                    | "neww"
+                    | "split-window"
+                    | "splitw"
+                    | "run-shell"
+                    | "run"
+                    | "respawn-pane"
+                    | "respawnp"
+                    | "respawn-window"
+                    | "respawnw"
+                    | "send-keys"
+                    | "send"
+                    | "display-popup"
+                    | "popup"
+            )
+        )
+    });
+    if runs
+        && let Some(Arg::Field(last)) = args
+            .iter()
+            .rev()
+            .find(|a| !matches!(a.as_known(), Some("Enter" | "C-m")))
+    {
+        scripts.push(last.clone());
+    }
 }
 
 #[cfg(test)]

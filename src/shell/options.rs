@@ -242,10 +242,6 @@ pub fn parse<W: OptWord>(spec: &OptionSpec, words: &[W]) -> Vec<Item> {
 
 /// Parses the option word `text` at `at`; returns the index of the next
 /// word to read. `partial`: only this prefix of the word is known.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written in the issue 8 rework; split pending (issue 8 report)"
-)]
 fn option_word<W: OptWord>(
     spec: &OptionSpec,
     words: &[W],
@@ -254,56 +250,81 @@ fn option_word<W: OptWord>(
     partial: bool,
     out: &mut Vec<Item>,
 ) -> usize {
-    let next = at + 1;
-    if let Some(body) = text.strip_prefix("--") {
-        let (name, inline) = match body.split_once('=') {
-            Some((n, _)) => (n, Some(2 + n.len() + 1)),
-            None if partial => {
-                out.push(Item::Unknown { at });
-                return next;
-            }
-            None => (body, None),
-        };
-        let opt = match spec.find_long(name) {
-            Ok(opt) => opt,
-            Err(reason) => {
-                out.push(Item::Invalid { at, reason });
-                return next;
-            }
-        };
-        let name = OptName::Long(opt.name);
-        match (opt.has_arg, inline) {
-            (HasArg::No, Some(_)) => out.push(Item::Invalid {
-                at,
-                reason: Invalid::UnexpectedValue,
-            }),
-            (HasArg::No, None) | (HasArg::Optional, None) => out.push(Item::Opt {
-                name,
-                value: None,
-                at,
-            }),
-            (HasArg::Required | HasArg::Optional, Some(offset)) => out.push(Item::Opt {
-                name,
-                value: Some(OptValue::Attached { at, offset }),
-                at,
-            }),
-            (HasArg::Required, None) => {
-                if next < words.len() {
-                    out.push(Item::Opt {
-                        name,
-                        value: Some(OptValue::Next { at: next }),
-                        at,
-                    });
-                    return next + 1;
-                }
-                out.push(Item::Invalid {
-                    at,
-                    reason: Invalid::MissingValue,
-                });
-            }
-        }
-        return next;
+    match text.strip_prefix("--") {
+        Some(body) => long_option(spec, words.len(), at, body, partial, out),
+        None => short_cluster(spec, words.len(), at, text, partial, out),
     }
+}
+
+/// `--name[=value]` (`body` without the dashes) among `len` words.
+fn long_option(
+    spec: &OptionSpec,
+    len: usize,
+    at: usize,
+    body: &str,
+    partial: bool,
+    out: &mut Vec<Item>,
+) -> usize {
+    let next = at + 1;
+    let (name, inline) = match body.split_once('=') {
+        Some((n, _)) => (n, Some(2 + n.len() + 1)),
+        None if partial => {
+            out.push(Item::Unknown { at });
+            return next;
+        }
+        None => (body, None),
+    };
+    let opt = match spec.find_long(name) {
+        Ok(opt) => opt,
+        Err(reason) => {
+            out.push(Item::Invalid { at, reason });
+            return next;
+        }
+    };
+    let name = OptName::Long(opt.name);
+    match (opt.has_arg, inline) {
+        (HasArg::No, Some(_)) => out.push(Item::Invalid {
+            at,
+            reason: Invalid::UnexpectedValue,
+        }),
+        (HasArg::No, None) | (HasArg::Optional, None) => out.push(Item::Opt {
+            name,
+            value: None,
+            at,
+        }),
+        (HasArg::Required | HasArg::Optional, Some(offset)) => out.push(Item::Opt {
+            name,
+            value: Some(OptValue::Attached { at, offset }),
+            at,
+        }),
+        (HasArg::Required, None) => {
+            if next < len {
+                out.push(Item::Opt {
+                    name,
+                    value: Some(OptValue::Next { at: next }),
+                    at,
+                });
+                return next + 1;
+            }
+            out.push(Item::Invalid {
+                at,
+                reason: Invalid::MissingValue,
+            });
+        }
+    }
+    next
+}
+
+/// A cluster of short options (`-abc`, `-ovalue`) among `len` words.
+fn short_cluster(
+    spec: &OptionSpec,
+    len: usize,
+    at: usize,
+    text: &str,
+    partial: bool,
+    out: &mut Vec<Item>,
+) -> usize {
+    let next = at + 1;
     for (pos, c) in text.char_indices().skip(1) {
         let rest_at = pos + c.len_utf8();
         let has_rest = rest_at < text.len() || partial;
@@ -341,7 +362,7 @@ fn option_word<W: OptWord>(
                     });
                     return next;
                 }
-                if next < words.len() {
+                if next < len {
                     out.push(Item::Opt {
                         name: OptName::Short(c),
                         value: Some(OptValue::Next { at: next }),

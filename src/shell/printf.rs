@@ -199,39 +199,12 @@ pub(crate) fn format(args: &[Arg], _known: &Known) -> Option<Value> {
 }
 
 /// One pass of the format; false when `\c` stopped the output.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written in the issue 8 rework; split pending (issue 8 report)"
-)]
 fn apply_format(fmt: &str, args: &[Text], next: &mut usize, out: &mut Text) -> bool {
     let mut chars = fmt.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\\' => {
-                let mut esc = String::from("\\");
-                if let Some(n) = chars.next() {
-                    esc.push(n);
-                    if n == 'x' || n.is_ascii_digit() || n == 'u' || n == 'U' {
-                        let max = match n {
-                            'x' => 2,
-                            'u' => 4,
-                            'U' => 8,
-                            _ => 2,
-                        };
-                        for _ in 0..max {
-                            match chars.peek() {
-                                Some(d) if d.is_ascii_hexdigit() => {
-                                    esc.push(*d);
-                                    chars.next();
-                                }
-                                _ => break,
-                            }
-                        }
-                    }
-                }
-                let (decoded, stop) = decode_escapes(&esc, false);
-                out.push_str(&decoded);
-                if stop {
+                if !escape(&mut chars, out) {
                     return false;
                 }
             }
@@ -257,50 +230,86 @@ fn apply_format(fmt: &str, args: &[Text], next: &mut usize, out: &mut Text) -> b
                 if *next < args.len() {
                     *next += 1;
                 }
-                match conv {
-                    's' | 'q' => {
-                        let text = match (conv, arg.as_known()) {
-                            ('q', Some(s)) => Text::lit(&super::param::shell_quote(s)),
-                            _ => arg,
-                        };
-                        pad(&text, &spec, out);
-                    }
-                    'b' => match arg.as_known() {
-                        Some(s) => {
-                            let (decoded, stop) = decode_escapes(s, true);
-                            out.push_str(&decoded);
-                            if stop {
-                                return false;
-                            }
-                        }
-                        None => out.append(&arg),
-                    },
-                    'c' => match arg.as_known() {
-                        Some(s) => {
-                            out.push_str(&s.chars().next().map(String::from).unwrap_or_default())
-                        }
-                        None => out.push(Seg::Any(arg.sources())),
-                    },
-                    'd' | 'i' | 'u' | 'x' | 'X' | 'o' => {
-                        let n = arg.as_known().map(|s| s.trim().parse::<i64>().unwrap_or(0));
-                        match n {
-                            Some(n) => {
-                                let s = match conv {
-                                    'x' => format!("{n:x}"),
-                                    'X' => format!("{n:X}"),
-                                    'o' => format!("{n:o}"),
-                                    _ => n.to_string(),
-                                };
-                                pad(&Text::lit(&s), &spec, out);
-                            }
-                            None => out.push(Seg::Any(arg.sources())),
-                        }
-                    }
-                    _ => out.push(Seg::Any(arg.sources())),
+                if !conversion(conv, &spec, arg, out) {
+                    return false;
                 }
             }
             other => out.push_char(other),
         }
+    }
+    true
+}
+
+/// One backslash escape of the format (the `\` already read); false when it
+/// was `\c`.
+fn escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, out: &mut Text) -> bool {
+    let mut esc = String::from("\\");
+    if let Some(n) = chars.next() {
+        esc.push(n);
+        if n == 'x' || n.is_ascii_digit() || n == 'u' || n == 'U' {
+            let max = match n {
+                'x' => 2,
+                'u' => 4,
+                'U' => 8,
+                _ => 2,
+            };
+            for _ in 0..max {
+                match chars.peek() {
+                    Some(d) if d.is_ascii_hexdigit() => {
+                        esc.push(*d);
+                        chars.next();
+                    }
+                    _ => break,
+                }
+            }
+        }
+    }
+    let (decoded, stop) = decode_escapes(&esc, false);
+    out.push_str(&decoded);
+    !stop
+}
+
+/// One `%` conversion applied to its argument; false when a `%b` argument
+/// held `\c`.
+fn conversion(conv: char, spec: &str, arg: Text, out: &mut Text) -> bool {
+    match conv {
+        's' | 'q' => {
+            let text = match (conv, arg.as_known()) {
+                ('q', Some(s)) => Text::lit(&super::param::shell_quote(s)),
+                _ => arg,
+            };
+            pad(&text, spec, out);
+        }
+        'b' => match arg.as_known() {
+            Some(s) => {
+                let (decoded, stop) = decode_escapes(s, true);
+                out.push_str(&decoded);
+                if stop {
+                    return false;
+                }
+            }
+            None => out.append(&arg),
+        },
+        'c' => match arg.as_known() {
+            Some(s) => out.push_str(&s.chars().next().map(String::from).unwrap_or_default()),
+            None => out.push(Seg::Any(arg.sources())),
+        },
+        'd' | 'i' | 'u' | 'x' | 'X' | 'o' => {
+            let n = arg.as_known().map(|s| s.trim().parse::<i64>().unwrap_or(0));
+            match n {
+                Some(n) => {
+                    let s = match conv {
+                        'x' => format!("{n:x}"),
+                        'X' => format!("{n:X}"),
+                        'o' => format!("{n:o}"),
+                        _ => n.to_string(),
+                    };
+                    pad(&Text::lit(&s), spec, out);
+                }
+                None => out.push(Seg::Any(arg.sources())),
+            }
+        }
+        _ => out.push(Seg::Any(arg.sources())),
     }
     true
 }

@@ -577,10 +577,6 @@ impl Interp {
         self.spawn(index, inner, env, cwd, child_state);
     }
 
-    #[expect(
-        clippy::too_many_lines,
-        reason = "written in the issue 8 rework; split pending (issue 8 report)"
-    )]
     fn xargs(
         &mut self,
         index: Option<usize>,
@@ -595,31 +591,14 @@ impl Interp {
         if template.is_empty() {
             template.push(Arg::known("echo"));
         }
-        let text_opt = |names: &[&str]| -> Option<Option<String>> {
-            parsed.items.iter().rev().find_map(|i| match i {
-                Item::Opt { name, value, .. } if name.is(names) => {
-                    Some(value.and_then(|v| option_value(args, v).as_known().map(str::to_owned)))
-                }
-                _ => None,
-            })
-        };
-        let replace = text_opt(&["I", "i", "replace", "J"]).map(|r| {
-            r.filter(|t| !t.is_empty())
-                .unwrap_or_else(|| "{}".to_owned())
-        });
-        let per = |names: &[&str]| -> Option<usize> {
-            text_opt(names)
-                .flatten()
-                .and_then(|n| n.parse::<usize>().ok())
-                .filter(|n| *n > 0)
-        };
-        let max_args = per(&["n", "max-args"]);
-        let max_lines = per(&["L", "l", "max-lines"]).or_else(|| parsed.has(&["l"]).then_some(1));
-        let nul = parsed.has(&["0", "null"]);
-        let delim = text_opt(&["d", "delimiter"])
-            .flatten()
-            .and_then(|d| super::lex::decode_ansi_c(&d).chars().next());
-        let from_file = parsed.has(&["a", "arg-file"]);
+        let XargsOptions {
+            replace,
+            max_args,
+            max_lines,
+            nul,
+            delim,
+            from_file,
+        } = XargsOptions::of(&parsed, args);
         let limit = self.meter.limits.max_fields as usize;
         let text = if from_file {
             // `xargs -a FILE`: the items come from the file.
@@ -669,16 +648,7 @@ impl Interp {
         } else {
             max_args.or(max_lines).unwrap_or(usize::MAX)
         };
-        let mut chunks: Vec<Vec<String>> = Vec::new();
-        for item in items {
-            match chunks.last_mut() {
-                Some(last) if last.len() < chunk => last.push(item),
-                _ => chunks.push(vec![item]),
-            }
-        }
-        if chunks.is_empty() && !parsed.has(&["r", "no-run-if-empty"]) {
-            chunks.push(Vec::new());
-        }
+        let chunks = xargs_chunks(items, chunk, parsed.has(&["r", "no-run-if-empty"]));
         for chunk in chunks {
             let argv = match &replace {
                 Some(r) => {
@@ -972,4 +942,66 @@ impl Parsed {
             .filter(|(_, m)| *m == modifier)
             .any(|(names, _)| self.has(names))
     }
+}
+
+/// The xargs options that shape the commands it runs.
+struct XargsOptions {
+    /// `-I R` / `-i`: each item replaces `R` in the template.
+    replace: Option<String>,
+    max_args: Option<usize>,
+    max_lines: Option<usize>,
+    /// `-0`: items end at NUL.
+    nul: bool,
+    /// `-d C`: items end at `C`.
+    delim: Option<char>,
+    /// `-a FILE`: items come from the file, not standard input.
+    from_file: bool,
+}
+
+impl XargsOptions {
+    fn of(parsed: &Parsed, args: &[Arg]) -> Self {
+        let text_opt = |names: &[&str]| -> Option<Option<String>> {
+            parsed.items.iter().rev().find_map(|i| match i {
+                Item::Opt { name, value, .. } if name.is(names) => {
+                    Some(value.and_then(|v| option_value(args, v).as_known().map(str::to_owned)))
+                }
+                _ => None,
+            })
+        };
+        let per = |names: &[&str]| -> Option<usize> {
+            text_opt(names)
+                .flatten()
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|n| *n > 0)
+        };
+        Self {
+            replace: text_opt(&["I", "i", "replace", "J"]).map(|r| {
+                r.filter(|t| !t.is_empty())
+                    .unwrap_or_else(|| "{}".to_owned())
+            }),
+            max_args: per(&["n", "max-args"]),
+            max_lines: per(&["L", "l", "max-lines"]).or_else(|| parsed.has(&["l"]).then_some(1)),
+            nul: parsed.has(&["0", "null"]),
+            delim: text_opt(&["d", "delimiter"])
+                .flatten()
+                .and_then(|d| super::lex::decode_ansi_c(&d).chars().next()),
+            from_file: parsed.has(&["a", "arg-file"]),
+        }
+    }
+}
+
+/// xargs' items grouped `chunk` per command; one empty command when there are
+/// none, unless `-r`.
+fn xargs_chunks(items: Vec<String>, chunk: usize, no_run_if_empty: bool) -> Vec<Vec<String>> {
+    let mut chunks: Vec<Vec<String>> = Vec::new();
+    for item in items {
+        match chunks.last_mut() {
+            Some(last) if last.len() < chunk => last.push(item),
+            _ => chunks.push(vec![item]),
+        }
+    }
+    if chunks.is_empty() && !no_run_if_empty {
+        chunks.push(Vec::new());
+    }
+    chunks
 }

@@ -25,10 +25,8 @@ fn known_args(args: &[Arg]) -> Vec<Option<&str>> {
     args.iter().map(Arg::as_known).collect()
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "written in the issue 8 rework; split pending (issue 8 report)"
-)]
+/// What a command with its own argument conventions reads, writes or
+/// reaches, one arm per command family.
 pub(crate) fn effects(
     name: &str,
     spec: &CommandSpec,
@@ -41,32 +39,7 @@ pub(crate) fn effects(
         "chmod" | "chown" | "chgrp" | "chattr" | "chflags" | "lchown" => {
             mode_change(parsed, args, out)
         }
-        "patch" => {
-            let dir = parsed
-                .values(&["d", "directory"])
-                .last()
-                .map(|v| option_value(args, *v));
-            let targets: Vec<Value> = operands(parsed, args)
-                .into_iter()
-                .take(1)
-                .chain(
-                    parsed
-                        .values(&["o", "output"])
-                        .into_iter()
-                        .map(|v| option_value(args, v)),
-                )
-                .collect();
-            for t in targets {
-                let t = match &dir {
-                    Some(d) => join_relative(d, &t).unwrap_or(t),
-                    None => t,
-                };
-                out.items.push((Role::Write, t));
-            }
-            if let Some(d) = dir {
-                out.items.push((Role::WriteInto, d));
-            }
-        }
+        "patch" => patch(parsed, args, out),
         "cmake" => cmake(args, out),
         "gh" | "aws" | "gsutil" | "rclone" | "az" | "gcloud" | "s3cmd" | "mc" | "lftp" | "ftp"
         | "tftp" | "smbclient" | "aria2c" | "croc" | "magic-wormhole" | "wormhole" | "transfer"
@@ -75,78 +48,12 @@ pub(crate) fn effects(
             uploads(name, args, cmd, out);
         }
         "sed" | "gsed" | "perl" => script_files(name, parsed, args, out),
-        "dd" => {
-            for a in args {
-                let Arg::Field(v) = a else { continue };
-                if let Some(p) = after_prefix(v, "of=") {
-                    out.items.push((Role::Write, p));
-                } else if let Some(p) = after_prefix(v, "if=") {
-                    out.items.push((Role::Read, p));
-                }
-            }
-        }
+        "dd" => dd(args, out),
         "tar" | "bsdtar" | "gtar" => tar(spec, args, cmd, out),
-        "zip" => {
-            let ops = operands(parsed, args);
-            let mut it = ops.into_iter();
-            if let Some(archive) = it.next() {
-                out.items.push((Role::Write, archive));
-            }
-            for v in it {
-                out.items.push((Role::ReadTree, v));
-            }
-        }
-        "unzip" => {
-            let dir = parsed
-                .values(&["d"])
-                .last()
-                .map(|v| option_value(args, *v))
-                .unwrap_or_else(|| cmd.cwd.clone());
-            out.items.push((Role::WriteInto, dir));
-            if let Some(archive) = operands(parsed, args).into_iter().next() {
-                out.items.push((Role::Read, archive));
-            }
-        }
+        "zip" => zip(parsed, args, out),
+        "unzip" => unzip(parsed, args, cmd, out),
         "7z" | "7za" | "7zr" => seven_zip(args, cmd, out),
-        "sqlite3" => {
-            // The database file (the first operand) is opened for writing
-            // unless read-only.
-            let words = known_args(args);
-            let readonly = words
-                .iter()
-                .any(|a| matches!(a, Some("-readonly" | "--readonly" | "-safe")));
-            let mut k = 0;
-            while let Some(a) = args.get(k) {
-                let t = a.as_known().unwrap_or("");
-                if matches!(
-                    t,
-                    "-cmd"
-                        | "-init"
-                        | "-separator"
-                        | "-newline"
-                        | "-nullvalue"
-                        | "-mmap"
-                        | "-lookaside"
-                        | "-pagecache"
-                        | "-heap"
-                        | "-vfs"
-                        | "-maxsize"
-                        | "-escape"
-                ) {
-                    k += 2;
-                    continue;
-                }
-                if t.starts_with('-') {
-                    k += 1;
-                    continue;
-                }
-                if let Arg::Field(v) = a {
-                    out.items
-                        .push((if readonly { Role::Read } else { Role::Write }, v.clone()));
-                }
-                break;
-            }
-        }
+        "sqlite3" => sqlite3(args, out),
         "git" => git(spec, args, cmd, out),
         "http" | "https" | "xh" | "xhs" | "httpie" => http_items(args, out),
         "ssh" => {
@@ -162,67 +69,181 @@ pub(crate) fn effects(
             uploads(name, args, cmd, out);
         }
         "nc" | "ncat" | "netcat" | "telnet" | "cryptcat" | "pwncat" | "mail" | "mailx"
-        | "sendmail" | "mutt" => {
-            for a in args {
-                if let Arg::Field(v) = a
-                    && !v.as_known().is_some_and(|t| t.starts_with('-'))
-                {
-                    out.items.push((Role::Url, v.clone()));
-                }
-            }
-        }
+        | "sendmail" | "mutt" => peers(args, out),
         "socat" => socat(args, out),
         "openssl" => openssl(args, out),
-        "wipefs" => {
-            // Without `-a` or `-o`, wipefs only lists signatures.
-            let erases = known_args(args).iter().any(|a| {
-                a.is_some_and(|t| {
-                    t == "--all"
-                        || t.starts_with("--offset")
-                        || (t.starts_with('-') && !t.starts_with("--") && t.contains(['a', 'o']))
-                })
-            }) && !known_args(args)
-                .iter()
-                .any(|a| matches!(a, Some("-n" | "--no-act")));
-            if erases {
-                for v in operands(parsed, args) {
-                    out.items.push((Role::Write, v));
-                }
-            }
-        }
-        "badblocks" => {
-            if known_args(args)
-                .iter()
-                .any(|a| a.is_some_and(|t| t.starts_with('-') && t.contains('w')))
-            {
-                for v in operands(parsed, args) {
-                    out.items.push((Role::Write, v));
-                }
-            }
-        }
-        _ if is_formatter(name) => {
-            if !known_args(args).iter().any(|a| {
-                matches!(
-                    a,
-                    Some("-n" | "--no-act" | "--help" | "-V" | "--version" | "-h")
-                )
-            }) {
-                for v in operands(parsed, args) {
-                    out.items.push((Role::Write, v));
-                }
-                if name == "mkfs" {
-                    // `mkfs -t ext4 DEV`: the device is the last operand.
-                    for a in args.iter().rev().take(1) {
-                        if let Arg::Field(v) = a {
-                            out.items.push((Role::Write, v.clone()));
-                        }
-                    }
-                }
-            }
-        }
+        "wipefs" => wipefs(parsed, args, out),
+        "badblocks" => badblocks(parsed, args, out),
+        _ if is_formatter(name) => formatter(name, parsed, args, out),
         _ => disk_tool(name, args, out),
     }
-    let _ = spec;
+}
+
+/// `patch`: the file patched (or `-o`'s output), inside `-d`'s directory.
+fn patch(parsed: &Parsed, args: &[Arg], out: &mut Effects) {
+    let dir = parsed
+        .values(&["d", "directory"])
+        .last()
+        .map(|v| option_value(args, *v));
+    let targets: Vec<Value> = operands(parsed, args)
+        .into_iter()
+        .take(1)
+        .chain(
+            parsed
+                .values(&["o", "output"])
+                .into_iter()
+                .map(|v| option_value(args, v)),
+        )
+        .collect();
+    for t in targets {
+        let t = match &dir {
+            Some(d) => join_relative(d, &t).unwrap_or(t),
+            None => t,
+        };
+        out.items.push((Role::Write, t));
+    }
+    if let Some(d) = dir {
+        out.items.push((Role::WriteInto, d));
+    }
+}
+
+/// `dd of=… if=…`.
+fn dd(args: &[Arg], out: &mut Effects) {
+    for a in args {
+        let Arg::Field(v) = a else { continue };
+        if let Some(p) = after_prefix(v, "of=") {
+            out.items.push((Role::Write, p));
+        } else if let Some(p) = after_prefix(v, "if=") {
+            out.items.push((Role::Read, p));
+        }
+    }
+}
+
+/// `zip ARCHIVE FILES…`: the archive is written, the files read.
+fn zip(parsed: &Parsed, args: &[Arg], out: &mut Effects) {
+    let mut it = operands(parsed, args).into_iter();
+    if let Some(archive) = it.next() {
+        out.items.push((Role::Write, archive));
+    }
+    for v in it {
+        out.items.push((Role::ReadTree, v));
+    }
+}
+
+/// `unzip ARCHIVE [-d DIR]`: extracts into `-d` or the working directory.
+fn unzip(parsed: &Parsed, args: &[Arg], cmd: &Command, out: &mut Effects) {
+    let dir = parsed
+        .values(&["d"])
+        .last()
+        .map(|v| option_value(args, *v))
+        .unwrap_or_else(|| cmd.cwd.clone());
+    out.items.push((Role::WriteInto, dir));
+    if let Some(archive) = operands(parsed, args).into_iter().next() {
+        out.items.push((Role::Read, archive));
+    }
+}
+
+/// `sqlite3 DB`: the database file (the first operand) is opened for
+/// writing unless read-only.
+fn sqlite3(args: &[Arg], out: &mut Effects) {
+    let words = known_args(args);
+    let readonly = words
+        .iter()
+        .any(|a| matches!(a, Some("-readonly" | "--readonly" | "-safe")));
+    let mut k = 0;
+    while let Some(a) = args.get(k) {
+        let t = a.as_known().unwrap_or("");
+        if matches!(
+            t,
+            "-cmd"
+                | "-init"
+                | "-separator"
+                | "-newline"
+                | "-nullvalue"
+                | "-mmap"
+                | "-lookaside"
+                | "-pagecache"
+                | "-heap"
+                | "-vfs"
+                | "-maxsize"
+                | "-escape"
+        ) {
+            k += 2;
+            continue;
+        }
+        if t.starts_with('-') {
+            k += 1;
+            continue;
+        }
+        if let Arg::Field(v) = a {
+            out.items
+                .push((if readonly { Role::Read } else { Role::Write }, v.clone()));
+        }
+        break;
+    }
+}
+
+/// Network clients whose every operand that is not an option is a peer.
+fn peers(args: &[Arg], out: &mut Effects) {
+    for a in args {
+        if let Arg::Field(v) = a
+            && !v.as_known().is_some_and(|t| t.starts_with('-'))
+        {
+            out.items.push((Role::Url, v.clone()));
+        }
+    }
+}
+
+/// `wipefs`: without `-a` or `-o` it only lists signatures.
+fn wipefs(parsed: &Parsed, args: &[Arg], out: &mut Effects) {
+    let words = known_args(args);
+    let erases = words.iter().any(|a| {
+        a.is_some_and(|t| {
+            t == "--all"
+                || t.starts_with("--offset")
+                || (t.starts_with('-') && !t.starts_with("--") && t.contains(['a', 'o']))
+        })
+    }) && !words.iter().any(|a| matches!(a, Some("-n" | "--no-act")));
+    if erases {
+        for v in operands(parsed, args) {
+            out.items.push((Role::Write, v));
+        }
+    }
+}
+
+/// `badblocks -w` writes its device.
+fn badblocks(parsed: &Parsed, args: &[Arg], out: &mut Effects) {
+    if known_args(args)
+        .iter()
+        .any(|a| a.is_some_and(|t| t.starts_with('-') && t.contains('w')))
+    {
+        for v in operands(parsed, args) {
+            out.items.push((Role::Write, v));
+        }
+    }
+}
+
+/// `mkfs*` and friends write their device unless only asked what they would do.
+fn formatter(name: &str, parsed: &Parsed, args: &[Arg], out: &mut Effects) {
+    if known_args(args).iter().any(|a| {
+        matches!(
+            a,
+            Some("-n" | "--no-act" | "--help" | "-V" | "--version" | "-h")
+        )
+    }) {
+        return;
+    }
+    for v in operands(parsed, args) {
+        out.items.push((Role::Write, v));
+    }
+    if name == "mkfs" {
+        // `mkfs -t ext4 DEV`: the device is the last operand.
+        for a in args.iter().rev().take(1) {
+            if let Arg::Field(v) = a {
+                out.items.push((Role::Write, v.clone()));
+            }
+        }
+    }
 }
 
 fn is_formatter(name: &str) -> bool {
@@ -380,10 +401,6 @@ fn seven_zip(args: &[Arg], cmd: &Command, out: &mut Effects) {
 
 /// `git [-C dir] [-c k=v] SUBCOMMAND …`: writes of `checkout`/`restore`/
 /// `clone`/`init`/`worktree`, `config` files, and shell code git runs.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written in the issue 8 rework; split pending (issue 8 report)"
-)]
 fn git(spec: &CommandSpec, args: &[Arg], cmd: &Command, out: &mut Effects) {
     let parsed = parse_args(spec, args);
     let mut dir = cmd.cwd.clone();
@@ -400,28 +417,34 @@ fn git(spec: &CommandSpec, args: &[Arg], cmd: &Command, out: &mut Effects) {
     };
     let sub = args.get(start).and_then(Arg::as_known).unwrap_or("");
     let rest: Vec<Arg> = args.iter().skip(start + 1).cloned().collect();
-    let rest_known = known_args(&rest);
-    let paths_after_dashdash = || -> Vec<Value> {
+    git_subcommand(sub, &dir, &rest, out);
+}
+
+/// The fields of `args`, known or not, skipping the unknown arguments.
+fn fields<'a>(args: impl Iterator<Item = &'a Arg>) -> Vec<Value> {
+    args.filter_map(|a| match a {
+        Arg::Field(v) => Some(v.clone()),
+        Arg::Unknown(_) => None,
+    })
+    .collect()
+}
+
+/// What one git subcommand (`rest` = its arguments) touches, relative to
+/// the repository directory `dir`.
+fn git_subcommand(sub: &str, dir: &Value, rest: &[Arg], out: &mut Effects) {
+    let rest_known = known_args(rest);
+    let paths_after_dashdash = || {
         let at = rest_known.iter().position(|a| *a == Some("--"));
-        rest.iter()
-            .skip(at.map_or(usize::MAX, |k| k + 1))
-            .filter_map(|a| match a {
-                Arg::Field(v) => Some(v.clone()),
-                Arg::Unknown(_) => None,
-            })
-            .collect()
+        fields(rest.iter().skip(at.map_or(usize::MAX, |k| k + 1)))
     };
-    let non_options = || -> Vec<Value> {
-        rest.iter()
-            .filter(|a| !a.as_known().is_some_and(|t| t.starts_with('-')))
-            .filter_map(|a| match a {
-                Arg::Field(v) => Some(v.clone()),
-                Arg::Unknown(_) => None,
-            })
-            .collect()
+    let non_options = || {
+        fields(
+            rest.iter()
+                .filter(|a| !a.as_known().is_some_and(|t| t.starts_with('-'))),
+        )
     };
     let push_rel = |out: &mut Effects, role: Role, v: &Value| {
-        if let Some(j) = join_relative(&dir, v) {
+        if let Some(j) = join_relative(dir, v) {
             out.items.push((role, j));
         }
     };
@@ -459,14 +482,12 @@ fn git(spec: &CommandSpec, args: &[Arg], cmd: &Command, out: &mut Effects) {
         }
         "config" => {
             // `git config --file F k v` writes F.
-            let mut k = 0;
-            while let Some(a) = rest_known.get(k) {
+            for (k, a) in rest_known.iter().enumerate() {
                 if matches!(a, Some("--file" | "-f"))
                     && let Some(Arg::Field(f)) = rest.get(k + 1)
                 {
                     push_rel(out, Role::Write, f);
                 }
-                k += 1;
             }
         }
         "mv" => {
@@ -576,105 +597,72 @@ fn openssl(args: &[Arg], out: &mut Effects) {
 }
 
 /// Partition and disk tools: what they write unless only listing.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written in the issue 8 rework; split pending (issue 8 report)"
-)]
+/// sgdisk/gdisk options that change the partition table.
+const GDISK_WRITES: &[&str] = &[
+    "-Z",
+    "--zap-all",
+    "-z",
+    "--zap",
+    "-o",
+    "--clear",
+    "-n",
+    "--new",
+    "-d",
+    "--delete",
+    "-g",
+    "--mbrtogpt",
+];
+
+/// sfdisk options that only read (any other sfdisk run writes the table).
+const SFDISK_READS: &[&str] = &[
+    "-l",
+    "--list",
+    "-d",
+    "--dump",
+    "-s",
+    "--show-size",
+    "-V",
+    "--verify",
+    "-J",
+    "--json",
+    "-g",
+    "--show-geometry",
+    "-F",
+    "--list-free",
+    "-r",
+    "--reorder",
+    "--backup-pt-sectors",
+    "-h",
+    "--help",
+    "-v",
+    "--version",
+    "--part-type",
+    "--part-uuid",
+    "--part-label",
+    "--part-attrs",
+    "-n",
+    "--no-act",
+];
+
+/// fdisk options that only read.
+const FDISK_READS: &[&str] = &[
+    "-l",
+    "--list",
+    "-x",
+    "--list-details",
+    "-s",
+    "--getsz",
+    "-h",
+    "--help",
+    "-V",
+    "--version",
+];
+
+/// Partitioning, encryption and volume tools: the devices they name are
+/// written when the subcommand or option destroys data.
 fn disk_tool(name: &str, args: &[Arg], out: &mut Effects) {
-    let words: Vec<String> = args
-        .iter()
-        .map(|a| a.as_known().unwrap_or("").to_owned())
-        .collect();
-    let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
-    let destructive = match name {
-        "sgdisk" | "gdisk" => {
-            has(&[
-                "-Z",
-                "--zap-all",
-                "-z",
-                "--zap",
-                "-o",
-                "--clear",
-                "-n",
-                "--new",
-                "-d",
-                "--delete",
-                "-g",
-                "--mbrtogpt",
-            ]) || words.iter().any(|w| {
-                w.starts_with("--zap")
-                    || w.starts_with("-n")
-                    || w.starts_with("-d")
-                    || w.starts_with("-Z")
-            })
-        }
-        "parted" => has(&["mklabel", "mktable", "rm", "mkpart", "resizepart", "mkfs"]),
-        "sfdisk" => {
-            !has(&[
-                "-l",
-                "--list",
-                "-d",
-                "--dump",
-                "-s",
-                "--show-size",
-                "-V",
-                "--verify",
-                "-J",
-                "--json",
-                "-g",
-                "--show-geometry",
-                "-F",
-                "--list-free",
-                "-r",
-                "--reorder",
-                "--backup-pt-sectors",
-                "-h",
-                "--help",
-                "-v",
-                "--version",
-                "--part-type",
-                "--part-uuid",
-                "--part-label",
-                "--part-attrs",
-                "-n",
-                "--no-act",
-            ]) || has(&["--delete"])
-        }
-        "fdisk" => !has(&[
-            "-l",
-            "--list",
-            "-x",
-            "--list-details",
-            "-s",
-            "--getsz",
-            "-h",
-            "--help",
-            "-V",
-            "--version",
-        ]),
-        "cfdisk" => true,
-        "diskutil" => has(&[
-            "eraseDisk",
-            "eraseVolume",
-            "partitionDisk",
-            "zeroDisk",
-            "randomDisk",
-            "secureErase",
-            "reformat",
-        ]),
-        "cryptsetup" => has(&["luksFormat", "erase", "luksErase", "reencrypt"]),
-        "hdparm" => words.iter().any(|w| {
-            w.starts_with("--security-erase")
-                || w == "--trim-sector-ranges"
-                || w == "--write-sector"
-        }),
-        "nvme" => has(&["format", "sanitize", "write-zeroes"]),
-        "zpool" => has(&["create", "labelclear", "destroy"]),
-        "mdadm" => has(&["--create", "-C", "--zero-superblock"]),
-        "pvcreate" | "vgcreate" | "lvremove" => true,
-        _ => false,
-    };
-    if !destructive {
+    let words: Vec<&str> = args.iter().map(|a| a.as_known().unwrap_or("")).collect();
+    if !disk_tool_destroys(name, &words) {
         return;
     }
     for a in args {
@@ -692,6 +680,46 @@ fn disk_tool(name: &str, args: &[Arg], out: &mut Effects) {
                 _ => out.items.push((Role::Write, v.clone())),
             }
         }
+    }
+}
+
+/// Whether this run of a disk tool destroys data (its known words).
+fn disk_tool_destroys(name: &str, words: &[&str]) -> bool {
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(w));
+    match name {
+        "sgdisk" | "gdisk" => {
+            has(GDISK_WRITES)
+                || words.iter().any(|w| {
+                    w.starts_with("--zap")
+                        || w.starts_with("-n")
+                        || w.starts_with("-d")
+                        || w.starts_with("-Z")
+                })
+        }
+        "parted" => has(&["mklabel", "mktable", "rm", "mkpart", "resizepart", "mkfs"]),
+        "sfdisk" => !has(SFDISK_READS) || has(&["--delete"]),
+        "fdisk" => !has(FDISK_READS),
+        "cfdisk" => true,
+        "diskutil" => has(&[
+            "eraseDisk",
+            "eraseVolume",
+            "partitionDisk",
+            "zeroDisk",
+            "randomDisk",
+            "secureErase",
+            "reformat",
+        ]),
+        "cryptsetup" => has(&["luksFormat", "erase", "luksErase", "reencrypt"]),
+        "hdparm" => words.iter().any(|w| {
+            w.starts_with("--security-erase")
+                || *w == "--trim-sector-ranges"
+                || *w == "--write-sector"
+        }),
+        "nvme" => has(&["format", "sanitize", "write-zeroes"]),
+        "zpool" => has(&["create", "labelclear", "destroy"]),
+        "mdadm" => has(&["--create", "-C", "--zero-superblock"]),
+        "pvcreate" | "vgcreate" | "lvremove" => true,
+        _ => false,
     }
 }
 

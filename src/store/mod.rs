@@ -26,9 +26,14 @@
 //!   anything that creates or spends a one-use authority (grants, overrides,
 //!   break glass) commits at `synchronous=FULL`, so a power cut can never
 //!   resurrect a spent grant.
-//! - `PRAGMA quick_check(1)` when opened: a corrupt database is reported as
-//!   [`StoreError::Corrupt`] and left exactly as it is — never deleted or
-//!   rebuilt, because it may be the evidence someone needs.
+//! - A corrupt database is reported as [`StoreError::Corrupt`] and left
+//!   exactly as it is — never deleted or rebuilt, because it may be the
+//!   evidence someone needs. Every open reads the schema (a file that is not
+//!   a database, or whose schema is damaged, fails there); the service also
+//!   runs `PRAGMA quick_check(1)` when it starts ([`Store::open_checked`]).
+//!   A short-lived hook process does not: the check reads every page of the
+//!   database, and damage deeper in the file still fails the read or write
+//!   that meets it (`SQLITE_CORRUPT`, rolled back), which fails closed.
 
 pub(crate) mod files;
 
@@ -217,8 +222,18 @@ impl Drop for InitLock {
 }
 
 impl Store {
+    /// [`Store::open`], then `PRAGMA quick_check(1)` (it reads every page:
+    /// for the service's start, not for every short-lived process).
+    pub fn open_checked(state_dir: &Path) -> Result<Store, StoreError> {
+        let store = Store::open(state_dir)?;
+        let pooled = store.checkout()?;
+        store.quick_check(&pooled.conn)?;
+        store.checkin(pooled);
+        Ok(store)
+    }
+
     /// Opens (creating if needed) `<state_dir>/vouch.sqlite`: private
-    /// directory and files, WAL, integrity quick check, migrations.
+    /// directory and files, WAL, a read of the schema, migrations.
     pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
         files::ensure_private_dir(state_dir)?;
         let db_path = state_dir.join(DATABASE_FILE);
@@ -233,7 +248,12 @@ impl Store {
             writer: parking_lot::Mutex::new(None),
         };
         let mut first = store.connect()?;
-        store.quick_check(&first.conn)?;
+        // Read before anything is written: a file that is not a database,
+        // or whose schema page is damaged, fails here, untouched.
+        let _tables: i64 = first
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
+            .map_err(|e| store.sql_error(e))?;
         let mode: String = first
             .conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))

@@ -667,6 +667,103 @@ async fn the_hook_answers_before_the_harness_timeout() {
     assert!(r.elapsed < Duration::from_secs(6), "{:?}", r.elapsed);
 }
 
+/// A call stuck before any decision (the harness never closes stdin) gets
+/// the watchdog's fail-closed reply in time, and the process ends (exit 0)
+/// though the work never finishes.
+#[test]
+fn a_stuck_call_gets_the_watchdogs_deny_and_the_process_ends() {
+    let home = Home::fresh();
+    for harness in ["claude-code", "codex", "gemini", "cursor"] {
+        let started = Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
+            .args(["hook", harness, "--home"])
+            .arg(home.path())
+            // Harness timeout 6 s, margin 5 s: vouch answers after ~1 s.
+            .args(["--timeout", "6"])
+            .env_clear()
+            .env("HOME", home.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"{\"hook_event_name\": ").unwrap();
+        let out = child.wait_with_output().unwrap();
+        let elapsed = started.elapsed();
+        drop(stdin);
+        assert_eq!(out.status.code(), Some(0), "{harness}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(stdout.lines().count(), 1, "{harness}: one reply: {stdout}");
+        let primary = match harness {
+            "gemini" => "BeforeTool",
+            "cursor" => "beforeShellExecution",
+            _ => "PreToolUse",
+        };
+        let got = seen(harness, primary, &stdout);
+        assert_eq!(got.kind(), "deny", "{harness}: {stdout}");
+        assert!(
+            got.reason().contains("did not finish within 1000 ms"),
+            "{harness}: {stdout}"
+        );
+        assert!(
+            elapsed >= Duration::from_millis(900),
+            "{harness}: {elapsed:?}"
+        );
+        assert!(elapsed < Duration::from_secs(5), "{harness}: {elapsed:?}");
+    }
+}
+
+/// The reply is on stdout before the audit record is written, and a
+/// locked audit database holds the process at most `audit.flush_timeout_ms`
+/// after its reply (the harness waits for the exit).
+#[test]
+fn the_reply_comes_before_the_audit_write_and_a_locked_audit_is_cut_off() {
+    let home = Home::fresh();
+    home.write_config("[audit]\nlock_timeout_ms = 8000\nflush_timeout_ms = 300\n");
+    let (input, event) = shell_event("claude-code", "rm -rf /");
+    let first = run(&home, "claude-code", &input);
+    assert_eq!(seen("claude-code", event, &first.stdout).kind(), "deny");
+    let db = home.path().join("state").join("audit.sqlite");
+    let lock = rusqlite::Connection::open(&db).unwrap();
+    lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
+        .args(["hook", "claude-code", "--home"])
+        .arg(home.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+    let replied = started.elapsed();
+    assert_eq!(seen("claude-code", event, &line).kind(), "deny", "{line}");
+    let status = child.wait().unwrap();
+    let exited = started.elapsed();
+    lock.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        exited >= replied + Duration::from_millis(250),
+        "the audit write waited after the reply: replied {replied:?}, exited {exited:?}"
+    );
+    assert!(
+        exited < replied + Duration::from_secs(3),
+        "the locked audit held the exit past flush_timeout_ms: replied {replied:?}, exited {exited:?}"
+    );
+}
+
 #[test]
 fn codex_permission_request_asks_only_when_a_person_reviews() {
     let home = Home::fresh();

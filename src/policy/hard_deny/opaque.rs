@@ -8,8 +8,8 @@
 //! judged as bash like any other command. Everything else gets a note, so
 //! the request goes to the reviewer instead of passing.
 
-use crate::shell::CommandKind;
 use crate::shell::spec::{self, Operands, Role};
+use crate::shell::{Command, CommandKind};
 
 use super::facts::Facts;
 use super::fork::inline_code;
@@ -189,10 +189,6 @@ pub(super) fn embedded_scripts(f: &Facts<'_>) -> Vec<String> {
 }
 
 /// Why parts of the command cannot be read statically.
-#[expect(
-    clippy::too_many_lines,
-    reason = "written in the issue 8 rework; split pending (issue 8 report)"
-)]
 pub(super) fn notes(f: &Facts<'_>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |note: String| {
@@ -213,16 +209,7 @@ pub(super) fn notes(f: &Facts<'_>) -> Vec<String> {
             .iter()
             .map(|a| a.as_known().unwrap_or(""))
             .collect();
-        let serves = (is_interpreter(name)
-            && words
-                .windows(2)
-                .any(|w| w == ["-m", "http.server"] || w == ["-m", "SimpleHTTPServer"]))
-            || (name == "php" && words.contains(&"-S"))
-            || (name == "ruby" && words.iter().any(|w| w.contains("httpd")))
-            || (matches!(name, "busybox" | "toybox") && words.contains(&"httpd"))
-            || (matches!(name, "nc" | "ncat" | "netcat")
-                && words.iter().any(|w| w.starts_with('-') && w.contains('l')));
-        if serves {
+        if serves_network(name, &words) {
             push(format!("`{name}` serves files or a shell over the network"));
         }
         if is_interpreter(name) {
@@ -235,75 +222,92 @@ pub(super) fn notes(f: &Facts<'_>) -> Vec<String> {
             }
             continue;
         }
-        match name {
-            "awk" | "gawk" | "mawk" | "nawk"
-                if cmd.args().iter().any(|a| {
-                    a.as_known().is_some_and(|t| {
-                        t.contains("system")
-                            || t.contains("| \"")
-                            || t.contains("|&")
-                            || t.contains("|\"")
-                    })
-                }) =>
-            {
-                push("an awk program that runs commands".to_owned());
-            }
-            "sed" | "gsed"
-                if cmd
-                    .args()
-                    .iter()
-                    .any(|a| a.as_known().is_some_and(sed_executes)) =>
-            {
-                push("a GNU sed script that runs its input as commands (`e`)".to_owned());
-            }
-            "vi" | "vim" | "nvim" | "ex" | "emacs"
-                if cmd.args().iter().any(|a| {
-                    a.as_known()
-                        .is_some_and(|t| t.contains('!') || t.contains("system("))
-                }) =>
-            {
-                push(format!("`{name}` is given commands that run a shell"));
-            }
-            "crontab" | "at" | "batch" | "launchctl" | "systemd-run" => {
-                let listing = cmd
-                    .args()
-                    .iter()
-                    .any(|a| matches!(a.as_known(), Some("-l" | "-r" | "list")));
-                if !listing {
-                    push(format!("`{name}` schedules commands for later"));
-                }
-            }
-            "make" | "gmake"
-                if cmd.args().iter().any(|a| {
-                    a.candidates()
-                        .iter()
-                        .any(|t| t.known_prefix().starts_with("/dev/fd/"))
-                }) =>
-            {
-                push("make recipes from a process substitution".to_owned());
-            }
-            "nslookup" | "dig" | "host" | "drill"
-                if cmd.args().iter().any(|a| !a.sources().is_empty()) =>
-            {
-                push("data from another command in a DNS query".to_owned());
-            }
-            _ => {}
+        if let Some(note) = tool_note(name, cmd) {
+            push(note);
         }
-        if spec::is_shell(name) && shell_reads_unknown_stdin(f, i) {
-            push(format!(
-                "`{name}` runs a script from standard input that nobody can read statically"
-            ));
+        for note in shell_notes(f, i, name, cmd) {
+            push(note);
         }
-        if name == "eval" && cmd.args().iter().any(|a| a.has_unknown()) {
-            push("`eval` of text known only at run time".to_owned());
-        }
-        if spec::is_shell(name)
-            && let Some(p) = cmd.argv.get(1)
-            && cmd.argv.iter().any(|a| a.as_known() == Some("-c"))
-            && p.has_unknown()
+    }
+    out
+}
+
+/// A command that serves files or a shell to the network.
+fn serves_network(name: &str, words: &[&str]) -> bool {
+    (is_interpreter(name)
+        && words
+            .windows(2)
+            .any(|w| w == ["-m", "http.server"] || w == ["-m", "SimpleHTTPServer"]))
+        || (name == "php" && words.contains(&"-S"))
+        || (name == "ruby" && words.iter().any(|w| w.contains("httpd")))
+        || (matches!(name, "busybox" | "toybox") && words.contains(&"httpd"))
+        || (matches!(name, "nc" | "ncat" | "netcat")
+            && words.iter().any(|w| w.starts_with('-') && w.contains('l')))
+}
+
+/// A tool that is given a program of its own which runs commands (awk, sed,
+/// editors, schedulers, make, DNS lookups of another command's output).
+fn tool_note(name: &str, cmd: &Command) -> Option<String> {
+    let any_known =
+        |test: &dyn Fn(&str) -> bool| cmd.args().iter().any(|a| a.as_known().is_some_and(test));
+    match name {
+        "awk" | "gawk" | "mawk" | "nawk"
+            if any_known(&|t| {
+                t.contains("system") || t.contains("| \"") || t.contains("|&") || t.contains("|\"")
+            }) =>
         {
-            push(format!("`{name} -c` runs a script known only at run time"));
+            Some("an awk program that runs commands".to_owned())
         }
+        "sed" | "gsed" if any_known(&sed_executes) => {
+            Some("a GNU sed script that runs its input as commands (`e`)".to_owned())
+        }
+        "vi" | "vim" | "nvim" | "ex" | "emacs"
+            if any_known(&|t| t.contains('!') || t.contains("system(")) =>
+        {
+            Some(format!("`{name}` is given commands that run a shell"))
+        }
+        "crontab" | "at" | "batch" | "launchctl" | "systemd-run" => {
+            let listing = cmd
+                .args()
+                .iter()
+                .any(|a| matches!(a.as_known(), Some("-l" | "-r" | "list")));
+            (!listing).then(|| format!("`{name}` schedules commands for later"))
+        }
+        "make" | "gmake"
+            if cmd.args().iter().any(|a| {
+                a.candidates()
+                    .iter()
+                    .any(|t| t.known_prefix().starts_with("/dev/fd/"))
+            }) =>
+        {
+            Some("make recipes from a process substitution".to_owned())
+        }
+        "nslookup" | "dig" | "host" | "drill"
+            if cmd.args().iter().any(|a| !a.sources().is_empty()) =>
+        {
+            Some("data from another command in a DNS query".to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// Shells and `eval` running text known only at run time.
+fn shell_notes(f: &Facts<'_>, i: usize, name: &str, cmd: &Command) -> Vec<String> {
+    let mut out = Vec::new();
+    if spec::is_shell(name) && shell_reads_unknown_stdin(f, i) {
+        out.push(format!(
+            "`{name}` runs a script from standard input that nobody can read statically"
+        ));
+    }
+    if name == "eval" && cmd.args().iter().any(|a| a.has_unknown()) {
+        out.push("`eval` of text known only at run time".to_owned());
+    }
+    if spec::is_shell(name)
+        && let Some(p) = cmd.argv.get(1)
+        && cmd.argv.iter().any(|a| a.as_known() == Some("-c"))
+        && p.has_unknown()
+    {
+        out.push(format!("`{name} -c` runs a script known only at run time"));
     }
     out
 }
