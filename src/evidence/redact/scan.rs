@@ -1,13 +1,15 @@
 //! The one scanner: a keyword prefilter, then only the rules it enables.
 //!
-//! One Aho-Corasick automaton holds every trigger: the provider rules'
-//! keywords, the structural rules' words, the command names of the CLI
-//! table and `--`. Its single pass over each view (the text and its decoded
-//! forms, [`super::views`]) decides what runs: provider rules in merged
-//! windows around their keyword hits, structural rules once over the view,
-//! the CLI reader at each command name. Findings are mapped back to the
-//! original text and returned; they are applied once, by the caller, and
-//! nothing re-reads the output.
+//! One list holds every trigger: the provider rules' keywords, the
+//! structural rules' words, the command names of the CLI table and `--`. A
+//! single pass over each view (the text and its decoded forms,
+//! [`super::views`]) finds them all — with a two-byte word index, which
+//! costs nothing to build, for small texts, and with an Aho-Corasick DFA,
+//! built once per process, for large ones — and decides what runs: provider
+//! rules in merged windows around their keyword hits, structural rules once
+//! over the view, the CLI reader at each command name. Findings are mapped
+//! back to the original text and returned; they are applied once, by the
+//! caller, and nothing re-reads the output.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -60,24 +62,39 @@ pub enum ScanError {
     Triggers(String),
 }
 
-/// From this many bytes of text on, the trigger words are searched with a
-/// DFA: it searches several times faster than the NFA but costs a few
-/// milliseconds to build, which a short-lived process scanning a small
-/// request should not pay. Both report the same matches.
+/// From this many bytes of text on, the trigger words are searched with an
+/// Aho-Corasick DFA: it searches several times faster than the word index
+/// but costs milliseconds to build, which a short-lived process scanning a
+/// small request should not pay. Both report the same hits.
 pub const DFA_TEXT_BYTES: usize = 64 * 1024;
 
 /// Once a process has scanned this much text in all, it switches to the DFA
 /// for every text: a long-lived `vouch serve` pays for it once.
 pub const DFA_AFTER_BYTES: usize = 256 * 1024;
 
+/// What the trigger hits of one view enable.
+struct Gate {
+    /// Per provider rule, the merged windows its keyword hits open.
+    windows: Vec<Vec<(usize, usize)>>,
+    /// Per [`WHICH`] rule (but assignments), whether a word of it was seen.
+    enabled: [bool; WHICH.len()],
+    /// Command-name hits: (pattern, start, end).
+    commands: Vec<(usize, usize, usize)>,
+    long_options: bool,
+    /// Assignment word hits.
+    names: Vec<(usize, usize)>,
+}
+
 pub(crate) struct Scanner {
-    /// The trigger words as a contiguous NFA: cheap to build.
-    triggers: AhoCorasick,
-    /// The same words as a DFA, built the first time a large text is seen.
+    /// The trigger words (lowercased), pattern id = index.
+    words: Vec<String>,
+    /// The words by their first two bytes: nothing to build but a sort.
+    index: WordIndex,
+    /// The same words as an Aho-Corasick DFA, built the first time a large
+    /// text is seen.
     fast: OnceLock<Option<AhoCorasick>>,
     /// Bytes this process has searched for triggers.
     scanned: AtomicUsize,
-    words: Vec<String>,
     /// Trigger pattern index → what it enables.
     targets: Vec<Vec<Target>>,
     providers: &'static Providers,
@@ -128,30 +145,62 @@ impl Scanner {
             add(name, Target::Command);
         }
         add("--", Target::LongOption);
-        let triggers = trigger_automaton(&words, AhoCorasickKind::ContiguousNFA)
-            .map_err(|e| ScanError::Triggers(e.to_string()))?;
+        if u16::try_from(words.len()).is_err() {
+            return Err(ScanError::Triggers(format!(
+                "{} trigger words are more than the word index holds",
+                words.len()
+            )));
+        }
         Ok(Scanner {
-            triggers,
+            index: WordIndex::new(&words),
+            words,
             fast: OnceLock::new(),
             scanned: AtomicUsize::new(0),
-            words,
             targets,
             providers,
             structural: Structural::new(),
         })
     }
 
-    /// The trigger automaton for a text of `len` bytes (see
-    /// [`DFA_TEXT_BYTES`] and [`DFA_AFTER_BYTES`]).
-    fn triggers_for(&self, len: usize) -> &AhoCorasick {
+    /// Calls `f(pattern, start, end)` for every trigger word occurrence
+    /// inside `from..to` (overlapping ones included), searching with `dfa`
+    /// or, without one, the word index.
+    fn each_hit(
+        &self,
+        dfa: Option<&AhoCorasick>,
+        hay: &[u8],
+        (from, to): (usize, usize),
+        mut f: impl FnMut(usize, usize, usize),
+    ) {
+        match dfa {
+            Some(dfa) => {
+                let input = aho_corasick::Input::new(hay).range(from..to);
+                for m in dfa.find_overlapping_iter(input) {
+                    f(m.pattern().as_usize(), m.start(), m.end());
+                }
+            }
+            None => self.index.each_hit(&self.words, hay, from, to, f),
+        }
+    }
+
+    /// The DFA when a text of `len` bytes should use it, built on first use;
+    /// `None` for the word index (also when the DFA failed to build: the
+    /// index finds the same hits).
+    fn fast_for(&self, len: usize) -> Option<&AhoCorasick> {
         let before = self.scanned.fetch_add(len, Ordering::Relaxed);
         if len < DFA_TEXT_BYTES && before.saturating_add(len) < DFA_AFTER_BYTES {
-            return &self.triggers;
+            return None;
         }
         self.fast
-            .get_or_init(|| trigger_automaton(&self.words, AhoCorasickKind::DFA).ok())
+            .get_or_init(|| {
+                AhoCorasickBuilder::new()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .kind(Some(AhoCorasickKind::DFA))
+                    .build(&self.words)
+                    .ok()
+            })
             .as_ref()
-            .unwrap_or(&self.triggers)
     }
 
     /// Every finding in `text` and its decoded views, in original
@@ -192,31 +241,46 @@ impl Scanner {
         out
     }
 
+    /// The hits of the word index and of the DFA in `hay`, each sorted.
+    #[cfg(test)]
+    pub fn hits_both(&self, hay: &[u8], from: usize, to: usize) -> [Vec<(usize, usize, usize)>; 2] {
+        let mut index = Vec::new();
+        self.index
+            .each_hit(&self.words, hay, from, to, |p, s, e| index.push((s, e, p)));
+        let dfa = self.fast_for(usize::MAX).unwrap();
+        let mut fast: Vec<_> = dfa
+            .find_overlapping_iter(aho_corasick::Input::new(hay).range(from..to))
+            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+            .collect();
+        index.sort_unstable();
+        fast.sort_unstable();
+        [index, fast]
+    }
+
     #[cfg(test)]
     pub fn triggers_count(&self, hay: &[u8]) -> usize {
-        self.triggers.find_overlapping_iter(hay).count()
+        let mut n = 0;
+        let dfa = self.fast_for(hay.len());
+        self.each_hit(dfa, hay, (0, hay.len()), |_, _, _| n += 1);
+        n
     }
 
     #[cfg(test)]
     pub fn rule_times(&self, hay: &[u8]) -> Vec<(std::time::Duration, String, usize)> {
         let mut windows: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.providers.rules.len()];
-        for m in self.triggers.find_overlapping_iter(hay) {
-            for target in self
-                .targets
-                .get(m.pattern().as_usize())
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-            {
+        let dfa = self.fast_for(hay.len());
+        self.each_hit(dfa, hay, (0, hay.len()), |pattern, start, end| {
+            for target in &self.targets[pattern] {
                 if let Target::Provider(rule) = *target
                     && let (Some(list), Some(w)) = (
                         windows.get_mut(rule),
-                        self.providers.window(rule, m.start(), m.end(), hay.len()),
+                        self.providers.window(rule, start, end, hay.len()),
                     )
                 {
                     push_window(list, w);
                 }
             }
-        }
+        });
         let mut times = Vec::new();
         for (i, w) in windows.iter().enumerate() {
             let mut only = vec![Vec::new(); windows.len()];
@@ -252,51 +316,27 @@ impl Scanner {
         dequoted: bool,
         out: &mut Vec<Span>,
     ) {
-        let mut windows: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.providers.rules.len()];
-        let mut enabled = [false; WHICH.len()];
-        let mut commands: Vec<(usize, usize, usize)> = Vec::new();
-        let mut long_options = false;
-        let mut names: Vec<(usize, usize)> = Vec::new();
-        let triggers = self.triggers_for(hay.len());
-        let hits = regions.iter().flat_map(|&(from, to)| {
-            triggers.find_overlapping_iter(aho_corasick::Input::new(hay).range(from..to))
-        });
-        for m in hits {
-            let pattern = m.pattern().as_usize();
-            for target in self
-                .targets
-                .get(pattern)
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-            {
-                match *target {
-                    Target::Provider(rule) => {
-                        if let (Some(list), Some(w)) = (
-                            windows.get_mut(rule),
-                            self.providers.window(rule, m.start(), m.end(), hay.len()),
-                        ) {
-                            push_window(list, w);
-                        }
-                    }
-                    Target::Structural(Which::Assignment) => names.push((m.start(), m.end())),
-                    Target::Structural(which) => {
-                        if let Some(flag) = WHICH
-                            .iter()
-                            .position(|w| *w == which)
-                            .and_then(|i| enabled.get_mut(i))
-                        {
-                            *flag = true;
-                        }
-                    }
-                    Target::Command => {
-                        if is_command_word(hay, m.start(), m.end()) {
-                            commands.push((pattern, m.start(), m.end()));
-                        }
-                    }
-                    Target::LongOption => long_options = true,
-                }
-            }
+        let mut gate = Gate {
+            windows: vec![Vec::new(); self.providers.rules.len()],
+            enabled: [false; WHICH.len()],
+            commands: Vec::new(),
+            long_options: false,
+            names: Vec::new(),
+        };
+        // Chosen once per view: see [`DFA_TEXT_BYTES`], [`DFA_AFTER_BYTES`].
+        let dfa = self.fast_for(hay.len());
+        for &region in regions {
+            self.each_hit(dfa, hay, region, |pattern, start, end| {
+                self.gate(hay, pattern, start, end, &mut gate);
+            });
         }
+        let Gate {
+            windows,
+            enabled,
+            commands,
+            long_options,
+            names,
+        } = gate;
         let mut findings: Vec<Finding> = Vec::new();
         self.providers.find(hay, &windows, &mut findings);
         out.extend(
@@ -320,6 +360,43 @@ impl Scanner {
         }
     }
 
+    /// Records what one trigger hit at `start..end` enables.
+    fn gate(&self, hay: &[u8], pattern: usize, start: usize, end: usize, gate: &mut Gate) {
+        for target in self
+            .targets
+            .get(pattern)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            match *target {
+                Target::Provider(rule) => {
+                    if let (Some(list), Some(w)) = (
+                        gate.windows.get_mut(rule),
+                        self.providers.window(rule, start, end, hay.len()),
+                    ) {
+                        push_window(list, w);
+                    }
+                }
+                Target::Structural(Which::Assignment) => gate.names.push((start, end)),
+                Target::Structural(which) => {
+                    if let Some(flag) = WHICH
+                        .iter()
+                        .position(|w| *w == which)
+                        .and_then(|i| gate.enabled.get_mut(i))
+                    {
+                        *flag = true;
+                    }
+                }
+                Target::Command => {
+                    if is_command_word(hay, start, end) {
+                        gate.commands.push((pattern, start, end));
+                    }
+                }
+                Target::LongOption => gate.long_options = true,
+            }
+        }
+    }
+
     /// Reads each command found in the text once: a command name inside the
     /// words already read starts nothing new, so no word is read twice.
     fn commands(&self, hay: &[u8], hits: &[(usize, usize, usize)], out: &mut Vec<Span>) {
@@ -333,15 +410,118 @@ impl Scanner {
     }
 }
 
-fn trigger_automaton(
-    words: &[String],
-    kind: AhoCorasickKind,
-) -> Result<AhoCorasick, aho_corasick::BuildError> {
-    AhoCorasickBuilder::new()
-        .ascii_case_insensitive(true)
-        .match_kind(MatchKind::Standard)
-        .kind(Some(kind))
-        .build(words)
+/// The trigger words indexed by their first two bytes, lowercased: a
+/// search at each position looks only at the words that start with the two
+/// bytes there. Building it is one counting sort over the 65,536 possible
+/// keys, so a process that scans one small request pays next to nothing for
+/// the scanner (an automaton over the ~600 words cost ~4.3 M instructions to
+/// build); per byte it is slower than a DFA, which large texts get instead.
+struct WordIndex {
+    /// Per two-byte key, where its words start in `ids` (65,537 offsets).
+    starts: Vec<u32>,
+    /// Word ids grouped by key.
+    ids: Vec<u16>,
+    /// Per lowercased byte, the one-byte word it is (id + 1), or 0.
+    singles: Vec<u16>,
+}
+
+/// Keys of two bytes.
+const KEYS: usize = 1 << 16;
+
+impl WordIndex {
+    fn new(words: &[String]) -> WordIndex {
+        let mut singles = vec![0u16; 256];
+        let mut counts = vec![0u32; KEYS + 1];
+        let keyed = || {
+            words
+                .iter()
+                .enumerate()
+                .filter_map(|(id, w)| match *w.as_bytes() {
+                    [a, b, ..] => Some((usize::from(pair(a, b)), u16::try_from(id).ok()?)),
+                    _ => None,
+                })
+        };
+        for (key, _) in keyed() {
+            if let Some(c) = counts.get_mut(key + 1) {
+                *c += 1;
+            }
+        }
+        for i in 1..counts.len() {
+            let before = counts.get(i - 1).copied().unwrap_or(0);
+            if let Some(c) = counts.get_mut(i) {
+                *c += before;
+            }
+        }
+        let starts = counts.clone();
+        let mut ids = vec![0u16; starts.last().map_or(0, |&n| n as usize)];
+        for (key, id) in keyed() {
+            if let Some(next) = counts.get_mut(key)
+                && let Some(slot) = ids.get_mut(*next as usize)
+            {
+                *slot = id;
+                *next += 1;
+            }
+        }
+        for (id, w) in words.iter().enumerate() {
+            if let ([b], Ok(id)) = (w.as_bytes(), u16::try_from(id + 1))
+                && let Some(slot) = singles.get_mut(usize::from(b.to_ascii_lowercase()))
+            {
+                *slot = id;
+            }
+        }
+        WordIndex {
+            starts,
+            ids,
+            singles,
+        }
+    }
+
+    /// Every occurrence of a word inside `from..to`, by start position.
+    fn each_hit(
+        &self,
+        words: &[String],
+        hay: &[u8],
+        from: usize,
+        to: usize,
+        mut f: impl FnMut(usize, usize, usize),
+    ) {
+        let region = hay.get(..to.min(hay.len())).unwrap_or_default();
+        let mut rest = region.get(from..).unwrap_or_default();
+        let mut i = from;
+        while let [a, tail @ ..] = rest {
+            let single = self
+                .singles
+                .get(usize::from(a.to_ascii_lowercase()))
+                .copied()
+                .unwrap_or(0);
+            if single > 0 {
+                f(usize::from(single - 1), i, i + 1);
+            }
+            if let Some(&b) = tail.first() {
+                let key = usize::from(pair(*a, b));
+                let lo = self.starts.get(key).map_or(0, |&s| s as usize);
+                let hi = self.starts.get(key + 1).map_or(0, |&s| s as usize);
+                for &id in self.ids.get(lo..hi).unwrap_or_default() {
+                    let word = words
+                        .get(usize::from(id))
+                        .map_or(&b""[..], |w| w.as_bytes());
+                    if rest
+                        .get(..word.len())
+                        .is_some_and(|at| at.eq_ignore_ascii_case(word))
+                    {
+                        f(usize::from(id), i, i + word.len());
+                    }
+                }
+            }
+            rest = tail;
+            i += 1;
+        }
+    }
+}
+
+/// Two bytes, lowercased, as one key.
+fn pair(a: u8, b: u8) -> u16 {
+    (u16::from(a.to_ascii_lowercase()) << 8) | u16::from(b.to_ascii_lowercase())
 }
 
 /// Adds a window, merged with the last one when they overlap.

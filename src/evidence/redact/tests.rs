@@ -195,6 +195,35 @@ fn har_pairs_are_read_as_pairs() {
 }
 
 #[test]
+fn the_word_index_and_the_dfa_find_the_same_triggers() {
+    let scanner = SCANNER.as_ref().unwrap();
+    let mut texts = vec![
+        adversarial::adversarial(64 * 1024, adversarial::DENSE),
+        "PASSWORD=x Token: y | 100% --api-KEY=z curl -u a:b ghp_ sk-ant- AKIA".to_owned(),
+        "p".to_owned(),
+        String::new(),
+    ];
+    // Every byte value, and words cut at the region's edges.
+    texts.push((0..=255u8).map(char::from).collect());
+    for text in &texts {
+        let hay = text.as_bytes();
+        for (from, to) in [(0, hay.len()), (1, hay.len().saturating_sub(3)), (7, 9)] {
+            let (from, to) = (
+                from.min(hay.len()),
+                to.min(hay.len()).max(from.min(hay.len())),
+            );
+            let [index, dfa] = scanner.hits_both(hay, from, to);
+            assert_eq!(
+                index,
+                dfa,
+                "{from}..{to} of {:?}",
+                &text[..text.len().min(60)]
+            );
+        }
+    }
+}
+
+#[test]
 fn text_without_triggers_is_borrowed() {
     assert!(matches!(
         redact_text("cargo build --release"),
