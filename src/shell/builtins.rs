@@ -498,10 +498,6 @@ impl Interp {
         (flow, out)
     }
 
-    #[expect(
-        clippy::too_many_lines,
-        reason = "written in the issue 8 rework; split pending (issue 8 report)"
-    )]
     fn builtin_inner(
         &mut self,
         name: &str,
@@ -509,7 +505,6 @@ impl Interp {
         call: &Call<'_>,
         state: State,
     ) -> (Flow, Output) {
-        let mut state = state;
         let printed = self.printed_by(&argv, &state);
         let cmd = self.command(
             &state,
@@ -520,142 +515,57 @@ impl Interp {
         );
         let index = self.emit(cmd, printed);
         let args: Vec<Arg> = argv.iter().skip(1).cloned().collect();
-        let flow = match name {
-            ":" | "true" => Flow::ok(state),
-            "false" => Flow::fail(state),
-            "cd" | "pushd" => {
-                return (
-                    self.cd(&args, state, name == "pushd"),
-                    self.output_of(index),
-                );
+        match name {
+            "cd" | "pushd" | "eval" | "source" | "." | "exec" | "command" | "builtin"
+            | "return" | "break" | "continue" => {
+                self.control_builtin(name, argv, args, call, state, index)
             }
-            "popd" => {
-                let mut s = state;
-                let top = Rc::make_mut(&mut s.dirstack).pop();
-                s.oldpwd = Some(s.cwd.clone());
-                s.cwd = top.unwrap_or_else(Value::unknown);
-                Flow::either(s)
+            _ => {
+                let flow = self.state_builtin(name, &args, call, state);
+                (flow, self.output_of(index))
             }
+        }
+    }
+
+    /// Builtins that run other code or leave the current command's flow
+    /// (`cd`, `eval`, `source`, `exec`, `command`, `builtin`, `return`,
+    /// `break`, `continue`).
+    fn control_builtin(
+        &mut self,
+        name: &str,
+        argv: Vec<Arg>,
+        args: Vec<Arg>,
+        call: &Call<'_>,
+        mut state: State,
+        index: Option<usize>,
+    ) -> (Flow, Output) {
+        match name {
+            "cd" | "pushd" => (
+                self.cd(&args, state, name == "pushd"),
+                self.output_of(index),
+            ),
             "eval" => {
                 let script = self.args_script(&args, &mut state);
-                return self.run_scripts(script, state, None, false);
+                self.run_scripts(script, state, None, false)
             }
-            "source" | "." => return self.source(&args, state),
-            "exec" => return self.exec_builtin(argv, call, state, index),
-            "command" => return self.command_builtin(args, call, state),
+            "source" | "." => self.source(&args, state),
+            "exec" => self.exec_builtin(argv, call, state, index),
+            "command" => self.command_builtin(args, call, state),
             "builtin" => {
                 let name = args.first().and_then(Arg::as_known).map(str::to_owned);
-                return match name {
+                match name {
                     Some(n) if is_builtin(&n) => self.builtin_inner(&n, args, call, state),
                     _ => (Flow::either(state), self.output_of(index)),
-                };
-            }
-            "export" | "declare" | "typeset" | "local" | "readonly" => {
-                self.declare(name, &args, call.simple, &mut state);
-                Flow::either(state)
-            }
-            "unset" => {
-                let mut functions = false;
-                for a in &args {
-                    match a.as_known() {
-                        Some("-f") => functions = true,
-                        Some("-v" | "-n") => functions = false,
-                        Some(n) if functions => {
-                            Rc::make_mut(&mut state.functions).remove(n);
-                        }
-                        Some(n) => state.unset(n),
-                        None => {}
-                    }
-                }
-                Flow::either(state)
-            }
-            "set" => {
-                self.set_builtin(&args, &mut state);
-                Flow::either(state)
-            }
-            "shift" => {
-                let n = match args.first() {
-                    Some(a) => a.as_known().and_then(|t| t.parse::<usize>().ok()),
-                    None => Some(1),
-                };
-                match (n, &state.positional) {
-                    (Some(n), Some(list)) if n <= list.len() => {
-                        state.positional = Some(Rc::new(list.iter().skip(n).cloned().collect()));
-                        Flow::ok(state)
-                    }
-                    (Some(_), Some(_)) => Flow::fail(state),
-                    _ => {
-                        state.positional = None;
-                        Flow::either(state)
-                    }
                 }
             }
-            "shopt" => {
-                self.shopt(&args, &mut state);
-                Flow::either(state)
-            }
-            "alias" => {
-                for a in &args {
-                    if let Some((n, v)) = a.as_known().and_then(|t| t.split_once('=')) {
-                        Rc::make_mut(&mut state.aliases).insert(n.to_owned(), v.to_owned());
-                    }
-                }
-                Flow::either(state)
-            }
-            "unalias" => {
-                for a in &args {
-                    if let Some(n) = a.as_known() {
-                        Rc::make_mut(&mut state.aliases).remove(n);
-                    }
-                }
-                Flow::either(state)
-            }
-            "read" => self.read(&args, &mut state),
-            "mapfile" | "readarray" => {
-                self.mapfile(&args, &mut state);
-                Flow::either(state)
-            }
-            "printf" => {
-                if let Some(var) = printf_var(&args) {
-                    let value = super::printf::format(args.get(2..).unwrap_or(&[]), &self.known);
-                    state.assign_value(&var, &value.unwrap_or_else(Value::unknown), &self.known);
-                }
-                Flow::either(state)
-            }
-            "let" => {
-                let mut last = None;
-                for a in &args {
-                    if let Some(expr) = a.as_known().map(str::to_owned) {
-                        last = self.arith(&expr, &mut state);
-                    } else {
-                        last = None;
-                    }
-                }
-                match last {
-                    Some(0) => Flow::fail(state),
-                    Some(_) => Flow::ok(state),
-                    None => Flow::either(state),
-                }
-            }
-            "trap" => {
-                if let Some(script) = args.first().filter(|_| args.len() >= 2) {
-                    let mut scripts = self.args_script(std::slice::from_ref(script), &mut state);
-                    scripts.retain(|(s, _)| !s.is_empty() && s != "-");
-                    self.run_scripts(scripts, state.clone(), None, false);
-                }
-                Flow::either(state)
-            }
-            "return" => {
-                return (
-                    Flow {
-                        ok: None,
-                        fail: None,
-                        jumps: vec![Jump::Return(state)],
-                    },
-                    self.output_of(index),
-                );
-            }
-            "exit" | "logout" => Flow::dead(),
+            "return" => (
+                Flow {
+                    ok: None,
+                    fail: None,
+                    jumps: vec![Jump::Return(state)],
+                },
+                self.output_of(index),
+            ),
             "break" | "continue" => {
                 let n = args
                     .first()
@@ -668,44 +578,111 @@ impl Interp {
                 } else {
                     Jump::Continue(n, state)
                 };
-                return (
+                (
                     Flow {
                         ok: None,
                         fail: None,
                         jumps: vec![jump],
                     },
                     self.output_of(index),
-                );
+                )
             }
-            "test" | "[" => match super::printf::test(&args, name == "[") {
+            _ => (Flow::either(state), self.output_of(index)),
+        }
+    }
+
+    /// Builtins that change or test the shell's state and then go on.
+    fn state_builtin(&mut self, name: &str, args: &[Arg], call: &Call<'_>, state: State) -> Flow {
+        let mut state = state;
+        match name {
+            ":" | "true" => Flow::ok(state),
+            "false" => Flow::fail(state),
+            "popd" => popd(state),
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                self.declare(name, args, call.simple, &mut state);
+                Flow::either(state)
+            }
+            "unset" => unset(args, state),
+            "set" => {
+                self.set_builtin(args, &mut state);
+                Flow::either(state)
+            }
+            "shift" => shift(args, state),
+            "shopt" => {
+                self.shopt(args, &mut state);
+                Flow::either(state)
+            }
+            "alias" | "unalias" => aliases(name, args, state),
+            "read" => self.read(args, &mut state),
+            "mapfile" | "readarray" => {
+                self.mapfile(args, &mut state);
+                Flow::either(state)
+            }
+            "printf" => {
+                if let Some(var) = printf_var(args) {
+                    let value = super::printf::format(args.get(2..).unwrap_or(&[]), &self.known);
+                    state.assign_value(&var, &value.unwrap_or_else(Value::unknown), &self.known);
+                }
+                Flow::either(state)
+            }
+            "trap" => {
+                if let Some(script) = args.first().filter(|_| args.len() >= 2) {
+                    let mut scripts = self.args_script(std::slice::from_ref(script), &mut state);
+                    scripts.retain(|(s, _)| !s.is_empty() && s != "-");
+                    self.run_scripts(scripts, state.clone(), None, false);
+                }
+                Flow::either(state)
+            }
+            "exit" | "logout" => Flow::dead(),
+            "test" | "[" => match super::printf::test(args, name == "[") {
                 Some(true) => Flow::ok(state),
                 Some(false) => Flow::fail(state),
                 None => Flow::either(state),
             },
-            "hash" => {
-                // `hash -p /bin/rm ls`: later `ls` runs `/bin/rm`.
-                if args.first().and_then(Arg::as_known) == Some("-p")
-                    && let (Some(path), Some(alias)) = (
-                        args.get(1).and_then(Arg::as_known),
-                        args.get(2).and_then(Arg::as_known),
-                    )
-                {
-                    let fname = alias.to_owned();
-                    let body = format!("command {} \"$@\"", super::param::shell_quote(path));
-                    let parsed = super::syntax::parse(&body, &mut self.meter);
-                    Rc::make_mut(&mut state.functions).insert(
-                        fname,
-                        Func {
-                            body: Rc::new(parsed.stmt),
-                            exported: false,
-                        },
-                    );
-                }
-                Flow::either(state)
-            }
+            "let" => self.let_builtin(args, state),
+            "hash" => self.hash_builtin(args, state),
             _ => Flow::either(state),
-        };
-        (flow, self.output_of(index))
+        }
+    }
+
+    /// `let EXPR…`: the status of the last expression.
+    fn let_builtin(&mut self, args: &[Arg], mut state: State) -> Flow {
+        let mut last = None;
+        for a in args {
+            if let Some(expr) = a.as_known().map(str::to_owned) {
+                last = self.arith(&expr, &mut state);
+            } else {
+                last = None;
+            }
+        }
+        match last {
+            Some(0) => Flow::fail(state),
+            Some(_) => Flow::ok(state),
+            None => Flow::either(state),
+        }
+    }
+
+    /// `hash -p PATH NAME`: later `NAME` runs `PATH`.
+    fn hash_builtin(&mut self, args: &[Arg], mut state: State) -> Flow {
+        // `hash -p /bin/rm ls`: later `ls` runs `/bin/rm`.
+        if args.first().and_then(Arg::as_known) == Some("-p")
+            && let (Some(path), Some(alias)) = (
+                args.get(1).and_then(Arg::as_known),
+                args.get(2).and_then(Arg::as_known),
+            )
+        {
+            let fname = alias.to_owned();
+            let body = format!("command {} \"$@\"", super::param::shell_quote(path));
+            let parsed = super::syntax::parse(&body, &mut self.meter);
+            Rc::make_mut(&mut state.functions).insert(
+                fname,
+                Func {
+                    body: Rc::new(parsed.stmt),
+                    exported: false,
+                },
+            );
+        }
+        Flow::either(state)
     }
 
     fn cd(&mut self, args: &[Arg], state: State, push: bool) -> Flow {
@@ -1519,4 +1496,62 @@ fn read_options(args: &[Arg]) -> ReadOptions {
         }
     }
     o
+}
+
+/// `popd`: back to the directory on top of the stack.
+fn popd(mut state: State) -> Flow {
+    let top = Rc::make_mut(&mut state.dirstack).pop();
+    state.oldpwd = Some(state.cwd.clone());
+    state.cwd = top.unwrap_or_else(Value::unknown);
+    Flow::either(state)
+}
+
+/// `unset [-f|-v|-n] NAME…`.
+fn unset(args: &[Arg], mut state: State) -> Flow {
+    let mut functions = false;
+    for a in args {
+        match a.as_known() {
+            Some("-f") => functions = true,
+            Some("-v" | "-n") => functions = false,
+            Some(n) if functions => {
+                Rc::make_mut(&mut state.functions).remove(n);
+            }
+            Some(n) => state.unset(n),
+            None => {}
+        }
+    }
+    Flow::either(state)
+}
+
+/// `shift [N]`: fails when there are fewer than N positional parameters.
+fn shift(args: &[Arg], mut state: State) -> Flow {
+    let n = match args.first() {
+        Some(a) => a.as_known().and_then(|t| t.parse::<usize>().ok()),
+        None => Some(1),
+    };
+    match (n, &state.positional) {
+        (Some(n), Some(list)) if n <= list.len() => {
+            state.positional = Some(Rc::new(list.iter().skip(n).cloned().collect()));
+            Flow::ok(state)
+        }
+        (Some(_), Some(_)) => Flow::fail(state),
+        _ => {
+            state.positional = None;
+            Flow::either(state)
+        }
+    }
+}
+
+/// `alias NAME=VALUE…` and `unalias NAME…`.
+fn aliases(name: &str, args: &[Arg], mut state: State) -> Flow {
+    for a in args {
+        if name == "alias" {
+            if let Some((n, v)) = a.as_known().and_then(|t| t.split_once('=')) {
+                Rc::make_mut(&mut state.aliases).insert(n.to_owned(), v.to_owned());
+            }
+        } else if let Some(n) = a.as_known() {
+            Rc::make_mut(&mut state.aliases).remove(n);
+        }
+    }
+    Flow::either(state)
 }

@@ -282,10 +282,6 @@ impl Interp {
     }
 
     /// The ways one part can expand.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "written in the issue 8 rework; split pending (issue 8 report)"
-    )]
     fn part(
         &mut self,
         part: &Part,
@@ -294,48 +290,7 @@ impl Interp {
         first: bool,
     ) -> Vec<XWord> {
         match part {
-            Part::Lit(text) => {
-                if assignment && text.contains(":~") {
-                    // `PATH=a:~/bin`: a tilde after a colon expands too.
-                    return self.colon_tildes(text, state);
-                }
-                if first
-                    && let Some((name, rest)) = assignment_like(text)
-                    && rest.contains('~')
-                {
-                    // `of=~/x` as an argument: bash expands the tilde after
-                    // `=` (and `:`) in words shaped like assignments.
-                    let mut ways = vec![vec![lit(&format!("{name}="), false, false)]];
-                    let (head, tail) = rest
-                        .split_once(':')
-                        .map_or((rest, None), |(h, t)| (h, Some(t)));
-                    let tilde = head.strip_prefix('~').and_then(|r| {
-                        let (user, after) = r.find('/').map_or((r, ""), |at| {
-                            (r.get(..at).unwrap_or(""), r.get(at..).unwrap_or(""))
-                        });
-                        self.tilde_prefix(user, state).map(|v| (v, after))
-                    });
-                    let first: Vec<XWord> = match tilde {
-                        Some((v, after)) => v
-                            .candidates()
-                            .iter()
-                            .map(|t| {
-                                let mut w = text_x(t, true);
-                                w.push(lit(after, false, false));
-                                w
-                            })
-                            .collect(),
-                        None => vec![vec![lit(head, false, false)]],
-                    };
-                    ways = self.product(ways, first);
-                    if let Some(tail) = tail {
-                        let rest_ways = self.colon_tildes(&format!(":{tail}"), state);
-                        ways = self.product(ways, rest_ways);
-                    }
-                    return ways;
-                }
-                vec![vec![lit(text, false, false)]]
-            }
+            Part::Lit(text) => self.literal_part(text, state, assignment, first),
             Part::Quoted(text) => vec![vec![lit(text, true, false)]],
             Part::Param { exp, quoted } => self.param(exp, *quoted, state),
             Part::Cmd { body, quoted } => {
@@ -350,38 +305,105 @@ impl Interp {
                 expr,
                 substs,
                 quoted,
-            } => {
-                for s in substs {
-                    self.substitute(s, state);
-                }
-                let expanded = self.expand_arith_text(expr, state);
-                let value = expanded.and_then(|e| self.arith(&e, state));
-                match value {
-                    Some(n) => vec![vec![lit(&n.to_string(), *quoted, !*quoted)]],
-                    None => vec![vec![X::Any {
-                        quoted: *quoted,
-                        from: Sources::none(),
-                    }]],
-                }
-            }
-            Part::Proc { body, output } => {
-                let saved = self.ctx;
-                self.ctx.origin = super::command::Origin::ProcessSubstitution;
-                let mut inner = state.clone();
-                if *output {
-                    inner.stdin = Input::default();
-                }
-                let (_, out) = self.exec(body, inner);
-                self.ctx = saved;
-                let from = out.from.clone();
-                self.proc_outputs.push(out);
-                // Bash passes `/dev/fd/N`.
-                vec![vec![
-                    lit("/dev/fd/", true, false),
-                    X::Any { quoted: true, from },
-                ]]
-            }
+            } => self.arith_part(expr, substs, *quoted, state),
+            Part::Proc { body, output } => self.proc_part(body, *output, state),
         }
+    }
+
+    /// Unquoted literal text: tildes after `:` in assignments, and after
+    /// `=` in words shaped like assignments.
+    fn literal_part(
+        &mut self,
+        text: &str,
+        state: &mut State,
+        assignment: bool,
+        first: bool,
+    ) -> Vec<XWord> {
+        if assignment && text.contains(":~") {
+            // `PATH=a:~/bin`: a tilde after a colon expands too.
+            return self.colon_tildes(text, state);
+        }
+        if first
+            && let Some((name, rest)) = assignment_like(text)
+            && rest.contains('~')
+        {
+            return self.assignment_like_tildes(name, rest, state);
+        }
+        vec![vec![lit(text, false, false)]]
+    }
+
+    /// `of=~/x` as an argument: bash expands the tilde after `=` (and `:`)
+    /// in words shaped like assignments.
+    fn assignment_like_tildes(&mut self, name: &str, rest: &str, state: &State) -> Vec<XWord> {
+        let mut ways = vec![vec![lit(&format!("{name}="), false, false)]];
+        let (head, tail) = rest
+            .split_once(':')
+            .map_or((rest, None), |(h, t)| (h, Some(t)));
+        let tilde = head.strip_prefix('~').and_then(|r| {
+            let (user, after) = r.find('/').map_or((r, ""), |at| {
+                (r.get(..at).unwrap_or(""), r.get(at..).unwrap_or(""))
+            });
+            self.tilde_prefix(user, state).map(|v| (v, after))
+        });
+        let first: Vec<XWord> = match tilde {
+            Some((v, after)) => v
+                .candidates()
+                .iter()
+                .map(|t| {
+                    let mut w = text_x(t, true);
+                    w.push(lit(after, false, false));
+                    w
+                })
+                .collect(),
+            None => vec![vec![lit(head, false, false)]],
+        };
+        ways = self.product(ways, first);
+        if let Some(tail) = tail {
+            let rest_ways = self.colon_tildes(&format!(":{tail}"), state);
+            ways = self.product(ways, rest_ways);
+        }
+        ways
+    }
+
+    /// `$((…))`: its substitutions run, then the arithmetic when known.
+    fn arith_part(
+        &mut self,
+        expr: &str,
+        substs: &[std::rc::Rc<super::ast::Stmt>],
+        quoted: bool,
+        state: &mut State,
+    ) -> Vec<XWord> {
+        for s in substs {
+            self.substitute(s, state);
+        }
+        let expanded = self.expand_arith_text(expr, state);
+        let value = expanded.and_then(|e| self.arith(&e, state));
+        match value {
+            Some(n) => vec![vec![lit(&n.to_string(), quoted, !quoted)]],
+            None => vec![vec![X::Any {
+                quoted,
+                from: Sources::none(),
+            }]],
+        }
+    }
+
+    /// `<(…)` / `>(…)`: the commands run; the word is `/dev/fd/N`.
+    fn proc_part(&mut self, body: &super::ast::Stmt, output: bool, state: &State) -> Vec<XWord> {
+        let saved = self.ctx;
+        self.ctx.origin = super::command::Origin::ProcessSubstitution;
+        let mut inner = state.clone();
+        if output {
+            inner.stdin = Input::default();
+        }
+        let (_, out) = self.exec(body, inner);
+        self.ctx = saved;
+        let from = out.from.clone();
+        self.proc_outputs.push(out);
+        // Bash passes `/dev/fd/N`.
+        vec![vec![
+            lit("/dev/fd/", true, false),
+            X::Any { quoted: true, from },
+        ]]
     }
 
     fn colon_tildes(&mut self, text: &str, state: &State) -> Vec<XWord> {
@@ -822,40 +844,12 @@ impl Interp {
     }
 
     /// Splits one expanded way into fields and applies pathname expansion.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "written in the issue 8 rework; split pending (issue 8 report)"
-    )]
     fn split(&mut self, xw: &XWord, state: &State) -> Vec<Arg> {
         if let Some(at) = xw
             .iter()
             .position(|x| matches!(x, X::Any { quoted: false, .. }))
         {
-            let mut all = Sources::none();
-            for x in xw {
-                if let X::Any { from, .. } = x {
-                    all.extend(from);
-                }
-            }
-            // Text before the hole that cannot split: the first field
-            // starts with it (`https://localhost:$PORT/` → `https://localhost:…`).
-            let head = xw.get(..at).unwrap_or(&[]);
-            let solid = head
-                .iter()
-                .all(|x| matches!(x, X::Lit { split: false, .. } | X::Any { quoted: true, .. }))
-                && head
-                    .iter()
-                    .any(|x| matches!(x, X::Lit { text, .. } if !text.is_empty()));
-            if solid {
-                let mut pieces = to_pieces(&head.to_vec());
-                pieces.push(Piece::Any(all.clone()));
-                let glob = !state.opts.noglob;
-                return vec![
-                    Arg::Field(Value::text(pattern_text(&pieces, glob))),
-                    Arg::Unknown(all),
-                ];
-            }
-            return vec![Arg::Unknown(all)];
+            return split_at_hole(xw, at, state);
         }
         let ifs = binding_value(&state.get("IFS", &self.known));
         let Some(ifs) = ifs.as_known().map(str::to_owned) else {
@@ -864,62 +858,7 @@ impl Interp {
             }
             return self.fields_to_args(vec![to_pieces(xw)], state);
         };
-        let mut fields: Vec<Vec<Piece>> = Vec::new();
-        let mut current: Vec<Piece> = Vec::new();
-        let mut started = false;
-        let mut after_ws_delim = false;
-        for x in xw {
-            match x {
-                X::Break => {
-                    if started {
-                        fields.push(std::mem::take(&mut current));
-                    }
-                    started = false;
-                }
-                X::Any { from, .. } => {
-                    current.push(Piece::Any(from.clone()));
-                    started = true;
-                    after_ws_delim = false;
-                }
-                X::Lit {
-                    text,
-                    quoted,
-                    split,
-                } => {
-                    if *quoted {
-                        started = true;
-                        after_ws_delim = false;
-                        current.extend(text.chars().map(|c| Piece::Char(c, false)));
-                        continue;
-                    }
-                    for c in text.chars() {
-                        if *split && ifs.contains(c) {
-                            let ws = c == ' ' || c == '\t' || c == '\n';
-                            if ws {
-                                if started {
-                                    fields.push(std::mem::take(&mut current));
-                                    started = false;
-                                    after_ws_delim = true;
-                                }
-                            } else {
-                                if !after_ws_delim || started {
-                                    fields.push(std::mem::take(&mut current));
-                                }
-                                started = false;
-                                after_ws_delim = false;
-                            }
-                        } else {
-                            current.push(Piece::Char(c, true));
-                            started = true;
-                            after_ws_delim = false;
-                        }
-                    }
-                }
-            }
-        }
-        if started {
-            fields.push(current);
-        }
+        let fields = ifs_fields(xw, &ifs);
         self.fields_to_args(fields, state)
     }
 
@@ -1340,6 +1279,97 @@ fn plain_literal(word: &WordAst) -> Option<&str> {
         }
         _ => None,
     }
+}
+
+/// A way with an unquoted unknown part at `at`: its fields are unknown,
+/// except that text before the hole that cannot split starts the first.
+fn split_at_hole(xw: &XWord, at: usize, state: &State) -> Vec<Arg> {
+    let mut all = Sources::none();
+    for x in xw {
+        if let X::Any { from, .. } = x {
+            all.extend(from);
+        }
+    }
+    // Text before the hole that cannot split: the first field
+    // starts with it (`https://localhost:$PORT/` → `https://localhost:…`).
+    let head = xw.get(..at).unwrap_or(&[]);
+    let solid = head
+        .iter()
+        .all(|x| matches!(x, X::Lit { split: false, .. } | X::Any { quoted: true, .. }))
+        && head
+            .iter()
+            .any(|x| matches!(x, X::Lit { text, .. } if !text.is_empty()));
+    if solid {
+        let mut pieces = to_pieces(&head.to_vec());
+        pieces.push(Piece::Any(all.clone()));
+        let glob = !state.opts.noglob;
+        return vec![
+            Arg::Field(Value::text(pattern_text(&pieces, glob))),
+            Arg::Unknown(all),
+        ];
+    }
+    vec![Arg::Unknown(all)]
+}
+
+/// The fields of a way with known `ifs` (before pathname expansion).
+fn ifs_fields(xw: &XWord, ifs: &str) -> Vec<Vec<Piece>> {
+    let mut fields: Vec<Vec<Piece>> = Vec::new();
+    let mut current: Vec<Piece> = Vec::new();
+    let mut started = false;
+    let mut after_ws_delim = false;
+    for x in xw {
+        match x {
+            X::Break => {
+                if started {
+                    fields.push(std::mem::take(&mut current));
+                }
+                started = false;
+            }
+            X::Any { from, .. } => {
+                current.push(Piece::Any(from.clone()));
+                started = true;
+                after_ws_delim = false;
+            }
+            X::Lit {
+                text,
+                quoted,
+                split,
+            } => {
+                if *quoted {
+                    started = true;
+                    after_ws_delim = false;
+                    current.extend(text.chars().map(|c| Piece::Char(c, false)));
+                    continue;
+                }
+                for c in text.chars() {
+                    if *split && ifs.contains(c) {
+                        let ws = c == ' ' || c == '\t' || c == '\n';
+                        if ws {
+                            if started {
+                                fields.push(std::mem::take(&mut current));
+                                started = false;
+                                after_ws_delim = true;
+                            }
+                        } else {
+                            if !after_ws_delim || started {
+                                fields.push(std::mem::take(&mut current));
+                            }
+                            started = false;
+                            after_ws_delim = false;
+                        }
+                    } else {
+                        current.push(Piece::Char(c, true));
+                        started = true;
+                        after_ws_delim = false;
+                    }
+                }
+            }
+        }
+    }
+    if started {
+        fields.push(current);
+    }
+    fields
 }
 
 #[cfg(test)]

@@ -222,10 +222,6 @@ impl Interp {
     }
 
     /// Applies the operator to one candidate; returns result candidates.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "written in the issue 8 rework; split pending (issue 8 report)"
-    )]
     fn operate(
         &mut self,
         exp: &ParamExp,
@@ -249,45 +245,7 @@ impl Interp {
                     Null::Maybe => vec![base],
                 }
             }
-            ParamOp::Assign { colon, word } => {
-                let null = nullness(&base, *colon);
-                if matches!(null, Null::No) {
-                    return vec![base];
-                }
-                let value = self.expand_value(word, state);
-                if let ParamName::Var(name) = &exp.name {
-                    let mut vals: Vec<Binding> = value
-                        .candidates()
-                        .iter()
-                        .cloned()
-                        .map(Binding::Str)
-                        .collect();
-                    // Values the variable keeps (other candidates, not null
-                    // ones) stay candidates.
-                    for b in state.get(name, &self.known).vals {
-                        let kept = match &b {
-                            Binding::Unset => Base::Unset,
-                            Binding::Str(t) => Base::Str(t.clone()),
-                            Binding::Arr(items) => {
-                                Base::Str(items.first().cloned().unwrap_or_default())
-                            }
-                            Binding::Unknown(from) => Base::Unknown(from.clone()),
-                        };
-                        if !matches!(nullness(&kept, *colon), Null::Yes) {
-                            vals.push(b);
-                        }
-                    }
-                    let vals = self.bounded(vals);
-                    let exported = state.get(name, &self.known).exported;
-                    state.set(name, super::state::Var { vals, exported });
-                }
-                let mut out: Vec<Base> =
-                    value.into_candidates().into_iter().map(Base::Str).collect();
-                if matches!(null, Null::Maybe) {
-                    out.push(base);
-                }
-                out
-            }
+            ParamOp::Assign { colon, word } => self.assign_default(exp, *colon, word, base, state),
             ParamOp::Alt { colon, word } => match nullness(&base, *colon) {
                 Null::Yes => vec![Base::Str(Text::default())],
                 Null::No => self.word_bases(word, quoted, state),
@@ -342,19 +300,55 @@ impl Interp {
                 self.each_text(base, |_, t| vec![transform(t, c)])
             }
             ParamOp::Names => vec![Base::UnknownList(Sources::none(), false)],
-            ParamOp::Keys => match base {
-                Base::List(items, star) => vec![Base::List(
-                    (0..items.len())
-                        .map(|k| Text::lit(&k.to_string()))
-                        .collect(),
-                    star,
-                )],
-                Base::Str(_) => vec![Base::List(vec![Text::lit("0")], false)],
-                Base::Unset => vec![Base::List(Vec::new(), false)],
-                other => vec![Base::UnknownList(sources_of(&other), false)],
-            },
+            ParamOp::Keys => vec![keys(base)],
             ParamOp::Bad => vec![Base::Unknown(Sources::none())],
         }
+    }
+
+    /// `${v:=word}`: when `v` is (maybe) null it takes the word's value,
+    /// which is also the expansion.
+    fn assign_default(
+        &mut self,
+        exp: &ParamExp,
+        colon: bool,
+        word: &WordAst,
+        base: Base,
+        state: &mut State,
+    ) -> Vec<Base> {
+        let null = nullness(&base, colon);
+        if matches!(null, Null::No) {
+            return vec![base];
+        }
+        let value = self.expand_value(word, state);
+        if let ParamName::Var(name) = &exp.name {
+            let mut vals: Vec<Binding> = value
+                .candidates()
+                .iter()
+                .cloned()
+                .map(Binding::Str)
+                .collect();
+            // Values the variable keeps (other candidates, not null
+            // ones) stay candidates.
+            for b in state.get(name, &self.known).vals {
+                let kept = match &b {
+                    Binding::Unset => Base::Unset,
+                    Binding::Str(t) => Base::Str(t.clone()),
+                    Binding::Arr(items) => Base::Str(items.first().cloned().unwrap_or_default()),
+                    Binding::Unknown(from) => Base::Unknown(from.clone()),
+                };
+                if !matches!(nullness(&kept, colon), Null::Yes) {
+                    vals.push(b);
+                }
+            }
+            let vals = self.bounded(vals);
+            let exported = state.get(name, &self.known).exported;
+            state.set(name, super::state::Var { vals, exported });
+        }
+        let mut out: Vec<Base> = value.into_candidates().into_iter().map(Base::Str).collect();
+        if matches!(null, Null::Maybe) {
+            out.push(base);
+        }
+        out
     }
 
     /// An operand word as result candidates.
@@ -781,5 +775,20 @@ fn replace_known(
             }
             out
         }
+    }
+}
+
+/// `${!a[@]}`: the indices of an array (`0` for a scalar).
+fn keys(base: Base) -> Base {
+    match base {
+        Base::List(items, star) => Base::List(
+            (0..items.len())
+                .map(|k| Text::lit(&k.to_string()))
+                .collect(),
+            star,
+        ),
+        Base::Str(_) => Base::List(vec![Text::lit("0")], false),
+        Base::Unset => Base::List(Vec::new(), false),
+        other => Base::UnknownList(sources_of(&other), false),
     }
 }
