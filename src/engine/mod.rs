@@ -445,7 +445,10 @@ impl Engine {
             Err(why) => return shell::task_failure(self, &request, &why),
         };
         let result = match runtime.get() {
-            Ok(rt) => rt.block_on(self.call_model_in_slot(&pending)),
+            Ok(rt) => match caught(|| rt.block_on(self.call_model_in_slot(&pending))) {
+                Ok(result) => result,
+                Err(why) => return shell::task_failure(self, &request, &why),
+            },
             Err(e) => {
                 tracing::error!(error = %e, "cannot start the runtime for the model call; failing closed");
                 ReviewResult {
