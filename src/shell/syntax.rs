@@ -206,16 +206,7 @@ fn plain_command(source: &str, meter: &mut Meter) -> Option<Parsed> {
             i += len;
         }
     }
-    let mut conv = Conv {
-        src: source,
-        meter,
-        errors: Vec::new(),
-        depth: 0,
-        fd_words: Vec::new(),
-        negated: Vec::new(),
-        closed: Vec::new(),
-        coproc: Vec::new(),
-    };
+    let mut conv = Conv::new(source, meter, Rewrites::default());
     let [left, right] = sides;
     let first = conv.plain_simple(left)?;
     let stmt = match op {
@@ -308,16 +299,7 @@ fn convert(
     if root.has_error() {
         find_errors(root, source, &mut errors);
     }
-    let mut conv = Conv {
-        src: source,
-        meter,
-        errors: Vec::new(),
-        depth: 0,
-        fd_words: Vec::new(),
-        negated: fix.negated,
-        closed: fix.closed,
-        coproc: fix.coproc,
-    };
+    let mut conv = Conv::new(source, meter, fix);
     let stmt = conv.sequence(root);
     errors.append(&mut conv.errors);
     Parsed { stmt, errors }
@@ -715,6 +697,22 @@ struct Conv<'s, 'm> {
     negated: Vec<usize>,
     closed: Vec<usize>,
     coproc: Vec<usize>,
+}
+
+impl<'s, 'm> Conv<'s, 'm> {
+    /// A conversion of `src` that knows where `fix` rewrote it.
+    fn new(src: &'s str, meter: &'m mut Meter, fix: Rewrites) -> Self {
+        Conv {
+            src,
+            meter,
+            errors: Vec::new(),
+            depth: 0,
+            fd_words: Vec::new(),
+            negated: fix.negated,
+            closed: fix.closed,
+            coproc: fix.coproc,
+        }
+    }
 }
 
 impl Conv<'_, '_> {
