@@ -58,8 +58,9 @@ struct Run {
     elapsed: Duration,
 }
 
-fn run_with(home: &Home, harness: &str, stdin: &[u8], args: &[&str], env: &[(&str, &str)]) -> Run {
-    let started = Instant::now();
+/// `vouch hook HARNESS` for `home`, with nothing of the test's own
+/// environment, stdin and stdout piped and stderr discarded.
+fn hook_command(home: &Home, harness: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_vouch"));
     cmd.args(["hook", harness, "--home"])
         .arg(home.path())
@@ -68,7 +69,14 @@ fn run_with(home: &Home, harness: &str, stdin: &[u8], args: &[&str], env: &[(&st
         .env("HOME", home.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::null());
+    cmd
+}
+
+fn run_with(home: &Home, harness: &str, stdin: &[u8], args: &[&str], env: &[(&str, &str)]) -> Run {
+    let started = Instant::now();
+    let mut cmd = hook_command(home, harness, args);
+    cmd.stderr(Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -675,16 +683,8 @@ fn a_stuck_call_gets_the_watchdogs_deny_and_the_process_ends() {
     let home = Home::fresh();
     for harness in ["claude-code", "codex", "gemini", "cursor"] {
         let started = Instant::now();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
-            .args(["hook", harness, "--home"])
-            .arg(home.path())
-            // Harness timeout 6 s, margin 5 s: vouch answers after ~1 s.
-            .args(["--timeout", "6"])
-            .env_clear()
-            .env("HOME", home.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+        // Harness timeout 6 s, margin 5 s: vouch answers after ~1 s.
+        let mut child = hook_command(&home, harness, &["--timeout", "6"])
             .spawn()
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
@@ -729,16 +729,7 @@ fn the_reply_comes_before_the_audit_write_and_a_locked_audit_is_cut_off() {
     lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
 
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
-        .args(["hook", "claude-code", "--home"])
-        .arg(home.path())
-        .env_clear()
-        .env("HOME", home.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = hook_command(&home, "claude-code", &[]).spawn().unwrap();
     child
         .stdin
         .take()
