@@ -601,23 +601,37 @@ pub fn scan_command(hay: &[u8], at: usize, name_end: usize, out: &mut Vec<Span>)
             None | Some(b'\n' | b'\r' | b';' | b'|' | b'&' | b')' | b'`' | b'<' | b'>') => break,
             Some(_) => {}
         }
-        let e = values::extent(hay, i, Syntax::Shell, 0, usize::MAX);
-        if e.next <= i {
+        // A word without quotes, escapes or `$` ends at its first delimiter
+        // and is its own decoding; any other is walked in full.
+        let plain_end = hay
+            .get(i..)
+            .unwrap_or_default()
+            .iter()
+            .position(|&b| {
+                values::is_shell_delimiter(b) || matches!(b, b'\'' | b'"' | b'\\' | b'$')
+            })
+            .map_or(hay.len(), |p| i + p);
+        let plain = hay
+            .get(plain_end)
+            .is_none_or(|&b| values::is_shell_delimiter(b));
+        let next = match plain {
+            true => plain_end,
+            false => values::extent(hay, i, Syntax::Shell, 0, usize::MAX).next,
+        };
+        if next <= i {
             break;
         }
-        let raw = hay.get(i..e.next).unwrap_or_default();
-        // Words are short: a plain loop beats memchr's setup.
-        let decoded = if raw.iter().any(|b| matches!(b, b'\'' | b'"' | b'\\')) {
-            std::borrow::Cow::Owned(super::views::dequote(raw))
-        } else {
-            std::borrow::Cow::Borrowed(raw)
+        let raw = hay.get(i..next).unwrap_or_default();
+        let decoded = match plain {
+            true => std::borrow::Cow::Borrowed(raw),
+            false => std::borrow::Cow::Owned(super::views::dequote(raw)),
         };
         words.push(TextWord {
             start: i,
-            end: e.next,
+            end: next,
             decoded,
         });
-        i = e.next;
+        i = next;
     }
     let argv: Vec<&[u8]> = words.iter().map(|w| w.decoded.as_ref()).collect();
     for found in secrets_in(&argv) {

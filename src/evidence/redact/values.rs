@@ -70,7 +70,7 @@ fn byte(hay: &[u8], i: usize) -> Option<u8> {
     hay.get(i).copied()
 }
 
-fn is_shell_delimiter(b: u8) -> bool {
+pub fn is_shell_delimiter(b: u8) -> bool {
     b.is_ascii_whitespace() || matches!(b, b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')' | b'`')
 }
 
