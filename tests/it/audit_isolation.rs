@@ -95,6 +95,24 @@ async fn decide_all(server: &Running) -> Vec<Value> {
     out
 }
 
+/// `/healthz` once the audit has left "on" (the writer opens its database
+/// after the first observation, on its own thread), or after 10 s.
+async fn settled_health(server: &Running) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let health: Value = reqwest::get(server.url("/healthz"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if health["audit"]["status"] != "on" || std::time::Instant::now() > deadline {
+            return health;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 fn audit_warnings(log: &[String]) -> usize {
     log.iter().filter(|l| l.contains("auditing is off")).count()
 }
@@ -119,13 +137,9 @@ async fn a_corrupt_audit_database_changes_no_decision() {
     assert!(
         with_broken.iter().any(|d| d[0] == "allow") && with_broken.iter().any(|d| d[0] == "deny")
     );
-    // Health is not degraded by the audit; it says auditing is off.
-    let health: Value = reqwest::get(broken.url("/healthz"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    // Health is not degraded by the audit; it says auditing is off once
+    // the writer, which opens the database on its own thread, has met it.
+    let health = settled_health(&broken).await;
     assert_eq!(health["status"], "ok", "{health}");
     assert_eq!(health["audit"]["status"], "off", "{health}");
     assert!(
