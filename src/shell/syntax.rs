@@ -267,7 +267,11 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
         };
     }
     let Some(fix) = rewrites(root, source) else {
-        return convert(root, source, source, meter, Rewrites::default(), errors);
+        let fix = Rewrites::default();
+        if let Some(parsed) = herestring_fallback(root, source, &fix, meter) {
+            return parsed;
+        }
+        return convert(root, source, source, meter, fix, errors);
     };
     let reparsed = match parse_tree(&fix.source, meter) {
         Ok(Some(tree)) => tree,
@@ -285,6 +289,9 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
             };
         }
     };
+    if let Some(parsed) = herestring_fallback(reparsed.root_node(), source, &fix, meter) {
+        return parsed;
+    }
     let rewritten = fix.source.clone();
     let mut parsed = convert(reparsed.root_node(), &rewritten, source, meter, fix, errors);
     parsed
@@ -292,6 +299,52 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
         .iter_mut()
         .for_each(|e| restore_snippet(e, source));
     parsed
+}
+
+/// The reading of [`Rewrites::herestring`]: when the tree `root` of the
+/// source (or of its rewrite `fix`) still has errors, rewrites each `<<<`
+/// too, and keeps that reading only when it parses without one.
+fn herestring_fallback(
+    root: Node<'_>,
+    source: &str,
+    fix: &Rewrites,
+    meter: &mut Meter,
+) -> Option<Parsed> {
+    if !root.has_error() || !source.contains("<<<") {
+        return None;
+    }
+    let current = if fix.source.is_empty() {
+        source
+    } else {
+        fix.source.as_str()
+    };
+    let mut before = Vec::new();
+    find_errors(root, current, &mut before);
+    if before.is_empty() {
+        return None;
+    }
+    let mut next = fix.clone();
+    let mut bytes = current.as_bytes().to_vec();
+    rewrite_herestrings(root, current, &mut bytes, &mut next);
+    if next.herestring.is_empty() {
+        return None;
+    }
+    next.source = String::from_utf8(bytes).ok()?;
+    let tree = parse_tree(&next.source, meter).ok()??;
+    let mut after = Vec::new();
+    find_errors(tree.root_node(), &next.source, &mut after);
+    if !after.is_empty() {
+        return None;
+    }
+    let rewritten = next.source.clone();
+    Some(convert(
+        tree.root_node(),
+        &rewritten,
+        source,
+        meter,
+        next,
+        Vec::new(),
+    ))
 }
 
 /// An error's snippet in the text as written, not as rewritten.
@@ -329,7 +382,7 @@ fn convert(
 /// compound command and a closed descriptor. The `!` becomes a blank (the
 /// statement after it is negated again during conversion) and the `-` of
 /// `>&-` a `0` (read back as a close).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Rewrites {
     source: String,
     /// Start bytes of the statements a removed `!` negated.
@@ -344,9 +397,10 @@ struct Rewrites {
     /// reads `<>` as `<` and an error, and after `!` loses the statement.
     read_write: Vec<usize>,
     /// Bytes where a `<<<` became `<` and two blanks, in a command that
-    /// did not parse: tree-sitter-bash 0.25 reads `>x <<<word` as `<<` and
-    /// an error, and after an earlier `<<` (a here-document's, an
-    /// arithmetic shift) loses the rest of the list.
+    /// did not parse otherwise ([`herestring_fallback`]): tree-sitter-bash
+    /// 0.25 reads `>x <<<word` as `<<` and an error, and after an earlier
+    /// `<<` (a here-document's, an arithmetic shift) loses the rest of the
+    /// list.
     herestring: Vec<usize>,
     /// Bytes of here-document bodies that trip the grammar's scanner (a
     /// first `$'…'` or `\rm >x`, `$((…))`) and became letters, and
@@ -492,9 +546,6 @@ fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
         }
     }
     rewrite_read_write(root, src, &mut bytes, &mut fix);
-    if root.has_error() && src.contains("<<<") {
-        rewrite_herestrings(root, src, &mut bytes, &mut fix);
-    }
     if src.contains("<<") {
         rewrite_heredocs(root, src, &mut bytes, &mut fix);
     }
