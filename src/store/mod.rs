@@ -74,7 +74,10 @@ const STATEMENT_CACHE: usize = 64;
 const MIGRATION_ATTEMPTS: u32 = 3;
 
 /// Schema migrations, in order. Each file runs once, in one transaction.
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations/state/V1__session_state.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/state/V1__session_state.sql"),
+    include_str!("../../migrations/state/V2__grants_without_expiry_index.sql"),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -406,6 +409,13 @@ impl Store {
         // delete the log so that the next process recreates it and fsyncs
         // the directory. `wal_autocheckpoint` still checkpoints at commits.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(|e| self.sql_error(e))?;
+        // Plans never depend on bound values. Without this, binding a new
+        // `LIMIT ?` (the cache eviction, the denial pruning) expires the
+        // cached statement and SQLite parses and plans it again on every
+        // execution; with no `ANALYZE` statistics there is nothing a
+        // value-specific plan could gain.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
             .map_err(|e| self.sql_error(e))?;
         Ok(Pooled {
             conn,
