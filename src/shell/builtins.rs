@@ -1530,6 +1530,11 @@ fn shift(args: &[Arg], mut state: State) -> Flow {
         None => Some(1),
     };
     match (n, &state.positional) {
+        // A pattern among the first N may stand for any number of words.
+        (Some(n), Some(list)) if list.iter().take(n).any(Value::has_pattern) => {
+            state.positional = None;
+            Flow::either(state)
+        }
         (Some(n), Some(list)) if n <= list.len() => {
             state.positional = Some(Rc::new(list.iter().skip(n).cloned().collect()));
             Flow::ok(state)

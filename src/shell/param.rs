@@ -102,6 +102,10 @@ impl Interp {
                 .map(Base::Str)
                 .collect(),
             ParamName::Positional(n) => match &state.positional {
+                // After a pattern (any number of words) the count is lost.
+                Some(list) if shifted_by_pattern(list, (*n as usize).saturating_sub(1)) => {
+                    vec![Base::Unknown(Sources::none())]
+                }
                 Some(list) => match list.get((*n as usize).saturating_sub(1)) {
                     Some(v) => v.candidates().iter().cloned().map(Base::Str).collect(),
                     None => vec![Base::Unset],
@@ -113,6 +117,9 @@ impl Interp {
                 None => vec![Base::UnknownList(Sources::none(), *c == '*')],
             },
             ParamName::Special('#') => match &state.positional {
+                Some(list) if shifted_by_pattern(list, list.len()) => {
+                    vec![Base::Unknown(Sources::none())]
+                }
                 Some(list) => vec![Base::Str(Text::lit(&list.len().to_string()))],
                 None => vec![Base::Unknown(Sources::none())],
             },
@@ -283,9 +290,7 @@ impl Interp {
                 })
             }
             ParamOp::Substring { offset, length } => {
-                let off = self.arith_text(offset, state);
-                let len = length.as_ref().map(|l| self.arith_text(l, state));
-                vec![substring(base, off, len)]
+                self.substring_of(exp, base, offset, length.as_deref(), state)
             }
             ParamOp::Case { mode, all, pattern } => {
                 let patterns = if pattern.parts.is_empty() {
@@ -303,6 +308,27 @@ impl Interp {
             ParamOp::Keys => vec![keys(base)],
             ParamOp::Bad => vec![Base::Unknown(Sources::none())],
         }
+    }
+
+    /// `${v:off:len}`, and `${@:off:len}` over the positional parameters.
+    fn substring_of(
+        &mut self,
+        exp: &ParamExp,
+        base: Base,
+        offset: &str,
+        length: Option<&str>,
+        state: &mut State,
+    ) -> Vec<Base> {
+        let off = self.arith_text(offset, state);
+        let len = length.map(|l| self.arith_text(l, state));
+        if !matches!(exp.name, ParamName::Special('@' | '*')) || exp.index.is_some() {
+            return vec![substring(base, off, len)];
+        }
+        let patterns = state
+            .positional
+            .as_ref()
+            .map(|list| list.iter().map(Value::has_pattern).collect::<Vec<bool>>());
+        positional_substring(base, off, len, &state.arg0, patterns.as_deref())
     }
 
     /// `${v:=word}`: when `v` is (maybe) null it takes the word's value,
@@ -626,8 +652,86 @@ fn substring(base: Base, offset: Option<i64>, length: Option<Option<i64>>) -> Ba
                 None => Base::UnknownList(Sources::none(), star),
             }
         }
+        Base::UnknownList(from, star) => Base::UnknownList(from, star),
         other => Base::Unknown(sources_of(&other)),
     }
+}
+
+/// True when one of the first `before` positional parameters is a pattern,
+/// which stands for any number of words: what comes after it is not at a
+/// known position.
+fn shifted_by_pattern(list: &[Value], before: usize) -> bool {
+    list.iter().take(before).any(Value::has_pattern)
+}
+
+/// `${@:off:len}`: the positional parameters counted from `$0` (offset 0
+/// includes it, `-1` is the last one); a negative length is an expansion
+/// error in bash, so the result is unknown.
+fn positional_substring(
+    base: Base,
+    offset: Option<i64>,
+    length: Option<Option<i64>>,
+    arg0: &Value,
+    patterns: Option<&[bool]>,
+) -> Vec<Base> {
+    let Base::List(items, star) = base else {
+        return vec![substring(base, offset, length)];
+    };
+    let len = match length {
+        None => None,
+        Some(Some(l)) if l >= 0 => Some(l),
+        Some(_) => return vec![Base::UnknownList(Sources::none(), star)],
+    };
+    let Some(off) = offset else {
+        return vec![Base::UnknownList(Sources::none(), star)];
+    };
+    // A pattern stands for any number of words: before the slice it moves
+    // where the slice starts (and the count a negative offset is from),
+    // inside a slice of some length where it ends.
+    let pattern_in = |range: std::ops::Range<usize>| {
+        patterns.is_some_and(|p| p.get(range).unwrap_or(&[]).contains(&true))
+    };
+    let before = usize::try_from(off.saturating_sub(1)).unwrap_or(0);
+    if pattern_in(
+        0..if off < 0 {
+            items.len()
+        } else {
+            before.min(items.len())
+        },
+    ) {
+        return vec![Base::UnknownList(Sources::none(), star)];
+    }
+    // Offsets over `$0 $1 … $n`; `count` is n + 1.
+    let count = i64::try_from(items.len())
+        .unwrap_or(i64::MAX)
+        .saturating_add(1);
+    let start = if off < 0 {
+        count.saturating_add(off)
+    } else {
+        off
+    };
+    if start < 0 || start >= count {
+        return vec![Base::List(Vec::new(), star)];
+    }
+    let end = len.map_or(count, |l| start.saturating_add(l).min(count));
+    let from = usize::try_from(start.saturating_sub(1).max(0)).unwrap_or(usize::MAX);
+    let to = usize::try_from(end.saturating_sub(1).max(0)).unwrap_or(0);
+    if len.is_some() && pattern_in(from..to.max(from)) {
+        return vec![Base::UnknownList(Sources::none(), star)];
+    }
+    let tail: Vec<Text> = items.get(from..to.max(from)).unwrap_or(&[]).to_vec();
+    if start > 0 || end == 0 {
+        return vec![Base::List(tail, star)];
+    }
+    // The slice starts at `$0`: one list per candidate of `$0`.
+    arg0.candidates()
+        .iter()
+        .map(|a0| {
+            let mut list = vec![a0.clone()];
+            list.extend(tail.iter().cloned());
+            Base::List(list, star)
+        })
+        .collect()
 }
 
 fn case(t: &Text, mode: CaseMode, all: bool, patterns: &[Text]) -> Text {

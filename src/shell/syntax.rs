@@ -267,7 +267,11 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
         };
     }
     let Some(fix) = rewrites(root, source) else {
-        return convert(root, source, meter, Rewrites::default(), errors);
+        let fix = Rewrites::default();
+        if let Some(parsed) = herestring_fallback(root, source, &fix, meter) {
+            return parsed;
+        }
+        return convert(root, source, source, meter, fix, errors);
     };
     let reparsed = match parse_tree(&fix.source, meter) {
         Ok(Some(tree)) => tree,
@@ -285,13 +289,78 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
             };
         }
     };
-    let source = fix.source.clone();
-    convert(reparsed.root_node(), &source, meter, fix, errors)
+    if let Some(parsed) = herestring_fallback(reparsed.root_node(), source, &fix, meter) {
+        return parsed;
+    }
+    let rewritten = fix.source.clone();
+    let mut parsed = convert(reparsed.root_node(), &rewritten, source, meter, fix, errors);
+    parsed
+        .errors
+        .iter_mut()
+        .for_each(|e| restore_snippet(e, source));
+    parsed
 }
 
+/// The reading of [`Rewrites::herestring`]: when the tree `root` of the
+/// source (or of its rewrite `fix`) still has errors, rewrites each `<<<`
+/// too, and keeps that reading only when it parses without one.
+fn herestring_fallback(
+    root: Node<'_>,
+    source: &str,
+    fix: &Rewrites,
+    meter: &mut Meter,
+) -> Option<Parsed> {
+    if !root.has_error() || !source.contains("<<<") {
+        return None;
+    }
+    let current = if fix.source.is_empty() {
+        source
+    } else {
+        fix.source.as_str()
+    };
+    let mut before = Vec::new();
+    find_errors(root, current, &mut before);
+    if before.is_empty() {
+        return None;
+    }
+    let mut next = fix.clone();
+    let mut bytes = current.as_bytes().to_vec();
+    rewrite_herestrings(root, current, &mut bytes, &mut next);
+    if next.herestring.is_empty() {
+        return None;
+    }
+    next.source = String::from_utf8(bytes).ok()?;
+    let tree = parse_tree(&next.source, meter).ok()??;
+    let mut after = Vec::new();
+    find_errors(tree.root_node(), &next.source, &mut after);
+    if !after.is_empty() {
+        return None;
+    }
+    let rewritten = next.source.clone();
+    Some(convert(
+        tree.root_node(),
+        &rewritten,
+        source,
+        meter,
+        next,
+        Vec::new(),
+    ))
+}
+
+/// An error's snippet in the text as written, not as rewritten.
+fn restore_snippet(error: &mut ShellError, source: &str) {
+    if let ShellError::Syntax { offset, snippet } = error
+        && let Some(rest) = source.get(*offset..)
+    {
+        *snippet = rest.chars().take(snippet.chars().count()).collect();
+    }
+}
+
+/// Converts the tree of `source`, a same-length rewrite of `original`.
 fn convert(
     root: Node<'_>,
     source: &str,
+    original: &str,
     meter: &mut Meter,
     fix: Rewrites,
     mut errors: Vec<ShellError>,
@@ -300,6 +369,7 @@ fn convert(
         find_errors(root, source, &mut errors);
     }
     let mut conv = Conv::new(source, meter, fix);
+    conv.original = original;
     let stmt = conv.sequence(root);
     errors.append(&mut conv.errors);
     Parsed { stmt, errors }
@@ -312,7 +382,7 @@ fn convert(
 /// compound command and a closed descriptor. The `!` becomes a blank (the
 /// statement after it is negated again during conversion) and the `-` of
 /// `>&-` a `0` (read back as a close).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Rewrites {
     source: String,
     /// Start bytes of the statements a removed `!` negated.
@@ -323,6 +393,20 @@ struct Rewrites {
     timed: bool,
     /// Start bytes of the groups a blanked `coproc [NAME]` ran.
     coproc: Vec<usize>,
+    /// Bytes where a read-write `<>` became `>|`: tree-sitter-bash 0.25
+    /// reads `<>` as `<` and an error, and after `!` loses the statement.
+    read_write: Vec<usize>,
+    /// Bytes where a `<<<` became `<` and two blanks, in a command that
+    /// did not parse otherwise ([`herestring_fallback`]): tree-sitter-bash
+    /// 0.25 reads `>x <<<word` as `<<` and an error, and after an earlier
+    /// `<<` (a here-document's, an arithmetic shift) loses the rest of the
+    /// list.
+    herestring: Vec<usize>,
+    /// Bytes of here-document bodies that trip the grammar's scanner (a
+    /// first `$'…'` or `\rm >x`, `$((…))`) and became letters, and
+    /// arithmetic `<<` that became `**`; words are lexed from the original
+    /// text.
+    heredoc: Vec<usize>,
 }
 
 /// Blanks `coproc` (and its `NAME`) before a group: tree-sitter-bash 0.25
@@ -461,11 +545,175 @@ fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
             fix.closed.push(i + 2);
         }
     }
-    if fix.negated.is_empty() && fix.closed.is_empty() && !fix.timed && fix.coproc.is_empty() {
+    rewrite_read_write(root, src, &mut bytes, &mut fix);
+    if src.contains("<<") {
+        rewrite_heredocs(root, src, &mut bytes, &mut fix);
+    }
+    if fix.negated.is_empty()
+        && fix.closed.is_empty()
+        && !fix.timed
+        && fix.coproc.is_empty()
+        && fix.read_write.is_empty()
+        && fix.herestring.is_empty()
+        && fix.heredoc.is_empty()
+    {
         return None;
     }
     fix.source = String::from_utf8(bytes).ok()?;
     Some(fix)
+}
+
+/// Rewrites each unquoted `<>` to `>|` (see [`Rewrites::read_write`]).
+fn rewrite_read_write(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Rewrites) {
+    let all = src.as_bytes();
+    for (i, window) in all.windows(2).enumerate() {
+        if window == b"<>"
+            && (i == 0 || all.get(i - 1) != Some(&b'<'))
+            && all.get(i + 2) != Some(&b'>')
+            && !quoted(root, i)
+            && let Some(op) = bytes.get_mut(i..i + 2)
+        {
+            op.copy_from_slice(b">|");
+            fix.read_write.push(i);
+        }
+    }
+}
+
+/// Rewrites each unquoted `<<<` (see [`Rewrites::herestring`]).
+fn rewrite_herestrings(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Rewrites) {
+    let all = src.as_bytes();
+    let mut i = 0;
+    while i + 3 <= all.len() {
+        if all.get(i..i + 3) == Some(b"<<<")
+            && all.get(i + 3) != Some(&b'<')
+            && !quoted(root, i)
+            && let Some(op) = bytes.get_mut(i..i + 3)
+        {
+            op.copy_from_slice(b"<  ");
+            fix.herestring.push(i);
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Rewrites what trips the grammar's scanner around here-documents (see
+/// [`Rewrites::heredoc`]): an arithmetic `<<` when there is a `<<<`; a
+/// `\` first in a body (with the character it
+/// escapes, when that is `$`, a backtick or `\`), and in an unquoted body
+/// a `$'` or `$"` first and every `$((`. Bodies are found as bash finds
+/// them: from the line after their `<<WORD` (after the previous body, for
+/// a second one on a line) to the line that is the delimiter.
+fn rewrite_heredocs(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Rewrites) {
+    let mut starts = Vec::new();
+    let herestring = src.contains("<<<");
+    let mut cursor = root.walk();
+    'walk: loop {
+        let node = cursor.node();
+        if node.kind_str() == "heredoc_start" {
+            starts.push(node);
+        }
+        if herestring
+            && matches!(node.kind_str(), "<<" | "<<=")
+            && node.parent().is_some_and(|p| {
+                matches!(p.kind_str(), "binary_expression" | "assignment_expression")
+            })
+            && let Some(op) = bytes.get_mut(node.start_byte()..node.start_byte() + 2)
+        {
+            // An arithmetic `<<` leaves the grammar's scanner expecting a
+            // here-document, and a later `>x <<<word` then fails to parse.
+            op.copy_from_slice(b"**");
+            fix.heredoc.push(node.start_byte());
+        }
+        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+            continue;
+        }
+        loop {
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    let mut after = 0;
+    for start in starts {
+        let Some(body) = heredoc_span(start, src, after) else {
+            continue;
+        };
+        after = body.end;
+        let quoted = text(start, src).contains(['\'', '"', '\\']);
+        rewrite_heredoc(src, body, quoted, bytes, fix);
+    }
+}
+
+/// Where the body of the here-document `start` opens lies (from the line
+/// after it, and not before `after`), up to its delimiter line.
+fn heredoc_span(start: Node<'_>, src: &str, after: usize) -> Option<std::ops::Range<usize>> {
+    let raw = text(start, src);
+    let delimiter: String = raw
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
+    let strip_tabs = start
+        .prev_sibling()
+        .is_some_and(|op| text(op, src) == "<<-");
+    let line_end = src.get(start.end_byte()..)?.find('\n')? + start.end_byte();
+    let body_start = (line_end + 1).max(after);
+    let mut line_start = body_start;
+    while let Some(rest) = src.get(line_start..).filter(|r| !r.is_empty()) {
+        let len = rest.find('\n').unwrap_or(rest.len());
+        let line = rest.get(..len)?;
+        let line = if strip_tabs {
+            line.trim_start_matches('\t')
+        } else {
+            line
+        };
+        if line == delimiter {
+            return Some(body_start..line_start);
+        }
+        line_start += len + 1;
+    }
+    Some(body_start..src.len())
+}
+
+/// The rewrites of [`rewrite_heredocs`] in one body.
+fn rewrite_heredoc(
+    src: &str,
+    body: std::ops::Range<usize>,
+    quoted: bool,
+    bytes: &mut [u8],
+    fix: &mut Rewrites,
+) {
+    let all = src.as_bytes();
+    let at = |i: usize| all.get(i).copied().filter(|_| i < body.end);
+    let mut blank = |from: usize, width: usize, fix: &mut Rewrites| {
+        if let Some(b) = bytes.get_mut(from..from + width) {
+            b.fill(b'x');
+            fix.heredoc.push(from);
+        }
+    };
+    let first = body.start;
+    match (at(first), at(first + 1)) {
+        (Some(b'\\'), Some(b'$' | b'`' | b'\\')) => blank(first, 2, fix),
+        (Some(b'\\'), Some(next)) if next != b'\n' => blank(first, 1, fix),
+        (Some(b'$'), Some(b'\'' | b'"')) if !quoted => blank(first, 1, fix),
+        _ => {}
+    }
+    if quoted {
+        return;
+    }
+    let mut i = body.start;
+    while i + 3 <= body.end {
+        if all.get(i..i + 3) == Some(b"$((") && (i == 0 || all.get(i - 1) != Some(&b'\\')) {
+            blank(i, 1, fix);
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
 }
 
 /// True when byte `at` lies in quoted text, a here-document or a comment.
@@ -599,6 +847,27 @@ fn lost_dashes(node: Node<'_>, src: &str) -> Vec<(usize, usize)> {
 }
 
 /// A node that is (part of) a word, not a redirection or an operator.
+/// The name, `+=`, and where the value starts when `word` (source text) is
+/// a bash assignment word: an unquoted name, then `=` or `+=`.
+fn assignment_word(word: &str) -> Option<(String, bool, usize)> {
+    let name_len = word
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    let name = word.get(..name_len)?;
+    if name.is_empty() || name.bytes().next().is_some_and(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let rest = word.get(name_len..)?;
+    if rest.starts_with('=') {
+        Some((name.to_owned(), false, name_len + 1))
+    } else if rest.starts_with("+=") {
+        Some((name.to_owned(), true, name_len + 2))
+    } else {
+        None
+    }
+}
+
 fn is_word_node(node: Node<'_>) -> bool {
     match node.kind_str() {
         "command_name" => node.end_byte() > node.start_byte(),
@@ -686,6 +955,9 @@ struct Span {
 
 struct Conv<'s, 'm> {
     src: &'s str,
+    /// The text as written, where [`Rewrites`] changed `src`; the bodies
+    /// of unquoted here-documents are lexed from it.
+    original: &'s str,
     meter: &'m mut Meter,
     errors: Vec<ShellError>,
     depth: u32,
@@ -697,6 +969,8 @@ struct Conv<'s, 'm> {
     negated: Vec<usize>,
     closed: Vec<usize>,
     coproc: Vec<usize>,
+    read_write: Vec<usize>,
+    herestring: Vec<usize>,
 }
 
 impl<'s, 'm> Conv<'s, 'm> {
@@ -704,6 +978,7 @@ impl<'s, 'm> Conv<'s, 'm> {
     fn new(src: &'s str, meter: &'m mut Meter, fix: Rewrites) -> Self {
         Conv {
             src,
+            original: src,
             meter,
             errors: Vec::new(),
             depth: 0,
@@ -711,6 +986,8 @@ impl<'s, 'm> Conv<'s, 'm> {
             negated: fix.negated,
             closed: fix.closed,
             coproc: fix.coproc,
+            read_write: fix.read_write,
+            herestring: fix.herestring,
         }
     }
 }
@@ -1093,7 +1370,7 @@ impl Conv<'_, '_> {
 
     fn lex_span(&mut self, mut span: Span) -> WordAst {
         span.substs.sort_by_key(|s| s.start);
-        let mut lexer = Lexer::new(self.src, &span.substs);
+        let mut lexer = Lexer::new(self.original, &span.substs);
         let word = lexer.word(span.start, span.end);
         self.lexer_problems(&lexer);
         word
@@ -1102,7 +1379,13 @@ impl Conv<'_, '_> {
     /// Lexes word spans in order, joining spans that touch: bash words end
     /// at blanks, so nodes the grammar split without a blank between them
     /// (`"a b"\~`, `a\<tab>b`) are one word.
-    fn words(&mut self, mut spans: Vec<Span>) -> Vec<WordAst> {
+    fn words(&mut self, spans: Vec<Span>) -> Vec<WordAst> {
+        let merged = self.merge_spans(spans);
+        merged.into_iter().map(|s| self.lex_span(s)).collect()
+    }
+
+    /// [`Self::words`]'s spans, joined where they touch, not yet lexed.
+    fn merge_spans(&self, mut spans: Vec<Span>) -> Vec<Span> {
         spans.retain(|s| !self.is_fd_word(s));
         spans.sort_by_key(|s| s.start);
         let mut merged: Vec<Span> = Vec::new();
@@ -1117,7 +1400,7 @@ impl Conv<'_, '_> {
                 _ => merged.push(span),
             }
         }
-        merged.into_iter().map(|s| self.lex_span(s)).collect()
+        merged
     }
 
     /// True when the gap `from..to` between two word nodes is one blank
@@ -1215,9 +1498,11 @@ impl Conv<'_, '_> {
         // The end of the last assignment, while a word touching it (no
         // blank between) still belongs to its value.
         let mut value_span: Option<Span> = None;
+        let mut assign_end = 0;
         for (field, child) in fielded_children(node) {
             if let Some(mut span) = value_span.take()
-                && span.end == child.start_byte()
+                && (span.end == child.start_byte()
+                    || self.escaped_blank(span.end, child.start_byte()))
                 && is_word_node(child)
             {
                 // The grammar ends `X="$A"\!x` at the quote and reads `\!x`
@@ -1229,6 +1514,7 @@ impl Conv<'_, '_> {
                 }) = assigns.last_mut()
                 {
                     span.end = child.end_byte();
+                    assign_end = span.end;
                     span.substs.extend(self.substs(child));
                     *value = self.lex_span(Span {
                         start: span.start,
@@ -1241,6 +1527,7 @@ impl Conv<'_, '_> {
             }
             match (field, child.kind_str()) {
                 (_, "variable_assignment") => {
+                    assign_end = child.end_byte();
                     assigns.push(self.assign(child));
                     value_span = match child.child_by_field_name("value") {
                         Some(v) if v.kind_str() == "array" => None,
@@ -1286,12 +1573,51 @@ impl Conv<'_, '_> {
             });
         }
         own.append(&mut redirects);
-        let words = self.words(spans);
+        let words = self.words_after_assigns(spans, &mut assigns, assign_end);
         Stmt::Simple(Simple {
             assigns,
             words: words.into_iter().map(ArgAst::Word).collect(),
             redirects: own,
         })
+    }
+
+    /// The words of a simple command, after moving to `assigns` the leading
+    /// ones that are assignment words: the grammar reads `0</dev/null X=1
+    /// cmd` as a redirection to `/dev/null X=1` and a command `cmd` (or
+    /// `X=1` as the command); bash assigns `X` for `cmd`. Only words after
+    /// `after`, the end of the grammar's own assignments, which come first.
+    fn words_after_assigns(
+        &mut self,
+        spans: Vec<Span>,
+        assigns: &mut Vec<Assign>,
+        after: usize,
+    ) -> Vec<WordAst> {
+        let mut words = Vec::new();
+        let mut leading = true;
+        for span in self.merge_spans(spans) {
+            let assignment = if leading && span.start >= after {
+                self.src.get(span.start..span.end).and_then(assignment_word)
+            } else {
+                None
+            };
+            let Some((name, append, value_at)) = assignment else {
+                leading = false;
+                words.push(self.lex_span(span));
+                continue;
+            };
+            let value = self.lex_span(Span {
+                start: span.start + value_at,
+                end: span.end,
+                substs: span.substs,
+            });
+            assigns.push(Assign {
+                name,
+                index: None,
+                append,
+                value: AssignValue::Scalar(value),
+            });
+        }
+        words
     }
 
     /// One redirection and any words after its first target (which belong
@@ -1306,7 +1632,11 @@ impl Conv<'_, '_> {
             if field == Some("descriptor") || child.kind_str() == "file_descriptor" {
                 fd = text(child, self.src).parse().ok();
             } else if !child.is_named() || repaired_error(child, self.src) {
-                if target.is_none() {
+                if target.is_none() && self.read_write.contains(&child.start_byte()) {
+                    operator.push_str("<>");
+                } else if target.is_none() && self.herestring.contains(&child.start_byte()) {
+                    operator.push_str("<<<");
+                } else if target.is_none() {
                     operator.push_str(text(child, self.src));
                 }
             } else if target.is_none()
@@ -1399,7 +1729,7 @@ impl Conv<'_, '_> {
         let start = node.start_byte();
         let end = node.end_byte();
         if quoted {
-            let raw = text(node, self.src);
+            let raw = text(node, self.original);
             let body = if strip_tabs {
                 raw.split_inclusive('\n')
                     .map(|l| l.trim_start_matches('\t'))
@@ -1410,12 +1740,12 @@ impl Conv<'_, '_> {
             return WordAst::literal(&body, true);
         }
         let substs = self.substs(node);
-        let mut lexer = Lexer::new(self.src, &substs);
+        let mut lexer = Lexer::new(self.original, &substs);
         let word = if strip_tabs {
             let mut parts: Vec<Part> = Vec::new();
             let mut line_start = start;
             while line_start < end {
-                let rest = self.src.get(line_start..end).unwrap_or("");
+                let rest = self.original.get(line_start..end).unwrap_or("");
                 let line_len = rest.find('\n').map_or(rest.len(), |n| n + 1);
                 let tabs = rest.len() - rest.trim_start_matches('\t').len();
                 let from = line_start + tabs.min(line_len);
@@ -1520,11 +1850,12 @@ impl Conv<'_, '_> {
                 attach_redirects(inner, redirects)
             }
             None => {
-                let words = self.words(swallowed);
+                let mut assigns = Vec::new();
+                let words = self.words_after_assigns(swallowed, &mut assigns, 0);
                 Stmt::Simple(Simple {
+                    assigns,
                     words: words.into_iter().map(ArgAst::Word).collect(),
                     redirects,
-                    ..Simple::default()
                 })
             }
         }
@@ -1668,20 +1999,22 @@ impl Conv<'_, '_> {
 
     fn for_statement(&mut self, node: Node<'_>) -> Stmt {
         let mut var = String::new();
-        let mut items: Option<Vec<WordAst>> = None;
+        let mut items: Option<Vec<Span>> = None;
         let mut body = Stmt::Empty;
         for (field, child) in fielded_children(node) {
             match (field, child.kind_str()) {
                 (Some("variable"), _) => var = text(child, self.src).to_owned(),
                 (_, "in") => items = Some(Vec::new()),
                 (Some("value"), _) => {
-                    let w = self.word(child);
-                    items.get_or_insert_with(Vec::new).push(w);
+                    let span = self.span(child);
+                    items.get_or_insert_with(Vec::new).push(span);
                 }
                 (Some("body"), _) => body = self.stmt(child),
                 _ => {}
             }
         }
+        // The grammar splits `"$v"\~` into two values; bash reads one word.
+        let items = items.map(|spans| self.words(spans));
         Stmt::For {
             var,
             items,
@@ -1765,7 +2098,7 @@ impl Conv<'_, '_> {
             let rest = all.get(close + 3..).unwrap_or("");
             let parsed = parse(&format!(":{rest}"), self.meter);
             self.errors.extend(parsed.errors);
-            let mut lexer = Lexer::new(self.src, &[]);
+            let mut lexer = Lexer::new(self.original, &[]);
             let test = lexer.word(node.start_byte() + 2, node.start_byte() + close);
             return Stmt::Seq(vec![Stmt::Test { words: vec![test] }, parsed.stmt]);
         }

@@ -382,6 +382,12 @@ impl Value {
     }
 
     /// True when some candidate holds a hole.
+    /// Whether a candidate is a pattern: unquoted in a word it stands for
+    /// the names it matches, any number of fields.
+    pub fn has_pattern(&self) -> bool {
+        self.candidates().iter().any(Text::is_pattern)
+    }
+
     pub fn has_any(&self) -> bool {
         self.candidates.iter().any(Text::has_any)
     }

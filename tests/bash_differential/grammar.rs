@@ -392,6 +392,9 @@ struct Renderer {
     in_child: bool,
     /// A `cd D && …` ran earlier in this shell: it may have failed.
     after_cd: bool,
+    /// A `cd` moved this shell away from the project (in its own list or
+    /// earlier): a relative `env --chdir=src` looks for a `src` there.
+    cwd_moved: bool,
     /// Assignments the rendered text relies on, put first (`P=A`, `CMD_rm=rm`).
     needs: BTreeSet<String>,
     /// Values of the variables assigned up front.
@@ -416,6 +419,7 @@ impl Case {
             positional_known: false,
             in_child: false,
             after_cd: false,
+            cwd_moved: false,
             needs: BTreeSet::new(),
             values: self.assigns.iter().map(|(n, v, _)| (*n, *v)).collect(),
             // Literal pattern text anywhere, or an assigned value with one,
@@ -631,7 +635,7 @@ impl Renderer {
                 // `--chdir=src` is looked up from where this `env` runs:
                 // after an earlier `env -C DIR` that is not the project,
                 // and `src` may not exist there (the file system decides).
-                if moved && opts.contains(&"--chdir=src") {
+                if (moved || self.cwd_moved) && opts.contains(&"--chdir=src") {
                     self.dynamic();
                     self.dead();
                 }
@@ -704,9 +708,9 @@ impl Renderer {
         match stmt {
             Stmt::Pipe(..) | Stmt::Background(_) | Stmt::Subshell(_) => {
                 // Subshells: a `cd` inside does not reach what follows.
-                let saved = self.after_cd;
+                let saved = (self.after_cd, self.cwd_moved);
                 let text = self.stmt_inner(stmt);
-                self.after_cd = saved;
+                (self.after_cd, self.cwd_moved) = saved;
                 text
             }
             _ => self.stmt_inner(stmt),
@@ -909,12 +913,17 @@ impl Renderer {
             // follows it not run.
             self.dead();
         }
+        // `then` runs where the `cd` went, and only when it succeeded: a
+        // list is grouped, or `cd D && set -- x; y` would run `y` whether
+        // or not the `cd` failed.
+        let moved = self.cwd_moved;
+        self.cwd_moved = true;
         match form {
             CdForm::And | CdForm::Pushd => {
                 let text = if matches!(form, CdForm::Pushd) {
-                    format!("pushd {d} >/dev/null && {}", self.stmt(then))
+                    format!("pushd {d} >/dev/null && {}", self.operand(then))
                 } else {
-                    format!("cd {d} && {}", self.stmt(then))
+                    format!("cd {d} && {}", self.operand(then))
                 };
                 // What follows the list runs where the `cd` left it.
                 self.after_cd = true;
@@ -926,8 +935,10 @@ impl Renderer {
                 format!("cd {d}; {}", self.stmt(then))
             }
             CdForm::Subshell => {
+                let inside = self.operand(then);
+                self.cwd_moved = moved;
                 let t = self.stmt(then);
-                format!("(cd {d} && {t}); {t}")
+                format!("(cd {d} && {inside}); {t}")
             }
         }
     }
@@ -1013,7 +1024,7 @@ impl Renderer {
             self.dynamic();
         }
         let (saved_pos, saved_child) = (self.positional_known, self.in_child);
-        let saved_cd = self.after_cd;
+        let saved_cd = (self.after_cd, self.cwd_moved);
         if child {
             // A child shell's positional parameters are exactly its
             // arguments (none, for the forms that pass none).
@@ -1024,7 +1035,7 @@ impl Renderer {
         self.positional_known = saved_pos;
         self.in_child = saved_child;
         if child {
-            self.after_cd = saved_cd;
+            (self.after_cd, self.cwd_moved) = saved_cd;
         }
         let args = match form {
             ShellForm::BashC | ShellForm::ShC | ShellForm::BashCDashDash => args,

@@ -450,6 +450,19 @@ fn show(command: &str) {
     println!("stderr:\n{}", run.stderr);
     let judgement = judge(command, &run.records, true, true);
     println!("{:?}: {}", judgement.outcome, judgement.summary());
+    // The run as a fixture line (judged static, every command running), to
+    // keep a fixed mechanism as a regression line.
+    let line = Fixture {
+        command: command.to_owned(),
+        is_static: true,
+        all_run: true,
+        bash: run.records.clone(),
+        found: "regression line: the mechanism it shows was fixed".to_owned(),
+        known_limit: None,
+    };
+    if let Ok(json) = serde_json::to_string(&line) {
+        println!("fixture: {json}");
+    }
 }
 
 fn main() {
