@@ -37,7 +37,7 @@ pub mod wire;
 
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderName, HeaderValue};
 use reqwest::{Client, Response, Url};
 use tokio::time::Instant;
 
@@ -229,6 +229,8 @@ pub enum ReviewerError {
     EmptyModel,
     #[error("the verdict schema in prompts/verdict.schema.json is not valid JSON: {0}")]
     Schema(String),
+    #[error("cannot serialize the model request body: {0}")]
+    Body(String),
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
 }
@@ -371,7 +373,10 @@ impl Reviewer {
             system: "",
             user: "",
         };
-        let empty_body = shape.body(&empty, true).to_string();
+        let empty_body = shape
+            .body_bytes(&empty, true)
+            .map_err(|e| ReviewerError::Body(e.to_string()))
+            .and_then(|b| String::from_utf8(b).map_err(|e| ReviewerError::Body(e.to_string())))?;
         Ok(Reviewer {
             shape,
             empty_body,
@@ -448,9 +453,14 @@ impl Reviewer {
         stats: &mut ReviewStats,
     ) -> (Result<Verdict, FailureClass>, Option<Next>) {
         let call_started = Instant::now();
-        let body = self.shape.body(input, with_correction);
         let remaining = deadline.saturating_duration_since(call_started);
-        let attempt = self.call(&body, remaining).await;
+        let attempt = match self.shape.body_bytes(input, with_correction) {
+            Ok(body) => self.call(body, remaining).await,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot serialize the model request; failing closed");
+                Attempt::failed(None, FailureClass::Transport)
+            }
+        };
         stats.input_tokens = stats
             .input_tokens
             .saturating_add(attempt.usage.input_tokens);
@@ -512,12 +522,13 @@ impl Reviewer {
 
     /// One HTTP exchange, bounded by `remaining` both through reqwest's
     /// per-request timeout and an outer timer over sending and reading.
-    async fn call(&self, body: &serde_json::Value, remaining: Duration) -> Attempt {
+    async fn call(&self, body: Vec<u8>, remaining: Duration) -> Attempt {
         let mut request = self
             .client
             .post(self.endpoint.clone())
             .timeout(remaining)
-            .json(body);
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .body(body);
         if self.shape.provider == Wire::Anthropic {
             request = request.header("anthropic-version", wire::ANTHROPIC_VERSION);
         }

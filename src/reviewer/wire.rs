@@ -8,7 +8,8 @@
 //! a compatible server does not matter, while the verdict inside is validated
 //! strictly by [`super::verdict`].
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::verdict::{self, Verdict, VerdictError};
 use super::{FailureClass, ModelInput};
@@ -81,58 +82,163 @@ pub struct RequestShape {
 }
 
 impl RequestShape {
-    /// The JSON body of one call; `with_correction` appends the fixed format
-    /// correction after the evidence.
-    pub fn body(&self, input: &ModelInput<'_>, with_correction: bool) -> Value {
-        let mut messages = vec![];
+    /// The JSON body of one call, serialized; `with_correction` appends the
+    /// fixed format correction after the evidence. Written straight from
+    /// borrowed parts (no intermediate `Value` tree to build and free: the
+    /// packet text is the bulk of it and is copied once, into the body).
+    pub fn body_bytes(
+        &self,
+        input: &ModelInput<'_>,
+        with_correction: bool,
+    ) -> Result<Vec<u8>, serde_json::Error> {
+        let messages = self.messages(input, with_correction);
         match self.provider {
-            Wire::Openai | Wire::Ollama => {
-                messages.push(json!({"role": "system", "content": input.system}));
-            }
-            // Anthropic takes the system prompt as a top-level field.
-            Wire::Anthropic => {}
-        }
-        messages.push(json!({"role": "user", "content": input.user}));
-        if with_correction {
-            messages.push(json!({"role": "user", "content": FORMAT_CORRECTION}));
-        }
-        match self.provider {
-            Wire::Openai => json!({
-                "model": self.model,
-                "messages": messages,
-                "response_format": self.response_format(),
-                "max_completion_tokens": self.max_output_tokens,
-                "temperature": 0,
-            }),
-            Wire::Ollama => json!({
-                "model": self.model,
-                "messages": messages,
-                "response_format": self.response_format(),
-                "max_tokens": self.max_output_tokens,
-                "temperature": 0,
-            }),
-            Wire::Anthropic => json!({
-                "model": self.model,
-                "system": input.system,
-                "messages": messages,
-                "max_tokens": self.max_output_tokens,
-                "temperature": 0,
-                "tools": [{
-                    "name": TOOL_NAME,
-                    "description": TOOL_DESCRIPTION,
-                    "input_schema": self.schema,
-                }],
-                "tool_choice": {"type": "tool", "name": TOOL_NAME},
-            }),
+            Wire::Openai | Wire::Ollama => serde_json::to_vec(&self.chat_body(&messages)),
+            Wire::Anthropic => serde_json::to_vec(&self.anthropic_body(input, &messages)),
         }
     }
 
-    fn response_format(&self) -> Value {
-        json!({
-            "type": "json_schema",
-            "json_schema": {"name": "verdict", "strict": true, "schema": self.schema},
-        })
+    /// The same body as a JSON value (tests and tools).
+    pub fn body(
+        &self,
+        input: &ModelInput<'_>,
+        with_correction: bool,
+    ) -> Result<Value, serde_json::Error> {
+        let messages = self.messages(input, with_correction);
+        match self.provider {
+            Wire::Openai | Wire::Ollama => serde_json::to_value(self.chat_body(&messages)),
+            Wire::Anthropic => serde_json::to_value(self.anthropic_body(input, &messages)),
+        }
     }
+
+    fn messages<'a>(&self, input: &ModelInput<'a>, with_correction: bool) -> Vec<Message<'a>> {
+        let mut messages = Vec::with_capacity(3);
+        match self.provider {
+            Wire::Openai | Wire::Ollama => messages.push(Message {
+                content: input.system,
+                role: "system",
+            }),
+            // Anthropic takes the system prompt as a top-level field.
+            Wire::Anthropic => {}
+        }
+        messages.push(Message {
+            content: input.user,
+            role: "user",
+        });
+        if with_correction {
+            messages.push(Message {
+                content: FORMAT_CORRECTION,
+                role: "user",
+            });
+        }
+        messages
+    }
+
+    fn chat_body<'a>(&'a self, messages: &'a [Message<'a>]) -> ChatBody<'a> {
+        let (max_completion_tokens, max_tokens) = match self.provider {
+            Wire::Openai => (Some(self.max_output_tokens), None),
+            Wire::Ollama | Wire::Anthropic => (None, Some(self.max_output_tokens)),
+        };
+        ChatBody {
+            max_completion_tokens,
+            max_tokens,
+            messages,
+            model: &self.model,
+            response_format: ResponseFormat {
+                json_schema: JsonSchema {
+                    name: "verdict",
+                    schema: &self.schema,
+                    strict: true,
+                },
+                kind: "json_schema",
+            },
+            temperature: 0,
+        }
+    }
+
+    fn anthropic_body<'a>(
+        &'a self,
+        input: &ModelInput<'a>,
+        messages: &'a [Message<'a>],
+    ) -> AnthropicBody<'a> {
+        AnthropicBody {
+            max_tokens: self.max_output_tokens,
+            messages,
+            model: &self.model,
+            system: input.system,
+            temperature: 0,
+            tool_choice: ToolChoice {
+                name: TOOL_NAME,
+                kind: "tool",
+            },
+            tools: [Tool {
+                description: TOOL_DESCRIPTION,
+                input_schema: &self.schema,
+                name: TOOL_NAME,
+            }],
+        }
+    }
+}
+
+// The request bodies, fields in alphabetical order: the bytes sent are the
+// ones the earlier `Value`-built bodies serialized to (serde_json's maps
+// are sorted), so recorded requests and tests keep reading the same.
+
+#[derive(Serialize)]
+struct Message<'a> {
+    content: &'a str,
+    role: &'static str,
+}
+
+#[derive(Serialize)]
+struct ChatBody<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    messages: &'a [Message<'a>],
+    model: &'a str,
+    response_format: ResponseFormat<'a>,
+    temperature: u8,
+}
+
+#[derive(Serialize)]
+struct ResponseFormat<'a> {
+    json_schema: JsonSchema<'a>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct JsonSchema<'a> {
+    name: &'static str,
+    schema: &'a Value,
+    strict: bool,
+}
+
+#[derive(Serialize)]
+struct AnthropicBody<'a> {
+    max_tokens: u32,
+    messages: &'a [Message<'a>],
+    model: &'a str,
+    system: &'a str,
+    temperature: u8,
+    tool_choice: ToolChoice,
+    tools: [Tool<'a>; 1],
+}
+
+#[derive(Serialize)]
+struct ToolChoice {
+    name: &'static str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    description: &'static str,
+    input_schema: &'a Value,
+    name: &'static str,
 }
 
 /// Tokens the provider billed for one call (0 when it did not say).
@@ -276,6 +382,7 @@ fn messages_verdict(envelope: &Value) -> Result<Verdict, FailureClass> {
 mod tests {
     use super::*;
     use crate::decision::Outcome;
+    use serde_json::json;
 
     const VERDICT: &str = r#"{"outcome":"deny","risk_level":"high","user_authorization":"unknown","rationale":"pushes to main","suggestion":"open a pull request"}"#;
 
@@ -294,8 +401,20 @@ mod tests {
     };
 
     #[test]
+    fn bodies_serialize_as_their_sorted_json_values() {
+        for provider in [Wire::Openai, Wire::Ollama, Wire::Anthropic] {
+            for correction in [false, true] {
+                let bytes = shape(provider).body_bytes(&INPUT, correction).unwrap();
+                let value: Value = serde_json::from_slice(&bytes).unwrap();
+                assert_eq!(String::from_utf8(bytes).unwrap(), value.to_string());
+                assert_eq!(value, shape(provider).body(&INPUT, correction).unwrap());
+            }
+        }
+    }
+
+    #[test]
     fn openai_body() {
-        let b = shape(Wire::Openai).body(&INPUT, false);
+        let b = shape(Wire::Openai).body(&INPUT, false).unwrap();
         assert_eq!(b["max_completion_tokens"], 256);
         assert!(b.get("max_tokens").is_none());
         assert_eq!(b["temperature"], 0);
@@ -310,7 +429,7 @@ mod tests {
 
     #[test]
     fn ollama_body_uses_max_tokens() {
-        let b = shape(Wire::Ollama).body(&INPUT, false);
+        let b = shape(Wire::Ollama).body(&INPUT, false).unwrap();
         assert_eq!(b["max_tokens"], 256);
         assert!(b.get("max_completion_tokens").is_none());
         assert_eq!(b["response_format"]["json_schema"]["strict"], true);
@@ -318,7 +437,7 @@ mod tests {
 
     #[test]
     fn anthropic_body_forces_the_tool() {
-        let b = shape(Wire::Anthropic).body(&INPUT, true);
+        let b = shape(Wire::Anthropic).body(&INPUT, true).unwrap();
         assert_eq!(b["system"], "SYS");
         assert_eq!(b["max_tokens"], 256);
         assert_eq!(b["tool_choice"], json!({"type":"tool","name":TOOL_NAME}));

@@ -438,16 +438,31 @@ fn cache_store(
         .execute(params![sql_ms(now)])?;
     // Oldest first: every entry of one config has the same TTL, so the
     // earliest expiry is the earliest insert. Counted first, so the common
-    // case (within capacity) does not build the subquery's temporary index.
+    // case (within capacity) reads nothing else. Over capacity (a busy
+    // service lives there: each new review adds one entry), the last entry
+    // to go is found by an index seek and everything up to it removed by an
+    // index range, rather than an `IN (subquery)` that builds a temporary
+    // table on every review.
     let entries: i64 = tx
         .prepare_cached("SELECT count(*) FROM verdict_cache")?
         .query_row([], |row| row.get(0))?;
-    if entries > i64::from(max_entries) {
-        tx.prepare_cached(
-            "DELETE FROM verdict_cache WHERE cache_key IN (SELECT cache_key FROM verdict_cache \
-             ORDER BY expires_at_ms, cache_key LIMIT ?1)",
-        )?
-        .execute(params![entries.saturating_sub(i64::from(max_entries))])?;
+    let excess = entries.saturating_sub(i64::from(max_entries));
+    if excess > 0 {
+        let last: Option<(i64, String)> = tx
+            .prepare_cached(
+                "SELECT expires_at_ms, cache_key FROM verdict_cache \
+                 ORDER BY expires_at_ms, cache_key LIMIT 1 OFFSET ?1",
+            )?
+            .query_row(params![excess.saturating_sub(1)], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .optional()?;
+        if let Some((expires_at_ms, cache_key)) = last {
+            tx.prepare_cached(
+                "DELETE FROM verdict_cache WHERE (expires_at_ms, cache_key) <= (?1, ?2)",
+            )?
+            .execute(params![expires_at_ms, cache_key])?;
+        }
     }
     Ok(())
 }

@@ -436,6 +436,13 @@ impl Store {
         // the directory. `wal_autocheckpoint` still checkpoints at commits.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
             .map_err(|e| self.sql_error(e))?;
+        // Plans never depend on bound values. Without this, binding a new
+        // `LIMIT ?` (the cache eviction, the denial pruning) expires the
+        // cached statement and SQLite parses and plans it again on every
+        // execution; with no `ANALYZE` statistics there is nothing a
+        // value-specific plan could gain.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .map_err(|e| self.sql_error(e))?;
         Ok(Pooled {
             conn,
             durability: Durability::Normal,
