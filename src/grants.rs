@@ -17,12 +17,12 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 use crate::clock::Clock;
 use crate::decision::Grant;
-use crate::store::{self, Durability, Store, StoreError, sql_ms};
+use crate::store::{self, Durability, Store, StoreError, Transaction, sql_ms};
 
 /// A freshly minted token, not yet stored.
 #[derive(Clone, PartialEq, Eq)]

@@ -19,7 +19,7 @@ pub mod overrides;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
 use crate::config::{BreakerConfig, Config};
@@ -27,7 +27,7 @@ use crate::decision::{Outcome, RiskLevel};
 use crate::names::named_enum;
 use crate::pipeline::{DenialRecord, Effect};
 use crate::reviewer::Verdict;
-use crate::store::{Store, StoreError, ms_from_sql, sql_ms};
+use crate::store::{Store, StoreError, Transaction, ms_from_sql, sql_ms};
 
 /// How long a turn's counters are kept after their last update. A turn that
 /// is idle this long is over; a new turn starts closed anyway.

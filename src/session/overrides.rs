@@ -21,7 +21,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use rusqlite::{OptionalExtension, Transaction, params};
+use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -30,7 +30,7 @@ use super::{AuthorizationKind, DENIAL_RETENTION_MS, column, ms_column};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::decision::RiskLevel;
-use crate::store::{Durability, Store, StoreError, sql_ms};
+use crate::store::{Durability, Store, StoreError, Transaction, sql_ms};
 
 /// How long the human has to type the break-glass phrase.
 pub const CHALLENGE_TTL_MS: u64 = 60_000;

@@ -42,7 +42,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 use rusqlite_migration::{M, Migrations};
 
 pub use files::{
@@ -154,6 +154,44 @@ impl Pooled {
         }
         Ok(())
     }
+}
+
+/// An open transaction on one of the store's connections: what
+/// [`Store::write`] and [`Store::read`] hand their closure (it derefs to the
+/// connection). The store begins and ends it with statements prepared once
+/// per connection: `rusqlite::Transaction` parses `BEGIN` and `COMMIT` afresh
+/// each time, which was a tenth of a grant pair's instructions.
+pub struct Transaction<'c> {
+    conn: &'c Connection,
+}
+
+impl std::ops::Deref for Transaction<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+/// Runs `f` between `begin` and `end` (both kept prepared on `conn`). On an
+/// error the transaction is rolled back before the error is returned (the
+/// caller then drops the connection, which would roll back as well).
+fn in_transaction<T>(
+    conn: &Connection,
+    begin: &str,
+    end: &str,
+    f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.prepare_cached(begin)?.execute([])?;
+    let done = f(&Transaction { conn }).and_then(|value| {
+        conn.prepare_cached(end)?.execute([])?;
+        Ok(value)
+    });
+    if done.is_err() && !conn.is_autocommit() {
+        // Best effort: the error being returned is the one that matters.
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    done
 }
 
 /// The shared state database. Cheap to share (`Arc<Store>`); `Send + Sync`.
@@ -322,15 +360,9 @@ impl Store {
             Some(pooled) => pooled,
             None => self.connect()?,
         };
-        let result = (|| {
-            pooled.set_durability(durability)?;
-            let tx = pooled
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let value = f(&tx)?;
-            tx.commit()?;
-            Ok(value)
-        })();
+        let result = pooled
+            .set_durability(durability)
+            .and_then(|()| in_transaction(&pooled.conn, "BEGIN IMMEDIATE", "COMMIT", f));
         match result {
             Ok(value) => {
                 *slot = Some(pooled);
@@ -347,15 +379,9 @@ impl Store {
         &self,
         f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
-        let mut pooled = self.checkout()?;
-        let result = (|| {
-            let tx = pooled
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Deferred)?;
-            let value = f(&tx)?;
-            tx.finish()?;
-            Ok(value)
-        })();
+        let pooled = self.checkout()?;
+        // Ended by a rollback: a read commits nothing.
+        let result = in_transaction(&pooled.conn, "BEGIN DEFERRED", "ROLLBACK", f);
         match result {
             Ok(value) => {
                 self.checkin(pooled);
