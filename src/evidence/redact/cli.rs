@@ -580,11 +580,14 @@ struct TextWord<'h> {
 /// and adds the spans of its secret arguments. Returns where the words it
 /// read end.
 pub fn scan_command(hay: &[u8], at: usize, name_end: usize, out: &mut Vec<Span>) -> usize {
-    let mut words = vec![TextWord {
+    // One allocation for the words of a line (a command in prose runs to
+    // its line's end), not one per doubling.
+    let mut words = Vec::with_capacity(32);
+    words.push(TextWord {
         start: at,
         end: name_end,
         decoded: std::borrow::Cow::Borrowed(hay.get(at..name_end).unwrap_or_default()),
-    }];
+    });
     let mut i = name_end;
     while words.len() < MAX_WORDS {
         while hay.get(i).is_some_and(|b| *b == b' ' || *b == b'\t') {
@@ -603,9 +606,11 @@ pub fn scan_command(hay: &[u8], at: usize, name_end: usize, out: &mut Vec<Span>)
             break;
         }
         let raw = hay.get(i..e.next).unwrap_or_default();
-        let decoded = match memchr::memchr3(b'\'', b'"', b'\\', raw) {
-            Some(_) => std::borrow::Cow::Owned(super::views::dequote(raw)),
-            None => std::borrow::Cow::Borrowed(raw),
+        // Words are short: a plain loop beats memchr's setup.
+        let decoded = if raw.iter().any(|b| matches!(b, b'\'' | b'"' | b'\\')) {
+            std::borrow::Cow::Owned(super::views::dequote(raw))
+        } else {
+            std::borrow::Cow::Borrowed(raw)
         };
         words.push(TextWord {
             start: i,

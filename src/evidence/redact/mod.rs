@@ -28,15 +28,14 @@ mod cli;
 mod keys;
 mod kind;
 mod provider;
+mod repeats;
 mod scan;
 mod structural;
 mod values;
 mod views;
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use serde_json::Value;
 
 pub use keys::{KeyClass, classify_key};
@@ -45,6 +44,7 @@ pub use scan::{ScanError, provider_rules};
 pub use values::looks_random;
 
 use crate::request::{Request, Surface, TranscriptEntry};
+use repeats::Repeats;
 use scan::{SCANNER, Scanner, Span};
 use views::Views;
 
@@ -52,8 +52,8 @@ use views::Views;
 /// strings (`admin`, `1234`) occur everywhere by chance.
 pub const MIN_REPEAT_BYTES: usize = 6;
 
-/// How much of a remembered value the repeat finder indexes; a hit is
-/// then compared against the whole value.
+/// How much of a remembered value must match for a hit; a hit is then
+/// compared against the whole value.
 pub const REPEAT_PREFIX: usize = 128;
 
 /// Longest command the shell parser reads for secret options; longer text
@@ -261,9 +261,7 @@ struct Pass {
     /// searched as it is).
     views: Vec<Option<Views>>,
     next: usize,
-    repeats: Vec<(Vec<u8>, SecretKind)>,
-    known: HashSet<Vec<u8>>,
-    repeat_finder: Option<AhoCorasick>,
+    repeats: Repeats,
 }
 
 impl Pass {
@@ -273,9 +271,7 @@ impl Pass {
             found: Vec::new(),
             views: Vec::new(),
             next: 0,
-            repeats: Vec::new(),
-            known: HashSet::new(),
-            repeat_finder: None,
+            repeats: Repeats::new(),
         }
     }
 
@@ -300,9 +296,12 @@ impl Pass {
         let found = scanner.scan_views(&views);
         self.views.push((views.views.len() > 1).then_some(views));
         for f in &found {
-            self.remember(&f.seen, f.span.kind);
-            if let Some(original) = s.as_bytes().get(f.span.start..f.span.end)
-                && original != f.seen.as_slice()
+            let original = s.as_bytes().get(f.span.start..f.span.end);
+            if let Some(seen) = &f.seen {
+                self.remember(seen, f.span.kind);
+            }
+            if let Some(original) = original
+                && f.seen.as_deref() != Some(original)
             {
                 self.remember(original, f.span.kind);
             }
@@ -316,14 +315,7 @@ impl Pass {
     }
 
     fn remember(&mut self, value: &[u8], kind: SecretKind) {
-        let value = value.trim_ascii();
-        if value.len() >= MIN_REPEAT_BYTES
-            && !self.known.contains(value)
-            && !values::is_exempt(value)
-        {
-            self.known.insert(value.to_vec());
-            self.repeats.push((value.to_vec(), kind));
-        }
+        self.repeats.remember(value, kind);
     }
 
     fn secret_value(&mut self, v: &mut Value, mode: Mode, report: &mut RedactionReport) {
@@ -341,23 +333,9 @@ impl Pass {
         }
     }
 
-    /// Ends the first walk: builds the finder for repeated values.
+    /// Ends the first walk.
     fn seal(&mut self) {
         self.next = 0;
-        if self.repeats.is_empty() {
-            return;
-        }
-        // Values are looked up by a bounded prefix and then compared whole,
-        // so building the finder costs at most REPEAT_PREFIX bytes a value.
-        self.repeat_finder = AhoCorasickBuilder::new()
-            .match_kind(MatchKind::LeftmostLongest)
-            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
-            .build(
-                self.repeats
-                    .iter()
-                    .map(|(v, _)| v.get(..REPEAT_PREFIX).unwrap_or(v)),
-            )
-            .ok();
     }
 
     fn apply_text<'a>(&mut self, s: &'a str, report: &mut RedactionReport) -> Cow<'a, str> {
@@ -384,53 +362,21 @@ impl Pass {
     /// Spans where a remembered secret value occurs again: in `s`, or in
     /// every one of its decoded `views` when it has some.
     fn find_repeats(&self, s: &str, views: Option<&Views>, spans: &mut Vec<Span>) {
-        let Some(finder) = &self.repeat_finder else {
-            return;
-        };
         let Some(views) = views else {
-            for m in finder.find_iter(s.as_bytes()) {
-                let (start, end) = self.repeat_extent(s.as_bytes(), &m);
-                spans.push(Span::new(start, end, self.repeat_kind(&m)));
-            }
+            self.repeats.find(s.as_bytes(), 0, s.len(), |h| {
+                spans.push(Span::new(h.start, h.end, h.kind));
+            });
             return;
         };
         for (index, view) in views.views.iter().enumerate() {
             let whole = [(0, view.bytes.len())];
-            let hits = views
-                .regions(index)
-                .unwrap_or(&whole)
-                .iter()
-                .flat_map(|&(from, to)| {
-                    finder.find_iter(aho_corasick::Input::new(&view.bytes).range(from..to))
+            for &(from, to) in views.regions(index).unwrap_or(&whole) {
+                self.repeats.find(&view.bytes, from, to, |h| {
+                    let (start, end) = views.to_original(index, h.start, h.end);
+                    spans.push(Span::new(start, end, h.kind));
                 });
-            for m in hits {
-                let (start, end) = self.repeat_extent(&view.bytes, &m);
-                let (start, end) = views.to_original(index, start, end);
-                spans.push(Span::new(start, end, self.repeat_kind(&m)));
             }
         }
-    }
-
-    /// The bytes a repeat hit covers: the whole value when it is there
-    /// (hits are found by a prefix); at least the prefix.
-    fn repeat_extent(&self, hay: &[u8], m: &aho_corasick::Match) -> (usize, usize) {
-        let value = self
-            .repeats
-            .get(m.pattern().as_usize())
-            .map_or(&[][..], |(v, _)| v.as_slice());
-        let whole = hay.get(m.start()..).is_some_and(|r| r.starts_with(value));
-        let end = if whole {
-            m.start() + value.len()
-        } else {
-            m.end()
-        };
-        (m.start(), end)
-    }
-
-    fn repeat_kind(&self, m: &aho_corasick::Match) -> SecretKind {
-        self.repeats
-            .get(m.pattern().as_usize())
-            .map_or(SecretKind::Repeated, |(_, k)| *k)
     }
 }
 

@@ -25,7 +25,7 @@
 use std::sync::{LazyLock, OnceLock};
 
 use regex_automata::util::syntax;
-use regex_automata::{Input, meta};
+use regex_automata::{Anchored, Input, meta};
 
 use super::kind::RuleId;
 use super::values::shannon_entropy;
@@ -113,6 +113,14 @@ pub const UNBOUNDED_PREFIX: usize = 512;
 /// repetition first reaches. A match that runs into the window's end is
 /// searched again to the end of the text, so no match is cut short.
 pub const UNBOUNDED_REACH: usize = 16 * 1024;
+
+/// Windows of one rule closer than this are searched as one: a search
+/// costs ~1,000 instructions to start and a prefilter call each time the
+/// automaton falls back to its start, while the bytes between two windows
+/// cost the rule's literal prefilter well under one instruction each. A
+/// merged window only ever finds more than its parts (gitleaks itself runs
+/// a rule over the whole text once a keyword occurs anywhere in it).
+pub const WINDOW_GAP: usize = 512;
 
 /// Text around a match that a `regexTarget = "line"` allowlist sees, each
 /// side. A longer line is cut for the allowlist only, never for the scan.
@@ -427,14 +435,32 @@ impl Rule {
             });
             return None;
         };
-        let input = Input::new(hay).range(start..end);
-        for caps in regex.captures_iter(input) {
-            let Some(whole) = caps.get_match() else {
-                continue;
+        // Find first, with the regex's DFAs alone, and read the capture
+        // groups only of a match: nearly every window holds none, and
+        // a capture search would allocate its slots for each.
+        let mut caps: Option<regex_automata::util::captures::Captures> = None;
+        let mut at = start;
+        while at <= end {
+            let Some(whole) = regex.search(&Input::new(hay).range(at..end)) else {
+                break;
             };
             if whole.end() >= end && end < hay.len() {
                 return Some(whole.start());
             }
+            at = if whole.is_empty() {
+                whole.end() + 1
+            } else {
+                whole.end()
+            };
+            let caps = caps.get_or_insert_with(|| regex.create_captures());
+            // The same match, anchored at its start: look-around still sees
+            // the text around it.
+            regex.search_captures(
+                &Input::new(hay)
+                    .range(whole.range())
+                    .anchored(Anchored::Pattern(whole.pattern())),
+                caps,
+            );
             let secret = match self.secret_group {
                 Some(group) => caps.get_group(group),
                 None => (1..caps.group_len())

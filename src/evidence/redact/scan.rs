@@ -15,7 +15,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::Automaton;
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Anchored, MatchKind};
 
 use super::cli;
 use super::kind::SecretKind;
@@ -37,13 +39,13 @@ impl Span {
     }
 }
 
-/// A finding in the original text, with the bytes the rule saw (decoded,
-/// when it was found in a view), so the same secret can be found again
-/// elsewhere.
+/// A finding in the original text, with the bytes the rule saw when it was
+/// found in a decoded view (`None`: in the text itself, whose span holds
+/// them), so the same secret can be found again elsewhere.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
     pub span: Span,
-    pub seen: Vec<u8>,
+    pub seen: Option<Vec<u8>>,
 }
 
 /// What a trigger word enables.
@@ -91,8 +93,10 @@ pub(crate) struct Scanner {
     /// The words by their first two bytes: nothing to build but a sort.
     index: WordIndex,
     /// The same words as an Aho-Corasick DFA, built the first time a large
-    /// text is seen.
-    fast: OnceLock<Option<AhoCorasick>>,
+    /// text is seen. Walked byte by byte here ([`Scanner::each_hit`]): the
+    /// adversarial text holds a trigger every few bytes, and the library's
+    /// overlapping iterator costs ~200 instructions a hit to resume.
+    fast: OnceLock<Option<DFA>>,
     /// Bytes this process has searched for triggers.
     scanned: AtomicUsize,
     /// Trigger pattern index → what it enables.
@@ -167,18 +171,13 @@ impl Scanner {
     /// or, without one, the word index.
     fn each_hit(
         &self,
-        dfa: Option<&AhoCorasick>,
+        dfa: Option<&DFA>,
         hay: &[u8],
         (from, to): (usize, usize),
-        mut f: impl FnMut(usize, usize, usize),
+        f: impl FnMut(usize, usize, usize),
     ) {
         match dfa {
-            Some(dfa) => {
-                let input = aho_corasick::Input::new(hay).range(from..to);
-                for m in dfa.find_overlapping_iter(input) {
-                    f(m.pattern().as_usize(), m.start(), m.end());
-                }
-            }
+            Some(dfa) => dfa_hits(dfa, hay, from, to, f),
             None => self.index.each_hit(&self.words, hay, from, to, f),
         }
     }
@@ -186,17 +185,18 @@ impl Scanner {
     /// The DFA when a text of `len` bytes should use it, built on first use;
     /// `None` for the word index (also when the DFA failed to build: the
     /// index finds the same hits).
-    fn fast_for(&self, len: usize) -> Option<&AhoCorasick> {
+    fn fast_for(&self, len: usize) -> Option<&DFA> {
         let before = self.scanned.fetch_add(len, Ordering::Relaxed);
         if len < DFA_TEXT_BYTES && before.saturating_add(len) < DFA_AFTER_BYTES {
             return None;
         }
         self.fast
             .get_or_init(|| {
-                AhoCorasickBuilder::new()
+                // No prefilter: ~600 words start with nearly every byte.
+                DFA::builder()
                     .ascii_case_insensitive(true)
                     .match_kind(MatchKind::Standard)
-                    .kind(Some(AhoCorasickKind::DFA))
+                    .prefilter(false)
                     .build(&self.words)
                     .ok()
             })
@@ -228,13 +228,15 @@ impl Scanner {
                 if start >= end {
                     continue;
                 }
-                out.push(Found {
-                    span: Span::new(start, end, span.kind),
-                    seen: view
-                        .bytes
+                let seen = (index > 0).then(|| {
+                    view.bytes
                         .get(span.start..span.end)
                         .unwrap_or_default()
-                        .to_vec(),
+                        .to_vec()
+                });
+                out.push(Found {
+                    span: Span::new(start, end, span.kind),
+                    seen,
                 });
             }
         }
@@ -248,10 +250,8 @@ impl Scanner {
         self.index
             .each_hit(&self.words, hay, from, to, |p, s, e| index.push((s, e, p)));
         let dfa = self.fast_for(usize::MAX).unwrap();
-        let mut fast: Vec<_> = dfa
-            .find_overlapping_iter(aho_corasick::Input::new(hay).range(from..to))
-            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
-            .collect();
+        let mut fast = Vec::new();
+        dfa_hits(dfa, hay, from, to, |p, s, e| fast.push((s, e, p)));
         index.sort_unstable();
         fast.sort_unstable();
         [index, fast]
@@ -519,16 +519,39 @@ impl WordIndex {
     }
 }
 
+/// Every occurrence of a trigger word ending inside `from..to` and
+/// starting at or after `from` (overlapping ones included): the DFA's match
+/// states list every word that ends at a byte, as the overlapping search
+/// reports them.
+fn dfa_hits(dfa: &DFA, hay: &[u8], from: usize, to: usize, mut f: impl FnMut(usize, usize, usize)) {
+    let Ok(mut sid) = dfa.start_state(Anchored::No) else {
+        return;
+    };
+    let region = hay.get(from..to.min(hay.len())).unwrap_or_default();
+    for (i, &b) in region.iter().enumerate() {
+        sid = dfa.next_state(Anchored::No, sid, b);
+        if dfa.is_special(sid) && dfa.is_match(sid) {
+            let end = from + i + 1;
+            for k in 0..dfa.match_len(sid) {
+                let pattern = dfa.match_pattern(sid, k);
+                let start = end.saturating_sub(dfa.pattern_len(pattern));
+                f(pattern.as_usize(), start, end);
+            }
+        }
+    }
+}
+
 /// Two bytes, lowercased, as one key.
 fn pair(a: u8, b: u8) -> u16 {
     (u16::from(a.to_ascii_lowercase()) << 8) | u16::from(b.to_ascii_lowercase())
 }
 
-/// Adds a window, merged with the last one when they overlap.
+/// Adds a window, merged with the last one when they overlap or lie less
+/// than [`provider::WINDOW_GAP`] bytes apart.
 fn push_window(list: &mut Vec<(usize, usize)>, w: (usize, usize)) {
     if let Some(last) = list.last_mut()
-        && w.0 <= last.1
-        && w.1 >= last.0
+        && w.0 <= last.1.saturating_add(provider::WINDOW_GAP)
+        && w.1.saturating_add(provider::WINDOW_GAP) >= last.0
     {
         last.0 = last.0.min(w.0);
         last.1 = last.1.max(w.1);

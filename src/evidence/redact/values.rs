@@ -426,10 +426,19 @@ pub fn is_exempt(v: &[u8]) -> bool {
         || is_path(text)
         || is_substitution_of_a_lookup(text)
         || is_placeholder(text)
-        || matches!(
-            text.to_ascii_lowercase().as_str(),
-            "null" | "none" | "nil" | "true" | "false" | "undefined" | "~" | "[]" | "{}"
-        )
+        || [
+            "null",
+            "none",
+            "nil",
+            "true",
+            "false",
+            "undefined",
+            "~",
+            "[]",
+            "{}",
+        ]
+        .iter()
+        .any(|w| w.eq_ignore_ascii_case(text))
 }
 
 fn is_upper_ident(s: &str) -> bool {
