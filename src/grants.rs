@@ -15,6 +15,8 @@
 //! store effect, which the engine applies in the decision's transaction
 //! through [`store`].
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rusqlite::{OptionalExtension, Transaction, params};
 use sha2::{Digest, Sha256};
 
@@ -58,11 +60,43 @@ impl GrantToken {
 }
 
 fn token_hash(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
+    // `hex::encode` collects the digits as `char`s one at a time, which cost
+    // more than the SHA-256 itself on a grant pair's path; the slice form
+    // writes the 64 ASCII digits straight into a buffer.
+    let digest = Sha256::digest(token.as_bytes());
+    let mut digits = [0u8; 64];
+    let fast = hex::encode_to_slice(digest, &mut digits)
+        .ok()
+        .and_then(|()| std::str::from_utf8(&digits).ok().map(str::to_owned));
+    // `None` cannot happen (32 bytes are 64 ASCII digits), but never panics.
+    fast.unwrap_or_else(|| hex::encode(digest))
+}
+
+/// How often one process prunes expired grants. The prune scans the table
+/// (it has no expiry index: an index page in every mint's and every
+/// consume's `synchronous=FULL` commit cost more than the scan), so it runs
+/// on a mint at most this often, not on every one. Expired grants thus stay
+/// up to this much past their expiry, unusable: `consume` checks the expiry
+/// itself.
+pub const GRANT_PRUNE_EVERY_MS: u64 = 60 * 1000;
+
+/// When this process last pruned expired grants (clock milliseconds; 0:
+/// never).
+static LAST_GRANT_PRUNE_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Whether a mint at `now` should prune expired grants: the first time in
+/// this process, then once per [`GRANT_PRUNE_EVERY_MS`] (or when the clock
+/// went back). Claimed atomically, so concurrent mints prune once.
+fn prune_due(now: u64) -> bool {
+    let last = LAST_GRANT_PRUNE_MS.load(Ordering::Relaxed);
+    let due = last == 0 || now < last || now.saturating_sub(last) >= GRANT_PRUNE_EVERY_MS;
+    due && LAST_GRANT_PRUNE_MS
+        .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
 }
 
 /// Stores a minted grant inside the caller's transaction, pruning expired
-/// grants first.
+/// grants first when a prune is due ([`GRANT_PRUNE_EVERY_MS`]).
 pub(crate) fn store(
     tx: &Transaction<'_>,
     now_ms: u64,
@@ -71,8 +105,9 @@ pub(crate) fn store(
     request_hash: &str,
     expires_at_ms: u64,
 ) -> rusqlite::Result<()> {
-    tx.prepare_cached("DELETE FROM grants WHERE expires_at_ms <= ?1")?
-        .execute(params![sql_ms(now_ms)])?;
+    if prune_due(now_ms) {
+        prune(tx, now_ms)?;
+    }
     tx.prepare_cached(
         "INSERT INTO grants (token_hash, session_id, request_hash, expires_at_ms) \
          VALUES (?1, ?2, ?3, ?4)",
@@ -84,6 +119,12 @@ pub(crate) fn store(
         sql_ms(expires_at_ms)
     ])?;
     Ok(())
+}
+
+/// Deletes every grant expired at `now_ms` (a scan of the table).
+fn prune(tx: &Transaction<'_>, now_ms: u64) -> rusqlite::Result<usize> {
+    tx.prepare_cached("DELETE FROM grants WHERE expires_at_ms <= ?1")?
+        .execute(params![sql_ms(now_ms)])
 }
 
 /// Mints and stores a grant for `request_hash` in `session`, valid for

@@ -74,7 +74,10 @@ const STATEMENT_CACHE: usize = 64;
 const MIGRATION_ATTEMPTS: u32 = 3;
 
 /// Schema migrations, in order. Each file runs once, in one transaction.
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations/state/V1__session_state.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/state/V1__session_state.sql"),
+    include_str!("../../migrations/state/V2__grants_without_expiry_index.sql"),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

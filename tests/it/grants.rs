@@ -107,6 +107,64 @@ fn expired_grants_fail_and_are_pruned() {
     assert!(consume(&store, &clock, "s-1", &grant.token, &hash).unwrap());
 }
 
+/// Bytes one WAL frame takes: a 24-byte header and a 4 KiB page.
+const WAL_FRAME_BYTES: u64 = 24 + 4096;
+
+fn wal_len(home: &tempfile::TempDir) -> u64 {
+    std::fs::metadata(home.path().join("state").join("vouch.sqlite-wal"))
+        .unwrap()
+        .len()
+}
+
+/// The grant bench's yardstick (`benches/state.rs`) is one frame and one
+/// `fdatasync` a commit; a mint or a consume that touched a second page
+/// (an index, a prune that deleted nothing) would make it an unfair one.
+#[test]
+fn a_mint_and_a_consume_each_append_one_log_frame() {
+    let (home, store, clock) = open();
+    let hash = base_request().request_hash();
+    let first = mint(&store, &clock, "s-1", &hash, TTL).unwrap();
+    let before = wal_len(&home);
+    let second = mint(&store, &clock, "s-1", &hash, TTL).unwrap();
+    let minted = wal_len(&home);
+    assert!(consume(&store, &clock, "s-1", &first.token, &hash).unwrap());
+    let consumed = wal_len(&home);
+    assert_eq!(minted - before, WAL_FRAME_BYTES, "a mint's frames");
+    assert_eq!(consumed - minted, WAL_FRAME_BYTES, "a consume's frames");
+    assert!(consume(&store, &clock, "s-1", &second.token, &hash).unwrap());
+}
+
+#[test]
+fn expired_grants_are_deleted_by_a_later_mint() {
+    let (home, store, clock) = open();
+    let hash = base_request().request_hash();
+    mint(&store, &clock, "s-1", &hash, TTL).unwrap();
+    let rows = || {
+        let conn =
+            rusqlite::Connection::open(home.path().join("state").join("vouch.sqlite")).unwrap();
+        conn.query_row("SELECT count(*) FROM grants", [], |row| {
+            row.get::<_, i64>(0)
+        })
+        .unwrap()
+    };
+    assert_eq!(rows(), 1);
+    // Mints prune at most once a minute per process (other tests' mints in
+    // this process claim the same slot), so a few mints a prune interval
+    // apart, each after the first grant expired: one of them prunes.
+    let mut kept = Vec::new();
+    for _ in 0..4 {
+        clock.advance(TTL + vouch::grants::GRANT_PRUNE_EVERY_MS);
+        kept.push(mint(&store, &clock, "s-1", &hash, TTL).unwrap());
+        if rows() == 1 {
+            break;
+        }
+    }
+    // Only the newest grant is left: every older one had expired.
+    assert_eq!(rows(), 1);
+    let newest = kept.last().unwrap();
+    assert!(consume(&store, &clock, "s-1", &newest.token, &hash).unwrap());
+}
+
 #[test]
 fn sixty_four_threads_racing_on_one_grant_yield_exactly_one_winner() {
     let (_home, store, clock) = open();
