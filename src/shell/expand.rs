@@ -253,29 +253,46 @@ impl Interp {
     }
 
     fn product(&mut self, ways: Vec<XWord>, alts: Vec<XWord>) -> Vec<XWord> {
-        if alts.len() == 1 {
-            let mut ways = ways;
-            if let Some(only) = alts.into_iter().next() {
-                for w in &mut ways {
-                    w.extend(only.iter().cloned());
+        let limit = self.meter.limits.max_candidates as usize;
+        self.bounded_product(ways, alts, limit, "a word")
+    }
+
+    /// Every way of `left` followed by every way of `right`, at most `limit`
+    /// of them: past it the meter records `max_candidates` (the analysis
+    /// is then incomplete, never a pass) for `what` ("a word", "a command
+    /// line").
+    fn bounded_product<T: Clone>(
+        &mut self,
+        mut left: Vec<Vec<T>>,
+        right: Vec<Vec<T>>,
+        limit: usize,
+        what: &str,
+    ) -> Vec<Vec<T>> {
+        if right.len() == 1 {
+            if let Some(only) = right.into_iter().next() {
+                if let [l] = left.as_mut_slice() {
+                    l.extend(only);
+                } else {
+                    for l in &mut left {
+                        l.extend(only.iter().cloned());
+                    }
                 }
             }
-            return ways;
+            return left;
         }
-        let limit = self.meter.limits.max_candidates as usize;
-        let mut out = Vec::with_capacity(ways.len() * alts.len());
-        'outer: for w in &ways {
-            for a in &alts {
+        let mut out = Vec::with_capacity(left.len().saturating_mul(right.len()).min(limit));
+        'outer: for l in &left {
+            for r in &right {
                 if out.len() >= limit {
                     self.meter.exceeded(
                         "max_candidates",
-                        format!("a word expands in more than {limit} ways"),
+                        format!("{what} expands in more than {limit} ways"),
                     );
                     break 'outer;
                 }
-                let mut next = w.clone();
-                next.extend(a.iter().cloned());
-                out.push(next);
+                let mut joined = l.clone();
+                joined.extend(r.iter().cloned());
+                out.push(joined);
             }
         }
         out
@@ -479,7 +496,7 @@ impl Interp {
                 }
             } else {
                 let word_shapes = self.expand_word(word, state);
-                shapes = self.extend_shapes(shapes, word_shapes, limit);
+                shapes = self.bounded_product(shapes, word_shapes, limit, "a command line");
             }
             let fields: usize = shapes.iter().map(Vec::len).max().unwrap_or(0);
             if fields as u64 > self.meter.limits.max_fields {
@@ -495,43 +512,6 @@ impl Interp {
             }
         }
         shapes
-    }
-
-    /// Every way of `shapes` followed by every way of one word.
-    fn extend_shapes(
-        &mut self,
-        mut shapes: Vec<Vec<Arg>>,
-        word_shapes: Vec<Vec<Arg>>,
-        limit: usize,
-    ) -> Vec<Vec<Arg>> {
-        if word_shapes.len() == 1 {
-            if let Some(only) = word_shapes.into_iter().next() {
-                if let [s] = shapes.as_mut_slice() {
-                    s.extend(only);
-                } else {
-                    for s in &mut shapes {
-                        s.extend(only.iter().cloned());
-                    }
-                }
-            }
-            return shapes;
-        }
-        let mut next = Vec::new();
-        'outer: for s in &shapes {
-            for w in &word_shapes {
-                if next.len() >= limit {
-                    self.meter.exceeded(
-                        "max_candidates",
-                        format!("a command line expands in more than {limit} ways"),
-                    );
-                    break 'outer;
-                }
-                let mut joined = s.clone();
-                joined.extend(w.iter().cloned());
-                next.push(joined);
-            }
-        }
-        next
     }
 
     /// Expands a command's words (assignment words of declaration builtins

@@ -99,18 +99,27 @@ pub(crate) fn check_kind_names(source: &str) -> usize {
     let Ok(Some(tree)) = parse_tree(source, &mut meter) else {
         return 0;
     };
-    let mut cursor = tree.root_node().walk();
     let mut nodes = 0;
-    loop {
-        let node = cursor.node();
+    preorder(tree.root_node(), |node| {
         assert_eq!(node.kind_str(), node.kind(), "{source}");
         nodes += 1;
+    });
+    nodes
+}
+
+/// Calls `visit` on every node under `root` (itself included), parents
+/// before children, left to right. The tree is bounded by the parse's node
+/// cap ([`Meter`]), so the walk is too.
+fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
+    let mut cursor = root.walk();
+    loop {
+        visit(cursor.node());
         if cursor.goto_first_child() || cursor.goto_next_sibling() {
             continue;
         }
         loop {
             if !cursor.goto_parent() {
-                return nodes;
+                return;
             }
             if cursor.goto_next_sibling() {
                 break;
@@ -494,9 +503,7 @@ fn blank_reserved_time(command: Node<'_>, src: &str, bytes: &mut [u8]) -> bool {
 /// The walk of [`rewrites`]: blanks the `!` of negated compound commands and
 /// a reserved `time`.
 fn blank_negations_and_time(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Rewrites) {
-    let mut cursor = root.walk();
-    'walk: loop {
-        let node = cursor.node();
+    preorder(root, |node| {
         if node.kind_str() == "!"
             && node
                 .parent()
@@ -512,18 +519,7 @@ fn blank_negations_and_time(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &m
             fix.timed |= blank_reserved_time(node, src, bytes);
             fix.coproc.extend(blank_coproc(node, src, bytes));
         }
-        if cursor.goto_first_child() || cursor.goto_next_sibling() {
-            continue;
-        }
-        loop {
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-            if cursor.goto_next_sibling() {
-                break;
-            }
-        }
-    }
+    });
 }
 
 fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
@@ -608,9 +604,7 @@ fn rewrite_herestrings(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Re
 fn rewrite_heredocs(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Rewrites) {
     let mut starts = Vec::new();
     let herestring = src.contains("<<<");
-    let mut cursor = root.walk();
-    'walk: loop {
-        let node = cursor.node();
+    preorder(root, |node| {
         if node.kind_str() == "heredoc_start" {
             starts.push(node);
         }
@@ -626,18 +620,7 @@ fn rewrite_heredocs(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Rewri
             op.copy_from_slice(b"**");
             fix.heredoc.push(node.start_byte());
         }
-        if cursor.goto_first_child() || cursor.goto_next_sibling() {
-            continue;
-        }
-        loop {
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-            if cursor.goto_next_sibling() {
-                break;
-            }
-        }
-    }
+    });
     let mut after = 0;
     for start in starts {
         let Some(body) = heredoc_span(start, src, after) else {
