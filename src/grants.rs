@@ -15,14 +15,12 @@
 //! store effect, which the engine applies in the decision's transaction
 //! through [`store`].
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use rusqlite::{OptionalExtension, params};
 use sha2::{Digest, Sha256};
 
 use crate::clock::Clock;
 use crate::decision::Grant;
-use crate::store::{self, Durability, Store, StoreError, Transaction, sql_ms};
+use crate::store::{self, Durability, PruneClock, Store, StoreError, Transaction, sql_ms};
 
 /// A freshly minted token, not yet stored.
 #[derive(Clone, PartialEq, Eq)]
@@ -80,20 +78,8 @@ fn token_hash(token: &str) -> String {
 /// itself.
 pub const GRANT_PRUNE_EVERY_MS: u64 = 60 * 1000;
 
-/// When this process last pruned expired grants (clock milliseconds; 0:
-/// never).
-static LAST_GRANT_PRUNE_MS: AtomicU64 = AtomicU64::new(0);
-
-/// Whether a mint at `now` should prune expired grants: the first time in
-/// this process, then once per [`GRANT_PRUNE_EVERY_MS`] (or when the clock
-/// went back). Claimed atomically, so concurrent mints prune once.
-fn prune_due(now: u64) -> bool {
-    let last = LAST_GRANT_PRUNE_MS.load(Ordering::Relaxed);
-    let due = last == 0 || now < last || now.saturating_sub(last) >= GRANT_PRUNE_EVERY_MS;
-    due && LAST_GRANT_PRUNE_MS
-        .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
-        .is_ok()
-}
+/// When this process prunes expired grants next.
+static GRANT_PRUNE: PruneClock = PruneClock::new(GRANT_PRUNE_EVERY_MS);
 
 /// Stores a minted grant inside the caller's transaction, pruning expired
 /// grants first when a prune is due ([`GRANT_PRUNE_EVERY_MS`]).
@@ -105,7 +91,7 @@ pub(crate) fn store(
     request_hash: &str,
     expires_at_ms: u64,
 ) -> rusqlite::Result<()> {
-    if prune_due(now_ms) {
+    if GRANT_PRUNE.claim(now_ms) {
         prune(tx, now_ms)?;
     }
     tx.prepare_cached(

@@ -17,8 +17,6 @@
 pub mod operator;
 pub mod overrides;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
@@ -27,7 +25,7 @@ use crate::decision::{Outcome, RiskLevel};
 use crate::names::named_enum;
 use crate::pipeline::{DenialRecord, Effect};
 use crate::reviewer::Verdict;
-use crate::store::{Store, StoreError, Transaction, ms_from_sql, sql_ms};
+use crate::store::{PruneClock, Store, StoreError, Transaction, ms_from_sql, sql_ms};
 
 /// How long a turn's counters are kept after their last update. A turn that
 /// is idle this long is over; a new turn starts closed anyway.
@@ -38,19 +36,9 @@ pub const TURN_STATE_RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
 /// up to this much past their retention.
 pub const TURN_PRUNE_EVERY_MS: u64 = 60 * 1000;
 
-/// When this process last pruned idle turns (clock milliseconds; 0: never).
-static LAST_TURN_PRUNE_MS: AtomicU64 = AtomicU64::new(0);
+/// When this process prunes idle turns next.
+static TURN_PRUNE: PruneClock = PruneClock::new(TURN_PRUNE_EVERY_MS);
 
-/// Whether a new turn at `now` should prune idle turns: the first time in
-/// this process, then once per [`TURN_PRUNE_EVERY_MS`] (or when the clock
-/// went back). Claimed atomically, so concurrent new turns prune once.
-fn turn_prune_due(now: u64) -> bool {
-    let last = LAST_TURN_PRUNE_MS.load(Ordering::Relaxed);
-    let due = last == 0 || now < last || now.saturating_sub(last) >= TURN_PRUNE_EVERY_MS;
-    due && LAST_TURN_PRUNE_MS
-        .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
-        .is_ok()
-}
 /// How long a model denial stays listed for operators.
 pub const DENIAL_RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
 /// Denial summaries kept per session (newest win).
@@ -155,7 +143,7 @@ impl TurnState {
     }
 
     fn save(&self, tx: &Transaction<'_>, key: TurnKey<'_>, now: u64) -> rusqlite::Result<()> {
-        if !self.stored && turn_prune_due(now) {
+        if !self.stored && TURN_PRUNE.claim(now) {
             // A new turn is the moment old ones pile up; pruning here (at
             // most once a minute) keeps the table bounded without an index
             // write on every review.

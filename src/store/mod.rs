@@ -566,6 +566,35 @@ fn is_corruption(e: &rusqlite::Error) -> bool {
     )
 }
 
+/// A once-per-interval claim for a process's table prunes: due the first
+/// time, then once per `every_ms` (or when the clock went back). Claimed
+/// atomically, so concurrent callers prune once.
+pub(crate) struct PruneClock {
+    every_ms: u64,
+    /// When this process last pruned (clock milliseconds; 0: never).
+    last_ms: std::sync::atomic::AtomicU64,
+}
+
+impl PruneClock {
+    pub(crate) const fn new(every_ms: u64) -> PruneClock {
+        PruneClock {
+            every_ms,
+            last_ms: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Whether a prune at `now` is due; `true` claims it.
+    pub(crate) fn claim(&self, now: u64) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let last = self.last_ms.load(Relaxed);
+        let due = last == 0 || now < last || now.saturating_sub(last) >= self.every_ms;
+        due && self
+            .last_ms
+            .compare_exchange(last, now.max(1), Relaxed, Relaxed)
+            .is_ok()
+    }
+}
+
 /// Milliseconds as SQLite's signed integer, saturating far in the future.
 pub(crate) fn sql_ms(ms: u64) -> i64 {
     i64::try_from(ms).unwrap_or(i64::MAX)
