@@ -19,7 +19,7 @@ use std::time::Instant;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use vouch::config::{Config, LoadedConfig};
 use vouch::pipeline::{Gathered, GrantInput, Inputs, Need, Step};
-use vouch::policy::hard_deny::{Context, Protected, Verdict, check};
+use vouch::policy::hard_deny::{Context, Protected, Verdict, check, check_before_protected};
 use vouch::policy::routing::Router;
 use vouch::request::Request;
 
@@ -200,6 +200,70 @@ fn hostile_worst(protected: &Protected, router: &Router) {
     );
 }
 
+/// How long [`vouch::engine::Engine::review_early`]'s hard-deny check
+/// holds an async worker: only plain command lines (at most
+/// `EARLY_COMMAND_BYTES` of plain words, one operator) get that far, so its
+/// worst case is over the
+/// heaviest such lines (the hostile corpus is turned away at the shape
+/// check); each timed alone, worst of three.
+fn plain_early_worst() {
+    let protected = Protected::default();
+    let ctx = Context {
+        home: "/home/dev",
+        cwd: Some("/srv/app"),
+        protected: &protected,
+        limits: &vouch::shell::Limits::DEFAULT,
+    };
+    // `head`, then `unit` as often as fits, then `tail`.
+    let max = vouch::policy::hard_deny::EARLY_COMMAND_BYTES;
+    let fill = |head: &str, unit: &str, tail: &str| {
+        let n = (max - head.len() - tail.len()) / unit.len();
+        format!("{head}{}{tail}", unit.repeat(n))
+    };
+    let lines = [
+        ("many words", fill("", "a ", "")),
+        ("rm of many targets", fill("rm -rf ", "/a/../b/./c ", "/")),
+        ("many wrappers", fill("", "sudo ", "rm -rf /")),
+        (
+            "mixed wrappers",
+            fill("", "env nice nohup timeout 1 ", "rm -rf /"),
+        ),
+        ("xargs chain", fill("", "xargs ", "rm -rf /")),
+        ("bash -c chain", fill("", "bash -c ", "bash")),
+        (
+            "two long commands",
+            fill("rm -rf / && ", "dd of=/dev/sda ", ""),
+        ),
+        ("tilde paths", fill("rm -rf ", "~/../~/.. ", "~")),
+    ];
+    let mut worst = (0.0_f64, "");
+    for (name, command) in &lines {
+        assert!(
+            vouch::shell::is_plain_command_line(command),
+            "{name}: {command}"
+        );
+        let request = bash_request(command, "/srv/app", "/home/dev");
+        let us = (0..3)
+            .map(|_| {
+                let start = Instant::now();
+                black_box(check_before_protected(black_box(&request), &ctx));
+                start.elapsed().as_secs_f64() * 1e6
+            })
+            .fold(0.0_f64, f64::max);
+        eprintln!("  plain `{name}` ({} bytes): {us:.0} µs", command.len());
+        if us > worst.0 {
+            worst = (us, name);
+        }
+    }
+    let hostile_turned_away = hostile()
+        .iter()
+        .all(|(_, c)| !vouch::shell::is_plain_command_line(c));
+    eprintln!(
+        "early hard-deny check (async worker) over plain lines of <= {max} bytes: worst {:.0} µs (`{}`); hostile corpus turned away at the shape check: {hostile_turned_away}",
+        worst.0, worst.1
+    );
+}
+
 fn bench(c: &mut Criterion) {
     let cases = corpus();
     let protected = Protected {
@@ -213,6 +277,7 @@ fn bench(c: &mut Criterion) {
     let router = &loaded.router;
     per_request_median(&cases, &protected, router);
     hostile_worst(&protected, router);
+    plain_early_worst();
     table_median(&cases, &protected, &loaded);
     let mut group = c.benchmark_group("deterministic");
     group.throughput(Throughput::Elements(cases.len() as u64));

@@ -27,6 +27,12 @@ pub fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, JsonError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(JsonError::Empty);
     }
+    // Nearly every document is valid: parsed once without tracking paths.
+    // A refused one is parsed again, tracking them, for its error (the same
+    // deserializer over the same bytes fails at the same place).
+    if let Ok(value) = serde_json::from_slice(bytes) {
+        return Ok(value);
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();

@@ -310,11 +310,44 @@ impl Request {
         Value::Object(action)
     }
 
-    /// Lowercase hex SHA-256 of the canonical JSON of the action fields.
+    /// Lowercase hex SHA-256 of the canonical JSON of the action fields:
+    /// the bytes `canonical_json(&self.action_value())` would be, written
+    /// straight into the digest (no value tree, no text).
     pub fn request_hash(&self) -> String {
-        hex::encode(Sha256::digest(
-            canonical_json(&self.action_value()).as_bytes(),
-        ))
+        let mut digest = Digest256(Sha256::new());
+        // The keys of `action_value`, in the sorted order canonical JSON
+        // writes them; absent fields are left out, as there.
+        let fields: [(&str, Option<Field<'_>>); 9] = [
+            ("agent", self.agent.as_deref().map(Field::Text)),
+            ("command", self.command.as_deref().map(Field::Text)),
+            ("cwd", self.cwd.as_deref().map(Field::Text)),
+            ("destination", self.destination.as_deref().map(Field::Text)),
+            ("input", self.input.as_ref().map(Field::Json)),
+            ("path", self.path.as_deref().map(Field::Text)),
+            (
+                "resolved_path",
+                self.resolved_path.as_deref().map(Field::Text),
+            ),
+            ("surface", Some(Field::Text(self.surface.as_str()))),
+            ("tool", self.tool.as_deref().map(Field::Text)),
+        ];
+        digest.put(b"{");
+        let mut first = true;
+        for (key, field) in fields {
+            let Some(field) = field else { continue };
+            if !first {
+                digest.put(b",");
+            }
+            first = false;
+            write_json_string(key, &mut digest);
+            digest.put(b":");
+            match field {
+                Field::Text(text) => write_json_string(text, &mut digest),
+                Field::Json(value) => write_canonical(value, &mut digest),
+            }
+        }
+        digest.put(b"}");
+        hex::encode(digest.0.finalize())
     }
 
     /// The `turn_id`, or the one default turn when absent.
@@ -328,43 +361,140 @@ impl Request {
 /// Written out rather than relying on `serde_json::Map` ordering, which
 /// changes if any crate in the build enables `preserve_order`.
 pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Text(String::new());
     write_canonical(value, &mut out);
-    out
+    out.0
 }
 
-fn write_canonical(value: &Value, out: &mut String) {
+/// Where canonical JSON is written: a string, or a digest.
+trait Sink {
+    fn put_str(&mut self, s: &str);
+}
+
+struct Text(String);
+
+impl Sink for Text {
+    fn put_str(&mut self, s: &str) {
+        self.0.push_str(s);
+    }
+}
+
+struct Digest256(Sha256);
+
+impl Digest256 {
+    fn put(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}
+
+impl Sink for Digest256 {
+    fn put_str(&mut self, s: &str) {
+        self.0.update(s.as_bytes());
+    }
+}
+
+/// One action field of [`Request::request_hash`].
+enum Field<'a> {
+    Text(&'a str),
+    Json(&'a Value),
+}
+
+/// `s` as a JSON string, escaped exactly as serde_json writes it.
+fn write_json_string(s: &str, out: &mut impl Sink) {
+    out.put_str("\"");
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let escaped = match c {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            '\u{8}' => "\\b",
+            '\u{c}' => "\\f",
+            c if u32::from(c) < 0x20 => "",
+            _ => continue,
+        };
+        out.put_str(s.get(start..i).unwrap_or_default());
+        if escaped.is_empty() {
+            out.put_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.put_str(escaped);
+        }
+        start = i + c.len_utf8();
+    }
+    out.put_str(s.get(start..).unwrap_or_default());
+    out.put_str("\"");
+}
+
+fn write_canonical(value: &Value, out: &mut impl Sink) {
     match value {
         Value::Object(map) => {
             let sorted: BTreeMap<&String, &Value> = map.iter().collect();
-            out.push('{');
+            out.put_str("{");
             for (i, (key, val)) in sorted.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put_str(",");
                 }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
+                write_json_string(key, out);
+                out.put_str(":");
                 write_canonical(val, out);
             }
-            out.push('}');
+            out.put_str("}");
         }
         Value::Array(items) => {
-            out.push('[');
+            out.put_str("[");
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put_str(",");
                 }
                 write_canonical(item, out);
             }
-            out.push(']');
+            out.put_str("]");
         }
-        scalar => out.push_str(&scalar.to_string()),
+        Value::String(s) => write_json_string(s, out),
+        Value::Null => out.put_str("null"),
+        Value::Bool(true) => out.put_str("true"),
+        Value::Bool(false) => out.put_str("false"),
+        Value::Number(n) => out.put_str(&n.to_string()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The old definition: the canonical JSON of `action_value`, hashed.
+    fn hash_of_text(r: &Request) -> String {
+        hex::encode(Sha256::digest(canonical_json(&r.action_value()).as_bytes()))
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let mut all: String = (0u32..0x100).filter_map(char::from_u32).collect();
+        all.push_str("\u{7f}\u{2028}\u{2029}é漢🦀\u{feff}");
+        for s in [all.as_str(), "", "plain", "\"\\\"", "a\u{0}b\u{1f}c"] {
+            let mut out = Text(String::new());
+            write_json_string(s, &mut out);
+            assert_eq!(out.0, Value::String(s.to_owned()).to_string(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn the_request_hash_is_the_digest_of_the_canonical_action_json() {
+        let mut full = base();
+        full["path"] = "src/\"x\"\n.rs".into();
+        full["resolved_path"] = "/srv/app/src/x.rs".into();
+        full["destination"] = "https://example.com/?q=\u{1}".into();
+        full["input"] =
+            serde_json::json!({"z": [1, 2.5, -3, true, null, {"b": "\t", "a": "é"}], "a": 1e300});
+        let mut minimal = serde_json::json!({"session_id": "s", "surface": "read"});
+        minimal["path"] = "README.md".into();
+        for v in [base(), full, minimal] {
+            let r = parse(&v).unwrap();
+            assert_eq!(r.request_hash(), hash_of_text(&r), "{v}");
+        }
+    }
 
     fn base() -> Value {
         serde_json::json!({

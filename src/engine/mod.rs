@@ -427,9 +427,10 @@ impl Engine {
     /// The first hop of [`Engine::review`], on the calling thread: a hard
     /// deny that needs no file, state or model (`rm -rf /`), or `None` when
     /// the request must go on through [`Engine::review_late`]. Pure CPU work
-    /// whose analysis stops at 200 µs (then `None`), so an async worker may
-    /// run it: a hard deny then costs no task and no blocking-pool hand-off.
-    /// It writes no state; a panic inside becomes a fail-closed decision.
+    /// on a plain command line of at most 256 bytes (a few hundred µs at
+    /// worst), so an async worker may run it: a hard deny then costs no task and no
+    /// blocking-pool hand-off. It writes no state; a panic inside becomes a
+    /// fail-closed decision.
     pub fn review_early(&self, request: &Request) -> Option<Decision> {
         match caught(|| shell::decide_early(self, request)) {
             Ok(decided) => decided,

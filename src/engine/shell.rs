@@ -83,18 +83,12 @@ fn known_vars(engine: &Engine) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Wall-clock budget of the analysis [`decide_early`] runs on an async
-/// worker (parsing and interpreting alike; the trusted `[analysis]` budgets
-/// when smaller). A command that needs longer is handed to the blocking pool
-/// and analysed again there with the full budgets, so this bounds how long
-/// one request can hold a worker, never what is decided.
-pub(super) const EARLY_ANALYSIS_US: u64 = 200;
-
 /// The hard-deny stage alone, for a request it can answer without touching
 /// the filesystem or the state: a command-only request that one of the
 /// categories that never read vouch's protected locations denies
-/// ([`hard_deny::check_before_protected`]). Pure and bounded (its analysis
-/// stops at [`EARLY_ANALYSIS_US`]), so an async worker may run it; `None`
+/// ([`hard_deny::check_before_protected`]), whose command is a plain
+/// command line of at most 256 bytes. Pure work on those bytes (no file,
+/// no lock, no expansion), so an async worker may run it; `None`
 /// means "go through [`prepare`]", which decides as before.
 ///
 /// The decision comes from the same table as [`prepare`]'s, which answers a
@@ -108,9 +102,6 @@ pub(super) fn decide_early(engine: &Engine, request: &Request) -> Option<Decisio
     }
     let trusted = &engine.inner.options.trusted;
     let home = request_home(engine, request);
-    let mut limits = trusted.config.analysis;
-    limits.analysis_timeout_us = limits.analysis_timeout_us.min(EARLY_ANALYSIS_US);
-    limits.parse_timeout_us = limits.parse_timeout_us.min(EARLY_ANALYSIS_US);
     // Not read by the categories that answer here (the doc of
     // `check_before_protected`); the full list needs the project's files.
     let protected = hard_deny::Protected {
@@ -121,7 +112,7 @@ pub(super) fn decide_early(engine: &Engine, request: &Request) -> Option<Decisio
         home: &home,
         cwd: request.cwd.as_deref(),
         protected: &protected,
-        limits: &limits,
+        limits: &trusted.config.analysis,
     };
     let verdict = hard_deny::Verdict::Deny(hard_deny::check_before_protected(request, &ctx)?);
     let hash = request.request_hash();

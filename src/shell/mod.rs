@@ -81,6 +81,16 @@ pub(crate) fn set_shortcuts(on: bool) {
     SHORTCUTS.with(|s| s.set(on));
 }
 
+/// Whether `command` is a plain command line: one simple command, or two
+/// joined by one `&&`, `||`, `|` or `;`, of at most 512 bytes of blanks and
+/// characters bash gives no syntax to (letters, digits, `_./:=,+%@~-`) —
+/// `rm -rf /`, `ls -la ~/src`, `cd build && make`. Nothing in it expands,
+/// globs, nests or redirects, so its analysis is work linear in its length;
+/// what may run on an async worker is limited to such lines.
+pub fn is_plain_command_line(command: &str) -> bool {
+    syntax::plain_shape(command)
+}
+
 /// Why a command could not be fully understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShellError {

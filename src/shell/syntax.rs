@@ -167,6 +167,23 @@ fn plain_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"_./:=,+%@~-".contains(&b)
 }
 
+/// Whether `source` has the shape [`plain_command`] reads: at most
+/// [`PLAIN_MAX_BYTES`] of blanks, plain-word bytes and at most one run of
+/// `|&;`. Such a line has no expansions, quotes, globs, braces, redirections
+/// or nesting, so analysing it is work linear in its few hundred bytes.
+pub(crate) fn plain_shape(source: &str) -> bool {
+    source.len() <= PLAIN_MAX_BYTES
+        && source
+            .bytes()
+            .all(|b| b == b' ' || plain_byte(b) || b"|&;".contains(&b))
+        && source
+            .as_bytes()
+            .split(|&b| b == b' ' || plain_byte(b))
+            .filter(|run| !run.is_empty())
+            .count()
+            <= 1
+}
+
 /// A command line of plain commands, parsed without tree-sitter: one simple
 /// command, or two joined by one `&&`, `||`, `|` or `;`, each of
 /// blank-separated words of characters that bash gives no syntax to

@@ -24,6 +24,17 @@ pub(crate) struct Env {
 }
 
 impl Env {
+    /// Home, working directory and variables only: for the rules that
+    /// never read the protected locations.
+    pub(crate) fn without_protected(ctx: &Context<'_>) -> Self {
+        Env {
+            home: path::normalize(ctx.home),
+            cwd: ctx.cwd.map(path::normalize),
+            protected: Vec::new(),
+            known_vars: ctx.protected.vars.clone(),
+        }
+    }
+
     pub(crate) fn new(ctx: &Context<'_>) -> Self {
         let home = path::normalize(ctx.home);
         let cwd = ctx.cwd.map(path::normalize);

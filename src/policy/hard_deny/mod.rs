@@ -193,6 +193,11 @@ fn check_command_env(command: &str, env: &Env, limits: &Limits, depth: u32) -> V
     }
 }
 
+/// The longest command [`check_before_protected`] answers: the heaviest
+/// plain lines of this length take a few hundred microseconds (`cargo bench
+/// --bench deterministic`, "early hard-deny check").
+pub const EARLY_COMMAND_BYTES: usize = 256;
+
 /// The budgets whose only stop is the clock: the one thing that can make
 /// two analyses of the same command with the same limits differ.
 const CLOCK_BUDGETS: [&str; 2] = ["parse_timeout_us", "analysis_timeout_us"];
@@ -202,18 +207,24 @@ const CLOCK_BUDGETS: [&str; 2] = ["parse_timeout_us", "analysis_timeout_us"];
 /// without them; `None` means "ask [`check`]", never "clear".
 ///
 /// That is a command-only request (no `path` or `resolved_path`, which the
-/// path rules judge against the protected locations) denied at its top
+/// path rules judge against the protected locations) whose command is a
+/// plain command line ([`shell::is_plain_command_line`]) of at most
+/// [`EARLY_COMMAND_BYTES`], denied at its top
 /// level by one of the categories [`rules`] runs before the first one that
-/// reads them ([`before_protected`]). An analysis the clock stopped is
-/// `None`: only the clock can make it differ from [`check`]'s, so the
-/// caller may give this one a tighter deadline (and fall back to
-/// [`check`] when it is hit) without changing any verdict.
+/// reads them ([`before_protected`]). An analysis the clock stopped (a
+/// backstop a plain line does not reach) is `None`: the clock is the one
+/// thing that could make it differ from [`check`]'s.
 pub fn check_before_protected(request: &Request, ctx: &Context<'_>) -> Option<HardDeny> {
     if request.path.is_some() || request.resolved_path.is_some() {
         return None;
     }
     let command = request.command.as_deref()?;
-    let env = Env::new(ctx);
+    // Only a short line with nothing to expand: the clock is a backstop,
+    // not the bound (one step of an expansion can outlast any deadline).
+    if command.len() > EARLY_COMMAND_BYTES || !shell::is_plain_command_line(command) {
+        return None;
+    }
+    let env = Env::without_protected(ctx);
     let vars: Vec<(&str, &str)> = env
         .known_vars
         .iter()

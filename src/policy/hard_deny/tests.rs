@@ -237,18 +237,28 @@ fn a_deny_before_the_protected_rules_is_the_full_verdict_for_any_protected_set()
 }
 
 #[test]
-fn an_analysis_the_clock_stopped_is_never_answered_early() {
+fn only_plain_command_lines_are_answered_early() {
     let protected = Protected::default();
-    let mut limits = Limits::DEFAULT;
-    limits.analysis_timeout_us = 0;
-    limits.parse_timeout_us = 0;
-    let ctx = Context {
-        limits: &limits,
-        ..ctx(&protected)
-    };
-    let r = request(serde_json::json!({
-        "session_id": "s", "surface": "bash",
-        "command": format!("{}rm -rf /", "cd a; ".repeat(200)),
-    }));
-    assert_eq!(check_before_protected(&r, &ctx), None);
+    for c in [
+        ":(){ :|:& };:",
+        "rm -rf \"/\"",
+        "rm -rf $HOME",
+        "cd / && rm -rf *",
+        "rm -rf / ; rm -rf / ; rm -rf /",
+        "echo {1..1000}{1..1000}{1..1000}",
+    ] {
+        let r = request(serde_json::json!({"session_id": "s", "surface": "bash", "command": c}));
+        assert!(
+            matches!(
+                check(&r, &ctx(&protected)),
+                Verdict::Deny(_) | Verdict::Clear | Verdict::Incomplete { .. }
+            ),
+            "{c}"
+        );
+        assert_eq!(check_before_protected(&r, &ctx(&protected)), None, "`{c}`");
+    }
+    let long = format!("rm -rf / {}", "a ".repeat(EARLY_COMMAND_BYTES / 2));
+    assert!(crate::shell::is_plain_command_line(&long));
+    let r = request(serde_json::json!({"session_id": "s", "surface": "bash", "command": long}));
+    assert_eq!(check_before_protected(&r, &ctx(&protected)), None);
 }
