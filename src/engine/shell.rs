@@ -358,25 +358,35 @@ fn step_decided(step: Step, fixed: &Fixed<'_>) -> Decided {
     }
 }
 
-/// Records the review's outcome and returns the decision.
+/// Records the review's outcome and returns the decision. The record is a
+/// queued write ([`Store::write_queued`]): reviews finishing together share
+/// one commit.
 pub(super) fn finish(engine: &Engine, pending: PendingReview, result: ReviewResult) -> Decision {
     let now = engine.clock().now_ms();
     let job = &pending.job;
-    let d = pipeline::conclude(job, &result, now);
-    let key = TurnKey {
-        session: &job.facts.session_id,
-        turn: &job.facts.turn_id,
-    };
-    let scope = Scope {
-        key,
-        request_hash: &job.request_hash,
-        now,
-    };
+    let mut d = pipeline::conclude(job, &result, now);
     let durability = durability_of_effects(&d.effects);
-    match pending
-        .store
-        .write(durability, |tx| session::apply(tx, scope, &d.effects))
-    {
+    let (state, rest): (Vec<Effect>, Vec<Effect>) = std::mem::take(&mut d.effects)
+        .into_iter()
+        .partition(Effect::is_state);
+    d.effects = rest;
+    let (session_id, turn_id, request_hash) = (
+        job.facts.session_id.clone(),
+        job.facts.turn_id.clone(),
+        job.request_hash.clone(),
+    );
+    let record = Box::new(move |tx: &crate::store::Transaction<'_>| {
+        let scope = Scope {
+            key: TurnKey {
+                session: &session_id,
+                turn: &turn_id,
+            },
+            request_hash: &request_hash,
+            now,
+        };
+        session::apply(tx, scope, &state)
+    });
+    match pending.store.write_queued(durability, record) {
         Ok(()) => emit(engine, d),
         Err(e) => {
             // The breaker and budgets must see every review; one they cannot
