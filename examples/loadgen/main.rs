@@ -12,8 +12,10 @@
 //! needed) with a temp `VOUCH_HOME`. Then, for each of 1, 16, 64 and 256
 //! closed-loop keep-alive clients, one cell per kind of request: `livez`
 //! (the trivial 200 route, the floor), `hard_deny`, `pass` (a routed read),
-//! `cached` (the verdict cache), `model` (a new turn, one model call) and
-//! `mixed` (the four in turn). Each cell prints throughput, p50/p99/p99.9,
+//! `cached` (the verdict cache), `model` (a new turn, one model call),
+//! `model_direct` (the test model called straight, no vouch: how much of
+//! `model`'s overhead is the test model's own; not part of ratio (b)) and
+//! `mixed` (the four review kinds in turn). Each cell prints throughput, p50/p99/p99.9,
 //! errors, the server's peak RSS and its CPU time per request (user + system,
 //! all its threads: the figure least disturbed by whatever else shares the
 //! cores). Two ratios from the same run:
