@@ -237,9 +237,9 @@ fn many_threads_share_one_store() {
 }
 
 /// Queued writes that wait together (here: behind a transaction that holds
-/// the write connection) are committed together, each in its own
-/// savepoint: the one that fails leaves nothing behind and gets its error;
-/// every other is committed and told so.
+/// the write connection) are committed by the recorder thread, each in its
+/// own savepoint: the one that fails leaves nothing behind and gets its
+/// error; every other is committed and told so.
 #[test]
 fn queued_writes_waiting_together_commit_or_fail_one_by_one() {
     let home = tempfile::tempdir().unwrap();
@@ -274,16 +274,19 @@ fn queued_writes_waiting_together_commit_or_fail_one_by_one() {
                 } else {
                     Durability::Normal
                 };
-                store.write_queued(
-                    durability,
-                    Box::new(move |tx| {
-                        tx.execute("INSERT INTO queued_test (n) VALUES (?1)", [n])?;
-                        if n == 7 {
-                            tx.execute("INSERT INTO no_such_table (n) VALUES (1)", [])?;
-                        }
-                        Ok(())
-                    }),
-                )
+                store
+                    .write_queued(
+                        durability,
+                        Box::new(move |tx| {
+                            tx.execute("INSERT INTO queued_test (n) VALUES (?1)", [n])?;
+                            if n == 7 {
+                                tx.execute("INSERT INTO no_such_table (n) VALUES (1)", [])?;
+                            }
+                            Ok(())
+                        }),
+                    )
+                    .blocking_recv()
+                    .expect("the recorder answers every queued write")
             })
         })
         .collect();
