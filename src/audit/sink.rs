@@ -4,6 +4,7 @@
 //! audit writer. It runs on the engine's audit worker thread, never on a
 //! decision's path, and [`Audit::observe`] itself never blocks.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::{Audit, Observation, ProjectAudit, What, record};
@@ -33,6 +34,26 @@ impl AuditSink for DecisionSink {
         let (root, project) = (self.project)(record.facts.cwd.as_deref());
         self.audit
             .observe(Observation::of_record(record, project, root));
+    }
+
+    /// One project lookup per working directory and batch (a batch is a few
+    /// milliseconds of decisions, so a project changed meanwhile is seen by
+    /// the next one, as the writer's own memo does).
+    fn record_all(&self, records: Vec<AuditRecord>) {
+        let mut seen: HashMap<Option<String>, (Option<PathBuf>, ProjectAudit)> = HashMap::new();
+        for record in records {
+            let cwd = record.facts.cwd.as_deref();
+            let (root, project) = match seen.get(&record.facts.cwd) {
+                Some(found) => found.clone(),
+                None => {
+                    let found = (self.project)(cwd);
+                    seen.insert(record.facts.cwd.clone(), found.clone());
+                    found
+                }
+            };
+            self.audit
+                .observe(Observation::of_record(record, project, root));
+        }
     }
 
     fn enabled(&self) -> bool {

@@ -15,8 +15,8 @@
 //! [`AuditQueue::wait_delivered`] hands them to the sink on the caller's
 //! thread once the reply is out — no thread and no channel.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -25,13 +25,29 @@ use crate::pipeline::AuditRecord;
 
 /// Records waiting for the sink; beyond this they are dropped and counted.
 const QUEUE_CAPACITY: usize = 4096;
+/// How long the worker keeps gathering after the first record of a batch
+/// before it hands the batch over, unless a flush is waiting (which unparks
+/// it): a busy service wakes it once per few milliseconds of decisions
+/// instead of once per decision, and the sink looks each project up once
+/// per batch.
+const BATCH_LINGER: Duration = Duration::from_millis(5);
 /// How long dropping the engine waits for queued records to reach the sink.
 const DRAIN_ON_DROP: Duration = Duration::from_secs(2);
 
-/// Receives final decisions. Called on the audit worker thread, one record
-/// at a time, never on a decision's path.
+/// Receives final decisions. Called on the audit worker thread, never on a
+/// decision's path.
 pub trait AuditSink: Send + Sync {
     fn record(&self, record: AuditRecord);
+
+    /// The records the worker gathered in one wake-up, in order. The
+    /// default hands each to [`AuditSink::record`], a panic losing only its
+    /// record; a sink may share work between them (one project lookup per
+    /// directory).
+    fn record_all(&self, records: Vec<AuditRecord>) {
+        for record in records {
+            deliver_one(self, record);
+        }
+    }
 
     /// `false` when every record would be discarded: no worker is started.
     fn enabled(&self) -> bool {
@@ -54,6 +70,10 @@ impl AuditSink for NoAudit {
 /// The queue in front of a sink.
 pub(crate) struct AuditQueue {
     sender: Option<SyncSender<AuditRecord>>,
+    /// The worker, unparked by a flush or a drop that must not wait out
+    /// its linger (after setting `hurry`).
+    worker: Option<std::thread::Thread>,
+    hurry: Arc<AtomicBool>,
     /// Signalled by the worker when it has drained the queue and stopped
     /// (behind a mutex: a receiver is not `Sync`, the engine is).
     done: Mutex<Option<Receiver<()>>>,
@@ -86,20 +106,25 @@ impl AuditQueue {
         let dropped = Arc::new(AtomicU64::new(0));
         let in_flight = Arc::new(AtomicU64::new(0));
         let worker_in_flight = Arc::clone(&in_flight);
+        let hurry = Arc::new(AtomicBool::new(false));
+        let worker_hurry = Arc::clone(&hurry);
         let (sender, records) = mpsc::sync_channel::<AuditRecord>(QUEUE_CAPACITY);
         let (finished, done) = mpsc::channel::<()>();
         let spawned = std::thread::Builder::new()
             .name("vouch-audit".to_owned())
             .spawn(move || {
-                for record in records {
-                    deliver(sink.as_ref(), record);
-                    worker_in_flight.fetch_sub(1, Ordering::SeqCst);
+                while let Some(batch) = next_batch(&records, &worker_hurry) {
+                    let n = u64::try_from(batch.len()).unwrap_or(u64::MAX);
+                    deliver(sink.as_ref(), batch);
+                    worker_in_flight.fetch_sub(n, Ordering::SeqCst);
                 }
                 let _ = finished.send(());
             });
         match spawned {
-            Ok(_) => AuditQueue {
+            Ok(handle) => AuditQueue {
                 sender: Some(sender),
+                worker: Some(handle.thread().clone()),
+                hurry,
                 done: Mutex::new(Some(done)),
                 dropped,
                 in_flight,
@@ -109,6 +134,8 @@ impl AuditQueue {
                 tracing::warn!(error = %e, "cannot start the audit worker; auditing is off");
                 AuditQueue {
                     sender: None,
+                    worker: None,
+                    hurry,
                     done: Mutex::new(None),
                     dropped,
                     in_flight,
@@ -122,6 +149,8 @@ impl AuditQueue {
     pub fn discard() -> AuditQueue {
         AuditQueue {
             sender: None,
+            worker: None,
+            hurry: Arc::new(AtomicBool::new(false)),
             done: Mutex::new(None),
             dropped: Arc::new(AtomicU64::new(0)),
             in_flight: Arc::new(AtomicU64::new(0)),
@@ -142,8 +171,13 @@ impl AuditQueue {
             return;
         }
         let Some(sender) = &self.sender else { return };
-        // Counted before the send: the worker may finish it at once.
-        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        // Counted before the send: the worker may finish it at once. The
+        // count bounds the queue and the worker's batch together.
+        if self.in_flight.fetch_add(1, Ordering::SeqCst) >= QUEUE_CAPACITY as u64 {
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            self.count_dropped();
+            return;
+        }
         match sender.try_send(record) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
@@ -174,8 +208,8 @@ impl AuditQueue {
         if let Some(held) = &self.held {
             let records =
                 std::mem::take(&mut *held.records.lock().unwrap_or_else(PoisonError::into_inner));
-            for record in records {
-                deliver(held.sink.as_ref(), record);
+            if !records.is_empty() {
+                deliver(held.sink.as_ref(), records);
             }
             return true;
         }
@@ -183,9 +217,18 @@ impl AuditQueue {
             if Instant::now() >= deadline {
                 return false;
             }
+            self.hurry();
             std::thread::sleep(Duration::from_millis(1));
         }
         true
+    }
+
+    /// Ends the worker's linger: what it gathered goes to the sink now.
+    fn hurry(&self) {
+        if let Some(worker) = &self.worker {
+            self.hurry.store(true, Ordering::SeqCst);
+            worker.unpark();
+        }
     }
 
     /// Records dropped because the sink fell behind.
@@ -195,9 +238,45 @@ impl AuditQueue {
     }
 }
 
-/// Hands one record to the sink; a panicking sink loses its record, not
-/// the worker or the process.
-fn deliver(sink: &dyn AuditSink, record: AuditRecord) {
+/// The next batch: waits for a first record, then gathers what arrives
+/// within [`BATCH_LINGER`] (at most [`QUEUE_CAPACITY`] records). `None` once
+/// the queue is closed and empty.
+fn next_batch(records: &Receiver<AuditRecord>, hurry: &AtomicBool) -> Option<Vec<AuditRecord>> {
+    let first = records.recv().ok()?;
+    let linger_until = Instant::now() + BATCH_LINGER;
+    let mut batch = vec![first];
+    while batch.len() < QUEUE_CAPACITY {
+        match records.try_recv() {
+            Ok(record) => batch.push(record),
+            Err(TryRecvError::Disconnected) => break,
+            Err(TryRecvError::Empty) => {
+                let left = linger_until.saturating_duration_since(Instant::now());
+                if left.is_zero() || hurry.swap(false, Ordering::SeqCst) {
+                    break;
+                }
+                // Parked rather than waiting in `recv`: records queued
+                // meanwhile do not wake this thread one by one; a flush or
+                // the queue's drop sets `hurry` and unparks it.
+                std::thread::park_timeout(left);
+            }
+        }
+    }
+    Some(batch)
+}
+
+/// Hands a batch to the sink; a panicking sink loses what it had not
+/// taken, not the worker or the process.
+fn deliver(sink: &dyn AuditSink, records: Vec<AuditRecord>) {
+    let delivered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        sink.record_all(records)
+    }));
+    if delivered.is_err() {
+        tracing::warn!("the audit sink panicked; records were lost");
+    }
+}
+
+/// Hands one record to the sink; a panicking sink loses its record only.
+fn deliver_one<S: AuditSink + ?Sized>(sink: &S, record: AuditRecord) {
     let delivered =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || sink.record(record)));
     if delivered.is_err() {
@@ -209,6 +288,7 @@ impl Drop for AuditQueue {
     fn drop(&mut self) {
         // Closing the sender ends the worker's loop once the queue is empty.
         drop(self.sender.take());
+        self.hurry();
         let done = self
             .done
             .get_mut()

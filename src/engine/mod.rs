@@ -171,6 +171,10 @@ struct Inner {
     audit: audit::AuditQueue,
     /// vouch's own files, worked out once but for each request's home.
     protected: crate::paths::ProtectedPaths,
+    /// Whether hard denies that need no file are answered before the
+    /// blocking pool ([`Engine::review_early`]): not with a caller's own
+    /// audit sink, which receives records as the full path emits them.
+    early_hard_denies: bool,
     /// `server.max_concurrent_reviews`: a review takes one only for its
     /// model call, so hard denies, routed answers and cache hits never wait
     /// behind slow models.
@@ -266,6 +270,7 @@ impl Engine {
             options.audit_delivery,
         );
         let protected = options.paths.protected();
+        let early_hard_denies = !options.audit.enabled();
         // The configuration allows 1–1024; a hand-built 0 would wait forever.
         let slots = usize::try_from(options.trusted.config.server.max_concurrent_reviews)
             .unwrap_or(usize::MAX)
@@ -280,6 +285,7 @@ impl Engine {
                 policy_audit,
                 audit,
                 protected,
+                early_hard_denies,
                 model_slots: tokio::sync::Semaphore::new(slots),
             }),
         })
@@ -413,6 +419,29 @@ impl Engine {
     /// The final decision, whatever stage made it, is observed by the audit
     /// (one channel send; the audit's own work happens on its writer thread).
     pub async fn review(&self, request: Request) -> Decision {
+        match self.review_early(&request) {
+            Some(decision) => decision,
+            None => self.review_late(request).await,
+        }
+    }
+
+    /// The first hop of [`Engine::review`], on the calling thread: a hard
+    /// deny that needs no file, state or model (`rm -rf /`), or `None` when
+    /// the request must go on through [`Engine::review_late`]. Pure CPU work
+    /// whose analysis stops at 200 µs (then `None`), so an async worker may
+    /// run it: a hard deny then costs no task and no blocking-pool hand-off.
+    /// It writes no state; a panic inside becomes a fail-closed decision.
+    pub fn review_early(&self, request: &Request) -> Option<Decision> {
+        match caught(|| shell::decide_early(self, request)) {
+            Ok(decided) => decided,
+            Err(why) => Some(shell::task_failure(self, request, &why)),
+        }
+    }
+
+    /// [`Engine::review`] past its first hop (for a caller that ran
+    /// [`Engine::review_early`] itself): the stages before the model on the
+    /// blocking pool, the model call, the record of its verdict.
+    pub async fn review_late(&self, request: Request) -> Decision {
         // Shared with the blocking task rather than copied up front: only a
         // task that dies needs the request again (for its failure decision).
         let request = Arc::new(request);
@@ -442,6 +471,9 @@ impl Engine {
     /// thread. Never fails: a panic inside becomes a fail-closed decision,
     /// as a failed task does in [`Engine::review`].
     pub fn review_here(&self, request: Request, runtime: &mut ModelRuntime) -> Decision {
+        if let Some(decision) = self.review_early(&request) {
+            return decision;
+        }
         let pending = match caught(|| shell::prepare(self, &request)) {
             Ok(Prepared::Decided(decision)) => return *decision,
             Ok(Prepared::Review(pending)) => pending,

@@ -62,15 +62,95 @@ struct Fixed<'a> {
     grant: Option<Result<GrantToken, String>>,
 }
 
+/// The home a request's hard denies are judged in: its own, else the
+/// service's, else `/root`.
+fn request_home(engine: &Engine, request: &Request) -> String {
+    request
+        .home
+        .clone()
+        .or_else(|| {
+            let home = engine.inner.options.paths.home.as_ref();
+            home.map(|h| h.display().to_string())
+        })
+        .unwrap_or_else(|| "/root".to_owned())
+}
+
+/// The variables whose values the analysis knows (`VOUCH_HOME`).
+fn known_vars(engine: &Engine) -> Vec<(String, String)> {
+    let vouch_home = engine.inner.options.paths.vouch_home.iter();
+    vouch_home
+        .map(|h| ("VOUCH_HOME".to_owned(), h.display().to_string()))
+        .collect()
+}
+
+/// Wall-clock budget of the analysis [`decide_early`] runs on an async
+/// worker (parsing and interpreting alike; the trusted `[analysis]` budgets
+/// when smaller). A command that needs longer is handed to the blocking pool
+/// and analysed again there with the full budgets, so this bounds how long
+/// one request can hold a worker, never what is decided.
+pub(super) const EARLY_ANALYSIS_US: u64 = 200;
+
+/// The hard-deny stage alone, for a request it can answer without touching
+/// the filesystem or the state: a command-only request that one of the
+/// categories that never read vouch's protected locations denies
+/// ([`hard_deny::check_before_protected`]). Pure and bounded (its analysis
+/// stops at [`EARLY_ANALYSIS_US`]), so an async worker may run it; `None`
+/// means "go through [`prepare`]", which decides as before.
+///
+/// The decision comes from the same table as [`prepare`]'s, which answers a
+/// hard deny before it reads the project configuration. Its audit record
+/// follows the trusted `audit.enabled` (a project overlay may only turn
+/// auditing off); the policy audit applies the project's own setting when
+/// it looks the project up for the record, as it does for every record.
+pub(super) fn decide_early(engine: &Engine, request: &Request) -> Option<Decision> {
+    if !engine.inner.early_hard_denies {
+        return None;
+    }
+    let trusted = &engine.inner.options.trusted;
+    let home = request_home(engine, request);
+    let mut limits = trusted.config.analysis;
+    limits.analysis_timeout_us = limits.analysis_timeout_us.min(EARLY_ANALYSIS_US);
+    limits.parse_timeout_us = limits.parse_timeout_us.min(EARLY_ANALYSIS_US);
+    // Not read by the categories that answer here (the doc of
+    // `check_before_protected`); the full list needs the project's files.
+    let protected = hard_deny::Protected {
+        paths: Vec::new(),
+        vars: known_vars(engine),
+    };
+    let ctx = hard_deny::Context {
+        home: &home,
+        cwd: request.cwd.as_deref(),
+        protected: &protected,
+        limits: &limits,
+    };
+    let verdict = hard_deny::Verdict::Deny(hard_deny::check_before_protected(request, &ctx)?);
+    let hash = request.request_hash();
+    let inputs = Inputs {
+        request,
+        request_hash: &hash,
+        now_ms: engine.clock().now_ms(),
+        hard_deny: &verdict,
+        trusted: &trusted.config,
+        project: Ok(trusted),
+        exposed: None,
+        reviewer: Gathered::NotYet,
+        state: Gathered::NotYet,
+        packet: Gathered::NotYet,
+        cache: None,
+        grant: GrantInput::NotAsked,
+    };
+    match pipeline::decide(&inputs) {
+        Step::Decided(d) if !d.effects.iter().any(Effect::is_state) => Some(emit(engine, d)),
+        // INVARIANT: the table answers a hard deny at once, without state.
+        Step::Decided(_) | Step::Gather(_) | Step::Review(_) => None,
+    }
+}
+
 impl<'a> Fixed<'a> {
     fn new(engine: &'a Engine, request: &'a Request) -> Fixed<'a> {
         let options = &engine.inner.options;
         let trusted = &options.trusted;
-        let home = request
-            .home
-            .clone()
-            .or_else(|| options.paths.home.as_ref().map(|h| h.display().to_string()))
-            .unwrap_or_else(|| "/root".to_owned());
+        let home = request_home(engine, request);
         let cwd = request.cwd.as_deref().map(Path::new);
         let project = engine.inner.projects.for_project(trusted, cwd);
         let mut paths = engine.inner.protected.for_home(&home);
@@ -89,13 +169,10 @@ impl<'a> Fixed<'a> {
                 .map(|file| (file, root.clone())),
             (None, _) | (_, true) => None,
         };
-        let vars = options
-            .paths
-            .vouch_home
-            .iter()
-            .map(|h| ("VOUCH_HOME".to_owned(), h.display().to_string()))
-            .collect();
-        let protected = hard_deny::Protected { paths, vars };
+        let protected = hard_deny::Protected {
+            paths,
+            vars: known_vars(engine),
+        };
         let resolved_path = request
             .path
             .as_deref()

@@ -46,12 +46,25 @@ fn session_id(id: &str) -> Result<&str, AppError> {
 /// caller turns into a fail-closed answer instead of a dropped connection
 /// (which Claude Code would treat as "run the tool"), and so that a client
 /// hanging up does not cancel a review half-way through its bookkeeping.
+///
+/// A hard deny that needs no file, state or model is answered first, here
+/// on the worker ([`crate::engine::Engine::review_early`]: bounded CPU work
+/// that writes no state and catches its own panics), without a task.
 async fn reviewed(state: &AppState, request: Request) -> Result<Decision, AppError> {
+    let started = Instant::now();
+    {
+        let _in_flight = state.metrics().review_started();
+        if let Some(decision) = state.engine().review_early(&request) {
+            state
+                .metrics()
+                .record_decision(&decision, started.elapsed());
+            return Ok(decision);
+        }
+    }
     let state = state.clone();
     tokio::spawn(async move {
         let _in_flight = state.metrics().review_started();
-        let started = Instant::now();
-        let decision = state.engine().review(request).await;
+        let decision = state.engine().review_late(request).await;
         state
             .metrics()
             .record_decision(&decision, started.elapsed());

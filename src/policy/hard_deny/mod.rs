@@ -193,11 +193,59 @@ fn check_command_env(command: &str, env: &Env, limits: &Limits, depth: u32) -> V
     }
 }
 
-/// All command rules, most destructive category first.
-fn rules(f: &mut Facts<'_>) -> Option<HardDeny> {
+/// The budgets whose only stop is the clock: the one thing that can make
+/// two analyses of the same command with the same limits differ.
+const CLOCK_BUDGETS: [&str; 2] = ["parse_timeout_us", "analysis_timeout_us"];
+
+/// The hard deny [`check`] gives `request` whatever vouch's protected
+/// locations are (`ctx.protected.paths` is not read), when it can be known
+/// without them; `None` means "ask [`check`]", never "clear".
+///
+/// That is a command-only request (no `path` or `resolved_path`, which the
+/// path rules judge against the protected locations) denied at its top
+/// level by one of the categories [`rules`] runs before the first one that
+/// reads them ([`before_protected`]). An analysis the clock stopped is
+/// `None`: only the clock can make it differ from [`check`]'s, so the
+/// caller may give this one a tighter deadline (and fall back to
+/// [`check`] when it is hit) without changing any verdict.
+pub fn check_before_protected(request: &Request, ctx: &Context<'_>) -> Option<HardDeny> {
+    if request.path.is_some() || request.resolved_path.is_some() {
+        return None;
+    }
+    let command = request.command.as_deref()?;
+    let env = Env::new(ctx);
+    let vars: Vec<(&str, &str)> = env
+        .known_vars
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let shell_env = shell::ShellEnv {
+        cwd: env.cwd.as_deref(),
+        home: &env.home,
+        vars: &vars,
+    };
+    let analysis = shell::analyze(command, &shell_env, ctx.limits);
+    if analysis
+        .incomplete
+        .iter()
+        .any(|i| CLOCK_BUDGETS.contains(&i.budget))
+    {
+        return None;
+    }
+    before_protected(&mut Facts::new(&analysis, &env, ctx.limits))
+}
+
+/// The categories that never read the protected locations, in [`rules`]'
+/// order: what they find does not depend on them.
+fn before_protected(f: &mut Facts<'_>) -> Option<HardDeny> {
     wipe::check(f)
         .or_else(|| device::check(f))
         .or_else(|| fork::check(f))
+}
+
+/// All command rules, most destructive category first.
+fn rules(f: &mut Facts<'_>) -> Option<HardDeny> {
+    before_protected(f)
         .or_else(|| trust::check(f))
         .or_else(|| persist::check(f))
         .or_else(|| exfil::check(f))
