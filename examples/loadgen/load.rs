@@ -25,17 +25,24 @@ pub enum Kind {
     Cached,
     /// A new command in a new turn: one model call each.
     Model,
+    /// The test model server called straight from the load generator (no
+    /// vouch): a request of the size vouch sends, answered after the same
+    /// fixed delay. Not a target: it shows how much of the `model` cell's
+    /// overhead is the test model's own (its timer, its HTTP, this
+    /// process's clients sharing the cores).
+    ModelDirect,
     /// The four review kinds in turn.
     Mixed,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Livez,
         Kind::HardDeny,
         Kind::Pass,
         Kind::Cached,
         Kind::Model,
+        Kind::ModelDirect,
         Kind::Mixed,
     ];
 
@@ -46,6 +53,7 @@ impl Kind {
             Kind::Pass => "pass",
             Kind::Cached => "cached",
             Kind::Model => "model",
+            Kind::ModelDirect => "model_direct",
             Kind::Mixed => "mixed",
         }
     }
@@ -56,6 +64,7 @@ impl Kind {
         let base = |surface: &str| json!({"session_id": session, "surface": surface, "cwd": "/srv/app", "home": "/home/dev"});
         let mut v = match self {
             Kind::Livez => return None,
+            Kind::ModelDirect => return Some(direct_body(client, n)),
             Kind::HardDeny => base("bash"),
             Kind::Pass => base("read"),
             Kind::Cached | Kind::Model => base("bash"),
@@ -84,14 +93,56 @@ impl Kind {
     }
 }
 
+/// An OpenAI chat-completions request of the size and shape vouch sends
+/// for the `model` kind (system prompt, a user packet of ~1.5 KiB, the
+/// verdict schema), distinct per request.
+fn direct_body(client: usize, n: u64) -> Value {
+    let packet = format!(
+        "{{\"request\":{{\"surface\":\"bash\",\"command\":\"cargo build -p crate{client}x{n}\",\"cwd\":\"/srv/app\"}},\"evidence\":[]}} {}",
+        "context ".repeat(150)
+    );
+    json!({
+        "model": "loadgen",
+        "max_completion_tokens": 256,
+        "messages": [
+            {"role": "system", "content": "You review one action of a coding agent. Answer with the verdict JSON."},
+            {"role": "user", "content": packet},
+        ],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "verdict", "strict": true, "schema": {"type": "object"}}},
+    })
+}
+
+/// Where a kind's requests go: `vouch serve`, or the test model server.
+#[derive(Debug, Clone, Copy)]
+pub struct Endpoints {
+    pub service: SocketAddr,
+    pub model: SocketAddr,
+}
+
+impl Endpoints {
+    fn of(self, kind: Kind) -> SocketAddr {
+        match kind {
+            Kind::ModelDirect => self.model,
+            Kind::Livez
+            | Kind::HardDeny
+            | Kind::Pass
+            | Kind::Cached
+            | Kind::Model
+            | Kind::Mixed => self.service,
+        }
+    }
+}
+
 /// One keep-alive connection.
 pub struct Connection {
     sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
     authorization: HeaderValue,
+    /// The path bodies are posted to.
+    path: &'static str,
 }
 
 impl Connection {
-    pub async fn open(addr: SocketAddr, token: &str) -> anyhow::Result<Connection> {
+    pub async fn open(addr: SocketAddr, token: &str, kind: Kind) -> anyhow::Result<Connection> {
         let stream = tokio::net::TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
         let (sender, connection) =
@@ -100,10 +151,20 @@ impl Connection {
         Ok(Connection {
             sender,
             authorization: format!("Bearer {token}").parse()?,
+            path: match kind {
+                Kind::ModelDirect => "/v1/chat/completions",
+                Kind::Livez
+                | Kind::HardDeny
+                | Kind::Pass
+                | Kind::Cached
+                | Kind::Model
+                | Kind::Mixed => "/v1/review",
+            },
         })
     }
 
-    /// Sends `body` to `/v1/review`, or `GET /livez` without one.
+    /// Sends `body` to the kind's path (`/v1/review`, or the model's), or
+    /// `GET /livez` without one.
     pub async fn send(&mut self, body: Option<&Value>) -> anyhow::Result<(u16, Bytes)> {
         self.sender.ready().await?;
         let builder = Request::builder()
@@ -112,7 +173,7 @@ impl Connection {
         let request = match body {
             Some(v) => builder
                 .method(Method::POST)
-                .uri("/v1/review")
+                .uri(self.path)
                 .header(header::CONTENT_TYPE, "application/json")
                 .body(Full::new(Bytes::from(v.to_string())))?,
             None => builder
@@ -173,13 +234,14 @@ impl Cell {
 
 /// Runs `clients` closed-loop clients of `kind` for `duration`.
 pub async fn run_cell(
-    addr: SocketAddr,
+    endpoints: Endpoints,
     token: &str,
     pid: u32,
     kind: Kind,
     clients: usize,
     duration: Duration,
 ) -> anyhow::Result<Cell> {
+    let addr = endpoints.of(kind);
     let errors = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let peak = Arc::new(AtomicU64::new(0));
@@ -198,7 +260,7 @@ pub async fn run_cell(
     // fills the cache entry the `cached` kind then hits).
     let mut warmed = Vec::with_capacity(clients);
     for client in 0..clients {
-        let mut connection = Connection::open(addr, token).await?;
+        let mut connection = Connection::open(addr, token, kind).await?;
         let (status, answer) = connection
             .send(kind.body(client, u64::MAX).as_ref())
             .await?;
@@ -233,9 +295,11 @@ pub async fn run_cell(
         latencies.extend(w.await?);
     }
     let elapsed = started.elapsed();
+    // A cell vouch does not serve has no server CPU to divide.
     let server_cpu = crate::target::cpu_time(pid)
         .zip(cpu_before)
-        .map(|(after, before)| after.saturating_sub(before));
+        .map(|(after, before)| after.saturating_sub(before))
+        .filter(|_| kind != Kind::ModelDirect);
     stop.store(true, Ordering::Relaxed);
     let _ = sampler.await;
     latencies.sort_unstable();
@@ -275,7 +339,7 @@ async fn client_loop(
         if !ok {
             errors.fetch_add(1, Ordering::Relaxed);
             // A broken connection is replaced and counted, never retried silently.
-            connection = Connection::open(addr, &token).await.ok();
+            connection = Connection::open(addr, &token, kind).await.ok();
         }
     }
     latencies
@@ -285,7 +349,12 @@ fn summary(answer: &[u8]) -> String {
     let v: Value = serde_json::from_slice(answer).unwrap_or(Value::Null);
     match (v["decision"].as_str(), v["stage"].as_str()) {
         (Some(d), Some(s)) => format!("{d}/{s}"),
-        _ => v["status"].as_str().unwrap_or("?").to_owned(),
+        // `livez` says its status; the model, what it answered.
+        _ => v["status"]
+            .as_str()
+            .or(v["object"].as_str())
+            .unwrap_or("?")
+            .to_owned(),
     }
 }
 

@@ -12,8 +12,10 @@
 //! needed) with a temp `VOUCH_HOME`. Then, for each of 1, 16, 64 and 256
 //! closed-loop keep-alive clients, one cell per kind of request: `livez`
 //! (the trivial 200 route, the floor), `hard_deny`, `pass` (a routed read),
-//! `cached` (the verdict cache), `model` (a new turn, one model call) and
-//! `mixed` (the four in turn). Each cell prints throughput, p50/p99/p99.9,
+//! `cached` (the verdict cache), `model` (a new turn, one model call),
+//! `model_direct` (the test model called straight, no vouch: how much of
+//! `model`'s overhead is the test model's own; not part of ratio (b)) and
+//! `mixed` (the four review kinds in turn). Each cell prints throughput, p50/p99/p99.9,
 //! errors, the server's peak RSS and its CPU time per request (user + system,
 //! all its threads: the figure least disturbed by whatever else shares the
 //! cores). Two ratios from the same run:
@@ -39,7 +41,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use load::{Cell, Kind};
+use load::{Cell, Endpoints, Kind};
 use model_server::{ModelServer, Reply, Script};
 
 #[derive(Parser, Debug)]
@@ -78,6 +80,10 @@ fn main() -> anyhow::Result<()> {
     model.set_max_recorded(16);
     let service = target::Service::start(&binary, &target::config(&model.base_url(), 10_000))?;
     let pid = service.pid();
+    let endpoints = Endpoints {
+        service: service.addr,
+        model: model.addr(),
+    };
     let idle = target::memory_kib(pid).map_or(0, |(rss, _)| rss);
     let cpu_before = target::cpu_time(pid);
     println!(
@@ -94,7 +100,7 @@ fn main() -> anyhow::Result<()> {
             .filter(|k| args.kinds.is_empty() || args.kinds.iter().any(|n| n == k.name()))
         {
             let cell = runtime.block_on(load::run_cell(
-                service.addr,
+                endpoints,
                 &service.adapter_token,
                 pid,
                 kind,
@@ -194,14 +200,25 @@ fn print_ratios(cells: &[Cell], delay_ms: u64) {
             );
         }
     }
+    let base = delay_ms as f64;
     for model in cells.iter().filter(|c| c.kind == Kind::Model) {
-        let base = delay_ms as f64;
         println!(
             "ratio (b)         {:>3} clients: model overhead over {delay_ms} ms p50 {:+.2} ms, p99 {:+.2} ms, p99.9 {:+.2} ms (target at 64: <= 2, <= 10)",
             model.clients,
             model.percentile(50.0) - base,
             model.percentile(99.0) - base,
             model.percentile(99.9) - base
+        );
+    }
+    // Not the target (its yardstick stays the fixed delay): the test model
+    // called straight, so a reader sees how much of the above is its own.
+    for direct in cells.iter().filter(|c| c.kind == Kind::ModelDirect) {
+        println!(
+            "model_direct      {:>3} clients: the test model alone over {delay_ms} ms p50 {:+.2} ms, p99 {:+.2} ms, p99.9 {:+.2} ms (no vouch; for reading (b), not part of it)",
+            direct.clients,
+            direct.percentile(50.0) - base,
+            direct.percentile(99.0) - base,
+            direct.percentile(99.9) - base
         );
     }
 }

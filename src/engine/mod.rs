@@ -10,7 +10,8 @@
 //! applies the effects the table returns in one transaction, calls the model
 //! in between, and hands each final decision's audit record to the
 //! [`AuditSink`]. Filesystem and SQLite work run on the blocking pool
-//! (`spawn_blocking`); only the model call is awaited on the runtime. A
+//! (`spawn_blocking`); only the model call is awaited on the runtime, and
+//! the verdict's record is queued for the store's recorder thread. A
 //! short-lived process that decides once ([`Engine::review_here`]) runs
 //! them on its own thread instead and starts a runtime only for a model
 //! call: a hard deny costs it no thread, no runtime and no HTTP client.
@@ -454,10 +455,12 @@ impl Engine {
                 Err(join) => return shell::task_failure(self, &request, &join),
             };
         let result = self.call_model_in_slot(&pending).await;
-        let this = self.clone();
-        match tokio::task::spawn_blocking(move || this.finish(*pending, result)).await {
+        // Recording the verdict is queued for the store's recorder thread
+        // (shared commits, no blocking thread). A panic while concluding
+        // fails closed, as a failed task does.
+        match futures_catch(shell::finish_queued(self, *pending, result)).await {
             Ok(decision) => decision,
-            Err(join) => shell::task_failure(self, &request, &join),
+            Err(why) => shell::task_failure(self, &request, &why),
         }
     }
 
@@ -884,13 +887,31 @@ impl Drop for ModelRuntime {
 /// answer with a fail-closed decision, not die into its harness's
 /// fail-open path).
 fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
-        payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic".to_owned())
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .map_err(|payload| panic_message(payload.as_ref()))
+}
+
+/// Awaits `f`, turning a panic inside it into its message (as [`caught`]
+/// does for a closure).
+async fn futures_catch<T>(f: impl std::future::Future<Output = T>) -> Result<T, String> {
+    let mut f = std::pin::pin!(f);
+    std::future::poll_fn(|cx| {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f.as_mut().poll(cx))) {
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Ok(std::task::Poll::Ready(value)) => std::task::Poll::Ready(Ok(value)),
+            Err(payload) => std::task::Poll::Ready(Err(panic_message(payload.as_ref()))),
+        }
     })
+    .await
+}
+
+/// The text of a panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned())
 }
 
 /// The project root and audit settings in force for a working directory.

@@ -426,32 +426,105 @@ fn step_decided(step: Step, fixed: &Fixed<'_>) -> Decided {
     }
 }
 
-/// Records the review's outcome and returns the decision.
+/// Records the review's outcome and returns the decision (blocking: the
+/// record is a transaction of its own on the calling thread).
 pub(super) fn finish(engine: &Engine, pending: PendingReview, result: ReviewResult) -> Decision {
+    let (concluded, record) = conclude(engine, &pending, result);
+    let outcome = pending.store.write(concluded.durability, |tx| record(tx));
+    settle(engine, &pending, concluded, outcome)
+}
+
+/// [`finish`] for the service: the record is queued for the store's
+/// recorder thread ([`Store::write_queued`]), so reviews finishing together
+/// share one commit and no blocking thread waits for it.
+pub(super) async fn finish_queued(
+    engine: &Engine,
+    pending: PendingReview,
+    result: ReviewResult,
+) -> Decision {
+    let (concluded, record) = conclude(engine, &pending, result);
+    let recorded = pending.store.write_queued(concluded.durability, record);
+    let outcome = match recorded.await {
+        Ok(outcome) => outcome,
+        // The recorder dropped the write unanswered (a panic in its
+        // transaction, or its store is gone): not recorded.
+        Err(_) => Err(StoreError::Sqlite {
+            path: pending.store.path().display().to_string(),
+            source: rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ABORT),
+                Some("the recorder did not answer".to_owned()),
+            ),
+        }),
+    };
+    settle(engine, &pending, concluded, outcome)
+}
+
+/// The review's decision, before its state effects are recorded.
+struct Concluded {
+    decided: Decided,
+    durability: Durability,
+    now: u64,
+}
+
+/// The decision for the model's `result`, and the write (owning the state
+/// effects, which leave `decided`) that records it.
+fn conclude(
+    engine: &Engine,
+    pending: &PendingReview,
+    result: ReviewResult,
+) -> (Concluded, crate::store::QueuedWrite) {
     let now = engine.clock().now_ms();
     let job = &pending.job;
-    let d = pipeline::conclude(job, &result, now);
-    let key = TurnKey {
-        session: &job.facts.session_id,
-        turn: &job.facts.turn_id,
-    };
-    let scope = Scope {
-        key,
-        request_hash: &job.request_hash,
-        now,
-    };
-    let durability = durability_of_effects(&d.effects);
-    match pending
-        .store
-        .write(durability, |tx| session::apply(tx, scope, &d.effects))
-    {
-        Ok(()) => emit(engine, d),
+    let mut decided = pipeline::conclude(job, &result, now);
+    let durability = durability_of_effects(&decided.effects);
+    let (state, rest): (Vec<Effect>, Vec<Effect>) = std::mem::take(&mut decided.effects)
+        .into_iter()
+        .partition(Effect::is_state);
+    decided.effects = rest;
+    let (session_id, turn_id, request_hash) = (
+        job.facts.session_id.clone(),
+        job.facts.turn_id.clone(),
+        job.request_hash.clone(),
+    );
+    let record = Box::new(move |tx: &crate::store::Transaction<'_>| {
+        let scope = Scope {
+            key: TurnKey {
+                session: &session_id,
+                turn: &turn_id,
+            },
+            request_hash: &request_hash,
+            now,
+        };
+        session::apply(tx, scope, &state)
+    });
+    (
+        Concluded {
+            decided,
+            durability,
+            now,
+        },
+        record,
+    )
+}
+
+/// The decision once its record's `outcome` is known: a review that could
+/// not be recorded fails closed.
+fn settle(
+    engine: &Engine,
+    pending: &PendingReview,
+    concluded: Concluded,
+    outcome: Result<(), StoreError>,
+) -> Decision {
+    let Concluded { decided, now, .. } = concluded;
+    let job = &pending.job;
+    match outcome {
+        Ok(()) => emit(engine, decided),
         Err(e) => {
             // The breaker and budgets must see every review; one they cannot
             // record must not allow.
             tracing::warn!(error = %e, "review could not be recorded; failing closed");
             let why = format!("the review could not be recorded in the session state: {e}");
-            let review = d.decision.review().cloned();
+            let review = decided.decision.review().cloned();
             let failed = pipeline::failure(
                 job.facts.clone(),
                 job.request_hash.clone(),

@@ -36,6 +36,7 @@
 //!   that meets it (`SQLITE_CORRUPT`, rolled back), which fails closed.
 
 pub(crate) mod files;
+mod queued;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -49,6 +50,7 @@ pub use files::{
     DIR_MODE, FILE_MODE, TOKEN_BYTES, TOKEN_CHARS, ensure_private_dir, is_token,
     load_or_create_token, mint_token, random_bytes,
 };
+pub use queued::{QueuedWrite, Recorded};
 
 /// File name of the state database inside the state directory.
 pub const DATABASE_FILE: &str = "vouch.sqlite";
@@ -203,6 +205,15 @@ pub struct Store {
     /// lock that queues them (`None` until the first write, or after a
     /// failed one).
     writer: parking_lot::Mutex<Option<Pooled>>,
+    /// Writes waiting for the recorder thread ([`Store::write_queued`]).
+    queue: std::sync::Arc<queued::Queue>,
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        // The recorder thread, if one was started, ends.
+        self.queue.close();
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -287,6 +298,7 @@ impl Store {
             db_path,
             idle: Mutex::new(Vec::new()),
             writer: parking_lot::Mutex::new(None),
+            queue: std::sync::Arc::default(),
         };
         let mut first = store.connect()?;
         // Read before anything is written: a file that is not a database,

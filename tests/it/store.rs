@@ -14,7 +14,7 @@ use vouch::decision::{Outcome, RiskLevel};
 use vouch::engine::Engine;
 use vouch::session::overrides::{Selector, approve};
 use vouch::session::{TurnKey, turn_status};
-use vouch::store::{DATABASE_FILE, Store, StoreError};
+use vouch::store::{DATABASE_FILE, Durability, Store, StoreError};
 
 const KEY: TurnKey<'static> = TurnKey {
     session: "s-1",
@@ -234,6 +234,83 @@ fn many_threads_share_one_store() {
     }
     let status = turn_status(&engine.store().unwrap(), &cfg, KEY).unwrap();
     assert_eq!((status.reviews, status.failures), (400, 400));
+}
+
+/// Queued writes that wait together (here: behind a transaction that holds
+/// the write connection) are committed by the recorder thread, each in its
+/// own savepoint: the one that fails leaves nothing behind and gets its
+/// error; every other is committed and told so.
+#[test]
+fn queued_writes_waiting_together_commit_or_fail_one_by_one() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("state");
+    let store = Arc::new(Store::open(&dir).unwrap());
+    store
+        .write(Durability::Normal, |tx| {
+            tx.execute_batch("CREATE TABLE queued_test (n INTEGER NOT NULL)")
+        })
+        .unwrap();
+    let (held, hold) = std::sync::mpsc::channel();
+    let holder = {
+        let store = Arc::clone(&store);
+        std::thread::spawn(move || {
+            store
+                .write(Durability::Normal, |tx| {
+                    tx.execute("INSERT INTO queued_test (n) VALUES (-1)", [])?;
+                    held.send(()).unwrap();
+                    std::thread::sleep(std::time::Duration::from_millis(300));
+                    Ok(())
+                })
+                .unwrap();
+        })
+    };
+    hold.recv().unwrap();
+    let writers: Vec<_> = (0..12i64)
+        .map(|n| {
+            let store = Arc::clone(&store);
+            std::thread::spawn(move || {
+                let durability = if n == 5 {
+                    Durability::Full
+                } else {
+                    Durability::Normal
+                };
+                store
+                    .write_queued(
+                        durability,
+                        Box::new(move |tx| {
+                            tx.execute("INSERT INTO queued_test (n) VALUES (?1)", [n])?;
+                            if n == 7 {
+                                tx.execute("INSERT INTO no_such_table (n) VALUES (1)", [])?;
+                            }
+                            Ok(())
+                        }),
+                    )
+                    .blocking_recv()
+                    .expect("the recorder answers every queued write")
+            })
+        })
+        .collect();
+    let outcomes: Vec<_> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    holder.join().unwrap();
+    for (n, outcome) in outcomes.iter().enumerate() {
+        match (n, outcome) {
+            (7, Err(e)) => assert!(e.to_string().contains("no_such_table"), "{e}"),
+            (7, Ok(())) => panic!("the failing write reported success"),
+            (_, Ok(())) => {}
+            (n, Err(e)) => panic!("write {n} failed: {e}"),
+        }
+    }
+    let written: Vec<i64> = store
+        .read(|tx| {
+            let mut stmt = tx.prepare("SELECT n FROM queued_test ORDER BY n")?;
+            let rows = stmt.query_map([], |row| row.get(0))?;
+            rows.collect()
+        })
+        .unwrap();
+    let expected: Vec<i64> = std::iter::once(-1)
+        .chain((0..12).filter(|n| *n != 7))
+        .collect();
+    assert_eq!(written, expected);
 }
 
 const KILL_ENV: &str = "VOUCH_TEST_KILL_LOOP_DIR";

@@ -78,7 +78,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use serde::Deserialize;
@@ -1228,7 +1228,7 @@ async fn model(stream: &mut TcpStream, shared: &Shared, request: Incoming) -> Fl
         reply
     };
     if !reply.delay.is_zero() {
-        tokio::time::sleep(reply.delay).await;
+        sleep_precisely(reply.delay).await;
     }
     let n = shared.served.fetch_add(1, Ordering::Relaxed);
     let exchange = Exchange {
@@ -1512,4 +1512,99 @@ fn anthropic(answer: &Answer, request: &Value, model: &Value, n: u64) -> Value {
             "service_tier": "standard",
         },
     })
+}
+
+// ------------------------------------------------------------------ timing
+
+/// Waits `delay`: never less, and not, as tokio's timer does, up to a tick
+/// or two more (its wheel counts whole milliseconds and rounds a deadline
+/// up, and the driver parks in `epoll_wait`, whose timeout is whole
+/// milliseconds too: a 50 ms sleep ends 50.5–52 ms later). A fixed-delay
+/// model is the yardstick of the load harness's ratio (b), so its own
+/// lateness would be counted as vouch's. One thread ([`PRECISE_TIMER`])
+/// keeps the deadlines and sleeps to the nearest with the kernel's
+/// high-resolution timer; if it cannot be had, tokio's timer serves (late,
+/// never early).
+async fn sleep_precisely(delay: Duration) {
+    let deadline = Instant::now() + delay;
+    let (fired, wait) = tokio::sync::oneshot::channel();
+    let queued = precise_timer().is_some_and(|timer| {
+        timer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .send(Timer { deadline, fired })
+            .is_ok()
+    });
+    if !queued || wait.await.is_err() || Instant::now() < deadline {
+        tokio::time::sleep_until(deadline.into()).await;
+    }
+}
+
+/// One pending [`sleep_precisely`], ordered by deadline (earliest first
+/// out of the max-heap).
+struct Timer {
+    deadline: Instant,
+    fired: tokio::sync::oneshot::Sender<()>,
+}
+
+impl PartialEq for Timer {
+    fn eq(&self, other: &Timer) -> bool {
+        self.deadline == other.deadline
+    }
+}
+
+impl Eq for Timer {}
+
+impl PartialOrd for Timer {
+    fn partial_cmp(&self, other: &Timer) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Timer {
+    fn cmp(&self, other: &Timer) -> std::cmp::Ordering {
+        other.deadline.cmp(&self.deadline)
+    }
+}
+
+type TimerQueue = Mutex<std::sync::mpsc::Sender<Timer>>;
+
+/// The process's one timer thread, started on first use; `None` when the
+/// thread cannot be spawned.
+static PRECISE_TIMER: std::sync::OnceLock<Option<TimerQueue>> = std::sync::OnceLock::new();
+
+fn precise_timer() -> Option<&'static TimerQueue> {
+    PRECISE_TIMER
+        .get_or_init(|| {
+            let (queue, incoming) = std::sync::mpsc::channel();
+            std::thread::Builder::new()
+                .name("model-server-timer".to_owned())
+                .spawn(move || run_timers(&incoming))
+                .ok()
+                .map(|_| Mutex::new(queue))
+        })
+        .as_ref()
+}
+
+fn run_timers(incoming: &std::sync::mpsc::Receiver<Timer>) {
+    use std::sync::mpsc::RecvTimeoutError;
+    let mut pending = std::collections::BinaryHeap::<Timer>::new();
+    loop {
+        let next = match pending.peek() {
+            None => incoming.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Some(t) => incoming.recv_timeout(t.deadline.saturating_duration_since(Instant::now())),
+        };
+        match next {
+            Ok(timer) => pending.push(timer),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+        let now = Instant::now();
+        while pending.peek().is_some_and(|t| t.deadline <= now) {
+            if let Some(t) = pending.pop() {
+                // The waiter may be gone (its connection closed): nothing to do.
+                let _ = t.fired.send(());
+            }
+        }
+    }
 }
