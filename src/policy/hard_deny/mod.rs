@@ -145,10 +145,9 @@ pub fn check_command(command: &str, ctx: &Context<'_>) -> Verdict {
     check_command_env(command, &Env::new(ctx), ctx.limits, 0)
 }
 
-/// How many levels of shell strings inside interpreter code are judged.
-const MAX_EMBEDDED_DEPTH: u32 = 2;
-
-fn check_command_env(command: &str, env: &Env, limits: &Limits, depth: u32) -> Verdict {
+/// The shell analysis of `command` in `env` (its home, directory and
+/// known variables).
+fn analyze(command: &str, env: &Env, limits: &Limits) -> shell::Analysis {
     let vars: Vec<(&str, &str)> = env
         .known_vars
         .iter()
@@ -159,7 +158,14 @@ fn check_command_env(command: &str, env: &Env, limits: &Limits, depth: u32) -> V
         home: &env.home,
         vars: &vars,
     };
-    let analysis = shell::analyze(command, &shell_env, limits);
+    shell::analyze(command, &shell_env, limits)
+}
+
+/// How many levels of shell strings inside interpreter code are judged.
+const MAX_EMBEDDED_DEPTH: u32 = 2;
+
+fn check_command_env(command: &str, env: &Env, limits: &Limits, depth: u32) -> Verdict {
+    let analysis = analyze(command, env, limits);
     let mut facts = Facts::new(&analysis, env, limits);
     if let Some(deny) = rules(&mut facts) {
         return Verdict::Deny(deny);
@@ -225,17 +231,7 @@ pub fn check_before_protected(request: &Request, ctx: &Context<'_>) -> Option<Ha
         return None;
     }
     let env = Env::without_protected(ctx);
-    let vars: Vec<(&str, &str)> = env
-        .known_vars
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let shell_env = shell::ShellEnv {
-        cwd: env.cwd.as_deref(),
-        home: &env.home,
-        vars: &vars,
-    };
-    let analysis = shell::analyze(command, &shell_env, ctx.limits);
+    let analysis = analyze(command, &env, ctx.limits);
     if analysis
         .incomplete
         .iter()
