@@ -167,15 +167,21 @@ fn plain_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"_./:=,+%@~-".contains(&b)
 }
 
+/// Whether `source` is at most [`PLAIN_MAX_BYTES`] of blanks, plain-word
+/// bytes and the operator bytes `|&;`: the bytes [`plain_command`] reads.
+fn plain_bytes(source: &str) -> bool {
+    source.len() <= PLAIN_MAX_BYTES
+        && source
+            .bytes()
+            .all(|b| b == b' ' || plain_byte(b) || b"|&;".contains(&b))
+}
+
 /// Whether `source` has the shape [`plain_command`] reads: at most
 /// [`PLAIN_MAX_BYTES`] of blanks, plain-word bytes and at most one run of
 /// `|&;`. Such a line has no expansions, quotes, globs, braces, redirections
 /// or nesting, so analysing it is work linear in its few hundred bytes.
 pub(crate) fn plain_shape(source: &str) -> bool {
-    source.len() <= PLAIN_MAX_BYTES
-        && source
-            .bytes()
-            .all(|b| b == b' ' || plain_byte(b) || b"|&;".contains(&b))
+    plain_bytes(source)
         && source
             .as_bytes()
             .split(|&b| b == b' ' || plain_byte(b))
@@ -195,12 +201,7 @@ pub(crate) fn plain_shape(source: &str) -> bool {
 /// result is the tree-sitter path's (tested on every corpus command and on
 /// generated ones).
 fn plain_command(source: &str, meter: &mut Meter) -> Option<Parsed> {
-    if !super::shortcuts()
-        || source.len() > PLAIN_MAX_BYTES
-        || !source
-            .bytes()
-            .all(|b| b == b' ' || plain_byte(b) || b"|&;".contains(&b))
-    {
+    if !super::shortcuts() || !plain_bytes(source) {
         return None;
     }
     // Word spans of the command before the operator, the operator, and
