@@ -633,4 +633,23 @@ mod tests {
             "LIBSQLITE3_FLAGS = {flags:?}"
         );
     }
+
+    /// The SQLite actually linked was built with allocation counting off
+    /// (`.cargo/config.toml`): read back from the library itself, not from
+    /// the flag string.
+    #[test]
+    fn sqlite_does_not_count_allocations() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let options: Vec<String> = conn
+            .prepare("PRAGMA compile_options")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "compile options: {options:?}"
+        );
+    }
 }
