@@ -3,14 +3,17 @@
 //! and records every latency (microseconds), so p99.9 is an observed value.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::http::{HeaderValue, Method, Request, header};
 use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
+
+/// Numbers the `model` requests of the whole run.
+static NEXT_REVIEW: AtomicU64 = AtomicU64::new(0);
 
 /// What one request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,8 +61,70 @@ impl Kind {
         }
     }
 
+    /// The body of request number `n` of client `client`, serialized: a
+    /// kind whose body does not change from request to request builds it
+    /// once per client ([`Kind::fixed_body`]), so the load generator's own
+    /// CPU, which shares the cores with the server, stays out of ratio (a).
+    fn body(self, client: usize, n: u64) -> Option<Bytes> {
+        self.value(client, n)
+            .map(|v| Bytes::from(serde_json::to_vec(&v).unwrap_or_default()))
+    }
+
+    /// The body every request of this kind and client sends, when it never
+    /// changes (`livez` sends none; `model` and `mixed` change per request).
+    fn fixed_body(self, client: usize) -> Option<Bytes> {
+        match self {
+            Kind::HardDeny | Kind::Pass | Kind::Cached => self.body(client, 0),
+            Kind::Livez | Kind::Model | Kind::ModelDirect | Kind::Mixed => None,
+        }
+    }
+
+    /// The kind request number `n` of this kind is (`mixed` takes the four
+    /// review kinds in turn).
+    fn at(self, n: u64) -> Kind {
+        match self {
+            Kind::Mixed => {
+                let kinds = [Kind::HardDeny, Kind::Pass, Kind::Cached, Kind::Model];
+                kinds
+                    .get(usize::try_from(n % 4).unwrap_or(0))
+                    .copied()
+                    .unwrap_or(Kind::HardDeny)
+            }
+            Kind::Livez
+            | Kind::HardDeny
+            | Kind::Pass
+            | Kind::Cached
+            | Kind::Model
+            | Kind::ModelDirect => self,
+        }
+    }
+
+    /// Whether `answer` (status 200 assumed) is what request `n` of this
+    /// kind must get: every timed answer is checked, so a cell that counts
+    /// wrong answers as throughput cannot pass. Each review answer starts
+    /// with its decision and stage (the `Decision` field order).
+    fn expected(self, n: u64, answer: &[u8]) -> bool {
+        let in_mixed = self == Kind::Mixed;
+        let starts = |prefix: &str| answer.starts_with(prefix.as_bytes());
+        match self.at(n) {
+            Kind::Livez => starts("{\"status\":\"alive\""),
+            Kind::HardDeny => starts("{\"decision\":\"deny\",\"stage\":\"hard_deny\""),
+            Kind::Pass => starts("{\"decision\":\"allow\",\"stage\":\"routing\""),
+            // In its own cell the warm-up filled the cache; inside `mixed`
+            // the first one of a client may be the review that fills it.
+            Kind::Cached => {
+                starts("{\"decision\":\"allow\",\"stage\":\"cache\"")
+                    || (in_mixed && starts("{\"decision\":\"allow\",\"stage\":\"reviewer\""))
+            }
+            Kind::Model => starts("{\"decision\":\"allow\",\"stage\":\"reviewer\""),
+            Kind::ModelDirect => memchr::memmem::find(answer, b"\"chat.completion\"").is_some(),
+            // `at` never answers `mixed`.
+            Kind::Mixed => false,
+        }
+    }
+
     /// The request number `n` of client `client`.
-    fn body(self, client: usize, n: u64) -> Option<Value> {
+    fn value(self, client: usize, n: u64) -> Option<Value> {
         let session = format!("loadgen-{client}");
         let base = |surface: &str| json!({"session_id": session, "surface": surface, "cwd": "/srv/app", "home": "/home/dev"});
         let mut v = match self {
@@ -68,14 +133,7 @@ impl Kind {
             Kind::HardDeny => base("bash"),
             Kind::Pass => base("read"),
             Kind::Cached | Kind::Model => base("bash"),
-            Kind::Mixed => {
-                let kinds = [Kind::HardDeny, Kind::Pass, Kind::Cached, Kind::Model];
-                let kind = kinds
-                    .get(usize::try_from(n % 4).unwrap_or(0))
-                    .copied()
-                    .unwrap_or(Kind::HardDeny);
-                return kind.body(client, n);
-            }
+            Kind::Mixed => return self.at(n).value(client, n),
         };
         match self {
             Kind::HardDeny => v["command"] = "rm -rf /".into(),
@@ -85,8 +143,12 @@ impl Kind {
                 v["command"] = format!("cargo build -p cached{client}").into();
             }
             _ => {
-                v["turn_id"] = format!("turn-{n}").into();
-                v["command"] = format!("cargo build -p crate{client}x{n}").into();
+                // Unique across cells, not only within one: a command that
+                // an earlier cell (fewer clients, the same session names)
+                // already reviewed would be a verdict-cache hit.
+                let review = NEXT_REVIEW.fetch_add(1, Ordering::Relaxed);
+                v["turn_id"] = format!("turn-{review}").into();
+                v["command"] = format!("cargo build -p crate{client}x{review}").into();
             }
         }
         Some(v)
@@ -165,7 +227,7 @@ impl Connection {
 
     /// Sends `body` to the kind's path (`/v1/review`, or the model's), or
     /// `GET /livez` without one.
-    pub async fn send(&mut self, body: Option<&Value>) -> anyhow::Result<(u16, Bytes)> {
+    pub async fn send(&mut self, body: Option<Bytes>) -> anyhow::Result<(u16, Bytes)> {
         self.sender.ready().await?;
         let builder = Request::builder()
             .header(header::HOST, "vouch")
@@ -175,7 +237,7 @@ impl Connection {
                 .method(Method::POST)
                 .uri(self.path)
                 .header(header::CONTENT_TYPE, "application/json")
-                .body(Full::new(Bytes::from(v.to_string())))?,
+                .body(Full::new(v))?,
             None => builder
                 .method(Method::GET)
                 .uri("/livez")
@@ -194,7 +256,11 @@ pub struct Cell {
     pub elapsed: Duration,
     /// Sorted latencies in µs.
     pub latencies: Vec<u32>,
+    /// Requests that failed: a transport error, a status other than 200,
+    /// or an answer other than the kind's ([`Kind::expected`]).
     pub errors: u64,
+    /// What the first failed request got.
+    pub first_error: Option<String>,
     /// `decision/stage` of the first answer of each review kind.
     pub decisions: Vec<String>,
     pub peak_rss_kib: u64,
@@ -202,12 +268,24 @@ pub struct Cell {
     /// part of the cell: what one request costs it, whatever else shares
     /// the cores (throughput and latency depend on that; this much less).
     pub server_cpu: Option<Duration>,
+    /// This process's CPU time over the same part.
+    pub own_cpu: Option<Duration>,
 }
 
 impl Cell {
     /// The server's CPU time per answered request, in µs.
     pub fn cpu_us_per_request(&self) -> f64 {
-        match self.server_cpu {
+        self.per_request(self.server_cpu)
+    }
+
+    /// The load generator's own CPU time per request, in µs: its clients,
+    /// and in the `model` cells also the in-process test model.
+    pub fn own_cpu_us_per_request(&self) -> f64 {
+        self.per_request(self.own_cpu)
+    }
+
+    fn per_request(&self, cpu: Option<Duration>) -> f64 {
+        match cpu {
             Some(cpu) if !self.latencies.is_empty() => {
                 cpu.as_secs_f64() * 1e6 / self.latencies.len() as f64
             }
@@ -242,7 +320,6 @@ pub async fn run_cell(
     duration: Duration,
 ) -> anyhow::Result<Cell> {
     let addr = endpoints.of(kind);
-    let errors = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let peak = Arc::new(AtomicU64::new(0));
     let sampler = {
@@ -256,38 +333,26 @@ pub async fn run_cell(
             }
         })
     };
-    // Every client connects and sends one untimed request first (it also
-    // fills the cache entry the `cached` kind then hits).
-    let mut warmed = Vec::with_capacity(clients);
-    for client in 0..clients {
-        let mut connection = Connection::open(addr, token, kind).await?;
-        let (status, answer) = connection
-            .send(kind.body(client, u64::MAX).as_ref())
-            .await?;
-        if status != 200 {
-            anyhow::bail!(
-                "{} warm-up answered {status}: {}",
-                kind.name(),
-                String::from_utf8_lossy(&answer)
-            );
-        }
-        warmed.push((connection, summary(&answer)));
-    }
+    let warmed = warm_up(addr, token, kind, clients).await?;
     let decisions = dedup(warmed.iter().map(|(_, s)| s.clone()));
     let cpu_before = crate::target::cpu_time(pid);
+    let own_before = crate::target::cpu_time(std::process::id());
     let started = Instant::now();
     let deadline = started + duration;
+    let run = Arc::new(Run {
+        addr,
+        token: token.to_owned(),
+        kind,
+        deadline,
+        errors: AtomicU64::new(0),
+        first_error: Mutex::new(None),
+    });
     let mut workers = Vec::with_capacity(clients);
     for (client, (connection, _)) in warmed.into_iter().enumerate() {
-        let errors = Arc::clone(&errors);
         workers.push(tokio::spawn(client_loop(
-            addr,
-            token.to_owned(),
+            Arc::clone(&run),
             connection,
-            kind,
             client,
-            deadline,
-            errors,
         )));
     }
     let mut latencies = Vec::new();
@@ -295,6 +360,9 @@ pub async fn run_cell(
         latencies.extend(w.await?);
     }
     let elapsed = started.elapsed();
+    let own_cpu = crate::target::cpu_time(std::process::id())
+        .zip(own_before)
+        .map(|(after, before)| after.saturating_sub(before));
     // A cell vouch does not serve has no server CPU to divide.
     let server_cpu = crate::target::cpu_time(pid)
         .zip(cpu_before)
@@ -308,38 +376,94 @@ pub async fn run_cell(
         clients,
         elapsed,
         latencies,
-        errors: errors.load(Ordering::Relaxed),
+        errors: run.errors.load(Ordering::Relaxed),
+        first_error: run
+            .first_error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take(),
         decisions,
         peak_rss_kib: peak.load(Ordering::Relaxed),
         server_cpu,
+        own_cpu,
     })
 }
 
-async fn client_loop(
+/// Every client connects and sends one untimed request first (it also
+/// fills the cache entry the `cached` kind then hits): its connection and
+/// the answer's `decision/stage`.
+async fn warm_up(
+    addr: SocketAddr,
+    token: &str,
+    kind: Kind,
+    clients: usize,
+) -> anyhow::Result<Vec<(Connection, String)>> {
+    let mut warmed = Vec::with_capacity(clients);
+    for client in 0..clients {
+        let mut connection = Connection::open(addr, token, kind).await?;
+        let (status, answer) = connection.send(kind.body(client, u64::MAX)).await?;
+        if status != 200 {
+            anyhow::bail!(
+                "{} warm-up answered {status}: {}",
+                kind.name(),
+                String::from_utf8_lossy(&answer)
+            );
+        }
+        warmed.push((connection, summary(&answer)));
+    }
+    Ok(warmed)
+}
+
+/// What every client of one cell shares.
+struct Run {
     addr: SocketAddr,
     token: String,
-    connection: Connection,
     kind: Kind,
-    client: usize,
     deadline: Instant,
-    errors: Arc<AtomicU64>,
-) -> Vec<u32> {
+    errors: AtomicU64,
+    first_error: Mutex<Option<String>>,
+}
+
+impl Run {
+    fn failed(&self, why: String) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        self.first_error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get_or_insert(why);
+    }
+}
+
+async fn client_loop(run: Arc<Run>, connection: Connection, client: usize) -> Vec<u32> {
+    let kind = run.kind;
     let mut latencies = Vec::with_capacity(50_000);
     let mut connection = Some(connection);
+    let fixed = kind.fixed_body(client);
     let mut n = 0u64;
-    while Instant::now() < deadline {
-        let body = kind.body(client, n);
-        n += 1;
+    while Instant::now() < run.deadline {
+        let body = match &fixed {
+            Some(body) => Some(body.clone()),
+            None => kind.body(client, n),
+        };
         let sent = Instant::now();
-        let ok = match connection.as_mut() {
-            Some(c) => matches!(c.send(body.as_ref()).await, Ok((200, _))),
-            None => false,
+        let failure = match connection.as_mut() {
+            Some(c) => match c.send(body).await {
+                Ok((200, answer)) if kind.expected(n, &answer) => None,
+                Ok((status, answer)) => Some(format!(
+                    "{} answered {status}: {}",
+                    kind.at(n).name(),
+                    String::from_utf8_lossy(answer.get(..200).unwrap_or(&answer))
+                )),
+                Err(e) => Some(format!("{}: {e}", kind.at(n).name())),
+            },
+            None => Some("no connection".to_owned()),
         };
         latencies.push(u32::try_from(sent.elapsed().as_micros()).unwrap_or(u32::MAX));
-        if !ok {
-            errors.fetch_add(1, Ordering::Relaxed);
+        n += 1;
+        if let Some(why) = failure {
+            run.failed(why);
             // A broken connection is replaced and counted, never retried silently.
-            connection = Connection::open(addr, &token, kind).await.ok();
+            connection = Connection::open(run.addr, &run.token, kind).await.ok();
         }
     }
     latencies

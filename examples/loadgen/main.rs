@@ -16,9 +16,13 @@
 //! `model_direct` (the test model called straight, no vouch: how much of
 //! `model`'s overhead is the test model's own; not part of ratio (b)) and
 //! `mixed` (the four review kinds in turn). Each cell prints throughput, p50/p99/p99.9,
-//! errors, the server's peak RSS and its CPU time per request (user + system,
-//! all its threads: the figure least disturbed by whatever else shares the
-//! cores). Two ratios from the same run:
+//! errors (transport errors, statuses other than 200 and answers other than
+//! the kind's: every timed answer's decision and stage are checked), the
+//! server's peak RSS and its CPU time per request (user + system, all its
+//! threads: the figure least disturbed by whatever else shares the cores),
+//! and the load generator's own CPU time per request (`gen`: it shares the
+//! two cores with the server, so it bounds throughput too). Two ratios from
+//! the same run:
 //! (a) hard-deny throughput over `livez` throughput (target ≥ 0.7) and
 //! (b) the model cell's latency minus the model's fixed delay at 64 clients
 //! (target ≤ 2 ms at p50, ≤ 10 ms at p99). Last, `vouch hook claude-code`
@@ -108,6 +112,9 @@ fn main() -> anyhow::Result<()> {
                 Duration::from_secs_f64(args.seconds),
             ))?;
             print_cell(&cell);
+            if let Some(why) = &cell.first_error {
+                println!("  first failure: {why}");
+            }
             cells.push(cell);
         }
     }
@@ -151,7 +158,7 @@ fn mib(kib: u64) -> f64 {
 
 fn print_header() {
     println!(
-        "{:<10} {:>7} {:>9} {:>10} {:>8} {:>8} {:>9} {:>7} {:>9} {:>9}  decisions",
+        "{:<10} {:>7} {:>9} {:>10} {:>8} {:>8} {:>9} {:>7} {:>9} {:>9} {:>9}  decisions",
         "kind",
         "clients",
         "requests",
@@ -161,13 +168,14 @@ fn print_header() {
         "p99.9 ms",
         "errors",
         "RSS MiB",
-        "CPU µs/req"
+        "CPU µs/req",
+        "gen µs/req"
     );
 }
 
 fn print_cell(c: &Cell) {
     println!(
-        "{:<10} {:>7} {:>9} {:>10.0} {:>8.3} {:>8.3} {:>9.3} {:>7} {:>9.1} {:>10.0}  {}",
+        "{:<10} {:>7} {:>9} {:>10.0} {:>8.3} {:>8.3} {:>9.3} {:>7} {:>9.1} {:>10.0} {:>10.0}  {}",
         c.kind.name(),
         c.clients,
         c.latencies.len(),
@@ -178,6 +186,7 @@ fn print_cell(c: &Cell) {
         c.errors,
         mib(c.peak_rss_kib),
         c.cpu_us_per_request(),
+        c.own_cpu_us_per_request(),
         c.decisions.join(" "),
     );
 }
