@@ -71,6 +71,10 @@ struct Args {
     /// Seconds of hook processes (0: skip).
     #[arg(long, default_value_t = 5.0)]
     hook_seconds: f64,
+    /// Turn the policy audit off in the served configuration (it is on as
+    /// shipped): what the audit costs a request, by difference.
+    #[arg(long)]
+    no_audit: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -82,7 +86,11 @@ fn main() -> anyhow::Result<()> {
         Reply::allow().delayed(delay),
     )));
     model.set_max_recorded(16);
-    let service = target::Service::start(&binary, &target::config(&model.base_url(), 10_000))?;
+    let mut config = target::config(&model.base_url(), 10_000);
+    if args.no_audit {
+        config.push_str("\n[audit]\nenabled = false\n");
+    }
+    let service = target::Service::start(&binary, &config)?;
     let pid = service.pid();
     let endpoints = Endpoints {
         service: service.addr,
@@ -91,10 +99,11 @@ fn main() -> anyhow::Result<()> {
     let idle = target::memory_kib(pid).map_or(0, |(rss, _)| rss);
     let cpu_before = target::cpu_time(pid);
     println!(
-        "vouch serve pid {pid} at http://{} (idle RSS {:.1} MiB); model delay {} ms",
+        "vouch serve pid {pid} at http://{} (idle RSS {:.1} MiB); model delay {} ms; audit {}",
         service.addr,
         mib(idle),
-        args.model_delay_ms
+        args.model_delay_ms,
+        if args.no_audit { "off" } else { "on" }
     );
     print_header();
     let mut cells = Vec::new();

@@ -179,7 +179,15 @@ struct Inner {
     /// model call, so hard denies, routed answers and cache hits never wait
     /// behind slow models.
     model_slots: tokio::sync::Semaphore,
+    /// How many reviews run their blocking stages before the model at once
+    /// ([`PREPARE_SLOTS_PER_CORE`] a core). They all need the one write
+    /// connection in the end, so more threads only queue on its lock (a
+    /// futex wake-up each); the rest wait here, on the runtime, for free.
+    prepare_slots: tokio::sync::Semaphore,
 }
+
+/// Concurrent blocking preparations a core ([`Inner::prepare_slots`]).
+const PREPARE_SLOTS_PER_CORE: usize = 2;
 
 /// The result of the stages before the model.
 #[derive(Debug)]
@@ -287,6 +295,11 @@ impl Engine {
                 protected,
                 early_hard_denies,
                 model_slots: tokio::sync::Semaphore::new(slots),
+                prepare_slots: tokio::sync::Semaphore::new(
+                    std::thread::available_parallelism()
+                        .map_or(1, std::num::NonZeroUsize::get)
+                        .saturating_mul(PREPARE_SLOTS_PER_CORE),
+                ),
             }),
         })
     }
@@ -448,12 +461,16 @@ impl Engine {
         let request = Arc::new(request);
         let this = self.clone();
         let shared = Arc::clone(&request);
-        let pending =
-            match tokio::task::spawn_blocking(move || shell::prepare(&this, &shared)).await {
-                Ok(Prepared::Decided(decision)) => return *decision,
-                Ok(Prepared::Review(pending)) => pending,
-                Err(join) => return shell::task_failure(self, &request, &join),
-            };
+        // The semaphore is never closed; were it, the review would go on
+        // without a slot rather than fail.
+        let slot = self.inner.prepare_slots.acquire().await.ok();
+        let prepared = tokio::task::spawn_blocking(move || shell::prepare(&this, &shared)).await;
+        drop(slot);
+        let pending = match prepared {
+            Ok(Prepared::Decided(decision)) => return *decision,
+            Ok(Prepared::Review(pending)) => pending,
+            Err(join) => return shell::task_failure(self, &request, &join),
+        };
         let result = self.call_model_in_slot(&pending).await;
         // Recording the verdict is queued for the store's recorder thread
         // (shared commits, no blocking thread). A panic while concluding
