@@ -112,7 +112,12 @@ async fn grant_consume_succeeds_once_for_the_exact_request() {
     let mut changed = request_json();
     changed["destination"] = "evil.example:443".into();
     let out = vouch(home.path(), &args, &[], changed.to_string().as_bytes());
-    assert_eq!((out.code, out.stdout.trim()), (1, r#"{"consumed":false}"#));
+    assert_eq!(
+        (out.code, out.stdout.trim()),
+        (1, r#"{"consumed":false}"#),
+        "{}",
+        out.stderr
+    );
 
     let other = [
         "grant",
@@ -133,7 +138,12 @@ async fn grant_consume_succeeds_once_for_the_exact_request() {
         out.stderr
     );
     let out = vouch(home.path(), &args, &[], body.as_bytes());
-    assert_eq!((out.code, out.stdout.trim()), (1, r#"{"consumed":false}"#));
+    assert_eq!(
+        (out.code, out.stdout.trim()),
+        (1, r#"{"consumed":false}"#),
+        "{}",
+        out.stderr
+    );
 
     let out = vouch(home.path(), &args, &[], b"{not json");
     assert_eq!(out.code, 2);
