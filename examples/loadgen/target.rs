@@ -51,13 +51,20 @@ pub fn vouch_binary() -> anyhow::Result<PathBuf> {
 }
 
 /// The trusted overlay: reviewer at `model_base_url`, limits opened so the
-/// service, not its limiter, is measured; the turn budget and cache as
-/// shipped (the load keeps turns short).
+/// service, not its limiter, is measured; the turn budget as shipped (the
+/// load keeps turns short). The verdict cache keeps entries for an hour and
+/// holds 1,024, not the shipped 60 s and 256: the `cached` cells re-send
+/// requests an earlier cell cached (a minute before, at 256 clients), and
+/// the cell at 256 clients needs one entry a client; at exactly 256 every
+/// review an earlier cell left behind evicts one of them, each miss then
+/// evicting another. Either way its answer check would count the misses as
+/// failures.
 pub fn config(model_base_url: &str, timeout_ms: u64) -> String {
     format!(
         "[reviewer]\nprovider = \"openai\"\nbase_url = \"{model_base_url}\"\napi_key_env = \"\"\n\
          timeout_ms = {timeout_ms}\nretries = 2\nmax_retry_after_ms = 200\n\n\
          [turn]\nmax_reviews = 1000\n\n\
+         [cache]\nttl_ms = 3600000\nmax_entries = 1024\n\n\
          [server]\nrate_limit_per_second = 100000\nmax_concurrent_reviews = 1024\nshutdown_grace_ms = 2000\n"
     )
 }
