@@ -134,9 +134,15 @@ fn fsync_bound(c: &mut Criterion) {
 fn per_review(c: &mut Criterion) {
     for (label, parent) in locations() {
         per_review_on(c, label, parent);
-        engine_on(c, label, parent);
+        engine_on(c, label, parent, 0);
+        engine_on(c, label, parent, FULL_CACHE);
     }
 }
+
+/// `cache.max_entries` at the most the key allows, and the cache filled to
+/// it: what checking the cache's capacity costs a review of a big service
+/// (before schema v3 it counted the cache on every insert).
+const FULL_CACHE: u32 = 100_000;
 
 /// The pair bench. Each measured pair is preceded by the yardstick's two
 /// commits on the same file system, timed apart, so pair and bound see the
@@ -271,14 +277,36 @@ fn per_review_on(c: &mut Criterion, label: &str, parent: Option<&str>) {
     group.finish();
 }
 
-fn engine_on(c: &mut Criterion, label: &str, parent: Option<&str>) {
+fn engine_on(c: &mut Criterion, label: &str, parent: Option<&str>, cached: u32) {
     let home = temp_home(parent);
     let clock = Arc::new(ManualClock::new(NOW));
     let mut cfg = Config::defaults().unwrap();
     cfg.reviewer.provider = vouch::config::Provider::Openai;
+    let name = if cached > 0 {
+        cfg.cache.max_entries = cached;
+        format!("prepare_then_finish_cache_{cached}/{label}")
+    } else {
+        format!("prepare_then_finish/{label}")
+    };
     let mut options = EngineOptions::isolated(home.path(), &cfg).unwrap();
     options.clock = clock.clone();
     let engine = Engine::new(options).unwrap();
+    // Entries expiring an hour after the bench starts, older than any the
+    // bench adds: each review then evicts one of them.
+    engine
+        .store()
+        .unwrap()
+        .write(Durability::Normal, |tx| {
+            let mut insert = tx.prepare(
+                "INSERT INTO verdict_cache VALUES (?1, 'allow', 'low', 'unknown', 'bench', NULL, ?2, ?3)",
+            )?;
+            for i in 0..cached {
+                let at = i64::try_from(NOW).unwrap();
+                insert.execute(rusqlite::params![format!("{i:064x}"), at, at + 3_600_000])?;
+            }
+            Ok(())
+        })
+        .unwrap();
     let result = ReviewResult {
         outcome: ReviewOutcome::Verdict(verdict()),
         stats: ReviewStats {
@@ -290,7 +318,7 @@ fn engine_on(c: &mut Criterion, label: &str, parent: Option<&str>) {
     let counter = AtomicU64::new(0);
     let mut group = c.benchmark_group("session");
     group.throughput(Throughput::Elements(1));
-    group.bench_function(format!("prepare_then_finish/{label}"), |b| {
+    group.bench_function(name, |b| {
         b.iter(|| {
             let i = counter.fetch_add(1, Ordering::Relaxed);
             clock.advance(1);

@@ -407,10 +407,17 @@ fn cache_store(
     expires_at_ms: u64,
     max_entries: u32,
 ) -> rusqlite::Result<()> {
+    // An upsert, not `INSERT OR REPLACE`: a replace deletes the old row
+    // without firing delete triggers, and the cache's size row
+    // (`verdict_cache_size`, kept by triggers) would count it twice.
     tx.prepare_cached(
-        "INSERT OR REPLACE INTO verdict_cache (cache_key, outcome, risk_level, \
+        "INSERT INTO verdict_cache (cache_key, outcome, risk_level, \
          user_authorization, rationale, suggestion, created_at_ms, expires_at_ms) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+         ON CONFLICT (cache_key) DO UPDATE SET outcome = excluded.outcome, \
+         risk_level = excluded.risk_level, user_authorization = excluded.user_authorization, \
+         rationale = excluded.rationale, suggestion = excluded.suggestion, \
+         created_at_ms = excluded.created_at_ms, expires_at_ms = excluded.expires_at_ms",
     )?
     .execute(params![
         cache_key,
@@ -425,14 +432,15 @@ fn cache_store(
     tx.prepare_cached("DELETE FROM verdict_cache WHERE expires_at_ms <= ?1")?
         .execute(params![sql_ms(now)])?;
     // Oldest first: every entry of one config has the same TTL, so the
-    // earliest expiry is the earliest insert. Counted first, so the common
-    // case (within capacity) reads nothing else. Over capacity (a busy
-    // service lives there: each new review adds one entry), the last entry
-    // to go is found by an index seek and everything up to it removed by an
-    // index range, rather than an `IN (subquery)` that builds a temporary
-    // table on every review.
+    // earliest expiry is the earliest insert. The size is one row the
+    // cache's triggers keep (schema v3; counting the cache here scanned its
+    // index on every review), so the common case (within capacity) reads
+    // nothing else. Over capacity (a busy service lives there: each new
+    // review adds one entry), the last entry to go is found by an index
+    // seek and everything up to it removed by an index range, rather than
+    // an `IN (subquery)` that builds a temporary table on every review.
     let entries: i64 = tx
-        .prepare_cached("SELECT count(*) FROM verdict_cache")?
+        .prepare_cached("SELECT entries FROM verdict_cache_size WHERE id = 0")?
         .query_row([], |row| row.get(0))?;
     let excess = entries.saturating_sub(i64::from(max_entries));
     if excess > 0 {

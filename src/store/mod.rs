@@ -79,6 +79,7 @@ const MIGRATION_ATTEMPTS: u32 = 3;
 const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/state/V1__session_state.sql"),
     include_str!("../../migrations/state/V2__grants_without_expiry_index.sql"),
+    include_str!("../../migrations/state/V3__verdict_cache_size.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -265,6 +265,43 @@ fn cache_evicts_the_oldest_beyond_max_entries() {
     }
 }
 
+/// The cache's size row (kept by triggers, read instead of counting the
+/// cache on every insert) against the rows themselves, through inserts,
+/// evictions, a refreshed entry and expiry.
+#[test]
+fn the_cache_size_row_counts_exactly_the_cached_entries() {
+    let s = State::with(|c| c.cache.max_entries = 3);
+    let sizes = || {
+        s.store()
+            .read(|tx| {
+                let rows: i64 =
+                    tx.query_row("SELECT count(*) FROM verdict_cache", [], |r| r.get(0))?;
+                let kept: i64 =
+                    tx.query_row("SELECT entries FROM verdict_cache_size", [], |r| r.get(0))?;
+                Ok((rows, kept))
+            })
+            .unwrap()
+    };
+    assert_eq!(sizes(), (0, 0));
+    for i in 1..=5 {
+        review(&s, "t-1", i, Outcome::Allow);
+        s.clock.advance(1);
+        let (rows, kept) = sizes();
+        assert_eq!((kept, rows), (rows, i.min(3) as i64), "after review {i}");
+    }
+    // Every entry expired but not yet removed; the same action reviewed
+    // again refreshes its row (an update), then the expired rest go.
+    s.clock.advance(s.cfg.cache.ttl_ms);
+    review(&s, "t-2", 5, Outcome::Allow);
+    assert_eq!(sizes(), (1, 1));
+    review(&s, "t-2", 6, Outcome::Allow);
+    assert_eq!(sizes(), (2, 2));
+    assert_eq!(
+        gate(&s.engine, request("t-3", &tag(5))).stage(),
+        Stage::Cache
+    );
+}
+
 #[test]
 fn cached_denials_count_towards_the_breaker() {
     let s = State::new();

@@ -406,3 +406,31 @@ fn a_database_from_a_newer_vouch_is_refused_and_left_alone() {
     assert!(err.to_string().contains("cannot migrate"), "{err}");
     assert_eq!(std::fs::read(&db).unwrap(), before);
 }
+
+#[test]
+fn schema_v3_starts_the_cache_size_row_from_the_rows_already_cached() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("state");
+    drop(Store::open(&dir).unwrap());
+    {
+        // Back to schema v2, with two entries a v2 vouch cached.
+        let conn = rusqlite::Connection::open(dir.join(DATABASE_FILE)).unwrap();
+        conn.execute_batch(
+            "DROP TRIGGER verdict_cache_inserted; DROP TRIGGER verdict_cache_deleted; \
+             DROP TABLE verdict_cache_size; PRAGMA user_version = 2;",
+        )
+        .unwrap();
+        for key in ["k1", "k2"] {
+            conn.execute(
+                "INSERT INTO verdict_cache VALUES (?1, 'allow', 'low', 'unknown', 'r', NULL, 1, 2)",
+                [key],
+            )
+            .unwrap();
+        }
+    }
+    let store = Store::open(&dir).unwrap();
+    let entries: i64 = store
+        .read(|tx| tx.query_row("SELECT entries FROM verdict_cache_size", [], |r| r.get(0)))
+        .unwrap();
+    assert_eq!(entries, 2);
+}
