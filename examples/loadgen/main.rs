@@ -86,11 +86,7 @@ fn main() -> anyhow::Result<()> {
         Reply::allow().delayed(delay),
     )));
     model.set_max_recorded(16);
-    let mut config = target::config(&model.base_url(), 10_000);
-    if args.no_audit {
-        config.push_str("\n[audit]\nenabled = false\n");
-    }
-    let service = target::Service::start(&binary, &config)?;
+    let service = target::Service::start(&binary, &served_config(&args, &model.base_url()))?;
     let pid = service.pid();
     let endpoints = Endpoints {
         service: service.addr,
@@ -159,6 +155,16 @@ fn main() -> anyhow::Result<()> {
         anyhow::bail!("{errors} failed requests and {hook_failures} wrong or failed hook runs");
     }
     Ok(())
+}
+
+/// The trusted overlay `vouch serve` runs with ([`target::config`]), the
+/// audit off with `--no-audit`.
+fn served_config(args: &Args, model_base_url: &str) -> String {
+    let mut config = target::config(model_base_url, 10_000);
+    if args.no_audit {
+        config.push_str("\n[audit]\nenabled = false\n");
+    }
+    config
 }
 
 fn mib(kib: u64) -> f64 {
