@@ -86,6 +86,17 @@ fn ended(inner: &str) -> String {
     }
 }
 
+/// `inner` as one command for a pipeline or `&`: a list that a `&` already
+/// ends is grouped first (`x & &` and `x & | cat` are syntax errors in bash,
+/// so nothing would run).
+fn one_command(inner: &str) -> String {
+    if inner.trim_end().ends_with('&') {
+        format!("{{ {inner} }}")
+    } else {
+        inner.to_owned()
+    }
+}
+
 fn wrap(inner: String, simple: bool, c: &mut Choices<'_>) -> (String, bool) {
     let b = BENIGN.get(c.next(BENIGN.len())).copied().unwrap_or("true");
     let body = ended(&inner);
@@ -103,13 +114,13 @@ fn wrap(inner: String, simple: bool, c: &mut Choices<'_>) -> (String, bool) {
         9 => format!("f() {{ {body} }}; f"),
         10 => format!("{b}; {inner}"),
         11 => format!("{b} && {inner}"),
-        12 => format!("{inner} | cat"),
+        12 => format!("{} | cat", one_command(&inner)),
         // `|` binds tighter than `;`: a list is grouped, or only its first
         // command would be in the pipeline (and a function it defines would
         // exist only in that subshell).
         13 if simple => format!("echo {} | {inner}", single_quote(&c.text())),
         13 => format!("echo {} | {{ {body} }}", single_quote(&c.text())),
-        14 => format!("{inner} &"),
+        14 => format!("{} &", one_command(&inner)),
         // The comment ends at the newline, before the unit (a trailing one
         // would swallow an enclosing `; }`).
         15 => format!(
