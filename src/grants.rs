@@ -5,9 +5,9 @@
 //! presents the token with the request it is about to perform; [`consume`]
 //! succeeds exactly once, before expiry, for the same session and an
 //! identical request hash. The check and the spending are one `DELETE`
-//! statement (it spent the grant when it deleted a row), so of N concurrent consumers (threads or
-//! processes) exactly one wins. Both writes commit at `synchronous=FULL`: a
-//! power cut must not bring a spent grant back.
+//! statement (it spent the grant when it deleted a row), so of N concurrent
+//! consumers (threads or processes) exactly one wins. Both writes commit at
+//! `synchronous=FULL`: a power cut must not bring a spent grant back.
 //!
 //! The decision table never draws randomness itself: the engine mints a
 //! [`GrantToken`] for a request that asks for one before the table runs, and

@@ -180,14 +180,16 @@ struct Inner {
     /// behind slow models.
     model_slots: tokio::sync::Semaphore,
     /// How many reviews run their blocking stages before the model at once
-    /// ([`PREPARE_SLOTS_PER_CORE`] a core). They all need the one write
-    /// connection in the end, so more threads only queue on its lock (a
-    /// futex wake-up each); the rest wait here, on the runtime, for free.
-    prepare_slots: tokio::sync::Semaphore,
+    /// ([`PREPARE_SLOTS_PER_WORKER`] a runtime worker). They all need the
+    /// one write connection in the end, so more threads only queue on its
+    /// lock (a futex wake-up each); the rest wait here, on the runtime, for
+    /// free. Sized on the first [`Engine::review_late`], from the runtime
+    /// it runs on: a hook process, which never calls it, pays nothing.
+    prepare_slots: OnceLock<tokio::sync::Semaphore>,
 }
 
-/// Concurrent blocking preparations a core ([`Inner::prepare_slots`]).
-const PREPARE_SLOTS_PER_CORE: usize = 2;
+/// Concurrent blocking preparations a runtime worker ([`Inner::prepare_slots`]).
+const PREPARE_SLOTS_PER_WORKER: usize = 2;
 
 /// The result of the stages before the model.
 #[derive(Debug)]
@@ -295,11 +297,7 @@ impl Engine {
                 protected,
                 early_hard_denies,
                 model_slots: tokio::sync::Semaphore::new(slots),
-                prepare_slots: tokio::sync::Semaphore::new(
-                    std::thread::available_parallelism()
-                        .map_or(1, std::num::NonZeroUsize::get)
-                        .saturating_mul(PREPARE_SLOTS_PER_CORE),
-                ),
+                prepare_slots: OnceLock::new(),
             }),
         })
     }
@@ -461,9 +459,14 @@ impl Engine {
         let request = Arc::new(request);
         let this = self.clone();
         let shared = Arc::clone(&request);
+        let slots = self.inner.prepare_slots.get_or_init(|| {
+            let workers = tokio::runtime::Handle::try_current()
+                .map_or(1, |runtime| runtime.metrics().num_workers());
+            tokio::sync::Semaphore::new(workers.max(1).saturating_mul(PREPARE_SLOTS_PER_WORKER))
+        });
         // The semaphore is never closed; were it, the review would go on
         // without a slot rather than fail.
-        let slot = self.inner.prepare_slots.acquire().await.ok();
+        let slot = slots.acquire().await.ok();
         let prepared = tokio::task::spawn_blocking(move || shell::prepare(&this, &shared)).await;
         drop(slot);
         let pending = match prepared {
