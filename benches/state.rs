@@ -277,6 +277,28 @@ fn per_review_on(c: &mut Criterion, label: &str, parent: Option<&str>) {
     group.finish();
 }
 
+/// `entries` cache rows expiring an hour after the bench starts, older than
+/// any the bench adds: each review then evicts one of them.
+fn fill_cache(engine: &Engine, entries: u32) {
+    if entries == 0 {
+        return;
+    }
+    let at = i64::try_from(NOW).unwrap();
+    engine
+        .store()
+        .unwrap()
+        .write(Durability::Normal, |tx| {
+            let mut insert = tx.prepare(
+                "INSERT INTO verdict_cache VALUES (?1, 'allow', 'low', 'unknown', 'bench', NULL, ?2, ?3)",
+            )?;
+            for i in 0..entries {
+                insert.execute(rusqlite::params![format!("{i:064x}"), at, at + 3_600_000])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
 fn engine_on(c: &mut Criterion, label: &str, parent: Option<&str>, cached: u32) {
     let home = temp_home(parent);
     let clock = Arc::new(ManualClock::new(NOW));
@@ -291,22 +313,7 @@ fn engine_on(c: &mut Criterion, label: &str, parent: Option<&str>, cached: u32) 
     let mut options = EngineOptions::isolated(home.path(), &cfg).unwrap();
     options.clock = clock.clone();
     let engine = Engine::new(options).unwrap();
-    // Entries expiring an hour after the bench starts, older than any the
-    // bench adds: each review then evicts one of them.
-    engine
-        .store()
-        .unwrap()
-        .write(Durability::Normal, |tx| {
-            let mut insert = tx.prepare(
-                "INSERT INTO verdict_cache VALUES (?1, 'allow', 'low', 'unknown', 'bench', NULL, ?2, ?3)",
-            )?;
-            for i in 0..cached {
-                let at = i64::try_from(NOW).unwrap();
-                insert.execute(rusqlite::params![format!("{i:064x}"), at, at + 3_600_000])?;
-            }
-            Ok(())
-        })
-        .unwrap();
+    fill_cache(&engine, cached);
     let result = ReviewResult {
         outcome: ReviewOutcome::Verdict(verdict()),
         stats: ReviewStats {
