@@ -34,6 +34,8 @@ pub enum RequestError {
     Empty,
     #[error("request body is not valid UTF-8 (at byte {offset})")]
     NotUtf8 { offset: usize },
+    #[error("request body must be a JSON object (`{{…}}`), not {found}")]
+    NotAnObject { found: &'static str },
     #[error("{0}")]
     Json(String),
     #[error("field `{field}` is {size} bytes, larger than the limit of {limit} bytes")]
@@ -223,6 +225,19 @@ impl Request {
         let text = std::str::from_utf8(bytes).map_err(|e| RequestError::NotUtf8 {
             offset: e.valid_up_to(),
         })?;
+        // serde's derived structs also read an array as their fields in
+        // order; the canonical request is an object and nothing else.
+        let found = match text.trim_start().as_bytes().first() {
+            None | Some(b'{') => None,
+            Some(b'[') => Some("an array"),
+            Some(b'"') => Some("a string"),
+            Some(b't' | b'f') => Some("a boolean"),
+            Some(b'n') => Some("null"),
+            Some(_) => Some("a number or other text"),
+        };
+        if let Some(found) = found {
+            return Err(RequestError::NotAnObject { found });
+        }
         let request: Request = crate::json::from_slice(text.as_bytes()).map_err(|e| match e {
             crate::json::JsonError::Empty => RequestError::Empty,
             crate::json::JsonError::Invalid(_) | crate::json::JsonError::Trailing(_) => {
@@ -657,6 +672,49 @@ mod tests {
             r.request_hash(),
             hex::encode(Sha256::digest(expected.as_bytes()))
         );
+    }
+
+    /// Found by the `request` fuzz target: a number in `input` read as a
+    /// slightly different `f64` than the one it was written from (serde_json
+    /// parses floats fast, not exactly, unless `float_roundtrip` is on), so
+    /// a request that a client re-sends as vouch wrote it — the grant broker
+    /// echoing it to `/v1/grants/consume` — hashed differently.
+    #[test]
+    fn the_hash_survives_a_json_round_trip_of_any_number() {
+        for text in [
+            "1E-60",
+            "1e-60",
+            "0.1",
+            "2.2250738585072014e-308",
+            "5e-324",
+            "1.7976931348623157e308",
+            "9007199254740993",
+            "-0.0",
+            "123456789.123456789e-30",
+            "4.9406564584124654e-324",
+        ] {
+            let body = format!(r#"{{"session_id":"s","surface":"mcp","input":{text}}}"#);
+            let first = Request::from_slice(body.as_bytes()).unwrap();
+            let again =
+                Request::from_slice(serde_json::to_vec(&first).unwrap().as_slice()).unwrap();
+            assert_eq!(again.input, first.input, "{text}");
+            assert_eq!(again.request_hash(), first.request_hash(), "{text}");
+        }
+    }
+
+    /// The canonical request is a JSON object. serde's derived structs also
+    /// read a JSON array as their fields in order; that form is nobody's
+    /// contract and is refused, by name.
+    #[test]
+    fn a_request_must_be_a_json_object() {
+        let positional = br#"["r-1", "t-1", "s-1", null, null, null, "bash"]"#;
+        let e = Request::from_slice(positional).unwrap_err().to_string();
+        assert!(e.contains("JSON object"), "{e}");
+        for not_object in [&b"\"s\""[..], b"3", b"null", b"true", b" [] "] {
+            let e = Request::from_slice(not_object).unwrap_err().to_string();
+            assert!(e.contains("JSON object"), "{e}");
+        }
+        assert!(Request::from_slice(b" \n{\"session_id\":\"s\",\"surface\":\"bash\"}").is_ok());
     }
 
     #[test]
