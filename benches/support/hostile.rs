@@ -45,6 +45,18 @@ pub fn hostile() -> Vec<(&'static str, String)> {
             "loop",
             "for i in {1..100000}; do cd $i; done; rm -rf *".to_owned(),
         ),
+        // Found by the `bash_hard_deny` fuzz target (11 s before the fix).
+        (
+            "parallel fan-out",
+            concat!(
+                r#"parallel lel r x-"w"'c' ~dev {-f,1,}${A:-~} >|/tmp/rx /2 x-rllel r x-"w"'c' ~dev "#,
+                r#"{rallel lel r x-"w"'c' ~dev {-f,1,}${A:-~} >|/tmp/rx /2 x-rtlel r x-"w"'c' ~dev "#,
+                r#"{-f,1,}${A:-~} >|//tmp/rx /2 x-rllel r x-"w"'c' ~dev {-f,1,}${A:-~} >|/tmp/rx "#,
+                r#"/t!p/ /t"p/tmp/rx /t!p/ /t"-f,1,}${A:-~} >|//tmp/rx /2 x-rllel r x-"w"'c' ~dev "#,
+                r#"{-f,1,}${A:-~} >|/tmp/rx /t!p/ /t"p/tmp/rx /t!p/ /t"p/a ~"#,
+            )
+            .to_owned(),
+        ),
     ];
     out.retain(|(_, c)| c.len() <= 64 * 1024);
     out

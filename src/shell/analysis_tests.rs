@@ -352,6 +352,42 @@ fn budgets_fail_closed() {
     assert!(t.elapsed().as_millis() < 5_000);
 }
 
+/// Found by the `bash_hard_deny` fuzz target: `parallel` hands each
+/// candidate command line to a shell, and every script cost a state copy
+/// and a join even after the meter had refused its statements, so this
+/// 380-byte line held the floor for 11 s past the 40 ms deadline. Once the
+/// meter refuses, the rest of the scripts and items are unknown at once.
+#[test]
+fn refused_scripts_cost_nothing_more() {
+    let env = ShellEnv {
+        cwd: Some("/srv/app"),
+        home: "/home/dev",
+        vars: &[],
+    };
+    let line = PARALLEL_FAN_OUT;
+    let t = std::time::Instant::now();
+    let a = analyze(line, &env, &Limits::DEFAULT);
+    let took = t.elapsed();
+    assert!(
+        a.incomplete
+            .iter()
+            .any(|i| i.budget == "analysis_timeout_us" || i.budget == "max_steps"),
+        "{:?}",
+        a.incomplete
+    );
+    assert!(took.as_millis() < 2_000, "{took:?}");
+}
+
+/// The fuzz finding of [`refused_scripts_cost_nothing_more`], its control
+/// bytes made printable.
+const PARALLEL_FAN_OUT: &str = concat!(
+    r#"parallel lel r x-"w"'c' ~dev {-f,1,}${A:-~} >|/tmp/rx /2 x-rllel r x-"w"'c' ~dev "#,
+    r#"{rallel lel r x-"w"'c' ~dev {-f,1,}${A:-~} >|/tmp/rx /2 x-rtlel r x-"w"'c' ~dev "#,
+    r#"{-f,1,}${A:-~} >|//tmp/rx /2 x-rllel r x-"w"'c' ~dev {-f,1,}${A:-~} >|/tmp/rx "#,
+    r#"/t!p/ /t"p/tmp/rx /t!p/ /t"-f,1,}${A:-~} >|//tmp/rx /2 x-rllel r x-"w"'c' ~dev "#,
+    r#"{-f,1,}${A:-~} >|/tmp/rx /t!p/ /t"p/tmp/rx /t!p/ /t"p/a ~"#,
+);
+
 #[test]
 fn argv_matching_helpers() {
     let a = analysis("X=$(cat f); rm -rf $X /");

@@ -1283,6 +1283,20 @@ impl Interp {
             return (Flow::ok(state), Output::empty());
         }
         for (text, holes) in scripts {
+            // Each script costs a state copy and a join even when the
+            // meter refuses its statements: charge it, and once the budget
+            // or the deadline is spent (already recorded as incomplete),
+            // the rest are unknown — one join, not one per script.
+            if !self.meter.step() {
+                flow.ok = join(flow.ok, Some(state.clone()), &self.known);
+                flow.fail = join(flow.fail, Some(state), &self.known);
+                let unknown = Output::unknown(Sources::none());
+                out = Some(match out {
+                    None => unknown,
+                    Some(prev) => either(prev, unknown),
+                });
+                break;
+            }
             let mut s = state.clone();
             for (name, from) in holes {
                 s.set(&name, Var::one(Binding::Unknown(from), true));

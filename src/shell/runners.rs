@@ -649,7 +649,9 @@ impl Interp {
             max_args.or(max_lines).unwrap_or(usize::MAX)
         };
         let chunks = xargs_chunks(items, chunk, parsed.has(&["r", "no-run-if-empty"]));
-        for chunk in chunks {
+        // Once the meter is spent (recorded as incomplete) the rest is unknown.
+        let mut chunks = chunks.into_iter();
+        while let Some(chunk) = chunks.next().filter(|_| !self.meter.out_of_steps()) {
             let argv = match &replace {
                 Some(r) => {
                     let item = Arg::known(chunk.first().map_or("", String::as_str));
@@ -818,40 +820,21 @@ impl Interp {
             ),
             None => (args.to_vec(), from_stdin()),
         };
-        let mut k = 0;
-        while let Some(t) = template.get(k).and_then(Arg::as_known) {
-            if !t.starts_with('-') {
-                break;
-            }
-            k += if matches!(
-                t,
-                "-j" | "-P"
-                    | "-N"
-                    | "-n"
-                    | "-S"
-                    | "-a"
-                    | "-d"
-                    | "-I"
-                    | "-C"
-                    | "--jobs"
-                    | "--colsep"
-                    | "--results"
-                    | "--joblog"
-                    | "--tmpdir"
-                    | "--delimiter"
-                    | "--arg-file"
-                    | "--sshlogin"
-            ) {
-                2
-            } else {
-                1
-            };
-        }
+        let k = parallel_options_len(&template);
         let command: Vec<Arg> = template.into_iter().skip(k).collect();
         let limit = self.meter.limits.max_fields as usize;
+        if items.len() > limit {
+            self.meter.exceeded(
+                "max_fields",
+                format!("`parallel` receives more than {limit} arguments"),
+            );
+        }
         if command.is_empty() {
             // `parallel ::: 'cmd …'`: each argument is a command line.
             for item in items.iter().take(limit) {
+                if self.meter.out_of_steps() {
+                    break;
+                }
                 let mut s = self.child_shell(state, &[], false);
                 let scripts = self.args_script(std::slice::from_ref(item), &mut s);
                 self.run_scripts(scripts, s, index, true);
@@ -859,6 +842,11 @@ impl Interp {
             return;
         }
         for item in items.iter().take(limit) {
+            // Past the step budget or the deadline (recorded as incomplete
+            // by the meter) every further item would be refused anyway.
+            if self.meter.out_of_steps() {
+                break;
+            }
             let quoted = quote_arg(item);
             let has_slot = command.iter().any(|a| {
                 a.candidates()
@@ -877,6 +865,40 @@ impl Interp {
             self.run_scripts(scripts, s, index, true);
         }
     }
+}
+
+/// How many leading words of a `parallel` template are its own options.
+fn parallel_options_len(template: &[Arg]) -> usize {
+    let mut k = 0;
+    while let Some(t) = template.get(k).and_then(Arg::as_known) {
+        if !t.starts_with('-') {
+            break;
+        }
+        k += if matches!(
+            t,
+            "-j" | "-P"
+                | "-N"
+                | "-n"
+                | "-S"
+                | "-a"
+                | "-d"
+                | "-I"
+                | "-C"
+                | "--jobs"
+                | "--colsep"
+                | "--results"
+                | "--joblog"
+                | "--tmpdir"
+                | "--delimiter"
+                | "--arg-file"
+                | "--sshlogin"
+        ) {
+            2
+        } else {
+            1
+        };
+    }
+    k
 }
 
 /// An argument shell-quoted (`'…'`), as GNU parallel passes it.
