@@ -48,14 +48,9 @@ pub fn hostile() -> Vec<(&'static str, String)> {
         // Found by the `bash_hard_deny` fuzz target (11 s before the fix).
         (
             "parallel fan-out",
-            concat!(
-                r#"parallel lel r x-"w"'c' ~dev {-f,1,}${A:-~} >|/tmp/rx /2 x-rllel r x-"w"'c' ~dev "#,
-                r#"{rallel lel r x-"w"'c' ~dev {-f,1,}${A:-~} >|/tmp/rx /2 x-rtlel r x-"w"'c' ~dev "#,
-                r#"{-f,1,}${A:-~} >|//tmp/rx /2 x-rllel r x-"w"'c' ~dev {-f,1,}${A:-~} >|/tmp/rx "#,
-                r#"/t!p/ /t"p/tmp/rx /t!p/ /t"-f,1,}${A:-~} >|//tmp/rx /2 x-rllel r x-"w"'c' ~dev "#,
-                r#"{-f,1,}${A:-~} >|/tmp/rx /t!p/ /t"p/tmp/rx /t!p/ /t"p/a ~"#,
-            )
-            .to_owned(),
+            include_str!("../../tests/fixtures/parallel_fan_out.sh")
+                .trim_end()
+                .to_owned(),
         ),
     ];
     out.retain(|(_, c)| c.len() <= 64 * 1024);

@@ -161,10 +161,16 @@ impl Meter {
         !self.incomplete.is_empty()
     }
 
-    /// True once the step budget or the deadline is spent: the
-    /// interpreter stops.
-    pub fn out_of_steps(&self) -> bool {
-        self.late || self.steps > self.limits.max_steps
+    /// At most `max_fields` of `items`, the items a command receives
+    /// (`what`, e.g. "`xargs` receives"); more is recorded, never dropped
+    /// silently.
+    pub fn cap_fields<T>(&mut self, mut items: Vec<T>, what: &str) -> Vec<T> {
+        let limit = self.limits.max_fields;
+        if items.len() as u64 > limit {
+            self.exceeded("max_fields", format!("{what} more than {limit} items"));
+            items.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        }
+        items
     }
 
     /// One interpreter step; false (and recorded) once the step budget is
@@ -173,6 +179,17 @@ impl Meter {
     /// [`STEPS_PER_CLOCK_READ`] steps) is a backstop for inputs whose steps
     /// are each expensive, so no command line holds the floor for longer.
     pub fn step(&mut self) -> bool {
+        self.charge(false)
+    }
+
+    /// A step that may cost far more than most (a whole script: a parse,
+    /// a state copy and a join): the clock is read every time, so the
+    /// deadline is not overshot by [`STEPS_PER_CLOCK_READ`] of them.
+    pub fn script_step(&mut self) -> bool {
+        self.charge(true)
+    }
+
+    fn charge(&mut self, read_clock: bool) -> bool {
         self.steps = self.steps.saturating_add(1);
         if self.steps > self.limits.max_steps {
             self.exceeded(
@@ -187,7 +204,9 @@ impl Meter {
         if self.late {
             return false;
         }
-        if self.steps.is_multiple_of(STEPS_PER_CLOCK_READ) && Instant::now() > self.deadline {
+        if (read_clock || self.steps.is_multiple_of(STEPS_PER_CLOCK_READ))
+            && Instant::now() > self.deadline
+        {
             self.late = true;
             self.exceeded(
                 "analysis_timeout_us",

@@ -1287,7 +1287,7 @@ impl Interp {
             // meter refuses its statements: charge it, and once the budget
             // or the deadline is spent (already recorded as incomplete),
             // the rest are unknown — one join, not one per script.
-            if !self.meter.step() {
+            if !self.meter.script_step() {
                 flow.ok = join(flow.ok, Some(state.clone()), &self.known);
                 flow.fail = join(flow.fail, Some(state), &self.known);
                 let unknown = Output::unknown(Sources::none());

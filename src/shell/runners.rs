@@ -599,7 +599,6 @@ impl Interp {
             delim,
             from_file,
         } = XargsOptions::of(&parsed, args);
-        let limit = self.meter.limits.max_fields as usize;
         let text = if from_file {
             // `xargs -a FILE`: the items come from the file.
             parsed
@@ -635,23 +634,21 @@ impl Interp {
             return;
         };
         let lines = replace.is_some() || max_lines.is_some();
-        let items = xargs_items(&text, nul, delim, lines);
-        if items.len() > limit {
-            self.meter.exceeded(
-                "max_fields",
-                format!("`xargs` receives more than {limit} items"),
-            );
-        }
-        let items: Vec<String> = items.into_iter().take(limit).collect();
+        let items = self
+            .meter
+            .cap_fields(xargs_items(&text, nul, delim, lines), "`xargs` receives");
         let chunk = if replace.is_some() {
             1
         } else {
             max_args.or(max_lines).unwrap_or(usize::MAX)
         };
         let chunks = xargs_chunks(items, chunk, parsed.has(&["r", "no-run-if-empty"]));
-        // Once the meter is spent (recorded as incomplete) the rest is unknown.
-        let mut chunks = chunks.into_iter();
-        while let Some(chunk) = chunks.next().filter(|_| !self.meter.out_of_steps()) {
+        for chunk in chunks {
+            // A step per command line: once refused (and recorded), the rest
+            // is unknown.
+            if !self.meter.step() {
+                break;
+            }
             let argv = match &replace {
                 Some(r) => {
                     let item = Arg::known(chunk.first().map_or("", String::as_str));
@@ -822,17 +819,11 @@ impl Interp {
         };
         let k = parallel_options_len(&template);
         let command: Vec<Arg> = template.into_iter().skip(k).collect();
-        let limit = self.meter.limits.max_fields as usize;
-        if items.len() > limit {
-            self.meter.exceeded(
-                "max_fields",
-                format!("`parallel` receives more than {limit} arguments"),
-            );
-        }
+        let items = self.meter.cap_fields(items, "`parallel` receives");
         if command.is_empty() {
             // `parallel ::: 'cmd …'`: each argument is a command line.
-            for item in items.iter().take(limit) {
-                if self.meter.out_of_steps() {
+            for item in &items {
+                if !self.meter.step() {
                     break;
                 }
                 let mut s = self.child_shell(state, &[], false);
@@ -841,18 +832,18 @@ impl Interp {
             }
             return;
         }
-        for item in items.iter().take(limit) {
-            // Past the step budget or the deadline (recorded as incomplete
-            // by the meter) every further item would be refused anyway.
-            if self.meter.out_of_steps() {
+        let has_slot = command.iter().any(|a| {
+            a.candidates()
+                .iter()
+                .any(|t| t.known_prefix().contains("{}") || t.known_suffix().contains("{}"))
+        });
+        for item in &items {
+            // A step per command line: once refused (and recorded), the rest
+            // is unknown.
+            if !self.meter.step() {
                 break;
             }
             let quoted = quote_arg(item);
-            let has_slot = command.iter().any(|a| {
-                a.candidates()
-                    .iter()
-                    .any(|t| t.known_prefix().contains("{}") || t.known_suffix().contains("{}"))
-            });
             let argv = if has_slot {
                 substitute_args(&command, "{}", &quoted)
             } else {
