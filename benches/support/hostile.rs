@@ -52,6 +52,34 @@ pub fn hostile() -> Vec<(&'static str, String)> {
                 .trim_end()
                 .to_owned(),
         ),
+        // Found by the same fuzz target: 8,000 brace words joined one at a
+        // time onto 64 growing shapes (57 s before the fix).
+        (
+            "brace copies",
+            include_str!("../../tests/fixtures/brace_copies.sh")
+                .trim_end()
+                .to_owned(),
+        ),
+        (
+            "long brace word",
+            format!("echo {}{{1..10000}}", "a".repeat(30000)),
+        ),
+        ("value copies", {
+            let words = vec!["\"$S\""; 5000].join(" ");
+            format!("S={}; echo {words}", "a".repeat(30000))
+        }),
+        ("unclosed braces", format!("echo {}", "{".repeat(60000))),
+        (
+            "unclosed brace lists",
+            format!("echo {}", "{a,".repeat(16000)),
+        ),
+        (
+            "multi-way words",
+            format!(
+                "X=a; [ -n \"$1\" ] && X=\"a b\"; echo {}",
+                vec!["$X"; 20000].join(" ")
+            ),
+        ),
     ];
     out.retain(|(_, c)| c.len() <= 64 * 1024);
     out

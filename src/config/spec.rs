@@ -217,6 +217,11 @@ pub const KEYS: &[KeySpec] = &[
         int(256, 16_777_216),
         TrustedOnly,
     ),
+    spec(
+        "analysis.max_expansion_bytes",
+        int(4096, 1_073_741_824),
+        TrustedOnly,
+    ),
     spec("analysis.max_call_depth", int(1, 256), TrustedOnly),
     spec("analysis.max_loop_iterations", int(1, 4096), TrustedOnly),
     spec(

@@ -378,6 +378,59 @@ fn refused_scripts_cost_nothing_more() {
     assert!(took.as_millis() < 2_000, "{took:?}");
 }
 
+/// Words that copy a lot: a brace word copied per item, a large value in
+/// thousands of words, unclosed braces that were paired by rescanning the
+/// word from every `{`, and the `bash_hard_deny` fuzz target's 112-byte
+/// line, whose 8,000 brace words were joined one at a time onto 64 shapes
+/// growing to thousands of fields (57 s). With the deadlines off, so that
+/// only the deterministic budgets bound the work, each is refused within a
+/// second or two at most (before: 57 s, 29 s, 2.7 s, 2.5 s, 5.9 s).
+#[test]
+fn copying_words_is_bounded_without_the_deadline() {
+    let env = ShellEnv {
+        cwd: Some("/srv/app"),
+        home: "/home/dev",
+        vars: &[],
+    };
+    let limits = Limits {
+        parse_timeout_us: 600_000_000,
+        analysis_timeout_us: 600_000_000,
+        ..Limits::DEFAULT
+    };
+    let big = "a".repeat(30_000);
+    let value_words = format!("S={big}; echo {}", ["\"$S\""; 5000].join(" "));
+    let cases = [
+        (BRACE_COPIES.trim_end().to_owned(), None),
+        (
+            format!("echo {big}{{1..10000}}"),
+            Some("max_expansion_bytes"),
+        ),
+        (value_words, Some("max_expansion_bytes")),
+        (
+            format!("S={big}; echo \"$S\"{{1..10000}}"),
+            Some("max_expansion_bytes"),
+        ),
+        (format!("echo {}", "{".repeat(60_000)), None),
+    ];
+    for (line, budget) in cases {
+        let t = std::time::Instant::now();
+        let a = analyze(&line, &env, &limits);
+        let took = t.elapsed();
+        assert!(took.as_millis() < 2_000, "{took:?}: {}", &line[..40]);
+        if let Some(budget) = budget {
+            assert!(
+                a.incomplete.iter().any(|i| i.budget == budget),
+                "{}: {:?}",
+                &line[..40],
+                a.incomplete
+            );
+        }
+    }
+}
+
+/// The fuzz finding of [`copying_words_is_bounded_without_the_deadline`].
+const BRACE_COPIES: &str = include_str!("../../tests/fixtures/brace_copies.sh");
+
 /// The fuzz finding of [`refused_scripts_cost_nothing_more`], its control
 /// bytes made printable (also in the hostile benchmark corpus).
 const PARALLEL_FAN_OUT: &str = include_str!("../../tests/fixtures/parallel_fan_out.sh");

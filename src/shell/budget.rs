@@ -43,6 +43,11 @@ pub struct Limits {
     pub max_candidates: u64,
     /// Bytes of one expanded string.
     pub max_value_bytes: u64,
+    /// Bytes that expanding command words may produce in all (the copies
+    /// brace expansion makes, the text of expanded fields), summed over
+    /// the analysis: what bounds the work of words that each expand a
+    /// large value or are copied many times.
+    pub max_expansion_bytes: u64,
     /// Nested function calls, `source`s and `eval`s.
     pub max_call_depth: u32,
     /// Iterations of one loop followed statically.
@@ -66,6 +71,7 @@ impl Limits {
         max_fields: 10_000,
         max_candidates: 64,
         max_value_bytes: 65_536,
+        max_expansion_bytes: 4_194_304,
         max_call_depth: 16,
         max_loop_iterations: 64,
         max_match_work: 20_000_000,
@@ -86,6 +92,7 @@ pub struct Meter {
     /// Past the analysis deadline: every further step is refused.
     late: bool,
     match_work: u64,
+    expansion_bytes: u64,
     /// Parser progress reports seen, each about a hundred operations.
     parse_reports: u64,
     /// When parsing must have finished (all scripts of one command line).
@@ -109,6 +116,7 @@ impl Meter {
             steps: 0,
             late: false,
             match_work: 0,
+            expansion_bytes: 0,
             parse_reports: 0,
             parse_deadline: start + Duration::from_micros(limits.parse_timeout_us),
             deadline: start + Duration::from_micros(limits.analysis_timeout_us),
@@ -234,6 +242,35 @@ impl Meter {
             return false;
         }
         true
+    }
+
+    /// Charges bytes that expansion produced; false (and recorded) once
+    /// `max_expansion_bytes` is spent.
+    pub fn expansion(&mut self, bytes: u64) -> bool {
+        self.expansion_bytes = self.expansion_bytes.saturating_add(bytes);
+        if self.expansion_bytes > self.limits.max_expansion_bytes {
+            self.exceeded(
+                "max_expansion_bytes",
+                format!(
+                    "expanding the command's words makes more than {} bytes",
+                    self.limits.max_expansion_bytes
+                ),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// True once `max_expansion_bytes` is spent (and recorded).
+    pub fn expansion_spent(&self) -> bool {
+        self.expansion_bytes > self.limits.max_expansion_bytes
+    }
+
+    /// Bytes expansion may still produce.
+    pub fn expansion_left(&self) -> u64 {
+        self.limits
+            .max_expansion_bytes
+            .saturating_sub(self.expansion_bytes)
     }
 
     pub fn into_incomplete(self) -> Vec<Incomplete> {

@@ -86,6 +86,13 @@ fn from_atoms(atoms: &[Atom<'_>]) -> WordAst {
 
 /// The sequence of `{a..b[..step]}` when `inner` is one.
 fn sequence(inner: &[Atom<'_>], budget: usize) -> Option<Vec<String>> {
+    // Only digits, letters, `.`, `+` and `-` make a sequence: anything else
+    // answers at its first atom, without copying the text (`find_brace`
+    // asks about every pair of braces, and nested pairs contain each other).
+    let sequence_atom = |a: &Atom<'_>| matches!(a, Atom::C(c) if c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'));
+    if !inner.iter().all(sequence_atom) {
+        return None;
+    }
     let text: String = inner
         .iter()
         .map(|a| match a {
@@ -158,7 +165,9 @@ fn sequence(inner: &[Atom<'_>], budget: usize) -> Option<Vec<String>> {
 }
 
 impl Interp {
-    /// Brace expansion of one word (bash's first expansion).
+    /// Brace expansion of one word (bash's first expansion): at most
+    /// `max_fields` words, and what it scans and copies on the way is
+    /// charged to `max_expansion_bytes`.
     fn braces(&mut self, word: &WordAst) -> Vec<WordAst> {
         let has_brace = word
             .parts
@@ -167,17 +176,24 @@ impl Interp {
         if !has_brace {
             return vec![word.clone()];
         }
-        let mut out = Vec::new();
-        let budget = self.meter.limits.max_fields as usize;
-        let mut exceeded = false;
-        brace_expand(&atoms(word), &mut out, budget, &mut exceeded, 0);
-        if exceeded {
+        let max_words = usize::try_from(self.meter.limits.max_fields).unwrap_or(usize::MAX);
+        let mut braces = Braces {
+            out: Vec::new(),
+            max_words,
+            bytes_left: self.meter.expansion_left(),
+            bytes_used: 0,
+            ran_out: None,
+        };
+        braces.expand(&atoms(word), 0);
+        // Records `max_expansion_bytes` when the expansion ran out of them.
+        self.meter.expansion(braces.bytes_used);
+        if braces.ran_out == Some(BraceLimit::Words) {
             self.meter.exceeded(
                 "max_fields",
-                format!("brace expansion makes more than {budget} words"),
+                format!("brace expansion makes more than {max_words} words"),
             );
         }
-        out.into_iter().map(|a| from_atoms(&a)).collect()
+        braces.out.iter().map(|a| from_atoms(a)).collect()
     }
 
     /// Tilde expansion at the start of a word: `~`, `~/x`, `~+`, `~-`, `~user`.
@@ -483,33 +499,31 @@ impl Interp {
         words: &[W],
         state: &mut State,
     ) -> Vec<Vec<Arg>> {
-        let mut shapes: Vec<Vec<Arg>> = vec![Vec::new()];
-        let limit = self.meter.limits.max_candidates as usize;
+        let mut columns = Columns::default();
+        let max_fields = self.meter.limits.max_fields;
         for word in words {
             let word: &WordAst = word.borrow();
             if let Some(text) = plain_literal(word).filter(|_| super::shortcuts()) {
                 // What `expand_word` returns for it (one shape of one
                 // field), without building that shape.
-                let arg = Arg::known(text);
-                for s in &mut shapes {
-                    s.push(arg.clone());
-                }
+                columns.push(vec![vec![Arg::known(text)]]);
             } else {
-                let word_shapes = self.expand_word(word, state);
-                shapes = self.bounded_product(shapes, word_shapes, limit, "a command line");
+                if self.meter.expansion_spent() {
+                    break;
+                }
+                columns.push(self.expand_word(word, state));
             }
-            let fields: usize = shapes.iter().map(Vec::len).max().unwrap_or(0);
-            if fields as u64 > self.meter.limits.max_fields {
-                let max = self.meter.limits.max_fields;
+            if columns.longest > max_fields {
                 self.meter.exceeded(
                     "max_fields",
-                    format!("a command line expands to more than {max} fields"),
+                    format!("a command line expands to more than {max_fields} fields"),
                 );
-                for s in &mut shapes {
-                    s.truncate(max as usize);
-                }
                 break;
             }
+        }
+        let mut shapes = self.build_shapes(columns, "a command line");
+        for s in &mut shapes {
+            s.truncate(usize::try_from(max_fields).unwrap_or(usize::MAX));
         }
         shapes
     }
@@ -579,37 +593,76 @@ impl Interp {
         state: &mut State,
     ) -> Vec<Vec<Arg>> {
         // Brace expansion makes several words; each may expand several ways.
-        let mut shapes: Vec<Vec<Arg>> = vec![Vec::new()];
-        let limit = self.meter.limits.max_candidates as usize;
-        for braced in self.braces(word) {
+        let mut columns = Columns::default();
+        let max_fields = self.meter.limits.max_fields;
+        for (k, braced) in self.braces(word).into_iter().enumerate() {
+            // Every word brace expansion made past the first is a step.
+            if k > 0 && !self.meter.step() {
+                break;
+            }
+            let xwords = self.xwords(&braced, state, false);
+            if !self
+                .meter
+                .expansion(xwords.iter().map(xword_bytes).fold(0, u64::saturating_add))
+            {
+                break;
+            }
             let mut ways: Vec<Vec<Arg>> = Vec::new();
-            for xw in self.xwords(&braced, state, false) {
+            for xw in xwords {
                 let fields = self.split(&xw, state);
                 merge_shape(&mut ways, fields);
             }
-            if ways.len() <= 1 {
-                let only = ways.into_iter().next().unwrap_or_default();
-                for s in &mut shapes {
-                    s.extend(only.iter().cloned());
-                }
-                continue;
+            if ways.is_empty() {
+                ways.push(Vec::new());
             }
-            let mut next = Vec::new();
-            for s in &shapes {
-                for w in &ways {
-                    if next.len() >= limit {
-                        self.meter.exceeded(
-                            "max_candidates",
-                            format!("a word expands in more than {limit} ways"),
-                        );
-                        break;
-                    }
-                    let mut joined = s.clone();
-                    joined.extend(w.iter().cloned());
-                    next.push(joined);
+            columns.push(ways);
+            if columns.longest > max_fields {
+                self.meter.exceeded(
+                    "max_fields",
+                    format!("a word expands to more than {max_fields} fields"),
+                );
+                break;
+            }
+        }
+        self.build_shapes(columns, "a word")
+    }
+
+    /// The shapes of `columns`: the first `max_candidates` ways of taking
+    /// one way from each column, in order (the last column varies
+    /// fastest), each built once. Past the limit the meter records
+    /// `max_candidates` for `what`.
+    fn build_shapes(&mut self, columns: Columns, what: &str) -> Vec<Vec<Arg>> {
+        let limit = usize::try_from(self.meter.limits.max_candidates).unwrap_or(usize::MAX);
+        let ways = columns
+            .columns
+            .iter()
+            .try_fold(1usize, |n, c| n.checked_mul(c.len()));
+        if ways.is_none_or(|n| n > limit) {
+            self.meter.exceeded(
+                "max_candidates",
+                format!("{what} expands in more than {limit} ways"),
+            );
+        }
+        let count = ways.map_or(limit, |n| n.min(limit));
+        let mut pick = vec![0usize; columns.columns.len()];
+        let mut shapes = Vec::with_capacity(count);
+        for _ in 0..count {
+            let mut shape = Vec::with_capacity(usize::try_from(columns.longest).unwrap_or(0));
+            for (column, &k) in columns.columns.iter().zip(&pick) {
+                if let Some(way) = column.get(k) {
+                    shape.extend(way.iter().cloned());
                 }
             }
-            shapes = next;
+            shapes.push(shape);
+            // The next way: the last column with another way moves on,
+            // the columns after it start over.
+            for (column, k) in columns.columns.iter().zip(pick.iter_mut()).rev() {
+                *k += 1;
+                if *k < column.len() {
+                    break;
+                }
+                *k = 0;
+            }
         }
         shapes
     }
@@ -966,6 +1019,38 @@ fn text_len(t: &Text) -> usize {
         .sum()
 }
 
+/// The ways each word of a list (or each word brace expansion made of one
+/// word) expands, kept apart until [`Interp::build_shapes`] builds the
+/// shapes once: joining them word by word copied every shape at every
+/// word that expands several ways, a cost that grew with the square of
+/// the line.
+#[derive(Default)]
+struct Columns {
+    columns: Vec<Vec<Vec<Arg>>>,
+    /// Fields of the longest shape: the longest way of each column, summed.
+    longest: u64,
+}
+
+impl Columns {
+    fn push(&mut self, ways: Vec<Vec<Arg>>) {
+        let longest = ways.iter().map(Vec::len).max().unwrap_or(0);
+        self.longest = self
+            .longest
+            .saturating_add(u64::try_from(longest).unwrap_or(u64::MAX));
+        self.columns.push(ways);
+    }
+}
+
+/// The bytes an expanded word holds (a piece of unknown text counts one).
+fn xword_bytes(word: &XWord) -> u64 {
+    word.iter()
+        .map(|x| match x {
+            X::Lit { text, .. } => u64::try_from(text.len()).unwrap_or(u64::MAX),
+            X::Any { .. } | X::Break => 1,
+        })
+        .fold(0, u64::saturating_add)
+}
+
 /// Adds a field list to the shapes, merging with one of the same form.
 fn merge_shape(shapes: &mut Vec<Vec<Arg>>, fields: Vec<Arg>) {
     for shape in shapes.iter_mut() {
@@ -1152,96 +1237,132 @@ pub(crate) fn output_value(out: &Output) -> Value {
     }
 }
 
-/// `{a,b}` and `{1..3}` expansion over atoms.
-fn brace_expand<'a>(
-    word: &[Atom<'a>],
-    out: &mut Vec<Vec<Atom<'a>>>,
-    budget: usize,
-    exceeded: &mut bool,
-    depth: usize,
-) {
-    if out.len() >= budget {
-        *exceeded = true;
-        return;
-    }
-    if depth > 64 {
-        *exceeded = true;
-        out.push(word.to_vec());
-        return;
-    }
-    let Some((open, close, commas)) = find_brace(word) else {
-        out.push(word.to_vec());
-        return;
-    };
-    let pre = word.get(..open).unwrap_or(&[]);
-    let post = word.get(close + 1..).unwrap_or(&[]);
-    let inner = word.get(open + 1..close).unwrap_or(&[]);
-    let alternatives: Vec<Vec<Atom<'a>>> = if commas.is_empty() {
-        match sequence(inner, budget) {
-            Some(items) if items.is_empty() => {
-                *exceeded = true;
-                return;
-            }
-            Some(items) => items
-                .into_iter()
-                .map(|s| s.chars().map(Atom::C).collect())
-                .collect(),
-            None => {
-                out.push(word.to_vec());
-                return;
-            }
+/// Which budget a brace expansion ran out of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BraceLimit {
+    /// `max_fields` words.
+    Words,
+    /// `max_expansion_bytes` (atoms scanned and copied).
+    Bytes,
+}
+
+/// `{a,b}` and `{1..3}` expansion over atoms, within its budgets: every
+/// word it looks at is scanned and copied once, and those atoms are
+/// charged, so a long word copied many times stops at the byte budget
+/// rather than filling memory.
+struct Braces<'a> {
+    out: Vec<Vec<Atom<'a>>>,
+    max_words: usize,
+    bytes_left: u64,
+    bytes_used: u64,
+    ran_out: Option<BraceLimit>,
+}
+
+impl<'a> Braces<'a> {
+    fn charge(&mut self, atoms: usize) -> bool {
+        self.bytes_used = self
+            .bytes_used
+            .saturating_add(u64::try_from(atoms).unwrap_or(u64::MAX));
+        if self.bytes_used > self.bytes_left {
+            self.ran_out = Some(BraceLimit::Bytes);
+            return false;
         }
-    } else {
-        let mut alts = Vec::new();
-        let mut start = open + 1;
-        for cut in commas.into_iter().chain(std::iter::once(close)) {
-            alts.push(word.get(start..cut).unwrap_or(&[]).to_vec());
-            start = cut + 1;
-        }
-        alts
-    };
-    for alt in alternatives {
-        let mut next: Vec<Atom<'a>> = pre.to_vec();
-        next.extend(alt);
-        next.extend(post.iter().cloned());
-        brace_expand(&next, out, budget, exceeded, depth + 1);
-        if *exceeded {
+        true
+    }
+
+    fn expand(&mut self, word: &[Atom<'a>], depth: usize) {
+        if self.ran_out.is_some() {
             return;
+        }
+        if self.out.len() >= self.max_words {
+            self.ran_out = Some(BraceLimit::Words);
+            return;
+        }
+        if !self.charge(word.len()) {
+            return;
+        }
+        if depth > 64 {
+            self.ran_out = Some(BraceLimit::Words);
+            self.out.push(word.to_vec());
+            return;
+        }
+        let Some((open, close, commas)) = find_brace(word) else {
+            self.out.push(word.to_vec());
+            return;
+        };
+        let pre = word.get(..open).unwrap_or(&[]);
+        let post = word.get(close + 1..).unwrap_or(&[]);
+        let inner = word.get(open + 1..close).unwrap_or(&[]);
+        let alternatives: Vec<Vec<Atom<'a>>> = if commas.is_empty() {
+            match sequence(inner, self.max_words) {
+                Some(items) if items.is_empty() => {
+                    self.ran_out = Some(BraceLimit::Words);
+                    return;
+                }
+                Some(items) => items
+                    .into_iter()
+                    .map(|s| s.chars().map(Atom::C).collect())
+                    .collect(),
+                None => {
+                    self.out.push(word.to_vec());
+                    return;
+                }
+            }
+        } else {
+            let mut alts = Vec::new();
+            let mut start = open + 1;
+            for cut in commas.into_iter().chain(std::iter::once(close)) {
+                alts.push(word.get(start..cut).unwrap_or(&[]).to_vec());
+                start = cut + 1;
+            }
+            alts
+        };
+        for alt in alternatives {
+            let mut next: Vec<Atom<'a>> = pre.to_vec();
+            next.extend(alt);
+            next.extend(post.iter().cloned());
+            self.expand(&next, depth + 1);
+            if self.ran_out.is_some() {
+                return;
+            }
         }
     }
 }
 
 /// The first `{…}` that brace expansion acts on: a top-level comma or a
-/// sequence inside.
+/// sequence inside. One pass pairs every brace (a stack of the open ones,
+/// each with the commas directly inside it), so a word of unclosed braces
+/// costs its length, not its length squared; the first opening brace, in
+/// word order, whose pair expands wins.
 fn find_brace(word: &[Atom<'_>]) -> Option<(usize, usize, Vec<usize>)> {
-    for (open, a) in word.iter().enumerate() {
-        if *a != Atom::C('{') {
-            continue;
-        }
-        if open > 0 && word.get(open - 1) == Some(&Atom::C('$')) {
-            continue;
-        }
-        let mut depth = 0usize;
-        let mut commas = Vec::new();
-        for (k, b) in word.iter().enumerate().skip(open) {
-            match b {
-                Atom::C('{') => depth += 1,
-                Atom::C('}') => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        let inner = word.get(open + 1..k).unwrap_or(&[]);
-                        if !commas.is_empty() || sequence(inner, 0).is_some() {
-                            return Some((open, k, commas));
-                        }
-                        break;
-                    }
+    let mut open: Vec<(usize, Vec<usize>)> = Vec::new();
+    let mut first: Option<(usize, usize, Vec<usize>)> = None;
+    for (k, a) in word.iter().enumerate() {
+        match a {
+            Atom::C('{') => open.push((k, Vec::new())),
+            Atom::C(',') => {
+                if let Some((_, commas)) = open.last_mut() {
+                    commas.push(k);
                 }
-                Atom::C(',') if depth == 1 => commas.push(k),
-                _ => {}
             }
+            Atom::C('}') => {
+                let Some((start, commas)) = open.pop() else {
+                    continue;
+                };
+                // `${` opens a parameter expansion, not a brace expansion
+                // (it still pairs with its `}`).
+                let dollar = start > 0 && word.get(start - 1) == Some(&Atom::C('$'));
+                let expands = !dollar
+                    && (!commas.is_empty()
+                        || sequence(word.get(start + 1..k).unwrap_or(&[]), 0).is_some());
+                if expands && first.as_ref().is_none_or(|(f, _, _)| start < *f) {
+                    first = Some((start, k, commas));
+                }
+            }
+            Atom::C(_) | Atom::P(_) => {}
         }
     }
-    None
+    first
 }
 
 /// The text of a word that every expansion leaves as it is: one unquoted
