@@ -71,7 +71,7 @@ impl Limits {
         max_fields: 10_000,
         max_candidates: 64,
         max_value_bytes: 65_536,
-        max_expansion_bytes: 4_194_304,
+        max_expansion_bytes: 1_048_576,
         max_call_depth: 16,
         max_loop_iterations: 64,
         max_match_work: 20_000_000,

@@ -630,9 +630,18 @@ impl Interp {
     /// The shapes of `columns`: the first `max_candidates` ways of taking
     /// one way from each column, in order (the last column varies
     /// fastest), each built once. Past the limit the meter records
-    /// `max_candidates` for `what`.
+    /// `max_candidates` for `what`; past `max_fields` fields over all the
+    /// shapes it records `max_fields` and builds no more of them (the
+    /// first is kept whole), so what every later stage walks is bounded
+    /// too.
     fn build_shapes(&mut self, columns: Columns, what: &str) -> Vec<Vec<Arg>> {
         let limit = usize::try_from(self.meter.limits.max_candidates).unwrap_or(usize::MAX);
+        let columns = match columns.into_only_shape() {
+            Ok(shape) => return vec![shape],
+            Err(columns) => columns,
+        };
+        let max_fields = usize::try_from(self.meter.limits.max_fields).unwrap_or(usize::MAX);
+        let mut fields = 0usize;
         let ways = columns
             .columns
             .iter()
@@ -652,6 +661,14 @@ impl Interp {
                 if let Some(way) = column.get(k) {
                     shape.extend(way.iter().cloned());
                 }
+            }
+            fields = fields.saturating_add(shape.len());
+            if fields > max_fields && !shapes.is_empty() {
+                self.meter.exceeded(
+                    "max_fields",
+                    format!("{what} expands to more than {max_fields} fields over its ways"),
+                );
+                break;
             }
             shapes.push(shape);
             // The next way: the last column with another way moves on,
@@ -1032,12 +1049,32 @@ struct Columns {
 }
 
 impl Columns {
-    fn push(&mut self, ways: Vec<Vec<Arg>>) {
+    /// Adds a column; one that expands one way only joins the column before
+    /// it when that one does too (most words of most lines), so a plain
+    /// line is one column of one way.
+    fn push(&mut self, mut ways: Vec<Vec<Arg>>) {
         let longest = ways.iter().map(Vec::len).max().unwrap_or(0);
         self.longest = self
             .longest
             .saturating_add(u64::try_from(longest).unwrap_or(u64::MAX));
+        if let ([only], Some([last])) = (
+            ways.as_mut_slice(),
+            self.columns.last_mut().map(Vec::as_mut_slice),
+        ) {
+            last.append(only);
+            return;
+        }
         self.columns.push(ways);
+    }
+
+    /// The one shape when every column expands one way, moved rather
+    /// than copied.
+    fn into_only_shape(self) -> Result<Vec<Arg>, Columns> {
+        if self.columns.iter().all(|c| c.len() == 1) {
+            Ok(self.columns.into_iter().flatten().flatten().collect())
+        } else {
+            Err(self)
+        }
     }
 }
 
