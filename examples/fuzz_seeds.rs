@@ -51,19 +51,6 @@ const SECRET_FIXTURES: &[&str] = &[
 /// only slow every run.
 const MAX_SEED_BYTES: usize = 16 * 1024;
 
-/// A Claude Code transcript (the other two formats have captured files).
-const CLAUDE_TRANSCRIPT: &str = concat!(
-    r#"{"type":"summary","summary":"earlier work"}"#,
-    "\n",
-    r#"{"type":"user","uuid":"u1","promptId":"p1","message":{"role":"user","content":"please clean build"}}"#,
-    "\n",
-    r#"{"type":"assistant","message":{"content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]}}"#,
-    "\n",
-    r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"build\nsrc"}]}}"#,
-    "\n",
-    r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_2""#,
-);
-
 struct Corpus {
     dir: PathBuf,
     written: usize,
@@ -178,6 +165,7 @@ fn main() -> anyhow::Result<()> {
     // bit 7 starts mid-line.
     let mut transcripts = Corpus::open(&root, "transcript")?;
     let captured = [
+        (0, "harnesses/claude-code/transcript.cut.jsonl"),
         (1, "harnesses/codex/PreToolUse.transcript.jsonl"),
         (
             1,
@@ -186,7 +174,6 @@ fn main() -> anyhow::Result<()> {
         (2, "harnesses/gemini/transcript.at_before_tool.jsonl"),
     ];
     for mid_line in [0u8, 0x80] {
-        transcripts.add_selected(mid_line, CLAUDE_TRANSCRIPT.as_bytes())?;
         for (format, name) in captured {
             transcripts.add_selected(format | mid_line, fixtures::text(name).as_bytes())?;
         }

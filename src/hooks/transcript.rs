@@ -431,19 +431,8 @@ mod tests {
 
     #[test]
     fn claude_records_become_entries() {
-        let text = concat!(
-            r#"{"type":"summary","summary":"earlier work"}"#,
-            "\n",
-            r#"{"type":"user","uuid":"u1","promptId":"p1","message":{"role":"user","content":"please clean build"}}"#,
-            "\n",
-            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]}}"#,
-            "\n",
-            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"build\nsrc"}]}}"#,
-            "\n",
-            r#"{"type":"user","isMeta":true,"message":{"content":"caveat"}}"#,
-            "\n",
-            r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_2""#,
-        );
+        // Ends in the middle of a line, as a transcript being written does.
+        let text = include_str!("../../tests/fixtures/harnesses/claude-code/transcript.cut.jsonl");
         let t = parse(text, Format::ClaudeCode, true);
         assert_eq!(t.latest_user_id.as_deref(), Some("p1"));
         assert_eq!(

@@ -199,14 +199,13 @@ impl Meter {
 
     fn charge(&mut self, read_clock: bool) -> bool {
         self.steps = self.steps.saturating_add(1);
-        if self.steps > self.limits.max_steps {
-            self.exceeded(
-                "max_steps",
-                format!(
-                    "the command needs more than {} analysis steps",
-                    self.limits.max_steps
-                ),
-            );
+        if !self.within(
+            self.steps,
+            self.limits.max_steps,
+            "max_steps",
+            "the command needs",
+            "analysis steps",
+        ) {
             return false;
         }
         if self.late {
@@ -231,34 +230,26 @@ impl Meter {
     /// Charges pattern-matching work; false (and recorded) once spent.
     pub fn match_work(&mut self, units: u64) -> bool {
         self.match_work = self.match_work.saturating_add(units);
-        if self.match_work > self.limits.max_match_work {
-            self.exceeded(
-                "max_match_work",
-                format!(
-                    "pattern matching needs more than {} work units",
-                    self.limits.max_match_work
-                ),
-            );
-            return false;
-        }
-        true
+        self.within(
+            self.match_work,
+            self.limits.max_match_work,
+            "max_match_work",
+            "pattern matching needs",
+            "work units",
+        )
     }
 
     /// Charges bytes that expansion produced; false (and recorded) once
     /// `max_expansion_bytes` is spent.
     pub fn expansion(&mut self, bytes: u64) -> bool {
         self.expansion_bytes = self.expansion_bytes.saturating_add(bytes);
-        if self.expansion_bytes > self.limits.max_expansion_bytes {
-            self.exceeded(
-                "max_expansion_bytes",
-                format!(
-                    "expanding the command's words makes more than {} bytes",
-                    self.limits.max_expansion_bytes
-                ),
-            );
-            return false;
-        }
-        true
+        self.within(
+            self.expansion_bytes,
+            self.limits.max_expansion_bytes,
+            "max_expansion_bytes",
+            "expanding the command's words makes",
+            "bytes",
+        )
     }
 
     /// True once `max_expansion_bytes` is spent (and recorded).
@@ -266,11 +257,21 @@ impl Meter {
         self.expansion_bytes > self.limits.max_expansion_bytes
     }
 
-    /// Bytes expansion may still produce.
-    pub fn expansion_left(&self) -> u64 {
-        self.limits
-            .max_expansion_bytes
-            .saturating_sub(self.expansion_bytes)
+    /// False once `spent` is past `limit`, recording `budget` as "`what`
+    /// more than `limit` `unit`".
+    fn within(
+        &mut self,
+        spent: u64,
+        limit: u64,
+        budget: &'static str,
+        what: &str,
+        unit: &str,
+    ) -> bool {
+        if spent <= limit {
+            return true;
+        }
+        self.exceeded(budget, format!("{what} more than {limit} {unit}"));
+        false
     }
 
     pub fn into_incomplete(self) -> Vec<Incomplete> {

@@ -1287,21 +1287,19 @@ impl Interp {
             // meter refuses its statements: charge it, and once the budget
             // or the deadline is spent (already recorded as incomplete),
             // the rest are unknown — one join, not one per script.
-            if !self.meter.script_step() {
-                flow.ok = join(flow.ok, Some(state.clone()), &self.known);
-                flow.fail = join(flow.fail, Some(state), &self.known);
-                let unknown = Output::unknown(Sources::none());
-                out = Some(match out {
-                    None => unknown,
-                    Some(prev) => either(prev, unknown),
-                });
-                break;
-            }
-            let mut s = state.clone();
-            for (name, from) in holes {
-                s.set(&name, Var::one(Binding::Unknown(from), true));
-            }
-            let (f, o) = self.run_script(&text, s, parent, child);
+            let refused = !self.meter.script_step();
+            let (f, o) = if refused {
+                (
+                    Flow::either(state.clone()),
+                    Output::unknown(Sources::none()),
+                )
+            } else {
+                let mut s = state.clone();
+                for (name, from) in holes {
+                    s.set(&name, Var::one(Binding::Unknown(from), true));
+                }
+                self.run_script(&text, s, parent, child)
+            };
             flow.ok = join(flow.ok, f.ok, &self.known);
             flow.fail = join(flow.fail, f.fail, &self.known);
             flow.jumps.extend(f.jumps);
@@ -1309,6 +1307,9 @@ impl Interp {
                 None => o,
                 Some(prev) => either(prev, o),
             });
+            if refused {
+                break;
+            }
         }
         (flow, out.unwrap_or_else(Output::empty))
     }

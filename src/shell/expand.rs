@@ -176,23 +176,14 @@ impl Interp {
         if !has_brace {
             return vec![word.clone()];
         }
-        let max_words = usize::try_from(self.meter.limits.max_fields).unwrap_or(usize::MAX);
+        let atoms = atoms(word);
         let mut braces = Braces {
             out: Vec::new(),
-            max_words,
-            bytes_left: self.meter.expansion_left(),
-            bytes_used: 0,
-            ran_out: None,
+            max_words: usize::try_from(self.meter.limits.max_fields).unwrap_or(usize::MAX),
+            meter: &mut self.meter,
+            stopped: false,
         };
-        braces.expand(&atoms(word), 0);
-        // Records `max_expansion_bytes` when the expansion ran out of them.
-        self.meter.expansion(braces.bytes_used);
-        if braces.ran_out == Some(BraceLimit::Words) {
-            self.meter.exceeded(
-                "max_fields",
-                format!("brace expansion makes more than {max_words} words"),
-            );
-        }
+        braces.expand(&atoms, 0);
         braces.out.iter().map(|a| from_atoms(a)).collect()
     }
 
@@ -506,18 +497,14 @@ impl Interp {
             if let Some(text) = plain_literal(word).filter(|_| super::shortcuts()) {
                 // What `expand_word` returns for it (one shape of one
                 // field), without building that shape.
-                columns.push(vec![vec![Arg::known(text)]]);
+                columns.push_field(Arg::known(text));
             } else {
                 if self.meter.expansion_spent() {
                     break;
                 }
                 columns.push(self.expand_word(word, state));
             }
-            if columns.longest > max_fields {
-                self.meter.exceeded(
-                    "max_fields",
-                    format!("a command line expands to more than {max_fields} fields"),
-                );
+            if self.too_many_fields(&columns, "a command line") {
                 break;
             }
         }
@@ -594,7 +581,6 @@ impl Interp {
     ) -> Vec<Vec<Arg>> {
         // Brace expansion makes several words; each may expand several ways.
         let mut columns = Columns::default();
-        let max_fields = self.meter.limits.max_fields;
         for (k, braced) in self.braces(word).into_iter().enumerate() {
             // Every word brace expansion made past the first is a step.
             if k > 0 && !self.meter.step() {
@@ -616,15 +602,25 @@ impl Interp {
                 ways.push(Vec::new());
             }
             columns.push(ways);
-            if columns.longest > max_fields {
-                self.meter.exceeded(
-                    "max_fields",
-                    format!("a word expands to more than {max_fields} fields"),
-                );
+            if self.too_many_fields(&columns, "a word") {
                 break;
             }
         }
         self.build_shapes(columns, "a word")
+    }
+
+    /// True (and recorded) when the longest shape of `columns` has more
+    /// than `max_fields` fields.
+    fn too_many_fields(&mut self, columns: &Columns, what: &str) -> bool {
+        let max = self.meter.limits.max_fields;
+        if columns.longest <= max {
+            return false;
+        }
+        self.meter.exceeded(
+            "max_fields",
+            format!("{what} expands to more than {max} fields"),
+        );
+        true
     }
 
     /// The shapes of `columns`: the first `max_candidates` ways of taking
@@ -1067,6 +1063,17 @@ impl Columns {
         self.columns.push(ways);
     }
 
+    /// Adds a column of one way of one field (a plain literal word)
+    /// without allocating one.
+    fn push_field(&mut self, arg: Arg) {
+        self.longest = self.longest.saturating_add(1);
+        if let Some([last]) = self.columns.last_mut().map(Vec::as_mut_slice) {
+            last.push(arg);
+        } else {
+            self.columns.push(vec![vec![arg]]);
+        }
+    }
+
     /// The one shape when every column expands one way, moved rather
     /// than copied.
     fn into_only_shape(self) -> Result<Vec<Arg>, Columns> {
@@ -1274,52 +1281,45 @@ pub(crate) fn output_value(out: &Output) -> Value {
     }
 }
 
-/// Which budget a brace expansion ran out of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BraceLimit {
-    /// `max_fields` words.
-    Words,
-    /// `max_expansion_bytes` (atoms scanned and copied).
-    Bytes,
-}
-
-/// `{a,b}` and `{1..3}` expansion over atoms, within its budgets: every
-/// word it looks at is scanned and copied once, and those atoms are
-/// charged, so a long word copied many times stops at the byte budget
-/// rather than filling memory.
-struct Braces<'a> {
+/// `{a,b}` and `{1..3}` expansion over atoms, within its budgets: at most
+/// `max_words` words, and every word it looks at (scanned and copied once)
+/// is charged to the meter's `max_expansion_bytes`, so a long word copied
+/// many times stops there rather than filling memory. Each refusal is
+/// recorded on the meter.
+struct Braces<'a, 'm> {
     out: Vec<Vec<Atom<'a>>>,
     max_words: usize,
-    bytes_left: u64,
-    bytes_used: u64,
-    ran_out: Option<BraceLimit>,
+    meter: &'m mut super::budget::Meter,
+    stopped: bool,
 }
 
-impl<'a> Braces<'a> {
-    fn charge(&mut self, atoms: usize) -> bool {
-        self.bytes_used = self
-            .bytes_used
-            .saturating_add(u64::try_from(atoms).unwrap_or(u64::MAX));
-        if self.bytes_used > self.bytes_left {
-            self.ran_out = Some(BraceLimit::Bytes);
-            return false;
-        }
-        true
+impl<'a> Braces<'a, '_> {
+    fn too_many_words(&mut self) {
+        self.stopped = true;
+        let max = self.max_words;
+        self.meter.exceeded(
+            "max_fields",
+            format!("brace expansion makes more than {max} words"),
+        );
     }
 
     fn expand(&mut self, word: &[Atom<'a>], depth: usize) {
-        if self.ran_out.is_some() {
+        if self.stopped {
             return;
         }
         if self.out.len() >= self.max_words {
-            self.ran_out = Some(BraceLimit::Words);
+            self.too_many_words();
             return;
         }
-        if !self.charge(word.len()) {
+        if !self
+            .meter
+            .expansion(u64::try_from(word.len()).unwrap_or(u64::MAX))
+        {
+            self.stopped = true;
             return;
         }
         if depth > 64 {
-            self.ran_out = Some(BraceLimit::Words);
+            self.too_many_words();
             self.out.push(word.to_vec());
             return;
         }
@@ -1333,7 +1333,7 @@ impl<'a> Braces<'a> {
         let alternatives: Vec<Vec<Atom<'a>>> = if commas.is_empty() {
             match sequence(inner, self.max_words) {
                 Some(items) if items.is_empty() => {
-                    self.ran_out = Some(BraceLimit::Words);
+                    self.too_many_words();
                     return;
                 }
                 Some(items) => items
@@ -1359,7 +1359,7 @@ impl<'a> Braces<'a> {
             next.extend(alt);
             next.extend(post.iter().cloned());
             self.expand(&next, depth + 1);
-            if self.ran_out.is_some() {
+            if self.stopped {
                 return;
             }
         }
