@@ -37,14 +37,14 @@ enum Command {
     },
     /// List a session's recent model denials, or approve one exact retry.
     Approve {
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         session: String,
         /// 1-based index as listed, or a request-hash prefix.
         selector: Option<String>,
     },
     /// Authorize one exact retry of a critical model denial (needs a terminal).
     BreakGlass {
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         session: String,
     },
     /// Configuration.
@@ -131,9 +131,11 @@ struct HookArgs {
 enum GrantCommand {
     /// Consume a grant for the request on stdin; exit 0 when consumed, 1 when not.
     Consume {
-        #[arg(long)]
+        /// The session the grant was minted for (may begin with `-`).
+        #[arg(long, allow_hyphen_values = true)]
         session: String,
-        #[arg(long)]
+        /// The grant's token; base64url, so one in 64 begins with `-`.
+        #[arg(long, allow_hyphen_values = true)]
         token: String,
     },
 }

@@ -149,6 +149,30 @@ async fn grant_consume_succeeds_once_for_the_exact_request() {
     assert_eq!(out.code, 2);
 }
 
+/// A grant token is base64url, so one in 64 begins with `-` (`-V…` once
+/// read as `--version` and the consume failed with a usage error); a
+/// session id may too. Both are values, never flags.
+#[test]
+fn tokens_and_sessions_beginning_with_a_dash_are_values() {
+    let home = tempfile::tempdir().unwrap();
+    let body = request_json().to_string();
+    let out = vouch(
+        home.path(),
+        &["grant", "consume", "--session", "-s", "--token", "-VhX9"],
+        &[],
+        body.as_bytes(),
+    );
+    assert_eq!(
+        (out.code, out.stdout.trim()),
+        (1, r#"{"consumed":false}"#),
+        "{}",
+        out.stderr
+    );
+    let out = vouch(home.path(), &["approve", "--session", "-h"], &[], b"");
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stderr.contains("-h"), "{}", out.stderr);
+}
+
 #[test]
 fn approve_with_nothing_denied_says_so() {
     let home = tempfile::tempdir().unwrap();
