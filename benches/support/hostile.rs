@@ -80,9 +80,24 @@ pub fn hostile() -> Vec<(&'static str, String)> {
                 vec!["$X"; 20000].join(" ")
             ),
         ),
+        // `eval` joins its words into one script per way of taking them:
+        // a 64-way first word then copied every combination for each of
+        // 10,000 words (fuzz finding, ~9 s before the fix).
+        ("argument copies", argument_copies()),
     ];
     out.retain(|(_, c)| c.len() <= 64 * 1024);
     out
+}
+
+/// Six two-way variables make a 64-way word; `eval` then joins it with
+/// 10,000 more words.
+pub fn argument_copies() -> String {
+    let mut line = String::new();
+    for i in 0..6 {
+        line.push_str(&format!("if [ -n \"$X\" ]; then V{i}=a; else V{i}=b; fi; "));
+    }
+    line.push_str("eval \"$V0$V1$V2$V3$V4$V5\" $1{1..10000}");
+    line
 }
 
 pub fn vouch_quote(s: &str) -> String {

@@ -384,7 +384,8 @@ fn refused_scripts_cost_nothing_more() {
 /// line, whose 8,000 brace words were joined one at a time onto 64 shapes
 /// growing to thousands of fields (57 s). With the deadlines off, so that
 /// only the deterministic budgets bound the work, each is refused within a
-/// second or two at most (before: 57 s, 29 s, 2.7 s, 2.5 s, 5.9 s).
+/// second or two at most (before: 57 s, 29 s, 2.7 s, 2.5 s, 5.9 s; the
+/// `eval` of 10,000 words joined onto 64 ways, a later fuzz finding, ~9 s).
 #[test]
 fn copying_words_is_bounded_without_the_deadline() {
     let env = ShellEnv {
@@ -399,6 +400,13 @@ fn copying_words_is_bounded_without_the_deadline() {
     };
     let big = "a".repeat(30_000);
     let value_words = format!("S={big}; echo {}", ["\"$S\""; 5000].join(" "));
+    // Six two-way variables make a 64-way word, which `eval` joins with
+    // 10,000 more: every combination was copied once for each word.
+    let mut argument_copies = String::new();
+    for i in 0..6 {
+        argument_copies.push_str(&format!("if [ -n \"$X\" ]; then V{i}=a; else V{i}=b; fi; "));
+    }
+    argument_copies.push_str("eval \"$V0$V1$V2$V3$V4$V5\" $1{1..10000}");
     let cases = [
         (BRACE_COPIES.trim_end().to_owned(), None),
         (
@@ -411,6 +419,7 @@ fn copying_words_is_bounded_without_the_deadline() {
             Some("max_expansion_bytes"),
         ),
         (format!("echo {}", "{".repeat(60_000)), None),
+        (argument_copies, Some("max_expansion_bytes")),
     ];
     for (line, budget) in cases {
         let t = std::time::Instant::now();

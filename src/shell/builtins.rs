@@ -8,7 +8,7 @@ use std::rc::Rc;
 use super::ast::{ArgAst, Simple};
 use super::command::{CommandKind, Redirect, RedirectOp};
 use super::expand::binding_value;
-use super::interp::{Flow, Interp, Jump, Output, join};
+use super::interp::{Flow, Interp, Jump, Output, candidates_detail, join};
 use super::state::{Binding, Func, State, Var};
 use super::value::{Arg, Seg, Sources, Text, Value};
 
@@ -1185,22 +1185,64 @@ impl Interp {
 
     /// Script text for arguments joined by spaces (`eval a b`), one per
     /// combination of candidates, with unknown text as placeholders.
+    ///
+    /// At most `max_candidates` combinations (more is recorded). Every byte
+    /// copied is charged to `max_expansion_bytes`: an argument with several
+    /// candidates copies each combination so far, and thousands of them
+    /// once copied quadratically (a 281-byte `env -S` line took 2.8 s).
+    /// Once the budget is spent there is no script at all, never a prefix
+    /// of one: dropped trailing words could make a harmless command read
+    /// as a destructive one.
     pub(crate) fn args_script(
         &mut self,
         args: &[Arg],
         state: &mut State,
     ) -> Vec<(String, Vec<(String, Sources)>)> {
+        let _ = state;
+        let limit = usize::try_from(self.meter.limits.max_candidates).unwrap_or(usize::MAX);
         let mut joined: Vec<Text> = vec![Text::default()];
         for (k, a) in args.iter().enumerate() {
-            let alts: Vec<Text> = match a {
-                Arg::Field(v) => v.candidates().to_vec(),
-                Arg::Unknown(from) => vec![Text::any(from.clone())],
+            let unknown;
+            let alts: &[Text] = match a {
+                Arg::Field(v) => v.candidates(),
+                Arg::Unknown(from) => {
+                    unknown = [Text::any(from.clone())];
+                    &unknown
+                }
             };
+            let separator = u64::from(k > 0);
+            if let [only] = alts {
+                // One way: every combination grows in place, nothing copied
+                // but the word itself.
+                let copies = u64::try_from(joined.len()).unwrap_or(u64::MAX);
+                if !self
+                    .meter
+                    .expansion(copies.saturating_mul(only.bytes().saturating_add(separator)))
+                {
+                    return Vec::new();
+                }
+                for t in &mut joined {
+                    if k > 0 {
+                        t.push_str(" ");
+                    }
+                    t.append(only);
+                }
+                continue;
+            }
             let mut next = Vec::new();
-            for j in &joined {
-                for alt in &alts {
-                    if next.len() as u64 >= self.meter.limits.max_candidates {
-                        break;
+            'ways: for j in &joined {
+                for alt in alts {
+                    if next.len() >= limit {
+                        self.meter
+                            .exceeded("max_candidates", candidates_detail(&self.meter));
+                        break 'ways;
+                    }
+                    let bytes = j
+                        .bytes()
+                        .saturating_add(separator)
+                        .saturating_add(alt.bytes());
+                    if !self.meter.expansion(bytes) {
+                        return Vec::new();
                     }
                     let mut t = j.clone();
                     if k > 0 {
@@ -1212,7 +1254,6 @@ impl Interp {
             }
             joined = next;
         }
-        let _ = state;
         joined.into_iter().map(|t| self.hole_script(&t)).collect()
     }
 

@@ -118,7 +118,7 @@ pub(crate) fn concat_values(a: &Value, b: &Value, meter: &mut Meter) -> Option<V
 }
 
 /// What the `max_candidates` budget note says.
-fn candidates_detail(meter: &Meter) -> String {
+pub(crate) fn candidates_detail(meter: &Meter) -> String {
     format!(
         "a value has more than {} candidates",
         meter.limits.max_candidates

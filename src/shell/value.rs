@@ -181,6 +181,18 @@ impl Text {
         self.segs.is_empty()
     }
 
+    /// What a copy of the text holds, for `max_expansion_bytes`: its literal
+    /// and bracket bytes, one for each hole or pattern character.
+    pub fn bytes(&self) -> u64 {
+        self.segs
+            .iter()
+            .map(|seg| match seg {
+                Seg::Lit(text) | Seg::Class(text) => u64::try_from(text.len()).unwrap_or(u64::MAX),
+                Seg::Any(_) | Seg::Star | Seg::Quest => 1,
+            })
+            .fold(0, u64::saturating_add)
+    }
+
     /// The literal text before the first hole or pattern character.
     pub fn known_prefix(&self) -> &str {
         match self.segs.first() {
