@@ -598,3 +598,19 @@ fn plain_commands_parse_as_tree_sitter_parses_them() {
     }
     assert!(joined > 3_000, "only {joined} joined lines read as plain");
 }
+
+/// Turning tree-sitter's tree into statements is parsing too: tens of
+/// thousands of words took 12 ms after tree-sitter finished just inside the
+/// deadline (`multi-way words` 52 ms of a 40 ms analysis). Past the parse
+/// deadline the conversion is abandoned whole, as a cancelled parse is,
+/// never cut to the statements converted in time.
+#[test]
+fn conversion_past_the_parse_deadline_yields_nothing() {
+    let source = format!("{}rm -rf /", "echo a; ".repeat(500));
+    let (empty, budgets) = super::syntax::convert_after_the_deadline(&source);
+    assert!(empty, "statements came out of a late conversion");
+    assert_eq!(budgets, vec!["parse_timeout_us"]);
+    // A short line converts in fewer nodes than one clock read.
+    let (empty, budgets) = super::syntax::convert_after_the_deadline("echo a");
+    assert!(!empty && budgets.is_empty(), "{budgets:?}");
+}

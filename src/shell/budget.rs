@@ -141,17 +141,23 @@ impl Meter {
             );
             return false;
         }
-        if Instant::now() > self.parse_deadline {
-            self.exceeded(
-                "parse_timeout_us",
-                format!(
-                    "parsing took longer than {} µs",
-                    self.limits.parse_timeout_us
-                ),
-            );
-            return false;
+        self.parse_on_time()
+    }
+
+    /// False (and recorded) once parsing is past its deadline: for the work
+    /// after tree-sitter's own (turning its tree into statements).
+    pub fn parse_on_time(&mut self) -> bool {
+        if Instant::now() <= self.parse_deadline {
+            return true;
         }
-        true
+        self.exceeded(
+            "parse_timeout_us",
+            format!(
+                "parsing took longer than {} µs",
+                self.limits.parse_timeout_us
+            ),
+        );
+        false
     }
 
     /// Records that `budget` ran out (once per budget).

@@ -130,6 +130,31 @@ fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
 
 /// Parses `source` with and without the shortcuts; panics when the two
 /// differ. True when [`plain_command`] read it.
+/// Converts `source`'s tree (parsed in time) with a meter already past
+/// its parse deadline: whether nothing came out, and the budgets recorded.
+#[cfg(test)]
+pub(crate) fn convert_after_the_deadline(source: &str) -> (bool, Vec<&'static str>) {
+    let mut meter = Meter::new(super::Limits::DEFAULT);
+    let Ok(Some(tree)) = parse_tree(source, &mut meter) else {
+        return (false, Vec::new());
+    };
+    let mut late = Meter::new(super::Limits {
+        parse_timeout_us: 0,
+        ..super::Limits::DEFAULT
+    });
+    std::thread::sleep(std::time::Duration::from_millis(1));
+    let parsed = convert(
+        tree.root_node(),
+        source,
+        source,
+        &mut late,
+        Rewrites::default(),
+        Vec::new(),
+    );
+    let budgets = late.incomplete().iter().map(|i| i.budget).collect();
+    (parsed.stmt == Stmt::Empty, budgets)
+}
+
 #[cfg(test)]
 pub(crate) fn check_plain_command(source: &str) -> bool {
     let mut meter = Meter::new(super::Limits::DEFAULT);
@@ -399,6 +424,14 @@ fn convert(
     conv.original = original;
     let stmt = conv.sequence(root);
     errors.append(&mut conv.errors);
+    if conv.late {
+        // As a parse the deadline cancelled: nothing, never the part that
+        // was converted in time (a word cut short could read as another).
+        return Parsed {
+            stmt: Stmt::Empty,
+            errors,
+        };
+    }
     Parsed { stmt, errors }
 }
 
@@ -972,7 +1005,14 @@ struct Conv<'s, 'm> {
     coproc: Vec<usize>,
     read_write: Vec<usize>,
     herestring: Vec<usize>,
+    /// Nodes converted, for reading the clock every [`NODES_PER_CLOCK_READ`].
+    nodes: u64,
+    /// Past the parse deadline: the conversion is abandoned whole.
+    late: bool,
 }
+
+/// Nodes converted between two reads of the parse deadline.
+const NODES_PER_CLOCK_READ: u64 = 64;
 
 impl<'s, 'm> Conv<'s, 'm> {
     /// A conversion of `src` that knows where `fix` rewrote it.
@@ -989,13 +1029,33 @@ impl<'s, 'm> Conv<'s, 'm> {
             coproc: fix.coproc,
             read_write: fix.read_write,
             herestring: fix.herestring,
+            nodes: 0,
+            late: false,
         }
     }
 }
 
 impl Conv<'_, '_> {
-    /// Enters one syntax level; false (and recorded) past the depth budget.
+    /// False once the conversion is past the parse deadline (read every
+    /// [`NODES_PER_CLOCK_READ`] nodes): tens of thousands of words take
+    /// milliseconds to convert after tree-sitter itself finished in time.
+    fn on_time(&mut self) -> bool {
+        if self.late {
+            return false;
+        }
+        self.nodes = self.nodes.saturating_add(1);
+        if self.nodes.is_multiple_of(NODES_PER_CLOCK_READ) && !self.meter.parse_on_time() {
+            self.late = true;
+        }
+        !self.late
+    }
+
+    /// Enters one syntax level; false (and recorded) past the depth budget
+    /// or the parse deadline.
     fn enter(&mut self) -> bool {
+        if !self.on_time() {
+            return false;
+        }
         if self.depth >= self.meter.limits.max_syntax_depth {
             let limit = self.meter.limits.max_syntax_depth;
             self.meter.exceeded(
@@ -1370,6 +1430,9 @@ impl Conv<'_, '_> {
     }
 
     fn lex_span(&mut self, mut span: Span) -> WordAst {
+        if !self.on_time() {
+            return WordAst::default();
+        }
         span.substs.sort_by_key(|s| s.start);
         let mut lexer = Lexer::new(self.original, &span.substs);
         let word = lexer.word(span.start, span.end);
