@@ -562,11 +562,14 @@ impl Interp {
             }
             let mut scripts = self.value_scripts(&text, &mut s);
             let tail = self.args_script(&inner, &mut s);
-            if let Some((t, _)) = tail.first() {
-                for sc in &mut scripts {
-                    sc.0.push(' ');
-                    sc.0.push_str(t);
-                }
+            // No tail only when its copies ran out of budget (recorded):
+            // the string without its words is not what runs.
+            let Some((t, _)) = tail.first() else {
+                return;
+            };
+            for sc in &mut scripts {
+                sc.0.push(' ');
+                sc.0.push_str(t);
             }
             let saved = self.ctx;
             self.ctx.parent = index;
