@@ -536,7 +536,7 @@ impl Interp {
         argv: Vec<Arg>,
         args: Vec<Arg>,
         call: &Call<'_>,
-        mut state: State,
+        state: State,
         index: Option<usize>,
     ) -> (Flow, Output) {
         match name {
@@ -545,7 +545,7 @@ impl Interp {
                 self.output_of(index),
             ),
             "eval" => {
-                let script = self.args_script(&args, &mut state);
+                let script = self.args_script(&args);
                 self.run_scripts(script, state, None, false)
             }
             "source" | "." => self.source(&args, state),
@@ -627,7 +627,7 @@ impl Interp {
             }
             "trap" => {
                 if let Some(script) = args.first().filter(|_| args.len() >= 2) {
-                    let mut scripts = self.args_script(std::slice::from_ref(script), &mut state);
+                    let mut scripts = self.args_script(std::slice::from_ref(script));
                     scripts.retain(|(s, _)| !s.is_empty() && s != "-");
                     self.run_scripts(scripts, state.clone(), None, false);
                 }
@@ -795,7 +795,7 @@ impl Interp {
         let Some(text) = script else {
             return (Flow::either(inner), Output::unknown(Sources::none()));
         };
-        let scripts = self.value_scripts(&text, &mut inner);
+        let scripts = self.value_scripts(&text);
         let (mut flow, out) = self.run_scripts(scripts, inner, None, false);
         if args.len() > 1 {
             for s in [flow.ok.as_mut(), flow.fail.as_mut()].into_iter().flatten() {
@@ -1193,12 +1193,7 @@ impl Interp {
     /// Once the budget is spent there is no script at all, never a prefix
     /// of one: dropped trailing words could make a harmless command read
     /// as a destructive one.
-    pub(crate) fn args_script(
-        &mut self,
-        args: &[Arg],
-        state: &mut State,
-    ) -> Vec<(String, Vec<(String, Sources)>)> {
-        let _ = state;
+    pub(crate) fn args_script(&mut self, args: &[Arg]) -> Vec<(String, Vec<(String, Sources)>)> {
         let limit = usize::try_from(self.meter.limits.max_candidates).unwrap_or(usize::MAX);
         let mut joined: Vec<Text> = vec![Text::default()];
         for (k, a) in args.iter().enumerate() {
@@ -1258,12 +1253,7 @@ impl Interp {
     }
 
     /// Script texts for a value (each candidate).
-    pub(crate) fn value_scripts(
-        &mut self,
-        v: &Value,
-        state: &mut State,
-    ) -> Vec<(String, Vec<(String, Sources)>)> {
-        let _ = state;
+    pub(crate) fn value_scripts(&mut self, v: &Value) -> Vec<(String, Vec<(String, Sources)>)> {
         v.candidates().iter().map(|t| self.hole_script(t)).collect()
     }
 
@@ -1296,7 +1286,7 @@ impl Interp {
 
     /// One argument as script source (for alias bodies).
     fn arg_script(&mut self, arg: &Arg, state: &mut State) -> String {
-        let scripts = self.args_script(std::slice::from_ref(arg), state);
+        let scripts = self.args_script(std::slice::from_ref(arg));
         let mut out = String::new();
         if let Some((s, holes)) = scripts.into_iter().next() {
             for (name, from) in holes {

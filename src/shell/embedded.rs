@@ -105,8 +105,8 @@ impl Interp {
         }
         let child = self.child_shell_state(state, assigns);
         for script in scripts {
-            let mut s = child.clone();
-            let texts = self.value_scripts(&script, &mut s);
+            let s = child.clone();
+            let texts = self.value_scripts(&script);
             self.run_scripts(texts, s, index, true);
         }
     }

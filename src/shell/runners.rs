@@ -283,8 +283,8 @@ impl Interp {
                 Flow::either(state)
             }
             Operands::Script => {
-                let mut s = state.clone();
-                let scripts = self.args_script(args, &mut s);
+                let s = state.clone();
+                let scripts = self.args_script(args);
                 self.run_scripts(scripts, s, index, true);
                 Flow::either(state)
             }
@@ -473,7 +473,7 @@ impl Interp {
             text
         };
         if let Some(script) = script {
-            let scripts = self.value_scripts(&script, &mut child);
+            let scripts = self.value_scripts(&script);
             self.run_scripts(scripts, child, index, true);
         }
     }
@@ -502,8 +502,7 @@ impl Interp {
         if parsed.has(&["e", "edit"]) {
             inner.insert(0, Arg::known("sudoedit"));
         } else if parsed.has_modifier(spec, Modifier::ViaShell) && !inner.is_empty() {
-            let mut s = state.clone();
-            let joined = self.args_script(&inner, &mut s);
+            let joined = self.args_script(&inner);
             let script: Vec<Text> = joined.into_iter().map(|(t, _)| Text::lit(&t)).collect();
             inner = vec![
                 Arg::known("/bin/bash"),
@@ -560,8 +559,8 @@ impl Interp {
             if let Some(c) = &cwd {
                 s.cwd = c.clone();
             }
-            let mut scripts = self.value_scripts(&text, &mut s);
-            let tail = self.args_script(&inner, &mut s);
+            let mut scripts = self.value_scripts(&text);
+            let tail = self.args_script(&inner);
             // No tail only when its copies ran out of budget (recorded):
             // the string without its words is not what runs.
             let Some((t, _)) = tail.first() else {
@@ -686,8 +685,8 @@ impl Interp {
         let child = self.child_shell(state, assigns, false);
         if !scripts.is_empty() {
             for script in scripts {
-                let mut c = child.clone();
-                let texts = self.value_scripts(&script, &mut c);
+                let c = child.clone();
+                let texts = self.value_scripts(&script);
                 self.run_scripts(texts, c, index, true);
             }
             return;
@@ -715,9 +714,8 @@ impl Interp {
         let child = self.child_shell(state, assigns, false);
         if let Some(v) = parsed.values(&["c", "command"]).last() {
             let script = option_value(args, *v);
-            let mut c = child;
-            let texts = self.value_scripts(&script, &mut c);
-            self.run_scripts(texts, c, index, true);
+            let texts = self.value_scripts(&script);
+            self.run_scripts(texts, child, index, true);
             return;
         }
         let Some(lock) = parsed.first_operand() else {
@@ -726,9 +724,8 @@ impl Interp {
         let rest: Vec<Arg> = args.iter().skip(lock + 1).cloned().collect();
         if rest.first().and_then(Arg::as_known) == Some("-c") {
             if let Some(Arg::Field(script)) = rest.get(1) {
-                let mut c = child;
-                let texts = self.value_scripts(script, &mut c);
-                self.run_scripts(texts, c, index, true);
+                let texts = self.value_scripts(script);
+                self.run_scripts(texts, child, index, true);
             }
             return;
         }
@@ -745,8 +742,8 @@ impl Interp {
             self.spawn(index, rest, Vec::new(), None, state.clone());
             return;
         }
-        let mut s = self.child_shell(state, &[], false);
-        let scripts = self.args_script(&rest, &mut s);
+        let s = self.child_shell(state, &[], false);
+        let scripts = self.args_script(&rest);
         self.run_scripts(scripts, s, index, true);
     }
 
@@ -829,8 +826,8 @@ impl Interp {
                 if !self.meter.step() {
                     break;
                 }
-                let mut s = self.child_shell(state, &[], false);
-                let scripts = self.args_script(std::slice::from_ref(item), &mut s);
+                let s = self.child_shell(state, &[], false);
+                let scripts = self.args_script(std::slice::from_ref(item));
                 self.run_scripts(scripts, s, index, true);
             }
             return;
@@ -854,8 +851,8 @@ impl Interp {
                 a.push(quoted);
                 a
             };
-            let mut s = self.child_shell(state, &[], false);
-            let scripts = self.args_script(&argv, &mut s);
+            let s = self.child_shell(state, &[], false);
+            let scripts = self.args_script(&argv);
             self.run_scripts(scripts, s, index, true);
         }
     }

@@ -128,8 +128,6 @@ fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
     }
 }
 
-/// Parses `source` with and without the shortcuts; panics when the two
-/// differ. True when [`plain_command`] read it.
 /// Converts `source`'s tree (parsed in time) with a meter already past
 /// its parse deadline: whether nothing came out, and the budgets recorded.
 #[cfg(test)]
@@ -155,6 +153,8 @@ pub(crate) fn convert_after_the_deadline(source: &str) -> (bool, Vec<&'static st
     (parsed.stmt == Stmt::Empty, budgets)
 }
 
+/// Parses `source` with and without the shortcuts; panics when the two
+/// differ. True when [`plain_command`] read it.
 #[cfg(test)]
 pub(crate) fn check_plain_command(source: &str) -> bool {
     let mut meter = Meter::new(super::Limits::DEFAULT);
