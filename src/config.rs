@@ -302,6 +302,14 @@ impl Config {
 mod tests {
     use super::*;
 
+    /// `vouch_shell::Limits::DEFAULT` holds the numbers of `[analysis]` in
+    /// `config/default.toml`.
+    #[test]
+    fn analysis_defaults_match_the_configuration_file() {
+        let config = Config::defaults().unwrap();
+        assert_eq!(config.analysis, crate::shell::Limits::DEFAULT);
+    }
+
     #[test]
     fn defaults_parse() {
         let c = Config::defaults().unwrap();

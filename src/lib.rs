@@ -66,6 +66,6 @@ pub mod request;
 pub mod reviewer;
 pub mod server;
 pub mod session;
-pub mod shell;
+pub use vouch_shell as shell;
 pub mod store;
 pub mod telemetry;

@@ -51,7 +51,7 @@ pub use command::{
     Analysis, Command, CommandKind, Incomplete, Origin, Redirect, RedirectOp, ShellEnv,
 };
 /// ANSI-C quoting (`$'…'`) decoded as bash does; redaction reads through it.
-pub(crate) use lex::decode_ansi_c;
+pub use lex::decode_ansi_c;
 pub use shape::{Shape, shape_of};
 pub use value::{Arg, Seg, Sources, Text, Value, argv_may_be};
 

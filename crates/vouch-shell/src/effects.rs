@@ -199,7 +199,7 @@ pub(crate) fn into(dir: &Value, source: &Value) -> Option<Value> {
 }
 
 /// The text of `value` after a literal `prefix` (`of=/dev/sda` → `/dev/sda`).
-pub(crate) fn after_prefix(value: &Value, prefix: &str) -> Option<Value> {
+pub fn after_prefix(value: &Value, prefix: &str) -> Option<Value> {
     let candidates: Vec<Text> = value
         .candidates()
         .iter()
@@ -216,7 +216,7 @@ pub(crate) fn after_prefix(value: &Value, prefix: &str) -> Option<Value> {
 }
 
 /// The text after the first `marker` in the known prefix (`name=@file`).
-pub(crate) fn after_marker(value: &Value, marker: &str) -> Option<Value> {
+pub fn after_marker(value: &Value, marker: &str) -> Option<Value> {
     let candidates: Vec<Text> = value
         .candidates()
         .iter()

@@ -288,14 +288,3 @@ impl Meter {
         &self.incomplete
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_match_the_configuration_file() {
-        let config = crate::config::Config::defaults().unwrap();
-        assert_eq!(config.analysis, Limits::DEFAULT);
-    }
-}

@@ -438,11 +438,11 @@ fn copying_words_is_bounded_without_the_deadline() {
 }
 
 /// The fuzz finding of [`copying_words_is_bounded_without_the_deadline`].
-const BRACE_COPIES: &str = include_str!("../../tests/fixtures/brace_copies.sh");
+const BRACE_COPIES: &str = include_str!("../../../tests/fixtures/brace_copies.sh");
 
 /// The fuzz finding of [`refused_scripts_cost_nothing_more`], its control
 /// bytes made printable (also in the hostile benchmark corpus).
-const PARALLEL_FAN_OUT: &str = include_str!("../../tests/fixtures/parallel_fan_out.sh");
+const PARALLEL_FAN_OUT: &str = include_str!("../../../tests/fixtures/parallel_fan_out.sh");
 
 #[test]
 fn argv_matching_helpers() {
@@ -458,7 +458,7 @@ fn argv_matching_helpers() {
 /// with the shortcuts (see [`shortcuts`]) and along the general path.
 #[test]
 fn shortcuts_change_no_analysis() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures");
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -502,7 +502,7 @@ fn shortcuts_change_no_analysis() {
 /// every corpus command.
 #[test]
 fn kind_names_are_tree_sitters() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures");
     let mut nodes = 0;
     for name in ["hard_deny.jsonl", "benign.jsonl", "hard_deny_redteam.jsonl"] {
         let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap();

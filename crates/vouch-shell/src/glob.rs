@@ -383,7 +383,7 @@ pub fn suffix_matches(pattern: &Text, subject: &str, nocase: bool) -> Vec<usize>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shell::value::Sources;
+    use crate::value::Sources;
 
     fn pat(source: &str) -> Text {
         let mut t = Text::default();

@@ -766,7 +766,7 @@ fn top_level_colon(body: &str) -> Option<usize> {
 }
 
 /// Decodes the inside of an ANSI-C string (`$'…'` without the quotes).
-pub(crate) fn decode_ansi_c(inner: &str) -> String {
+pub fn decode_ansi_c(inner: &str) -> String {
     let mut out = String::new();
     let mut chars = inner.chars().peekable();
     while let Some(c) = chars.next() {
