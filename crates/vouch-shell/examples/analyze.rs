@@ -37,7 +37,19 @@ fn main() -> std::io::Result<()> {
     let analysis = analyze(&command, &env, &limits);
     let took = start.elapsed();
     println!("{} bytes, {:?}", command.len(), took);
-    println!("{} commands, {} errors", analysis.commands.len(), analysis.errors.len());
+    println!(
+        "{} commands, {} errors",
+        analysis.commands.len(),
+        analysis.errors.len()
+    );
+    if std::env::var_os("VOUCH_UNITS").is_some() {
+        for c in &analysis.commands {
+            println!(
+                "unit: {:?} (parent {:?}, origin {:?})",
+                c.argv, c.parent, c.origin
+            );
+        }
+    }
     for i in &analysis.incomplete {
         println!("incomplete: {}: {}", i.budget, i.detail);
     }

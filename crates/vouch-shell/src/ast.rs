@@ -188,10 +188,11 @@ pub(crate) enum Part {
         body: Rc<Stmt>,
         quoted: bool,
     },
-    /// `$((…))`: the expression text, and the substitutions inside it.
+    /// `$((…))`: the expression text, and the substitutions inside it
+    /// (by byte range of the expression).
     Arith {
         expr: String,
-        substs: Vec<Rc<Stmt>>,
+        substs: Vec<super::lex::Subst>,
         quoted: bool,
     },
     /// `<(…)` (`output: false`) or `>(…)`.

@@ -99,6 +99,12 @@ pub struct Meter {
     parse_deadline: Instant,
     /// When the whole analysis must have finished.
     deadline: Instant,
+    /// Levels entered and not yet left: syntax levels while a script is
+    /// converted, statements and word parts while it is interpreted — one
+    /// count for both, since a script parsed inside an expansion
+    /// (`bash -c "$(…)"`) nests inside it. Every recursion over the input
+    /// passes through [`Meter::enter`], so this bounds the stack.
+    depth: u32,
     incomplete: Vec<Incomplete>,
 }
 
@@ -120,6 +126,7 @@ impl Meter {
             parse_reports: 0,
             parse_deadline: start + Duration::from_micros(limits.parse_timeout_us),
             deadline: start + Duration::from_micros(limits.analysis_timeout_us),
+            depth: 0,
             incomplete: Vec::new(),
         }
     }
@@ -158,6 +165,48 @@ impl Meter {
             ),
         );
         false
+    }
+
+    /// Enters one nesting level before recursing into it; false (and
+    /// recorded) once `max_syntax_depth` levels are open. Each `true` is
+    /// matched by one [`Meter::leave`].
+    pub fn enter(&mut self) -> bool {
+        if self.depth >= self.limits.max_syntax_depth {
+            self.too_deep();
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    /// Leaves a level [`Meter::enter`] opened.
+    pub fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// Levels open now.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Closes every level opened since `depth` was read (a walk that
+    /// stopped early, a conversion that was abandoned).
+    pub fn restore_depth(&mut self, depth: u32) {
+        self.depth = depth.min(self.depth);
+    }
+
+    /// Levels that may still be entered.
+    pub fn depth_left(&self) -> u32 {
+        self.limits.max_syntax_depth.saturating_sub(self.depth)
+    }
+
+    /// Records that the input nests deeper than `max_syntax_depth`.
+    pub fn too_deep(&mut self) {
+        let limit = self.limits.max_syntax_depth;
+        self.exceeded(
+            "max_syntax_depth",
+            format!("the command is nested deeper than {limit} levels"),
+        );
     }
 
     /// Records that `budget` ran out (once per budget).

@@ -241,9 +241,11 @@ impl Interp {
     /// The ways one word can expand before splitting.
     fn xwords(&mut self, word: &WordAst, state: &mut State, assignment: bool) -> Vec<XWord> {
         let mut ways: Vec<XWord> = vec![Vec::new()];
+        // Borrowed unless a tilde prefix was cut off: cloning every
+        // operand at every nesting level copied each subtree once per level.
         let (head, body) = match self.tilde(word, state) {
-            Some((value, rest)) => (Some(value), rest),
-            None => (None, word.clone()),
+            Some((value, rest)) => (Some(value), std::borrow::Cow::Owned(rest)),
+            None => (None, std::borrow::Cow::Borrowed(word)),
         };
         if let Some(value) = head {
             let alts: Vec<XWord> = value.candidates().iter().map(|t| text_x(t, true)).collect();
@@ -307,6 +309,36 @@ impl Interp {
 
     /// The ways one part can expand.
     fn part(
+        &mut self,
+        part: &Part,
+        state: &mut State,
+        assignment: bool,
+        first: bool,
+    ) -> Vec<XWord> {
+        let nested = match part {
+            Part::Lit(_) | Part::Quoted(_) => {
+                return self.nested_part(part, state, assignment, first);
+            }
+            Part::Param { quoted, .. } | Part::Cmd { quoted, .. } | Part::Arith { quoted, .. } => {
+                *quoted
+            }
+            Part::Proc { .. } => false,
+        };
+        // Expansions nest words, statements and scripts: one level each.
+        if !self.meter.enter() {
+            return vec![vec![X::Any {
+                quoted: nested,
+                from: Sources::none(),
+            }]];
+        }
+        let ways = self.nested_part(part, state, assignment, first);
+        self.meter.leave();
+        ways
+    }
+
+    /// The ways one part can expand, once [`Interp::part`] entered the
+    /// level an expansion nests in.
+    fn nested_part(
         &mut self,
         part: &Part,
         state: &mut State,
@@ -393,14 +425,11 @@ impl Interp {
     fn arith_part(
         &mut self,
         expr: &str,
-        substs: &[std::rc::Rc<super::ast::Stmt>],
+        substs: &[super::lex::Subst],
         quoted: bool,
         state: &mut State,
     ) -> Vec<XWord> {
-        for s in substs {
-            self.substitute(s, state);
-        }
-        let expanded = self.expand_arith_text(expr, state);
+        let expanded = self.expand_arith_text(expr, substs, state);
         let value = expanded.and_then(|e| self.arith(&e, state));
         match value {
             Some(n) => vec![vec![lit(&n.to_string(), quoted, !quoted)]],
@@ -473,14 +502,42 @@ impl Interp {
     }
 
     /// Expands `$x`, `${x}` and `$(…)` inside an arithmetic expression.
-    fn expand_arith_text(&mut self, expr: &str, state: &mut State) -> Option<String> {
-        if !expr.contains(['$', '`']) {
+    fn expand_arith_text(
+        &mut self,
+        expr: &str,
+        substs: &[super::lex::Subst],
+        state: &mut State,
+    ) -> Option<String> {
+        if !expr.contains(['$', '`']) && substs.is_empty() {
             return Some(expr.to_owned());
         }
-        let mut lexer = super::lex::Lexer::new(expr, &[]);
-        let word = lexer.word(0, expr.len());
+        // Read as bash reads it: as if inside double quotes, where a `"`
+        // is plain (so `'$(…)'` still runs).
+        let mut lexer = super::lex::Lexer::new(expr, substs, self.meter.depth_left());
+        let word = lexer.heredoc(0, expr.len());
+        if lexer.too_deep {
+            self.meter.too_deep();
+        }
+        // A substitution the lexer did not reach (inside text it read
+        // another way) still runs.
+        for s in substs {
+            if !lexer.taken.contains(&s.start) {
+                self.substitute(&s.body, state);
+            }
+        }
         let value = self.expand_value(&word, state);
         value.as_known().map(str::to_owned)
+    }
+
+    /// Lexes `text` (an arithmetic expression, an offset) as an unquoted
+    /// word, nesting `${…}` no deeper than the levels left.
+    pub(crate) fn lex_text(&mut self, text: &str) -> WordAst {
+        let mut lexer = super::lex::Lexer::new(text, &[], self.meter.depth_left());
+        let word = lexer.word(0, text.len());
+        if lexer.too_deep {
+            self.meter.too_deep();
+        }
+        word
     }
 
     /// Expands words to argv shapes: each shape is one way the whole list
@@ -680,40 +737,23 @@ impl Interp {
         shapes
     }
 
-    /// Expands the replacement of `${v/p/r}` into literal text and the
-    /// places of the matched text: with `patsub_replacement` (on by default
-    /// since bash 5.2) an unquoted `&` — written, or from an unquoted
-    /// expansion — stands for what the pattern matched. `None` when the
-    /// replacement is not one known string.
+    /// Expands the replacement of `${v/p/r}` once: its value, and its
+    /// literal text with the places of the matched text — with
+    /// `patsub_replacement` (on by default since bash 5.2) an unquoted `&`,
+    /// written or from an unquoted expansion, stands for what the pattern
+    /// matched. The pieces are `None` when the replacement is not one
+    /// known string.
     pub(crate) fn expand_replacement(
         &mut self,
         word: &WordAst,
         state: &mut State,
-    ) -> Option<Vec<RepPiece>> {
-        let mut ways = self.xwords(word, state, false);
-        let way = ways.pop().filter(|_| ways.is_empty())?;
-        let mut pieces = Vec::new();
-        let mut text = String::new();
-        for x in way {
-            match x {
-                X::Lit {
-                    text: t, quoted, ..
-                } => {
-                    for c in t.chars() {
-                        if c == '&' && !quoted {
-                            pieces.push(RepPiece::Text(std::mem::take(&mut text)));
-                            pieces.push(RepPiece::Matched);
-                        } else {
-                            text.push(c);
-                        }
-                    }
-                }
-                X::Break => text.push(' '),
-                X::Any { .. } => return None,
-            }
-        }
-        pieces.push(RepPiece::Text(text));
-        Some(pieces)
+    ) -> (Value, Option<Vec<RepPiece>>) {
+        let ways = self.xwords(word, state, false);
+        let pieces = match ways.as_slice() {
+            [way] => replacement_pieces(way),
+            _ => None,
+        };
+        (value_of_ways(ways), pieces)
     }
 
     /// Expands a word without splitting or globbing (assignment values,
@@ -723,19 +763,8 @@ impl Interp {
     }
 
     fn expand_value_inner(&mut self, word: &WordAst, state: &mut State, assignment: bool) -> Value {
-        let mut candidates = Vec::new();
-        for xw in self.xwords(word, state, assignment) {
-            let mut t = Text::default();
-            for x in xw {
-                match x {
-                    X::Lit { text, .. } => t.push_str(&text),
-                    X::Any { from, .. } => t.push(Seg::Any(from)),
-                    X::Break => t.push_str(" "),
-                }
-            }
-            candidates.push(t);
-        }
-        Value::from_candidates(candidates).unwrap_or_else(|| Value::known(""))
+        let ways = self.xwords(word, state, assignment);
+        value_of_ways(ways)
     }
 
     /// Expands a pattern word (`case`, `${x#p}`, `[[ x == p ]]`): unquoted
@@ -1008,6 +1037,50 @@ impl Interp {
     }
 }
 
+/// The value of a word's expansions, without splitting or globbing.
+fn value_of_ways(ways: Vec<XWord>) -> Value {
+    let mut candidates = Vec::new();
+    for xw in ways {
+        let mut t = Text::default();
+        for x in xw {
+            match x {
+                X::Lit { text, .. } => t.push_str(&text),
+                X::Any { from, .. } => t.push(Seg::Any(from)),
+                X::Break => t.push_str(" "),
+            }
+        }
+        candidates.push(t);
+    }
+    Value::from_candidates(candidates).unwrap_or_else(|| Value::known(""))
+}
+
+/// A replacement's literal text with the places of the matched text
+/// (unquoted `&`); `None` when part of it is not known.
+fn replacement_pieces(way: &XWord) -> Option<Vec<RepPiece>> {
+    let mut pieces = Vec::new();
+    let mut text = String::new();
+    for x in way {
+        match x {
+            X::Lit {
+                text: t, quoted, ..
+            } => {
+                for c in t.chars() {
+                    if c == '&' && !quoted {
+                        pieces.push(RepPiece::Text(std::mem::take(&mut text)));
+                        pieces.push(RepPiece::Matched);
+                    } else {
+                        text.push(c);
+                    }
+                }
+            }
+            X::Break => text.push(' '),
+            X::Any { .. } => return None,
+        }
+    }
+    pieces.push(RepPiece::Text(text));
+    Some(pieces)
+}
+
 fn append_newline(v: &Value) -> Value {
     let candidates = v
         .candidates()
@@ -1086,14 +1159,23 @@ impl Columns {
 }
 
 /// The bytes an expanded word holds (a piece of unknown text counts one).
+/// What an expanded word costs against `max_expansion_bytes`: its text,
+/// and [`PIECE_COST`] for every piece of it — a piece is an allocation
+/// and a step of splitting whatever its length, so a list of thousands of
+/// one-byte elements (`set -- "$@" "$@"` repeated) is charged for the
+/// work it makes, not only for its few bytes.
 fn xword_bytes(word: &XWord) -> u64 {
     word.iter()
         .map(|x| match x {
             X::Lit { text, .. } => u64::try_from(text.len()).unwrap_or(u64::MAX),
-            X::Any { .. } | X::Break => 1,
+            X::Any { .. } | X::Break => 0,
         })
         .fold(0, u64::saturating_add)
+        .saturating_add(PIECE_COST.saturating_mul(word.len() as u64))
 }
+
+/// Bytes an expanded piece costs beyond its text (see [`xword_bytes`]).
+const PIECE_COST: u64 = 32;
 
 /// Adds a field list to the shapes, merging with one of the same form.
 fn merge_shape(shapes: &mut Vec<Vec<Arg>>, fields: Vec<Arg>) {

@@ -352,9 +352,16 @@ impl Interp {
 
     /// Runs `stmt` in `state`.
     pub(crate) fn exec(&mut self, stmt: &Stmt, state: State) -> (Flow, Output) {
-        if !self.meter.step() {
+        if !self.meter.step() || !self.meter.enter() {
             return (Flow::either(state), Output::unknown(Sources::none()));
         }
+        let result = self.exec_stmt(stmt, state);
+        self.meter.leave();
+        result
+    }
+
+    /// [`Interp::exec`] one level down.
+    fn exec_stmt(&mut self, stmt: &Stmt, state: State) -> (Flow, Output) {
         match stmt {
             Stmt::Empty => (Flow::ok(state), Output::empty()),
             Stmt::Simple(simple) => self.simple(simple, state),

@@ -12,8 +12,8 @@ use std::rc::Rc;
 use super::ast::{Anchor, CaseMode, Index, ParamExp, ParamName, ParamOp, Part, Stmt, WordAst};
 
 /// A command or process substitution the grammar found, by byte range of
-/// the whole script.
-#[derive(Debug, Clone)]
+/// the whole script (of the expression, inside `$((…))`).
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Subst {
     pub start: usize,
     pub end: usize,
@@ -56,6 +56,15 @@ pub(crate) struct Lexer<'s> {
     /// Offsets where the text holds something the lexer cannot read (an
     /// unterminated quote, a substitution the grammar did not see).
     pub problems: Vec<usize>,
+    /// How many `${…}` may still nest inside one another (the meter's
+    /// depth left when the lexer was made): the lexer recurses once per
+    /// level, so deeper ones are read as an unknown expansion.
+    depth_left: u32,
+    /// A `${…}` nested deeper than allowed was read as unknown: the
+    /// caller records `max_syntax_depth`.
+    pub too_deep: bool,
+    /// Start bytes of the substitutions read into parts.
+    pub taken: Vec<usize>,
 }
 
 fn is_name_start(c: u8) -> bool {
@@ -105,11 +114,16 @@ impl Out {
 }
 
 impl<'s> Lexer<'s> {
-    pub(crate) fn new(src: &'s str, substs: &'s [Subst]) -> Self {
+    /// A lexer of `src` whose substitutions the grammar found are
+    /// `substs`, nesting `${…}` at most `depth_left` deep.
+    pub(crate) fn new(src: &'s str, substs: &'s [Subst], depth_left: u32) -> Self {
         Lexer {
             src,
             substs,
             problems: Vec::new(),
+            depth_left,
+            too_deep: false,
+            taken: Vec::new(),
         }
     }
 
@@ -123,6 +137,13 @@ impl<'s> Lexer<'s> {
 
     fn text(&self, start: usize, end: usize) -> &'s str {
         self.src.get(start..end).unwrap_or("")
+    }
+
+    /// The substitution starting at `pos`, recorded as read.
+    fn take_subst(&mut self, pos: usize) -> Option<&'s Subst> {
+        let found = self.subst_at(pos)?;
+        self.taken.push(pos);
+        Some(found)
     }
 
     fn subst_at(&self, pos: usize) -> Option<&'s Subst> {
@@ -173,7 +194,7 @@ impl<'s> Lexer<'s> {
             b'$' => self.dollar(pos, end, mode, out),
             b'`' => self.backtick(pos, end, mode.quoted(), out),
             b'<' | b'>' if mode == Mode::Unquoted && self.byte(pos + 1) == Some(b'(') => {
-                match self.subst_at(pos) {
+                match self.take_subst(pos) {
                     Some(s) => {
                         out.push(Part::Proc {
                             body: Rc::clone(&s.body),
@@ -271,7 +292,7 @@ impl<'s> Lexer<'s> {
     }
 
     fn backtick(&mut self, pos: usize, end: usize, quoted: bool, out: &mut Out) -> usize {
-        match self.subst_at(pos) {
+        match self.take_subst(pos) {
             Some(s) => {
                 out.push(Part::Cmd {
                     body: Rc::clone(&s.body),
@@ -310,7 +331,7 @@ impl<'s> Lexer<'s> {
                 self.arith(pos, pos + 3, end, b')', quoted, out)
             }
             Some(b'[') => self.arith(pos, pos + 2, end, b']', quoted, out),
-            Some(b'(') => match self.subst_at(pos) {
+            Some(b'(') => match self.take_subst(pos) {
                 Some(s) => {
                     out.push(Part::Cmd {
                         body: Rc::clone(&s.body),
@@ -387,8 +408,15 @@ impl<'s> Lexer<'s> {
         let mut k = body_start;
         let mut substs = Vec::new();
         while k < end {
-            if let Some(s) = self.subst_at(k) {
-                substs.push(Rc::clone(&s.body));
+            if let Some(s) = self.take_subst(k) {
+                // Kept with its place in the expression, so that expanding
+                // the expression runs it there, once.
+                substs.push(Subst {
+                    start: k - body_start,
+                    end: s.end.min(end).max(k + 1) - body_start,
+                    body: Rc::clone(&s.body),
+                    kind: s.kind,
+                });
                 k = s.end.max(k + 1);
                 continue;
             }
@@ -467,7 +495,23 @@ impl<'s> Lexer<'s> {
             out.lit(self.text(pos, end), mode.quoted());
             return end;
         };
+        let Some(left) = self.depth_left.checked_sub(1) else {
+            self.too_deep = true;
+            out.push(Part::Param {
+                exp: Box::new(ParamExp {
+                    name: ParamName::Special('?'),
+                    index: None,
+                    indirect: false,
+                    length: false,
+                    op: ParamOp::Bad,
+                }),
+                quoted: mode.quoted(),
+            });
+            return close + 1;
+        };
+        self.depth_left = left;
         let exp = self.param_body(pos + 2, close, mode);
+        self.depth_left = left + 1;
         out.push(Part::Param {
             exp: Box::new(exp),
             quoted: mode.quoted(),
@@ -851,7 +895,7 @@ mod tests {
     use super::*;
 
     fn lex(text: &str) -> WordAst {
-        let mut lexer = Lexer::new(text, &[]);
+        let mut lexer = Lexer::new(text, &[], u32::MAX);
         let w = lexer.word(0, text.len());
         assert!(lexer.problems.is_empty(), "{text}: {:?}", lexer.problems);
         w
@@ -950,7 +994,7 @@ mod tests {
 
     #[test]
     fn unterminated_quote_is_a_problem() {
-        let mut lexer = Lexer::new("'abc", &[]);
+        let mut lexer = Lexer::new("'abc", &[], u32::MAX);
         lexer.word(0, 4);
         assert_eq!(lexer.problems, vec![0]);
     }

@@ -28,17 +28,50 @@ enum Base {
     UnknownList(Sources, bool),
 }
 
+/// The expanded operands of one `${…}`, each expanded at most once however
+/// many candidates the parameter has: expanding them again per candidate
+/// made nested operators cost two or four times as much per level.
+#[derive(Default)]
+struct Operands {
+    /// `${v:-w}`, `${v:+w}`: the word's candidates.
+    word: Option<Vec<Base>>,
+    /// `${v:=w}`: the word's value.
+    value: Option<Value>,
+    /// `${v#p}`, `${v/p/r}`, `${v^p}`: the pattern's candidates.
+    patterns: Option<Vec<Text>>,
+    /// `${v/p/r}`: the replacement's value and, when it is one known
+    /// string, its pieces.
+    replacement: Option<(Value, Option<Vec<RepPiece>>)>,
+    /// `${v:off:len}`: the offset and the length, where known.
+    range: Option<(Option<i64>, Option<Option<i64>>)>,
+}
+
 impl Interp {
     pub(crate) fn param(&mut self, exp: &ParamExp, quoted: bool, state: &mut State) -> Vec<XWord> {
+        if !self.meter.step() {
+            return vec![vec![X::Any {
+                quoted,
+                from: Sources::none(),
+            }]];
+        }
         let bases = self.bases(exp, state);
+        let limit = self.meter.limits.max_candidates as usize;
+        let mut operands = Operands::default();
         let mut out: Vec<XWord> = Vec::new();
         for base in bases {
             let results = if exp.length {
                 vec![length(&base)]
             } else {
-                self.operate(exp, base, quoted, state)
+                self.operate(exp, base, quoted, state, &mut operands)
             };
             for r in results {
+                if out.len() >= limit {
+                    self.meter.exceeded(
+                        "max_candidates",
+                        format!("a parameter expansion has more than {limit} values"),
+                    );
+                    break;
+                }
                 let mut xw = self.x_of(&r, quoted, state);
                 if quoted && xw.is_empty() && !matches!(r, Base::List(_, false)) {
                     // `"$unset"` is still an (empty) quoted word, and so is
@@ -140,6 +173,14 @@ impl Interp {
         let mut ways: Vec<Vec<Text>> = vec![Vec::new()];
         let limit = self.meter.limits.max_candidates as usize;
         for v in list {
+            if let [only] = v.candidates() {
+                // One candidate: every way grows in place (cloning each
+                // way per element made a long list quadratic).
+                for w in &mut ways {
+                    w.push(only.clone());
+                }
+                continue;
+            }
             let mut next = Vec::new();
             for w in &ways {
                 for c in v.candidates() {
@@ -235,39 +276,42 @@ impl Interp {
         base: Base,
         quoted: bool,
         state: &mut State,
+        operands: &mut Operands,
     ) -> Vec<Base> {
         match &exp.op {
             ParamOp::None => vec![base],
             ParamOp::Default { colon, word } | ParamOp::Error { colon, word } => {
                 let alternative = matches!(exp.op, ParamOp::Default { .. });
                 match nullness(&base, *colon) {
-                    Null::Yes if alternative => self.word_bases(word, quoted, state),
+                    Null::Yes if alternative => self.word_bases(word, quoted, state, operands),
                     Null::Yes => vec![Base::Unknown(Sources::none())],
                     Null::No => vec![base],
                     Null::Maybe if alternative => {
                         let mut out = vec![base];
-                        out.extend(self.word_bases(word, quoted, state));
+                        out.extend(self.word_bases(word, quoted, state, operands));
                         out
                     }
                     Null::Maybe => vec![base],
                 }
             }
-            ParamOp::Assign { colon, word } => self.assign_default(exp, *colon, word, base, state),
+            ParamOp::Assign { colon, word } => {
+                self.assign_default(exp, *colon, word, base, state, operands)
+            }
             ParamOp::Alt { colon, word } => match nullness(&base, *colon) {
                 Null::Yes => vec![Base::Str(Text::default())],
-                Null::No => self.word_bases(word, quoted, state),
+                Null::No => self.word_bases(word, quoted, state, operands),
                 Null::Maybe => {
                     let mut out = vec![Base::Str(Text::default())];
-                    out.extend(self.word_bases(word, quoted, state));
+                    out.extend(self.word_bases(word, quoted, state, operands));
                     out
                 }
             },
             ParamOp::RemovePrefix { longest, pattern } => {
-                let patterns = self.expand_pattern(pattern, state);
+                let patterns = self.patterns(pattern, state, operands);
                 self.each_text(base, |me, t| me.remove(t, &patterns, *longest, true))
             }
             ParamOp::RemoveSuffix { longest, pattern } => {
-                let patterns = self.expand_pattern(pattern, state);
+                let patterns = self.patterns(pattern, state, operands);
                 self.each_text(base, |me, t| me.remove(t, &patterns, *longest, false))
             }
             ParamOp::Replace {
@@ -276,9 +320,15 @@ impl Interp {
                 pattern,
                 with,
             } => {
-                let patterns = self.expand_pattern(pattern, state);
-                let replacement = self.expand_value(with, state);
-                let template = self.expand_replacement(with, state);
+                let patterns = self.patterns(pattern, state, operands);
+                let (replacement, template) = match &operands.replacement {
+                    Some(done) => done.clone(),
+                    None => {
+                        let done = self.expand_replacement(with, state);
+                        operands.replacement = Some(done.clone());
+                        done
+                    }
+                };
                 self.each_text(base, |me, t| {
                     me.replace(
                         t,
@@ -290,13 +340,22 @@ impl Interp {
                 })
             }
             ParamOp::Substring { offset, length } => {
-                self.substring_of(exp, base, offset, length.as_deref(), state)
+                let range = match operands.range {
+                    Some(range) => range,
+                    None => {
+                        let off = self.arith_text(offset, state);
+                        let len = length.as_deref().map(|l| self.arith_text(l, state));
+                        operands.range = Some((off, len));
+                        (off, len)
+                    }
+                };
+                self.substring_of(exp, base, range, state)
             }
             ParamOp::Case { mode, all, pattern } => {
                 let patterns = if pattern.parts.is_empty() {
                     Vec::new()
                 } else {
-                    self.expand_pattern(pattern, state)
+                    self.patterns(pattern, state, operands)
                 };
                 self.each_text(base, |_, t| vec![case(t, *mode, *all, &patterns)])
             }
@@ -315,12 +374,9 @@ impl Interp {
         &mut self,
         exp: &ParamExp,
         base: Base,
-        offset: &str,
-        length: Option<&str>,
+        (off, len): (Option<i64>, Option<Option<i64>>),
         state: &mut State,
     ) -> Vec<Base> {
-        let off = self.arith_text(offset, state);
-        let len = length.map(|l| self.arith_text(l, state));
         if !matches!(exp.name, ParamName::Special('@' | '*')) || exp.index.is_some() {
             return vec![substring(base, off, len)];
         }
@@ -340,12 +396,20 @@ impl Interp {
         word: &WordAst,
         base: Base,
         state: &mut State,
+        operands: &mut Operands,
     ) -> Vec<Base> {
         let null = nullness(&base, colon);
         if matches!(null, Null::No) {
             return vec![base];
         }
-        let value = self.expand_value(word, state);
+        let value = match &operands.value {
+            Some(value) => value.clone(),
+            None => {
+                let value = self.expand_value(word, state);
+                operands.value = Some(value.clone());
+                value
+            }
+        };
         if let ParamName::Var(name) = &exp.name {
             let mut vals: Vec<Binding> = value
                 .candidates()
@@ -377,28 +441,45 @@ impl Interp {
         out
     }
 
-    /// An operand word as result candidates.
-    fn word_bases(&mut self, word: &WordAst, quoted: bool, state: &mut State) -> Vec<Base> {
-        if quoted {
-            return self
-                .expand_value(word, state)
-                .into_candidates()
-                .into_iter()
-                .map(Base::Str)
-                .collect();
+    /// An operand word as result candidates. Quoted or not, the word is
+    /// kept as text here: the caller's splitting acts on unquoted ones.
+    fn word_bases(
+        &mut self,
+        word: &WordAst,
+        _quoted: bool,
+        state: &mut State,
+        operands: &mut Operands,
+    ) -> Vec<Base> {
+        if let Some(done) = &operands.word {
+            return done.clone();
         }
-        // Unquoted operands are split and globbed with the expansion; keep
-        // them as text here and let the caller's splitting act on them.
-        self.expand_value(word, state)
+        let done: Vec<Base> = self
+            .expand_value(word, state)
             .into_candidates()
             .into_iter()
             .map(Base::Str)
-            .collect()
+            .collect();
+        operands.word = Some(done.clone());
+        done
+    }
+
+    /// A pattern operand's candidates, expanded once.
+    fn patterns(
+        &mut self,
+        pattern: &WordAst,
+        state: &mut State,
+        operands: &mut Operands,
+    ) -> Vec<Text> {
+        if let Some(done) = &operands.patterns {
+            return done.clone();
+        }
+        let done = self.expand_pattern(pattern, state);
+        operands.patterns = Some(done.clone());
+        done
     }
 
     fn arith_text(&mut self, text: &str, state: &mut State) -> Option<i64> {
-        let mut lexer = super::lex::Lexer::new(text, &[]);
-        let word = lexer.word(0, text.len());
+        let word = self.lex_text(text);
         let expanded = self.expand_value(&word, state);
         let expr = expanded.as_known()?.to_owned();
         self.arith(&expr, state)

@@ -275,7 +275,7 @@ fn plain_command(source: &str, meter: &mut Meter) -> Option<Parsed> {
     };
     Some(Parsed {
         stmt,
-        errors: conv.errors,
+        errors: std::mem::take(&mut conv.errors),
     })
 }
 
@@ -287,6 +287,16 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
         return parsed;
     }
     let mut errors = Vec::new();
+    if bracket_depth(source) > meter.depth_left() {
+        // tree-sitter-bash's scanner rescans nested brackets (`a[a[…]]`
+        // 3,000 deep: a quarter of a second), and the conversion could
+        // not go that deep anyway: such a script is not parsed at all.
+        meter.too_deep();
+        return Parsed {
+            stmt: Stmt::Empty,
+            errors,
+        };
+    }
     let tree = match parse_tree(source, meter) {
         Ok(Some(tree)) => tree,
         Ok(None) => {
@@ -351,6 +361,24 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
         .iter_mut()
         .for_each(|e| restore_snippet(e, source));
     parsed
+}
+
+/// How deep `(`, `[` and `{` nest in `source`, quoted or not: a bound, in
+/// one pass, on the nesting any reading of it can have.
+fn bracket_depth(source: &str) -> u32 {
+    let mut depth = 0u32;
+    let mut deepest = 0u32;
+    for b in source.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth = depth.saturating_add(1);
+                deepest = deepest.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// The reading of [`Rewrites::herestring`]: when the tree `root` of the
@@ -994,7 +1022,8 @@ struct Conv<'s, 'm> {
     original: &'s str,
     meter: &'m mut Meter,
     errors: Vec<ShellError>,
-    depth: u32,
+    /// The meter's depth when the conversion began, restored at its end.
+    base_depth: u32,
     /// Start bytes of digit words that are really a redirection's
     /// descriptor: the grammar reads `rm 0</dev/null` as the argument `0`
     /// and a redirection of no descriptor, bash as `0<` on `rm`.
@@ -1017,12 +1046,13 @@ const NODES_PER_CLOCK_READ: u64 = 64;
 impl<'s, 'm> Conv<'s, 'm> {
     /// A conversion of `src` that knows where `fix` rewrote it.
     fn new(src: &'s str, meter: &'m mut Meter, fix: Rewrites) -> Self {
+        let base_depth = meter.depth();
         Conv {
             src,
             original: src,
             meter,
             errors: Vec::new(),
-            depth: 0,
+            base_depth,
             fd_words: Vec::new(),
             negated: fix.negated,
             closed: fix.closed,
@@ -1035,7 +1065,15 @@ impl<'s, 'm> Conv<'s, 'm> {
     }
 }
 
-impl Conv<'_, '_> {
+impl Drop for Conv<'_, '_> {
+    /// Whatever the walk left open is closed: the meter's depth is back
+    /// where the conversion found it.
+    fn drop(&mut self) {
+        self.meter.restore_depth(self.base_depth);
+    }
+}
+
+impl<'s> Conv<'s, '_> {
     /// False once the conversion is past the parse deadline (read every
     /// [`NODES_PER_CLOCK_READ`] nodes): tens of thousands of words take
     /// milliseconds to convert after tree-sitter itself finished in time.
@@ -1056,20 +1094,20 @@ impl Conv<'_, '_> {
         if !self.on_time() {
             return false;
         }
-        if self.depth >= self.meter.limits.max_syntax_depth {
-            let limit = self.meter.limits.max_syntax_depth;
-            self.meter.exceeded(
-                "max_syntax_depth",
-                format!("the command is nested deeper than {limit} syntax levels"),
-            );
-            return false;
-        }
-        self.depth += 1;
-        true
+        self.meter.enter()
     }
 
     fn leave(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
+        self.meter.leave();
+    }
+
+    /// A lexer over the text as written that may nest `${…}` as deep as
+    /// the levels left.
+    fn lexer<'a>(&self, substs: &'a [Subst]) -> Lexer<'a>
+    where
+        's: 'a,
+    {
+        Lexer::new(self.original, substs, self.meter.depth_left())
     }
 
     fn syntax_error(&mut self, node: Node<'_>) {
@@ -1434,7 +1472,7 @@ impl Conv<'_, '_> {
             return WordAst::default();
         }
         span.substs.sort_by_key(|s| s.start);
-        let mut lexer = Lexer::new(self.original, &span.substs);
+        let mut lexer = self.lexer(&span.substs);
         let word = lexer.word(span.start, span.end);
         self.lexer_problems(&lexer);
         word
@@ -1483,6 +1521,9 @@ impl Conv<'_, '_> {
     }
 
     fn lexer_problems(&mut self, lexer: &Lexer<'_>) {
+        if lexer.too_deep {
+            self.meter.too_deep();
+        }
         for &offset in &lexer.problems {
             self.errors.push(ShellError::Syntax {
                 offset,
@@ -1804,7 +1845,7 @@ impl Conv<'_, '_> {
             return WordAst::literal(&body, true);
         }
         let substs = self.substs(node);
-        let mut lexer = Lexer::new(self.original, &substs);
+        let mut lexer = self.lexer(&substs);
         let word = if strip_tabs {
             let mut parts: Vec<Part> = Vec::new();
             let mut line_start = start;
@@ -2162,7 +2203,7 @@ impl Conv<'_, '_> {
             let rest = all.get(close + 3..).unwrap_or("");
             let parsed = parse(&format!(":{rest}"), self.meter);
             self.errors.extend(parsed.errors);
-            let mut lexer = Lexer::new(self.original, &[]);
+            let mut lexer = self.lexer(&[]);
             let test = lexer.word(node.start_byte() + 2, node.start_byte() + close);
             return Stmt::Seq(vec![Stmt::Test { words: vec![test] }, parsed.stmt]);
         }
