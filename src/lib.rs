@@ -22,29 +22,40 @@
 //! - [`engine`]: the shell around the table — gathers its inputs on demand
 //!   (project configuration, the reviewer, the turn's state, the packet, the
 //!   cache lookup), applies its effects in one SQLite transaction, calls the
-//!   model in between, and hands audit records to the audit sink. The one
-//!   entry point: `Engine::review(Request) -> Decision`.
+//!   model in between, and hands audit records to the audit sink.
+//!   `Engine::review(Request) -> Decision` decides one request; `vouch serve`
+//!   splits it where it must not block a worker (`review_early` answers a
+//!   plain hard deny on the worker, `review_late` the rest), and the hooks
+//!   run `review_here` on their own runtime.
 //! - [`decision`]: the decision, its per-stage constructors and the words
 //!   said to the agent; [`names`]: the one enum ↔ name table.
 //! - [`request`]: the canonical request, its validation and `request_hash`;
 //!   [`json`]: the one strict JSON parser for outside input.
 //! - [`config`]: typed configuration, layers and the tighten-only project overlay.
 //! - [`paths`]: where vouch keeps its files (`VOUCH_HOME` or XDG).
-//! - [`shell`]: bash parsing into the units that would actually run.
+//! - [`shell`]: the crate `vouch-shell` (`crates/vouch-shell`, re-exported
+//!   here): bash parsed, repaired, expanded and interpreted into an
+//!   `Analysis` of the units that would actually run, bounded by budgets it
+//!   charges before each step and each level of nesting. Its command table
+//!   (`shell::spec`) is the one place command knowledge lives.
 //! - [`policy`]: hard denies, routing and risk ceilings — pure functions.
 //! - [`evidence`]: redaction, token estimates and the fenced evidence packet.
 //! - [`reviewer`]: model clients, verdict parsing, one deadline, bounded retries.
 //! - [`session`], [`grants`], [`store`], [`clock`]: the state the table reads
 //!   and the effects it writes — turn snapshots, breaker and budget rules,
-//!   cache, overrides and break glass, one-use grants; SQLite, file modes,
-//!   tokens and randomness in [`store`].
+//!   cache, overrides and break glass, one-use grants. The connection, the
+//!   schema, file modes, tokens and randomness are in [`store`]; each
+//!   module's own SQL sits beside its rules (`session`, `session::overrides`,
+//!   `grants`, the effects applied in `engine`), and the audit's in
+//!   `audit::db`.
 //! - [`audit`]: redacted daily aggregates of every decision and after-event
 //!   in `audit.sqlite`, and the report that suggests permission rules.
 //! - [`http`], [`server`]: the `vouch serve` HTTP service (one `AppError`,
 //!   one strict-body extractor).
 //! - [`hooks`]: the harness adapters (`vouch hook claude-code|codex|gemini|cursor`,
-//!   `POST /hooks/<harness>`): harness JSON → canonical request → the
-//!   harness's own reply, transcripts, snippets.
+//!   and `POST /hooks/claude-code` for Claude Code's `http` hook): harness
+//!   JSON → canonical request → the harness's own reply, transcripts,
+//!   snippets.
 //! - [`cli`]: the command-line commands; [`telemetry`]: tracing setup and events.
 
 pub mod audit;

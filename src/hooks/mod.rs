@@ -8,7 +8,10 @@
 //! shared lives here: turning a [`Decision`] into an answer (a `defer`
 //! becomes "ask" only where a human will really be asked, else a deny that
 //! says a human must approve), combining the decisions of a call that names
-//! several targets, and the fault replies. The fifth harness is one file.
+//! several targets, and the fault replies. A new harness is its adapter file
+//! plus its entries in the tables that name every harness today (the
+//! `HarnessId` arms, the hook timeouts in [`run`], the snippets, the CLI
+//! variant, the trust-boundary files and the audit targets).
 //!
 //! Faults never reach a harness's fail-open path: every parse error, config
 //! error, internal error or deadline is a well-formed deny (see [`run`]).

@@ -40,6 +40,7 @@ mod reviewer_vectors;
 mod routing;
 mod serve_e2e;
 mod serve_logging;
+mod serve_nesting;
 mod session;
 mod session_overrides;
 mod soak;

@@ -1,4 +1,6 @@
-//! Bash read the way bash runs it (design §6.1, issue 8).
+//! Bash read the way bash runs it (design §6.1, issues 8 and 30): the
+//! crate `vouch-shell`, with no dependency on the rest of vouch
+//! (`cargo test -p vouch-shell` runs alone).
 //!
 //! Hard denies must judge what bash would execute, not what the text looks
 //! like: `echo 'rm -rf /'` runs `echo`, while `bash -c "r""m -rf /"` runs
@@ -108,8 +110,11 @@ pub enum ShellError {
 /// unknown. Work is bounded by `limits`; what ran out is listed in
 /// [`Analysis::incomplete`] (see `docs/shell.md`).
 ///
-/// This is the one entry point of the expansion model: the hard-deny rules
-/// and the differential tests against real bash both read its result.
+/// This is the expansion model's entry point: the hard-deny rules,
+/// redaction's reading of command lines, the audit's templates and the
+/// differential tests against real bash all read its result. (The crate's
+/// other public functions read the syntax alone — [`shape_of`],
+/// [`is_plain_command_line`] — or decode one quoting form.)
 pub fn analyze(command: &str, env: &ShellEnv<'_>, limits: &Limits) -> Analysis {
     let mut meter = budget::Meter::new(*limits);
     let parsed = syntax::parse(command, &mut meter);

@@ -1,0 +1,118 @@
+//! The inputs that once aborted `vouch serve` (a stack overflow from deep
+//! nesting) or held a worker for minutes (nested expansions growing ×2 or
+//! ×4 per level) sent to a running service: each is answered with a
+//! fail-closed decision, and the service keeps answering — a hard deny is
+//! still denied and `/livez` still live after all of them (issue 30).
+
+use serde_json::{Value, json};
+
+use crate::support::serve::Running;
+
+/// `open` repeated `depth` times around `inner`, closed by `close`.
+fn nest(open: &str, inner: &str, close: &str, depth: usize) -> String {
+    format!("{}{inner}{}", open.repeat(depth), close.repeat(depth))
+}
+
+fn hostile() -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "arithmetic 1,000 deep",
+            format!("echo $(({}))", nest("(", "1", ")", 1000)),
+        ),
+        (
+            "arithmetic expansions 1,000 deep",
+            format!("echo {}", nest("$(( 1+", "1", " ))", 1000)),
+        ),
+        (
+            "${a:-…} 3,000 deep",
+            format!("echo {}", nest("${a:-", "x", "}", 3000)),
+        ),
+        (
+            "${a/x/…} 12 deep",
+            format!("echo {}", nest("${a/x/", "y", "}", 12)),
+        ),
+        (
+            "${a:-…} 50 deep behind a hard deny",
+            format!("rm -rf / ; echo {}", nest("${a:-", "x", "}", 50)),
+        ),
+        (
+            "${a:=…} 26 deep",
+            format!("echo {}", nest("${a:=", "x", "}", 26)),
+        ),
+        (
+            "${a#…} 26 deep",
+            format!("echo {}", nest("${a#", "x", "}", 26)),
+        ),
+        (
+            "${a:-${b}…} 26 deep",
+            format!("echo {}", nest("${a:-${b}", "x", "}", 26)),
+        ),
+        (
+            "set -- \"$@\" \"$@\" 25 times",
+            format!(
+                "set -- a b; {}echo \"$@\"",
+                "set -- \"$@\" \"$@\"; ".repeat(25)
+            ),
+        ),
+        (
+            "subscripts 10,000 deep",
+            format!("echo $(({}))", nest("a[", "1", "]", 10_000)),
+        ),
+        (
+            "command substitutions 3,000 deep",
+            format!("echo {}", nest("$(echo ", "x", ")", 3000)),
+        ),
+    ]
+}
+
+fn request(command: &str) -> Value {
+    json!({
+        "session_id": "nesting", "turn_id": "t-1", "source": "claude-code",
+        "surface": "bash", "tool": "Bash", "command": command,
+        "cwd": "/srv/app", "home": "/home/dev",
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_and_exponential_inputs_are_answered_and_the_service_keeps_answering() {
+    let home = tempfile::tempdir().unwrap();
+    let server = Running::start(home.path(), "", &[]);
+    let token = server.token("adapter");
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(20))
+        .build()
+        .unwrap();
+    let review = |command: String| {
+        let client = client.clone();
+        let url = server.url("/v1/review");
+        let token = token.clone();
+        async move {
+            let answer = client
+                .post(url)
+                .bearer_auth(token)
+                .json(&request(&command))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(answer.status(), 200);
+            answer.json::<Value>().await.unwrap()
+        }
+    };
+    for (name, command) in hostile() {
+        let decision = review(command).await;
+        let outcome = decision["decision"].as_str().unwrap_or_default();
+        // No model is configured: what is not a hard deny is handed to the
+        // human. Never an allow.
+        assert!(matches!(outcome, "deny" | "defer"), "{name}: {decision}");
+        if name.contains("behind a hard deny") {
+            assert_eq!(outcome, "deny", "{name}: {decision}");
+            assert_eq!(decision["stage"], "hard_deny", "{name}: {decision}");
+        }
+        let live = client.get(server.url("/livez")).send().await.unwrap();
+        assert_eq!(live.status(), 200, "after {name}");
+    }
+    let decision = review("cd /tmp && rm -rf ~".to_owned()).await;
+    assert_eq!(decision["decision"], "deny", "{decision}");
+    assert_eq!(decision["stage"], "hard_deny", "{decision}");
+    server.stop();
+}
