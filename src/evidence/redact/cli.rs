@@ -98,7 +98,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         names: &["curl"],
         subcommand: &[],
-        short_with_arg: b"AbcCdDeEFhHKmoOPQrtTuUwxXYyz",
+        short_with_arg: b"AbcCdDeEFhHKmoPQrtTuUwxXYyz",
         single_dash_long: false,
         abbreviations: false,
         secret: &[
@@ -744,6 +744,11 @@ mod tests {
         assert_eq!(found("curl -u :tok123 https://x"), ["tok123"]);
         assert_eq!(found("curl --user=me:pw2 x"), ["pw2"]);
         assert_eq!(found("curl -o out -u me:pw3 x"), ["pw3"]);
+        // `-O` (remote name) takes no value: the `-u` after it is read.
+        assert_eq!(found("curl -O -u me:pw3b x"), ["pw3b"]);
+        assert_eq!(found("curl -OJ -u me:pw3c x"), ["pw3c"]);
+        assert_eq!(found("curl -sSLOu me:pw3d x"), ["pw3d"]);
+        assert_eq!(found("curl -sSLO --user me:pw3e x"), ["pw3e"]);
         assert_eq!(found("curl --oauth2-bearer tok4 x"), ["tok4"]);
         assert!(found("docker run -u 1000:1000 img").is_empty());
         assert_eq!(found("docker login -u me -p pw5 reg"), ["pw5"]);
