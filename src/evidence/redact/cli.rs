@@ -125,7 +125,7 @@ pub fn secrets_in(argv: &[&[u8]]) -> Vec<Found> {
     let spec = spec_for(argv);
     let args = argv.get(1..).unwrap_or_default();
     // Words an option of the table took as its value (their index in
-    // `argv`): never read again as options.
+    // `argv`, ascending): never read again as options.
     let mut values_at = Vec::new();
     if let Some(spec) = spec {
         let words: Vec<Word<'_>> = args
@@ -197,7 +197,7 @@ fn generic_options(
         if *word == b"--" {
             break;
         }
-        if values_at.contains(&i) {
+        if values_at.binary_search(&i).is_ok() {
             i += 1;
             continue;
         }
