@@ -51,6 +51,9 @@ pub struct OptionSpec {
     /// Whether long options may be abbreviated to an unambiguous prefix
     /// (true for getopt_long; a command with its own parser may not).
     pub prefixes: bool,
+    /// Long options are written with one dash (`openssl -passin`,
+    /// `keytool -storepass`): such a command has no short options.
+    pub single_dash_long: bool,
 }
 
 impl OptionSpec {
@@ -61,6 +64,7 @@ impl OptionSpec {
             long: &[],
             stop_at_operand: false,
             prefixes: true,
+            single_dash_long: false,
         }
     }
 
@@ -251,23 +255,28 @@ fn option_word<W: OptWord>(
     out: &mut Vec<Item>,
 ) -> usize {
     match text.strip_prefix("--") {
-        Some(body) => long_option(spec, words.len(), at, body, partial, out),
+        Some(body) => long_option(spec, words.len(), at, body, 2, partial, out),
+        None if spec.single_dash_long => {
+            let body = text.get(1..).unwrap_or_default();
+            long_option(spec, words.len(), at, body, 1, partial, out)
+        }
         None => short_cluster(spec, words.len(), at, text, partial, out),
     }
 }
 
-/// `--name[=value]` (`body` without the dashes) among `len` words.
+/// `--name[=value]` (`body` without its `dashes`) among `len` words.
 fn long_option(
     spec: &OptionSpec,
     len: usize,
     at: usize,
     body: &str,
+    dashes: usize,
     partial: bool,
     out: &mut Vec<Item>,
 ) -> usize {
     let next = at + 1;
     let (name, inline) = match body.split_once('=') {
-        Some((n, _)) => (n, Some(2 + n.len() + 1)),
+        Some((n, _)) => (n, Some(dashes + n.len() + 1)),
         None if partial => {
             out.push(Item::Unknown { at });
             return next;
@@ -468,6 +477,7 @@ mod tests {
         ],
         stop_at_operand: false,
         prefixes: true,
+        single_dash_long: false,
     };
 
     fn items(words: &[&str]) -> Vec<Item> {
@@ -559,6 +569,27 @@ mod tests {
                 reason: Invalid::MissingValue
             }]
         );
+    }
+
+    #[test]
+    fn single_dash_long_options() {
+        const SPEC: OptionSpec = OptionSpec {
+            short: "",
+            long: &[
+                long("passin", HasArg::Required),
+                long("in", HasArg::Required),
+            ],
+            stop_at_operand: false,
+            prefixes: false,
+            single_dash_long: true,
+        };
+        let p = Parsed::new(&SPEC, &["rsa", "-passin", "pass:x", "-in=k.pem"]);
+        assert_eq!(p.values(&["passin"]), vec![OptValue::Next { at: 2 }]);
+        assert_eq!(
+            p.values(&["in"]),
+            vec![OptValue::Attached { at: 3, offset: 4 }]
+        );
+        assert_eq!(p.operands(), vec![0]);
     }
 
     struct Partial(&'static str);

@@ -8,6 +8,9 @@
 //! `sed` write), and how it uses the network. The interpreter reads the
 //! table to unwrap runners (`sudo`, `env -C`, `xargs`, `timeout`, …) and
 //! policy reads the same table to know what a command does to which path.
+//! Redaction reads it too: which option values and operands are secrets
+//! (`curl -u user:PASSWORD`, `mysql -pPASSWORD`), parsed by the same option
+//! parser, so the two never disagree about which options take a value.
 //! Adding a command is one entry here plus fixture lines.
 
 use super::options::{HasArg, LongOpt, OptionSpec, long};
@@ -119,6 +122,61 @@ pub enum Network {
     RemoteCopy,
 }
 
+/// Which part of an option's value is a secret, and what kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Secret {
+    /// The whole value is a password.
+    Password,
+    /// The whole value is a token or key.
+    Token,
+    /// A password after the first `:` (`user:password`); none without one.
+    AfterColon,
+    /// A password after the first `%` (`smbclient -U user%password`).
+    AfterPercent,
+    /// A password after a `pass:` prefix (`openssl -pass pass:X`); `env:`
+    /// and `file:` are references, not secrets.
+    OpensslPass,
+}
+
+/// Operands that are secrets, by position rather than by option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretOperands {
+    None,
+    /// `htpasswd -b FILE USER PASSWORD` (`-nb USER PASSWORD`).
+    HtpasswdBatch,
+    /// `xfreerdp /p:PASSWORD`.
+    SlashP,
+    /// `… config[ure] [set] NAME VALUE` whose NAME says secret (`aws
+    /// configure set`, `npm config set`, `git config`).
+    ConfigSet,
+}
+
+/// The secrets a command's words carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Secrets {
+    /// Option values: names (single letters are short options).
+    pub options: &'static [(&'static [&'static str], Secret)],
+    /// The options are secrets only after one of these words, among the
+    /// first three operands (`docker login -p X`; `docker run -p 80:80`
+    /// is a port).
+    pub after: &'static [&'static str],
+    pub operands: SecretOperands,
+}
+
+/// No secrets.
+pub const NO_SECRETS: Secrets = Secrets {
+    options: &[],
+    after: &[],
+    operands: SecretOperands::None,
+};
+
+impl Secrets {
+    /// Whether the command's words can carry a secret at all.
+    pub fn any(&self) -> bool {
+        !self.options.is_empty() || self.operands != SecretOperands::None
+    }
+}
+
 /// One command family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommandSpec {
@@ -129,6 +187,9 @@ pub struct CommandSpec {
     pub option_roles: &'static [(&'static [&'static str], Role)],
     pub modifiers: &'static [(&'static [&'static str], Modifier)],
     pub network: Network,
+    /// What redaction hides. Any command's long option whose name says
+    /// secret (`--db-password X`) is hidden as well, listed or not.
+    pub secrets: Secrets,
 }
 
 const fn opts(short: &'static str, long: &'static [LongOpt]) -> OptionSpec {
@@ -137,6 +198,7 @@ const fn opts(short: &'static str, long: &'static [LongOpt]) -> OptionSpec {
         long,
         stop_at_operand: false,
         prefixes: true,
+        single_dash_long: false,
     }
 }
 
@@ -147,6 +209,31 @@ const fn posix(short: &'static str, long: &'static [LongOpt]) -> OptionSpec {
         long,
         stop_at_operand: true,
         prefixes: true,
+        single_dash_long: false,
+    }
+}
+
+/// Long options with one dash and no abbreviations (`openssl`, `keytool`).
+const fn single_dash(long: &'static [LongOpt]) -> OptionSpec {
+    OptionSpec {
+        short: "",
+        long,
+        stop_at_operand: false,
+        prefixes: false,
+        single_dash_long: true,
+    }
+}
+
+/// A command vouch knows only for the secrets its options carry: its
+/// operands are read like an unknown command's.
+const fn secret_carrier(
+    names: &'static [&'static str],
+    options: OptionSpec,
+    secrets: Secrets,
+) -> CommandSpec {
+    CommandSpec {
+        secrets,
+        ..spec(names, options, Operands::All(Role::Read))
     }
 }
 
@@ -182,6 +269,7 @@ const fn spec(
         option_roles: &[],
         modifiers: &[],
         network: Network::None,
+        secrets: NO_SECRETS,
     }
 }
 
@@ -653,6 +741,7 @@ pub const SPECS: &[CommandSpec] = &[
             ],
             stop_at_operand: true,
             prefixes: false,
+            single_dash_long: false,
         },
         Operands::Shell,
     ),
@@ -982,35 +1071,91 @@ pub const SPECS: &[CommandSpec] = &[
         ),
         Operands::Special,
     ),
-    spec(
-        &["zip"],
-        opts(
-            "rRjJmDqvTyXZ:x:i:t:n:P:b:0123456789eFgAlk",
-            &[long("recurse-paths", No), long("password", Required)],
-        ),
-        Operands::Special,
-    ),
-    spec(
-        &["unzip"],
-        opts("d:lnoqtuvxjCLMVXKZ", &[]),
-        Operands::Special,
-    ),
-    spec(&["7z", "7za", "7zr"], opts("", &[]), Operands::Special),
+    CommandSpec {
+        secrets: Secrets {
+            options: &[(&["P", "password"], Secret::Password)],
+            ..NO_SECRETS
+        },
+        ..spec(
+            &["zip"],
+            opts(
+                "rRjJmDqvTyXZ:x:i:t:n:P:b:0123456789eFgAlk",
+                &[long("recurse-paths", No), long("password", Required)],
+            ),
+            Operands::Special,
+        )
+    },
+    CommandSpec {
+        secrets: Secrets {
+            options: &[(&["P"], Secret::Password)],
+            ..NO_SECRETS
+        },
+        ..spec(
+            &["unzip"],
+            opts("d:lnoqtuvxjCLMVXKZP:", &[]),
+            Operands::Special,
+        )
+    },
+    // `7z x -pSECRET a.7z`: the password is glued; the other switches are
+    // not getopt's, so only `-p` is listed.
+    CommandSpec {
+        secrets: Secrets {
+            options: &[(&["p"], Secret::Password)],
+            ..NO_SECRETS
+        },
+        ..spec(&["7z", "7za", "7zr"], opts("p::", &[]), Operands::Special)
+    },
     spec(&["sqlite3"], opts("", &[]), Operands::Special),
+    CommandSpec {
+        secrets: Secrets {
+            operands: SecretOperands::ConfigSet,
+            ..NO_SECRETS
+        },
+        ..spec(&["gh", "aws"], opts("", &[]), Operands::Special)
+    },
+    CommandSpec {
+        secrets: Secrets {
+            options: &[(&["p", "password"], Secret::Password)],
+            after: &["login"],
+            operands: SecretOperands::None,
+        },
+        ..spec(
+            &["az"],
+            opts(
+                "u:t:p:",
+                &[
+                    long("username", Required),
+                    long("tenant", Required),
+                    long("password", Required),
+                ],
+            ),
+            Operands::Special,
+        )
+    },
+    CommandSpec {
+        secrets: Secrets {
+            options: &[(&["U", "user"], Secret::AfterPercent)],
+            ..NO_SECRETS
+        },
+        ..spec(
+            &["smbclient"],
+            opts(
+                "I:p:n:R:s:W:l:O:t:T:D:c:d:m:A:U:",
+                &[long("user", Required)],
+            ),
+            Operands::Special,
+        )
+    },
     spec(
         &[
-            "gh",
-            "aws",
             "gsutil",
             "rclone",
-            "az",
             "gcloud",
             "s3cmd",
             "mc",
             "lftp",
             "ftp",
             "tftp",
-            "smbclient",
             "aria2c",
             "croc",
             "magic-wormhole",
@@ -1021,27 +1166,33 @@ pub const SPECS: &[CommandSpec] = &[
         opts("", &[]),
         Operands::Special,
     ),
-    spec(
-        &["git"],
-        posix(
-            "C:c:hpPv",
-            &[
-                long("git-dir", Required),
-                long("work-tree", Required),
-                long("namespace", Required),
-                long("exec-path", Optional),
-                long("config-env", Required),
-                long("bare", No),
-                long("no-pager", No),
-                long("paginate", No),
-                long("no-replace-objects", No),
-                long("literal-pathspecs", No),
-                long("help", No),
-                long("version", No),
-            ],
-        ),
-        Operands::Special,
-    ),
+    CommandSpec {
+        secrets: Secrets {
+            operands: SecretOperands::ConfigSet,
+            ..NO_SECRETS
+        },
+        ..spec(
+            &["git"],
+            posix(
+                "C:c:hpPv",
+                &[
+                    long("git-dir", Required),
+                    long("work-tree", Required),
+                    long("namespace", Required),
+                    long("exec-path", Optional),
+                    long("config-env", Required),
+                    long("bare", No),
+                    long("no-pager", No),
+                    long("paginate", No),
+                    long("no-replace-objects", No),
+                    long("literal-pathspecs", No),
+                    long("help", No),
+                    long("version", No),
+                ],
+            ),
+            Operands::Special,
+        )
+    },
     // ---------------------------------------------------------------- network
     CommandSpec {
         option_roles: &[
@@ -1103,6 +1254,17 @@ pub const SPECS: &[CommandSpec] = &[
             Modifier::Insecure,
         )],
         network: Network::Client,
+        secrets: Secrets {
+            options: &[
+                (
+                    &["u", "user", "U", "proxy-user", "E", "cert"],
+                    Secret::AfterColon,
+                ),
+                (&["pass", "proxy-pass"], Secret::Password),
+                (&["oauth2-bearer"], Secret::Token),
+            ],
+            ..NO_SECRETS
+        },
         ..spec(
             &["curl", "curlie"],
             opts(
@@ -1393,6 +1555,18 @@ pub const SPECS: &[CommandSpec] = &[
         ],
         modifiers: &[(&["no-check-certificate"], Modifier::Insecure)],
         network: Network::Client,
+        secrets: Secrets {
+            options: &[(
+                &[
+                    "password",
+                    "http-password",
+                    "proxy-password",
+                    "ftp-password",
+                ],
+                Secret::Password,
+            )],
+            ..NO_SECRETS
+        },
         ..spec(
             &["wget", "wget2"],
             opts(
@@ -1556,10 +1730,42 @@ pub const SPECS: &[CommandSpec] = &[
         network: Network::Stream,
         ..spec(
             &[
-                "nc", "ncat", "netcat", "telnet", "socat", "openssl", "mail", "mailx", "sendmail",
-                "mutt", "s_client", "cryptcat", "pwncat",
+                "nc", "ncat", "netcat", "telnet", "socat", "mail", "mailx", "sendmail", "mutt",
+                "s_client", "cryptcat", "pwncat",
             ],
             opts("", &[]),
+            Operands::Special,
+        )
+    },
+    CommandSpec {
+        network: Network::Stream,
+        secrets: Secrets {
+            options: &[
+                (&["pass", "passin", "passout"], Secret::OpensslPass),
+                (&["k", "kfile"], Secret::Password),
+            ],
+            ..NO_SECRETS
+        },
+        ..spec(
+            &["openssl"],
+            single_dash(&[
+                long("pass", Required),
+                long("passin", Required),
+                long("passout", Required),
+                long("k", Required),
+                long("kfile", Required),
+                long("in", Required),
+                long("out", Required),
+                long("inkey", Required),
+                long("key", Required),
+                long("keyout", Required),
+                long("cert", Required),
+                long("connect", Required),
+                long("host", Required),
+                long("subj", Required),
+                long("days", Required),
+                long("config", Required),
+            ]),
             Operands::Special,
         )
     },
@@ -1833,6 +2039,314 @@ pub const SPECS: &[CommandSpec] = &[
         ),
         Operands::Special,
     ),
+    // ------------------------------------------------ secret carriers
+    // Commands vouch knows only for the passwords their options carry;
+    // their operands and option values are read like an unknown command's.
+    CommandSpec {
+        option_roles: &[(&["u", "username", "p", "password"], Read)],
+        ..secret_carrier(
+            &[
+                "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane",
+            ],
+            opts(
+                "u:p:",
+                &[
+                    long("username", Required),
+                    long("password", Required),
+                    long("password-stdin", No),
+                ],
+            ),
+            Secrets {
+                options: &[(&["p", "password"], Secret::Password)],
+                after: &["login"],
+                operands: SecretOperands::None,
+            },
+        )
+    },
+    CommandSpec {
+        option_roles: &[(
+            &["h", "p", "s", "a", "u", "r", "i", "n", "pass", "user"],
+            Read,
+        )],
+        ..secret_carrier(
+            &["redis-cli", "valkey-cli", "keydb-cli"],
+            opts(
+                "h:p:s:a:u:r:i:n:cxe",
+                &[
+                    long("pass", Required),
+                    long("user", Required),
+                    long("askpass", No),
+                    long("tls", No),
+                ],
+            ),
+            Secrets {
+                options: &[(&["a", "pass"], Secret::Password)],
+                ..NO_SECRETS
+            },
+        )
+    },
+    CommandSpec {
+        option_roles: &[(
+            &[
+                "h",
+                "P",
+                "u",
+                "D",
+                "S",
+                "e",
+                "host",
+                "port",
+                "user",
+                "database",
+                "socket",
+                "execute",
+                "defaults-file",
+                "defaults-extra-file",
+                "login-path",
+            ],
+            Read,
+        )],
+        ..secret_carrier(
+            &[
+                "mysql",
+                "mysqldump",
+                "mysqladmin",
+                "mysqlimport",
+                "mysqlshow",
+                "mysqlcheck",
+                "mysqlpump",
+                "mysqlsh",
+                "mariadb",
+                "mariadb-dump",
+                "mariadb-admin",
+            ],
+            // `-p` alone prompts and the next word is a database name, so
+            // the password is glued or nothing.
+            opts(
+                "h:P:u:D:S:e:p::",
+                &[
+                    long("host", Required),
+                    long("port", Required),
+                    long("user", Required),
+                    long("database", Required),
+                    long("socket", Required),
+                    long("execute", Required),
+                    long("password", Optional),
+                    long("defaults-file", Required),
+                    long("defaults-extra-file", Required),
+                    long("login-path", Required),
+                ],
+            ),
+            Secrets {
+                options: &[(&["p", "password"], Secret::Password)],
+                ..NO_SECRETS
+            },
+        )
+    },
+    CommandSpec {
+        option_roles: &[(&["f", "d", "p", "P"], Read)],
+        ..secret_carrier(
+            &["sshpass"],
+            // The wrapped command's own `-p 2222` is not sshpass's.
+            posix("f:d:p:P:e::vhV", &[]),
+            Secrets {
+                options: &[(&["p"], Secret::Password)],
+                ..NO_SECRETS
+            },
+        )
+    },
+    CommandSpec {
+        option_roles: &[(&["u", "h", "d", "c", "o", "p", "password"], Read)],
+        ..secret_carrier(
+            &[
+                "mongo",
+                "mongosh",
+                "mongodump",
+                "mongorestore",
+                "mongoexport",
+                "mongoimport",
+            ],
+            opts("u:h:d:c:o:p:", &[long("password", Required)]),
+            Secrets {
+                options: &[(&["p", "password"], Secret::Password)],
+                ..NO_SECRETS
+            },
+        )
+    },
+    CommandSpec {
+        option_roles: &[(
+            &["S", "U", "d", "i", "Q", "o", "q", "t", "l", "A", "P"],
+            Read,
+        )],
+        ..secret_carrier(
+            &["sqlcmd", "bcp"],
+            opts("S:U:d:i:Q:o:q:t:l:A:P:", &[]),
+            Secrets {
+                options: &[(&["P"], Secret::Password)],
+                ..NO_SECRETS
+            },
+        )
+    },
+    CommandSpec {
+        option_roles: &[(&["H", "h", "p", "D", "b", "s", "f", "y", "o", "w"], Read)],
+        ..secret_carrier(
+            &[
+                "ldapsearch",
+                "ldapmodify",
+                "ldapadd",
+                "ldapdelete",
+                "ldapwhoami",
+            ],
+            opts("H:h:p:D:b:s:f:y:o:w:xWZ", &[]),
+            Secrets {
+                options: &[(&["w"], Secret::Password)],
+                ..NO_SECRETS
+            },
+        )
+    },
+    CommandSpec {
+        option_roles: &[(&["H", "h", "p", "D", "y", "w", "a", "s"], Read)],
+        ..secret_carrier(
+            &["ldappasswd"],
+            opts("H:h:p:D:y:w:a:s:t:T:xWASZ", &[]),
+            Secrets {
+                options: &[(&["w", "a", "s"], Secret::Password)],
+                ..NO_SECRETS
+            },
+        )
+    },
+    CommandSpec {
+        option_roles: &[(
+            &[
+                "a", "b", "C", "D", "E", "f", "F", "G", "I", "J", "j", "K", "m", "M", "n", "N",
+                "O", "P", "r", "s", "S", "t", "T", "V", "w", "Y", "z", "Z",
+            ],
+            Read,
+        )],
+        ..secret_carrier(
+            &["ssh-keygen"],
+            opts(
+                "a:b:C:D:E:f:F:G:I:J:j:K:m:M:n:N:O:P:r:s:S:t:T:V:w:Y:z:Z:cehHkLlpqRuvyAB",
+                &[],
+            ),
+            Secrets {
+                options: &[(&["N", "P"], Secret::Password)],
+                ..NO_SECRETS
+            },
+        )
+    },
+    CommandSpec {
+        option_roles: &[(
+            &[
+                "I", "p", "n", "R", "s", "W", "l", "O", "t", "T", "D", "c", "d", "m", "A", "U",
+                "user",
+            ],
+            Read,
+        )],
+        ..secret_carrier(
+            &["rpcclient", "smbmap"],
+            opts(
+                "I:p:n:R:s:W:l:O:t:T:D:c:d:m:A:U:",
+                &[long("user", Required)],
+            ),
+            Secrets {
+                options: &[(&["U", "user"], Secret::AfterPercent)],
+                ..NO_SECRETS
+            },
+        )
+    },
+    CommandSpec {
+        option_roles: &[(
+            &[
+                "alias",
+                "keystore",
+                "file",
+                "storetype",
+                "destkeystore",
+                "srckeystore",
+                "destalias",
+                "srcalias",
+                "dname",
+                "keyalg",
+                "keysize",
+                "validity",
+                "storepass",
+                "keypass",
+                "srcstorepass",
+                "deststorepass",
+                "srckeypass",
+                "destkeypass",
+                "new",
+            ],
+            Read,
+        )],
+        ..secret_carrier(
+            &["keytool", "jarsigner"],
+            single_dash(&[
+                long("storepass", Required),
+                long("keypass", Required),
+                long("srcstorepass", Required),
+                long("deststorepass", Required),
+                long("srckeypass", Required),
+                long("destkeypass", Required),
+                long("new", Required),
+                long("alias", Required),
+                long("keystore", Required),
+                long("file", Required),
+                long("storetype", Required),
+                long("destkeystore", Required),
+                long("srckeystore", Required),
+                long("destalias", Required),
+                long("srcalias", Required),
+                long("dname", Required),
+                long("keyalg", Required),
+                long("keysize", Required),
+                long("validity", Required),
+            ]),
+            Secrets {
+                options: &[(
+                    &[
+                        "storepass",
+                        "keypass",
+                        "srcstorepass",
+                        "deststorepass",
+                        "srckeypass",
+                        "destkeypass",
+                        "new",
+                    ],
+                    Secret::Password,
+                )],
+                ..NO_SECRETS
+            },
+        )
+    },
+    secret_carrier(
+        &["npm", "yarn", "pnpm"],
+        opts("", &[]),
+        Secrets {
+            operands: SecretOperands::ConfigSet,
+            ..NO_SECRETS
+        },
+    ),
+    CommandSpec {
+        option_roles: &[(&["r", "C"], Read)],
+        ..secret_carrier(
+            &["htpasswd"],
+            opts("r:C:bcnmBdspvDiI", &[]),
+            Secrets {
+                operands: SecretOperands::HtpasswdBatch,
+                ..NO_SECRETS
+            },
+        )
+    },
+    secret_carrier(
+        &["xfreerdp", "wlfreerdp", "sdl-freerdp"],
+        opts("", &[]),
+        Secrets {
+            operands: SecretOperands::SlashP,
+            ..NO_SECRETS
+        },
+    ),
 ];
 
 /// Every name of [`SPECS`] with its spec, built on first use: a lookup runs
@@ -1883,10 +2397,11 @@ mod tests {
                 .option_roles
                 .iter()
                 .map(|(n, _)| *n)
-                .chain(s.modifiers.iter().map(|(n, _)| *n));
+                .chain(s.modifiers.iter().map(|(n, _)| *n))
+                .chain(s.secrets.options.iter().map(|(n, _)| *n));
             for list in names {
                 for n in list {
-                    let exists = if n.len() == 1 {
+                    let exists = if n.len() == 1 && !s.options.single_dash_long {
                         n.chars()
                             .next()
                             .and_then(|c| s.options.short_arg(c))

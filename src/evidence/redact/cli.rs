@@ -1,314 +1,53 @@
-//! Command-line options that carry secrets, as table data: which options of
-//! which commands, read the way `getopt_long` reads them.
+//! Command-line options that carry secrets: which options of which
+//! commands, read the way `getopt_long` reads them.
 //!
 //! `curl -u user:pass`, `docker login -p X`, `redis-cli -a X`,
 //! `mysql -pSECRET`, `sshpass -p X`, `openssl … -pass pass:X`: the same
 //! letter means a password for one command and a port, a user or a flag for
-//! another (`docker run -u 1000:1000`, `ssh -p 2222`), so the table names the
-//! command. Each [`CommandSpec`] lists the options that take an argument
-//! (so clusters like `-su user:pass` split right) and marks the secret ones.
-//! Any command's long option whose name says secret (`--db-password X`,
-//! `--api-key=X`) is read the same way.
+//! another (`docker run -u 1000:1000`, `ssh -p 2222`), so the knowledge is
+//! per command, and it is the shell analysis's: each command's entry in
+//! [`crate::shell::spec`] lists its options (so clusters like `-su
+//! user:pass` split right and `curl -O -u` is read as two options) and
+//! marks the secret ones ([`Secrets`]); [`crate::shell::options`] parses
+//! them. Any command's long option whose name says secret (`--db-password
+//! X`, `--api-key=X`) is read the same way.
 //!
-//! The table is shaped for the shell layer's option parser (one spec per
-//! command, `getopt_long` semantics); until that parser exists the small
-//! one here reads it. Words come from two places: the shell layer's parse of
-//! a bash command ([`crate::shell::analyze`], through wrappers, `bash -c` and
-//! `eval`), and a bounded word lexer over any text for commands quoted in
-//! prose, transcripts and tool output.
+//! Words come from two places: the shell layer's parse of a bash command
+//! ([`crate::shell::analyze`], through wrappers, `bash -c` and `eval`), and
+//! a bounded word lexer over any text for commands quoted in prose,
+//! transcripts and tool output.
+
+use crate::shell::options::{self, Item, OptName, OptValue, OptWord};
+use crate::shell::spec::{self, CommandSpec, SPECS, Secret, SecretOperands, Secrets};
 
 use super::keys::{KeyClass, classify_key};
 use super::kind::SecretKind;
 use super::scan::Span;
 use super::values::{self, Syntax};
 
-/// Which part of an option's argument is the secret.
+/// Which part of an argument is the secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
+enum Part {
     /// All of it.
     Whole,
     /// After the first `:` (`user:password`); nothing when there is none.
     AfterColon,
     /// After the first `%` (`smbclient -U user%password`).
     AfterPercent,
-    /// After a `pass:` prefix (`openssl -pass pass:X`); `env:`/`file:`
-    /// references are not secrets.
+    /// After a `pass:` prefix (`openssl -pass pass:X`).
     OpensslPass,
 }
 
-/// How an option takes its argument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arg {
-    /// Glued (`-pX`, `--password=X`) or the next word.
-    Required,
-    /// Glued only: `mysql -p` alone prompts, and the next word is a
-    /// database name.
-    Optional,
-}
-
-/// One secret-carrying option.
-#[derive(Debug, Clone, Copy)]
-pub struct OptSpec {
-    pub short: Option<u8>,
-    pub long: Option<&'static str>,
-    pub arg: Arg,
-    pub part: Part,
-    pub kind: SecretKind,
-}
-
-/// One command's options.
-#[derive(Debug, Clone, Copy)]
-pub struct CommandSpec {
-    /// Command names (basename of `argv[0]`).
-    pub names: &'static [&'static str],
-    /// Words that must follow the name for the spec to apply
-    /// (`docker login`).
-    pub subcommand: &'static [&'static str],
-    /// Short options that take a (non-secret) argument, so a cluster
-    /// stops at them.
-    pub short_with_arg: &'static [u8],
-    /// Long options are written with one dash (`-storepass`, `-passin`).
-    pub single_dash_long: bool,
-    /// `getopt_long` accepts an unambiguous prefix of a long option.
-    pub abbreviations: bool,
-    pub secret: &'static [OptSpec],
-}
-
-const fn opt(
-    short: Option<u8>,
-    long: Option<&'static str>,
-    part: Part,
-    kind: SecretKind,
-) -> OptSpec {
-    OptSpec {
-        short,
-        long,
-        arg: Arg::Required,
-        part,
-        kind,
+/// How the table's [`Secret`] reads: the part and the kind.
+fn part_of(secret: Secret) -> (Part, SecretKind) {
+    match secret {
+        Secret::Password => (Part::Whole, SecretKind::CliPassword),
+        Secret::Token => (Part::Whole, SecretKind::CliSecret),
+        Secret::AfterColon => (Part::AfterColon, SecretKind::CliPassword),
+        Secret::AfterPercent => (Part::AfterPercent, SecretKind::CliPassword),
+        Secret::OpensslPass => (Part::OpensslPass, SecretKind::CliPassword),
     }
 }
-
-const PW: SecretKind = SecretKind::CliPassword;
-const SECRET: SecretKind = SecretKind::CliSecret;
-
-/// The table. Commands not listed still have their secret-named long
-/// options read (see [`generic_long`]).
-pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec {
-        names: &["curl"],
-        subcommand: &[],
-        short_with_arg: b"AbcCdDeEFhHKmoOPQrtTuUwxXYyz",
-        single_dash_long: false,
-        abbreviations: false,
-        secret: &[
-            opt(Some(b'u'), Some("user"), Part::AfterColon, PW),
-            opt(Some(b'U'), Some("proxy-user"), Part::AfterColon, PW),
-            opt(None, Some("oauth2-bearer"), Part::Whole, SECRET),
-            opt(None, Some("pass"), Part::Whole, PW),
-            opt(None, Some("proxy-pass"), Part::Whole, PW),
-            opt(Some(b'E'), Some("cert"), Part::AfterColon, PW),
-        ],
-    },
-    CommandSpec {
-        names: &[
-            "docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane",
-        ],
-        subcommand: &["login"],
-        short_with_arg: b"u",
-        single_dash_long: false,
-        abbreviations: false,
-        secret: &[opt(Some(b'p'), Some("password"), Part::Whole, PW)],
-    },
-    CommandSpec {
-        names: &["redis-cli", "valkey-cli", "keydb-cli"],
-        subcommand: &[],
-        short_with_arg: b"hpsnucrix",
-        single_dash_long: false,
-        abbreviations: false,
-        secret: &[
-            opt(Some(b'a'), Some("pass"), Part::Whole, PW),
-            opt(None, Some("askpass"), Part::Whole, PW),
-        ],
-    },
-    CommandSpec {
-        names: &[
-            "mysql",
-            "mysqldump",
-            "mysqladmin",
-            "mysqlimport",
-            "mysqlshow",
-            "mysqlcheck",
-            "mysqlpump",
-            "mysqlsh",
-            "mariadb",
-            "mariadb-dump",
-            "mariadb-admin",
-        ],
-        subcommand: &[],
-        short_with_arg: b"hPuDSeAcOW",
-        single_dash_long: false,
-        abbreviations: true,
-        secret: &[OptSpec {
-            short: Some(b'p'),
-            long: Some("password"),
-            arg: Arg::Optional,
-            part: Part::Whole,
-            kind: PW,
-        }],
-    },
-    CommandSpec {
-        names: &["sshpass"],
-        subcommand: &[],
-        short_with_arg: b"fde",
-        single_dash_long: false,
-        abbreviations: false,
-        secret: &[opt(Some(b'p'), None, Part::Whole, PW)],
-    },
-    CommandSpec {
-        names: &[
-            "mongo",
-            "mongosh",
-            "mongodump",
-            "mongorestore",
-            "mongoexport",
-            "mongoimport",
-        ],
-        subcommand: &[],
-        short_with_arg: b"uhdco",
-        single_dash_long: false,
-        abbreviations: false,
-        secret: &[opt(Some(b'p'), Some("password"), Part::Whole, PW)],
-    },
-    CommandSpec {
-        names: &["sqlcmd", "bcp"],
-        subcommand: &[],
-        short_with_arg: b"SUdiQoqtlA",
-        single_dash_long: false,
-        abbreviations: false,
-        secret: &[opt(Some(b'P'), None, Part::Whole, PW)],
-    },
-    CommandSpec {
-        names: &[
-            "ldapsearch",
-            "ldapmodify",
-            "ldapadd",
-            "ldapdelete",
-            "ldapwhoami",
-            "ldappasswd",
-        ],
-        subcommand: &[],
-        short_with_arg: b"HhpDbsfyxo",
-        single_dash_long: false,
-        abbreviations: false,
-        secret: &[
-            opt(Some(b'w'), None, Part::Whole, PW),
-            opt(Some(b's'), None, Part::Whole, PW),
-        ],
-    },
-    CommandSpec {
-        names: &["zip", "unzip", "7z", "7za", "7zr"],
-        subcommand: &[],
-        short_with_arg: b"bdnt",
-        single_dash_long: false,
-        abbreviations: false,
-        secret: &[
-            opt(Some(b'P'), Some("password"), Part::Whole, PW),
-            OptSpec {
-                short: Some(b'p'),
-                long: None,
-                arg: Arg::Optional,
-                part: Part::Whole,
-                kind: PW,
-            },
-        ],
-    },
-    CommandSpec {
-        names: &["ssh-keygen"],
-        subcommand: &[],
-        short_with_arg: b"abCDEfFGIJjKmMnOrsSTtVwYzZ",
-        single_dash_long: false,
-        abbreviations: false,
-        secret: &[
-            opt(Some(b'N'), None, Part::Whole, PW),
-            opt(Some(b'P'), None, Part::Whole, PW),
-        ],
-    },
-    CommandSpec {
-        names: &["smbclient", "rpcclient", "smbmap"],
-        subcommand: &[],
-        short_with_arg: b"IpnRsWlOtTDcdmA",
-        single_dash_long: false,
-        abbreviations: false,
-        secret: &[opt(Some(b'U'), Some("user"), Part::AfterPercent, PW)],
-    },
-    CommandSpec {
-        names: &["az"],
-        subcommand: &["login"],
-        short_with_arg: b"ut",
-        single_dash_long: false,
-        abbreviations: false,
-        secret: &[opt(Some(b'p'), Some("password"), Part::Whole, PW)],
-    },
-    CommandSpec {
-        names: &["openssl"],
-        subcommand: &[],
-        short_with_arg: b"",
-        single_dash_long: true,
-        abbreviations: false,
-        secret: &[
-            opt(None, Some("pass"), Part::OpensslPass, PW),
-            opt(None, Some("passin"), Part::OpensslPass, PW),
-            opt(None, Some("passout"), Part::OpensslPass, PW),
-            opt(None, Some("k"), Part::Whole, PW),
-            opt(None, Some("kfile"), Part::Whole, PW),
-        ],
-    },
-    CommandSpec {
-        names: &["keytool", "jarsigner"],
-        subcommand: &[],
-        short_with_arg: b"",
-        single_dash_long: true,
-        abbreviations: false,
-        secret: &[
-            opt(None, Some("storepass"), Part::Whole, PW),
-            opt(None, Some("keypass"), Part::Whole, PW),
-            opt(None, Some("srcstorepass"), Part::Whole, PW),
-            opt(None, Some("deststorepass"), Part::Whole, PW),
-            opt(None, Some("srckeypass"), Part::Whole, PW),
-            opt(None, Some("destkeypass"), Part::Whole, PW),
-            opt(None, Some("new"), Part::Whole, PW),
-        ],
-    },
-    CommandSpec {
-        names: &["aws", "npm", "yarn", "pnpm", "git", "gh"],
-        subcommand: &[],
-        short_with_arg: b"",
-        single_dash_long: false,
-        abbreviations: false,
-        // `aws configure set NAME VALUE`, `npm config set NAME VALUE`,
-        // `git config NAME VALUE`: see [`config_set`].
-        secret: &[],
-    },
-    CommandSpec {
-        names: &["htpasswd"],
-        subcommand: &[],
-        short_with_arg: b"rC",
-        single_dash_long: false,
-        abbreviations: false,
-        // `htpasswd -b FILE USER PASSWORD`: see [`htpasswd_batch`].
-        secret: &[],
-    },
-    CommandSpec {
-        names: &["xfreerdp", "wlfreerdp", "sdl-freerdp"],
-        subcommand: &[],
-        short_with_arg: b"",
-        single_dash_long: false,
-        abbreviations: false,
-        // `/p:password`: see [`freerdp_password`].
-        secret: &[],
-    },
-];
 
 /// Descriptor words that make a secret-named long option something else
 /// (`--password-stdin`, `--token-file`, `--ask-pass`, `--no-password`).
@@ -335,127 +74,161 @@ pub struct Found {
     pub kind: SecretKind,
 }
 
-/// The spec for `argv` (its name, then its subcommand words).
-pub fn spec_for(argv: &[&[u8]]) -> Option<&'static CommandSpec> {
+/// A word for the option parser: its text when it is UTF-8.
+struct Word<'a>(Option<&'a str>);
+
+impl OptWord for Word<'_> {
+    fn known(&self) -> Option<&str> {
+        self.0
+    }
+}
+
+/// The table's entry for `argv[0]` (by basename), when its words can carry
+/// a secret.
+fn spec_for(argv: &[&[u8]]) -> Option<&'static CommandSpec> {
     let name = argv.first()?;
     let base = name.rsplit(|b| *b == b'/').next().unwrap_or(name);
-    COMMANDS.iter().find(|spec| {
-        spec.names.iter().any(|n| n.as_bytes() == base)
-            && spec.subcommand.iter().all(|sub| {
-                argv.iter()
-                    .skip(1)
-                    .filter(|w| !w.starts_with(b"-"))
-                    .take(3)
-                    .any(|w| *w == sub.as_bytes())
-            })
+    let spec = spec::lookup(std::str::from_utf8(base).ok()?)?;
+    spec.secrets.any().then_some(spec)
+}
+
+/// Whether `name` (an option as parsed) is one of `names` as the table
+/// writes them: one letter for a short option, else a long one.
+fn named(name: OptName, names: &[&str]) -> bool {
+    names.iter().any(|n| match name {
+        OptName::Short(c) => {
+            let mut chars = n.chars();
+            chars.next() == Some(c) && chars.next().is_none()
+        }
+        OptName::Long(l) => *n == l,
     })
 }
 
-/// Reads `argv` (name first) with `getopt_long` semantics and returns the
+/// Whether the secret options apply: the table's subcommand words, when it
+/// names some, are among the first three operands (`docker login`).
+fn secrets_apply(secrets: &Secrets, argv: &[&[u8]], items: &[Item]) -> bool {
+    secrets.after.is_empty()
+        || items
+            .iter()
+            .filter_map(|item| match item {
+                Item::Operand { at } => argv.get(at + 1),
+                _ => None,
+            })
+            .take(3)
+            .any(|w| secrets.after.iter().any(|sub| sub.as_bytes() == *w))
+}
+
+/// Reads `argv` (name first) with the table's option spec and returns the
 /// secret arguments.
 pub fn secrets_in(argv: &[&[u8]]) -> Vec<Found> {
-    let spec = spec_for(argv);
     let mut out = Vec::new();
+    let spec = spec_for(argv);
+    let args = argv.get(1..).unwrap_or_default();
+    // Words an option of the table took as its value (their index in
+    // `argv`, ascending): never read again as options.
+    let mut values_at = Vec::new();
+    if let Some(spec) = spec {
+        let words: Vec<Word<'_>> = args
+            .iter()
+            .map(|w| Word(std::str::from_utf8(w).ok()))
+            .collect();
+        let items = options::parse(&spec.options, &words);
+        let listed = secrets_apply(&spec.secrets, argv, &items);
+        for item in &items {
+            match *item {
+                Item::Opt {
+                    name,
+                    value: Some(value),
+                    ..
+                } => {
+                    let (word, from) = match value {
+                        OptValue::Attached { at, offset } => (at + 1, offset),
+                        OptValue::Next { at } => {
+                            values_at.push(at + 1);
+                            (at + 1, 0)
+                        }
+                    };
+                    let secret = spec
+                        .secrets
+                        .options
+                        .iter()
+                        .find(|(names, _)| listed && named(name, names));
+                    match (secret, name) {
+                        (Some((_, secret)), _) => {
+                            let (part, kind) = part_of(*secret);
+                            push_part(argv, word, from, part, kind, &mut out);
+                        }
+                        (None, OptName::Long(l)) if generic_long(l) => {
+                            push_part(argv, word, from, Part::Whole, generic_kind(l), &mut out);
+                        }
+                        (None, _) => {}
+                    }
+                }
+                Item::Opt { .. }
+                | Item::End { .. }
+                | Item::Operand { .. }
+                | Item::Unknown { .. }
+                | Item::Invalid { .. } => {}
+            }
+        }
+    }
+    generic_options(argv, &values_at, spec, &mut out);
+    if let Some(spec) = spec {
+        special_positional(spec.secrets.operands, argv, &mut out);
+    }
+    out.sort_by_key(|f| (f.word, f.from));
+    out.dedup();
+    out
+}
+
+/// Any long option whose name says secret and that the table does not
+/// list (for this command, or at all): `--db-password X`, `--api-key=X`.
+/// Its value is glued, or the next word when that does not look like
+/// another option.
+fn generic_options(
+    argv: &[&[u8]],
+    values_at: &[usize],
+    spec: Option<&CommandSpec>,
+    out: &mut Vec<Found>,
+) {
+    let listed = |name: &str| spec.is_some_and(|s| s.options.long.iter().any(|l| l.name == name));
     let mut i = 1;
     while let Some(word) = argv.get(i) {
         if *word == b"--" {
             break;
         }
-        i += match (word.strip_prefix(b"--"), word.first()) {
-            (Some(long), _) => long_option(spec, argv, i, long, 2, &mut out),
-            (None, Some(b'-')) if word.len() > 1 => short_or_single_dash(spec, argv, i, &mut out),
-            _ => 1,
+        if values_at.binary_search(&i).is_ok() {
+            i += 1;
+            continue;
+        }
+        let Some(body) = word.strip_prefix(b"--") else {
+            i += 1;
+            continue;
         };
-    }
-    if let Some(spec) = spec {
-        special_positional(spec, argv, &mut out);
-    }
-    out
-}
-
-/// A `--name[=value]` option at `argv[i]`; returns how many words it used.
-fn long_option(
-    spec: Option<&CommandSpec>,
-    argv: &[&[u8]],
-    i: usize,
-    body: &[u8],
-    dashes: usize,
-    out: &mut Vec<Found>,
-) -> usize {
-    let (name, glued) = match body.iter().position(|b| *b == b'=') {
-        Some(eq) => (body.get(..eq).unwrap_or_default(), Some(dashes + eq + 1)),
-        None => (body, None),
-    };
-    let name_text = String::from_utf8_lossy(name);
-    let known = spec.and_then(|s| {
-        s.secret.iter().find(|o| {
-            o.long.is_some_and(|l| {
-                l.as_bytes() == name
-                    || (s.abbreviations && name.len() >= 3 && l.as_bytes().starts_with(name))
-            })
-        })
-    });
-    let (arg, part, kind) = match known {
-        Some(o) => (o.arg, o.part, o.kind),
-        None if generic_long(&name_text) => (Arg::Required, Part::Whole, generic_kind(&name_text)),
-        None => return 1,
-    };
-    // A listed option takes the next word whatever it is, as getopt does;
-    // an unlisted one only when it does not look like another option.
-    let takes_any = known.is_some();
-    match (glued, arg) {
-        (Some(from), _) => {
-            push_part(argv, i, from, part, kind, out);
-            1
+        let (name, glued) = match body.iter().position(|b| *b == b'=') {
+            Some(eq) => (body.get(..eq).unwrap_or_default(), Some(2 + eq + 1)),
+            None => (body, None),
+        };
+        let name = String::from_utf8_lossy(name);
+        if listed(&name) || !generic_long(&name) {
+            i += 1;
+            continue;
         }
-        (None, Arg::Required) => match argv.get(i + 1) {
-            Some(next) if takes_any || !next.starts_with(b"-") || next.len() == 1 => {
-                push_part(argv, i + 1, 0, part, kind, out);
-                2
+        let kind = generic_kind(&name);
+        match glued {
+            Some(from) => {
+                push_part(argv, i, from, Part::Whole, kind, out);
+                i += 1;
             }
-            Some(_) | None => 1,
-        },
-        (None, Arg::Optional) => 1,
-    }
-}
-
-/// `-abc` clusters (or `-storepass` for single-dash-long commands).
-fn short_or_single_dash(
-    spec: Option<&CommandSpec>,
-    argv: &[&[u8]],
-    i: usize,
-    out: &mut Vec<Found>,
-) -> usize {
-    let Some(word) = argv.get(i) else { return 1 };
-    let body = word.get(1..).unwrap_or_default();
-    if let Some(s) = spec
-        && s.single_dash_long
-    {
-        return long_option(spec, argv, i, body, 1, out);
-    }
-    let Some(spec) = spec else { return 1 };
-    for (offset, letter) in body.iter().enumerate() {
-        let glued_at = 1 + offset + 1;
-        let has_glued = glued_at < word.len();
-        if let Some(o) = spec.secret.iter().find(|o| o.short == Some(*letter)) {
-            if has_glued {
-                push_part(argv, i, glued_at, o.part, o.kind, out);
-                return 1;
-            }
-            return match (o.arg, argv.get(i + 1)) {
-                (Arg::Required, Some(_)) => {
-                    push_part(argv, i + 1, 0, o.part, o.kind, out);
-                    2
+            None => match argv.get(i + 1) {
+                Some(next) if !next.starts_with(b"-") || next.len() == 1 => {
+                    push_part(argv, i + 1, 0, Part::Whole, kind, out);
+                    i += 2;
                 }
-                _ => 1,
-            };
-        }
-        if spec.short_with_arg.contains(letter) {
-            // The rest of the word, or the next word, is its argument.
-            return if has_glued { 1 } else { 2 };
+                Some(_) | None => i += 1,
+            },
         }
     }
-    1
 }
 
 fn push_part(
@@ -486,16 +259,14 @@ fn push_part(
     });
 }
 
-/// `htpasswd -b FILE USER PASSWORD` and `xfreerdp /p:PASSWORD`.
-fn special_positional(spec: &CommandSpec, argv: &[&[u8]], out: &mut Vec<Found>) {
-    if spec.names.contains(&"htpasswd") {
-        htpasswd_batch(argv, out);
-    }
-    if spec.names.contains(&"xfreerdp") {
-        freerdp_password(argv, out);
-    }
-    if spec.names.contains(&"aws") {
-        config_set(argv, out);
+/// Secrets by position: `htpasswd -b FILE USER PASSWORD`, `xfreerdp
+/// /p:PASSWORD`, `aws configure set NAME VALUE`.
+fn special_positional(operands: SecretOperands, argv: &[&[u8]], out: &mut Vec<Found>) {
+    match operands {
+        SecretOperands::None => {}
+        SecretOperands::HtpasswdBatch => htpasswd_batch(argv, out),
+        SecretOperands::SlashP => freerdp_password(argv, out),
+        SecretOperands::ConfigSet => config_set(argv, out),
     }
 }
 
@@ -564,9 +335,13 @@ fn freerdp_password(argv: &[&[u8]], out: &mut Vec<Found>) {
 /// Most words read after a command name found in text.
 pub const MAX_WORDS: usize = 128;
 
-/// Every command name of the table, for the keyword prefilter.
+/// Every name of a command whose words the table says can carry a secret,
+/// for the keyword prefilter.
 pub fn command_names() -> impl Iterator<Item = &'static str> {
-    COMMANDS.iter().flat_map(|c| c.names.iter().copied())
+    SPECS
+        .iter()
+        .filter(|c| c.secrets.any())
+        .flat_map(|c| c.names.iter().copied())
 }
 
 /// One shell word found in text: its raw extent and its decoded bytes.
@@ -744,6 +519,11 @@ mod tests {
         assert_eq!(found("curl -u :tok123 https://x"), ["tok123"]);
         assert_eq!(found("curl --user=me:pw2 x"), ["pw2"]);
         assert_eq!(found("curl -o out -u me:pw3 x"), ["pw3"]);
+        // `-O` (remote name) takes no value: the `-u` after it is read.
+        assert_eq!(found("curl -O -u me:pw3b x"), ["pw3b"]);
+        assert_eq!(found("curl -OJ -u me:pw3c x"), ["pw3c"]);
+        assert_eq!(found("curl -sSLOu me:pw3d x"), ["pw3d"]);
+        assert_eq!(found("curl -sSLO --user me:pw3e x"), ["pw3e"]);
         assert_eq!(found("curl --oauth2-bearer tok4 x"), ["tok4"]);
         assert!(found("docker run -u 1000:1000 img").is_empty());
         assert_eq!(found("docker login -u me -p pw5 reg"), ["pw5"]);
@@ -765,5 +545,48 @@ mod tests {
         assert!(found("docker login --password-stdin").is_empty());
         assert!(found("tool --token-file /run/t").is_empty());
         assert!(found("psql --password -h db").is_empty());
+    }
+
+    #[test]
+    fn the_shell_spec_table_says_which_options_take_values() {
+        // Flags the old table of this file read as taking a value.
+        assert_eq!(found("ldapsearch -x -w pw20 -b dc=x"), ["pw20"]);
+        assert_eq!(found("redis-cli -c -a pw21 get k"), ["pw21"]);
+        assert_eq!(found("mysql -A -ppw22 db"), ["pw22"]);
+        assert!(found("ldapsearch -x -s sub -b dc=x").is_empty());
+        assert_eq!(
+            found("ldappasswd -x -w pw23 -s pw24 uid=a"),
+            ["pw23", "pw24"]
+        );
+        // Single-dash long options.
+        assert_eq!(found("openssl enc -d -k pw25 -in f"), ["pw25"]);
+        assert_eq!(found("openssl rsa -passin=pass:pw26 -in k"), ["pw26"]);
+        assert_eq!(
+            found("keytool -importkeystore -srcstorepass pw27"),
+            ["pw27"]
+        );
+        // Secrets only after their subcommand.
+        assert!(found("docker run -p 80:80 -u 1000 img").is_empty());
+        assert_eq!(found("helm registry login -u me -p pw28 r"), ["pw28"]);
+        assert_eq!(found("az login -u me -p pw29"), ["pw29"]);
+        // The wrapped command's own options are not sshpass's.
+        assert_eq!(found("sshpass -p pw30 ssh -p 2222 h"), ["pw30"]);
+        assert_eq!(found("unzip -P pw31 a.zip"), ["pw31"]);
+        assert_eq!(found("7z x -ppw32 a.7z"), ["pw32"]);
+        assert_eq!(found("zip -P pw33 a.zip f"), ["pw33"]);
+        assert_eq!(found("wget --http-password=pw34 u"), ["pw34"]);
+        assert_eq!(found("wget --user me --password pw35 u"), ["pw35"]);
+        assert_eq!(found("curl --tlspassword pw36 u"), ["pw36"]);
+        assert_eq!(found("curl -E cert.pem:pw37 u"), ["pw37"]);
+        assert_eq!(found("smbclient -U me%pw38 //h/s"), ["pw38"]);
+        assert_eq!(found("git config user.password pw39"), ["pw39"]);
+        assert_eq!(found("npm config set _authToken pw40"), ["pw40"]);
+        assert_eq!(found("mongosh -u me -p pw41 h"), ["pw41"]);
+        assert_eq!(found("sqlcmd -S h -U sa -P pw42"), ["pw42"]);
+        assert_eq!(
+            found("ssh-keygen -p -P pw43 -N pw44 -f k"),
+            ["pw43", "pw44"]
+        );
+        assert_eq!(found("git -c x=y push --password pw45"), ["pw45"]);
     }
 }

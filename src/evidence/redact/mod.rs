@@ -78,10 +78,10 @@ pub fn replaced_rules() -> &'static [(&'static str, &'static str)] {
     scan::REPLACED
 }
 
-/// Whether `name` is a command whose arguments the CLI secret-option table
-/// reads (`mysql -pX`, `htpasswd -b FILE USER X`): the audit's command
-/// templates redact such commands in full rather than template them as
-/// written.
+/// Whether `name` is a command whose arguments can carry a secret by the
+/// shell command table (`mysql -pX`, `htpasswd -b FILE USER X`): the
+/// audit's command templates redact such commands in full rather than
+/// template them as written.
 pub fn is_cli_secret_command(name: &str) -> bool {
     cli::command_names().any(|n| n == name)
 }

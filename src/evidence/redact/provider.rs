@@ -83,7 +83,7 @@ pub const REPLACED: &[(&str, &str)] = &[
     ),
     (
         "curl-auth-user",
-        "vouch's option table reads `curl -u` with getopt semantics",
+        "vouch reads `curl -u` with the shell command table's getopt parser",
     ),
 ];
 

@@ -1,12 +1,17 @@
 //! Decoded views of a text: what it says once URL escapes, JSON string
-//! escapes or shell quoting are taken off.
+//! escapes, shell quoting or terminal control sequences are taken off.
 //!
 //! A secret in `?q=%3Dsk-ant-…`, in `"{\"password\":\"…\"}"` or in
-//! `'ab'\''cd'` is hidden from the rules by its encoding. Each view is the
+//! `'ab'\''cd'` is hidden from the rules by its encoding. So is one glued to
+//! a colour escape (`ESC[1msk-ant-…`: the `m` that ends the escape is a word
+//! character, so a rule that wants a word boundary before the key does not
+//! match), or one that a terminal draws whole but the text splits with
+//! escapes (`grep --color` highlighting part of a key). Each view is the
 //! decoded text plus a map back to the original bytes, so a finding in a view
 //! redacts the original span that encodes it. Views are built only when the
 //! decoding changes something, at most [`MAX_VIEWS`] of them (two levels:
-//! JSON inside a URL, a URL inside a JSON string), each in one pass.
+//! JSON inside a URL, a URL inside a JSON string, an escape written as
+//! `\u001b` in JSON), each in one pass.
 
 use crate::shell::decode_ansi_c;
 
@@ -43,12 +48,27 @@ pub struct View {
 /// The decoders, in the order they are tried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Decoder {
+    /// Each terminal control sequence (and lone control byte) becomes one
+    /// space: a key glued after an escape starts at a boundary.
+    TerminalBoundary,
     Url,
     Json,
     Shell,
+    /// Each terminal control sequence is dropped: a key split by escapes
+    /// is joined, as the terminal shows it.
+    TerminalJoin,
 }
 
-const DECODERS: [Decoder; 3] = [Decoder::Url, Decoder::Json, Decoder::Shell];
+/// The boundary view comes first, so a text that needs a second-level
+/// decoding (`\u001b[1m…` in a JSON string) still gets it within
+/// [`MAX_VIEWS`].
+const DECODERS: [Decoder; 5] = [
+    Decoder::TerminalBoundary,
+    Decoder::Url,
+    Decoder::Json,
+    Decoder::Shell,
+    Decoder::TerminalJoin,
+];
 
 /// The original text and every view decoded from it.
 pub struct Views {
@@ -319,7 +339,113 @@ fn decode(decoder: Decoder, text: &[u8]) -> Option<View> {
         Decoder::Url => memchr::memchr(b'%', text).and_then(|_| url(text)),
         Decoder::Json => memchr::memchr(b'\\', text).and_then(|_| json(text)),
         Decoder::Shell => memchr::memchr3(b'\'', b'"', b'\\', text).and_then(|_| shell(text)),
+        Decoder::TerminalBoundary => terminal(text, b" "),
+        Decoder::TerminalJoin => terminal(text, b""),
     }
+}
+
+/// Terminal control: each escape sequence (CSI `ESC[…m`, OSC `ESC]…BEL`
+/// or `ESC]…ESC\\`, the other `ESC` sequences, their 8-bit C1 forms) and
+/// each other control byte but tab, newline and carriage return becomes
+/// `with`.
+fn terminal(text: &[u8], with: &[u8]) -> Option<View> {
+    let mut b = Builder::with_capacity(text.len());
+    let mut i = 0;
+    let mut run = 0;
+    while let Some(at) = text
+        .get(i..)
+        .and_then(|r| r.iter().position(|&c| starts_control(c)))
+    {
+        i += at;
+        let len = control_len(text, i);
+        if len == 0 {
+            i += 1;
+            continue;
+        }
+        b.copy(run, text.get(run..i).unwrap_or_default());
+        b.decoded(i, len, with);
+        i += len;
+        run = i;
+    }
+    b.copy(run, text.get(run..).unwrap_or_default());
+    b.finish()
+}
+
+/// A byte that may start a control sequence: a C0 control but tab,
+/// newline and carriage return, DEL, or the UTF-8 lead byte of a C1
+/// control (U+0080 to U+009F).
+fn starts_control(c: u8) -> bool {
+    (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r')) || c == 0x7f || c == 0xc2
+}
+
+/// The length of the control sequence at `at`; 0 when there is none (a
+/// `0xC2` that leads an ordinary character).
+fn control_len(text: &[u8], at: usize) -> usize {
+    const ESC: u8 = 0x1b;
+    let next = text.get(at + 1).copied();
+    match (text.get(at).copied(), next) {
+        (Some(ESC), Some(b'[')) => 2 + csi_body(text, at + 2),
+        (Some(ESC), Some(b']' | b'P' | b'X' | b'^' | b'_')) => 2 + string_body(text, at + 2),
+        (Some(ESC), Some(0x20..=0x2f)) => {
+            let rest = text.get(at + 1..).unwrap_or_default();
+            let inter = rest
+                .iter()
+                .take_while(|c| (0x20..=0x2f).contains(*c))
+                .count();
+            let fin = rest.get(inter).is_some_and(|c| (0x30..=0x7e).contains(c));
+            1 + inter + usize::from(fin)
+        }
+        (Some(ESC), Some(0x30..=0x7e)) => 2,
+        // C1 controls, UTF-8 encoded: CSI, the string openers, the rest.
+        (Some(0xc2), Some(0x9b)) => 2 + csi_body(text, at + 2),
+        (Some(0xc2), Some(0x90 | 0x98 | 0x9d | 0x9e | 0x9f)) => 2 + string_body(text, at + 2),
+        (Some(0xc2), Some(0x80..=0x9f)) => 2,
+        (Some(0xc2), _) => 0,
+        (Some(_), _) => 1,
+        (None, _) => 0,
+    }
+}
+
+/// The length of a CSI's parameters, intermediates and final byte from
+/// `from`.
+fn csi_body(text: &[u8], from: usize) -> usize {
+    let rest = text.get(from..).unwrap_or_default();
+    let params = rest
+        .iter()
+        .take_while(|c| (0x30..=0x3f).contains(*c))
+        .count();
+    let inter = rest
+        .get(params..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|c| (0x20..=0x2f).contains(*c))
+        .count();
+    let fin = rest
+        .get(params + inter)
+        .is_some_and(|c| (0x40..=0x7e).contains(c));
+    params + inter + usize::from(fin)
+}
+
+/// The length of a control string's body and terminator from `from`: it
+/// ends at BEL or ST (`ESC\\`, C1 `0x9C`), both taken, or before any other
+/// control byte, which then starts its own sequence.
+fn string_body(text: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while let Some(&c) = text.get(i) {
+        let terminator = match (c, text.get(i + 1).copied()) {
+            (0x07, _) => Some(1),
+            (0x1b, Some(b'\\')) | (0xc2, Some(0x9c)) => Some(2),
+            (0xc2, Some(0x80..=0x9f)) => Some(0),
+            (0xc2, _) => None,
+            _ if starts_control(c) => Some(0),
+            _ => None,
+        };
+        if let Some(len) = terminator {
+            return i + len - from;
+        }
+        i += 1;
+    }
+    i - from
 }
 
 /// One shell word with its quoting removed.
@@ -591,6 +717,47 @@ mod tests {
         let v = decoded(r"X=$'\x68i'");
         assert!(v.contains(&"X=hi".to_owned()), "{v:?}");
         assert_eq!(decoded("plain text").len(), 1);
+    }
+
+    #[test]
+    fn terminal_views_make_boundaries_and_join_splits() {
+        let v = decoded("\x1b[1;32mhf_x\x1b[0m ok");
+        assert!(v.contains(&" hf_x  ok".to_owned()), "{v:?}");
+        assert!(v.contains(&"hf_x ok".to_owned()), "{v:?}");
+        // OSC hyperlinks end at ST or BEL; charset and single-byte escapes.
+        let v = decoded("\x1b]8;;https://x\x1b\\npm_x\x1b]8;;\x07 \x1b(Bgsk_x\x1bMdapi1\x01SG.x");
+        assert!(v.contains(&" npm_x   gsk_x dapi1 SG.x".to_owned()), "{v:?}");
+        // 8-bit CSI (U+009B) and an ordinary two-byte character.
+        let v = decoded("\u{9b}1mhvs.x é");
+        assert!(v.contains(&" hvs.x é".to_owned()), "{v:?}");
+        assert_eq!(decoded("tab\tand newline\n é").len(), 1);
+        // An unterminated OSC stops at the next escape.
+        let v = decoded("\x1b]0;title\x1b[1mhf_x");
+        assert!(v.contains(&"  hf_x".to_owned()), "{v:?}");
+    }
+
+    #[test]
+    fn terminal_view_spans_map_back() {
+        let text = "\x1b[01;31m\x1b[Ksk_live\x1b[m\x1b[K_abc def";
+        let views = Views::of(text.as_bytes());
+        let index = views
+            .views
+            .iter()
+            .position(|v| v.bytes == b"sk_live_abc def")
+            .unwrap();
+        let (s, e) = views.to_original(index, 0, 11);
+        assert_eq!(&text[s..e], "sk_live\x1b[m\x1b[K_abc");
+        let text = "x\x1b[1mhf_abc\x1b[0m";
+        let views = Views::of(text.as_bytes());
+        let (index, view) = views
+            .views
+            .iter()
+            .enumerate()
+            .find(|(_, v)| v.bytes == b"x hf_abc ")
+            .unwrap();
+        let at = view.bytes.iter().position(|b| *b == b'h').unwrap();
+        let (s, e) = views.to_original(index, at, at + 6);
+        assert_eq!(&text[s..e], "hf_abc");
     }
 
     #[test]
