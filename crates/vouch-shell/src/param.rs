@@ -321,14 +321,7 @@ impl Interp {
                 with,
             } => {
                 let patterns = self.patterns(pattern, state, operands);
-                let (replacement, template) = match &operands.replacement {
-                    Some(done) => done.clone(),
-                    None => {
-                        let done = self.expand_replacement(with, state);
-                        operands.replacement = Some(done.clone());
-                        done
-                    }
-                };
+                let (replacement, template) = self.replacement(with, state, operands);
                 self.each_text(base, |me, t| {
                     me.replace(
                         t,
@@ -340,15 +333,7 @@ impl Interp {
                 })
             }
             ParamOp::Substring { offset, length } => {
-                let range = match operands.range {
-                    Some(range) => range,
-                    None => {
-                        let off = self.arith_text(offset, state);
-                        let len = length.as_deref().map(|l| self.arith_text(l, state));
-                        operands.range = Some((off, len));
-                        (off, len)
-                    }
-                };
+                let range = self.range(offset, length.as_deref(), state, operands);
                 self.substring_of(exp, base, range, state)
             }
             ParamOp::Case { mode, all, pattern } => {
@@ -461,6 +446,38 @@ impl Interp {
             .collect();
         operands.word = Some(done.clone());
         done
+    }
+
+    /// `${v/p/r}`'s replacement, expanded once.
+    fn replacement(
+        &mut self,
+        with: &WordAst,
+        state: &mut State,
+        operands: &mut Operands,
+    ) -> (Value, Option<Vec<RepPiece>>) {
+        if let Some(done) = &operands.replacement {
+            return done.clone();
+        }
+        let done = self.expand_replacement(with, state);
+        operands.replacement = Some(done.clone());
+        done
+    }
+
+    /// `${v:off:len}`'s offset and length, evaluated once.
+    fn range(
+        &mut self,
+        offset: &str,
+        length: Option<&str>,
+        state: &mut State,
+        operands: &mut Operands,
+    ) -> (Option<i64>, Option<Option<i64>>) {
+        if let Some(range) = operands.range {
+            return range;
+        }
+        let off = self.arith_text(offset, state);
+        let len = length.map(|l| self.arith_text(l, state));
+        operands.range = Some((off, len));
+        (off, len)
     }
 
     /// A pattern operand's candidates, expanded once.

@@ -6,6 +6,13 @@
 //! analysis that hits a budget is incomplete (the request goes on to the
 //! reviewer), never truncated into an allow.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::too_many_lines,
+    reason = "test helpers: a failure is the test failing"
+)]
+
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
