@@ -520,8 +520,10 @@ impl Interp {
         }
         // A substitution the lexer did not reach (inside text it read
         // another way) still runs.
+        // Both lists are in text order: one pass finds the ones skipped.
+        let mut taken = lexer.taken.iter().peekable();
         for s in substs {
-            if !lexer.taken.contains(&s.start) {
+            if taken.next_if(|&&t| t == s.start).is_none() {
                 self.substitute(&s.body, state);
             }
         }

@@ -498,13 +498,7 @@ impl<'s> Lexer<'s> {
         let Some(left) = self.depth_left.checked_sub(1) else {
             self.too_deep = true;
             out.push(Part::Param {
-                exp: Box::new(ParamExp {
-                    name: ParamName::Special('?'),
-                    index: None,
-                    indirect: false,
-                    length: false,
-                    op: ParamOp::Bad,
-                }),
+                exp: Box::new(bad_param()),
                 quoted: mode.quoted(),
             });
             return close + 1;
@@ -576,13 +570,7 @@ impl<'s> Lexer<'s> {
     /// The inside of `${…}`, from `start` to the closing brace.
     fn param_body(&mut self, start: usize, end: usize, mode: Mode) -> ParamExp {
         let text = self.text(start, end);
-        let bad = || ParamExp {
-            name: ParamName::Special('?'),
-            index: None,
-            indirect: false,
-            length: false,
-            op: ParamOp::Bad,
-        };
+        let bad = bad_param;
         if text == "#" {
             return plain(ParamName::Special('#'));
         }
@@ -762,6 +750,18 @@ impl<'s> Lexer<'s> {
             k += 1;
         }
         None
+    }
+}
+
+/// A `${…}` that cannot be read (or is nested too deep to read): it
+/// expands to something unknown.
+fn bad_param() -> ParamExp {
+    ParamExp {
+        name: ParamName::Special('?'),
+        index: None,
+        indirect: false,
+        length: false,
+        op: ParamOp::Bad,
     }
 }
 

@@ -175,6 +175,16 @@ pub(crate) struct Parsed {
     pub errors: Vec<ShellError>,
 }
 
+impl Parsed {
+    /// No statements: a parse that was refused, cancelled or failed.
+    fn nothing(errors: Vec<ShellError>) -> Parsed {
+        Parsed {
+            stmt: Stmt::Empty,
+            errors,
+        }
+    }
+}
+
 /// The longest command line [`plain_command`] reads, in bytes: far below
 /// where any parse budget could run out.
 const PLAIN_MAX_BYTES: usize = 512;
@@ -292,25 +302,16 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
         // 3,000 deep: a quarter of a second), and the conversion could
         // not go that deep anyway: such a script is not parsed at all.
         meter.too_deep();
-        return Parsed {
-            stmt: Stmt::Empty,
-            errors,
-        };
+        return Parsed::nothing(errors);
     }
     let tree = match parse_tree(source, meter) {
         Ok(Some(tree)) => tree,
         Ok(None) => {
-            return Parsed {
-                stmt: Stmt::Empty,
-                errors,
-            };
+            return Parsed::nothing(errors);
         }
         Err(e) => {
             errors.push(e);
-            return Parsed {
-                stmt: Stmt::Empty,
-                errors,
-            };
+            return Parsed::nothing(errors);
         }
     };
     let root = tree.root_node();
@@ -323,10 +324,7 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
                 meter.limits.max_syntax_nodes
             ),
         );
-        return Parsed {
-            stmt: Stmt::Empty,
-            errors,
-        };
+        return Parsed::nothing(errors);
     }
     let Some(fix) = rewrites(root, source) else {
         let fix = Rewrites::default();
@@ -338,17 +336,11 @@ pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
     let reparsed = match parse_tree(&fix.source, meter) {
         Ok(Some(tree)) => tree,
         Ok(None) => {
-            return Parsed {
-                stmt: Stmt::Empty,
-                errors,
-            };
+            return Parsed::nothing(errors);
         }
         Err(e) => {
             errors.push(e);
-            return Parsed {
-                stmt: Stmt::Empty,
-                errors,
-            };
+            return Parsed::nothing(errors);
         }
     };
     if let Some(parsed) = herestring_fallback(reparsed.root_node(), source, &fix, meter) {
@@ -455,10 +447,7 @@ fn convert(
     if conv.late {
         // As a parse the deadline cancelled: nothing, never the part that
         // was converted in time (a word cut short could read as another).
-        return Parsed {
-            stmt: Stmt::Empty,
-            errors,
-        };
+        return Parsed::nothing(errors);
     }
     Parsed { stmt, errors }
 }
