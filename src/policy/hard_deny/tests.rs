@@ -81,6 +81,7 @@ fn pipeline_protected_paths_are_honoured() {
             "/var/lib/vouch-state".to_owned(),
             "/usr/local/bin/vouch".to_owned(),
         ],
+        config_only: Vec::new(),
         vars: Vec::new(),
     };
     let c = ctx(&protected);
@@ -192,6 +193,7 @@ fn a_deny_before_the_protected_rules_is_the_full_verdict_for_any_protected_set()
                 "/home/dev".to_owned(),
                 "~/.config/vouch".to_owned(),
             ],
+            config_only: Vec::new(),
             vars: vec![("VOUCH_HOME".to_owned(), "/srv/app/.vouch".to_owned())],
         },
     ];
