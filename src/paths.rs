@@ -231,6 +231,39 @@ mod tests {
     }
 
     #[test]
+    fn configuration_without_the_state_directory_is_config_only() {
+        let p = Paths::from_lookup(lookup(&[("HOME", "/srv/svc")])).unwrap();
+        let only = p.protected().config_only_for_home("/home/dev");
+        for dir in [
+            "/srv/svc/.config/vouch/config.toml",
+            "/srv/svc/.config/vouch",
+            "/home/dev/.config/vouch",
+        ] {
+            assert!(only.contains(&dir.to_owned()), "{dir}: {only:?}");
+        }
+        assert!(!only.iter().any(|c| c.contains(".local/state")));
+        // `VOUCH_HOME` holds the state directory: only its file is
+        // configuration alone.
+        let p =
+            Paths::from_lookup(lookup(&[("VOUCH_HOME", "/vh"), ("HOME", "/home/dev")])).unwrap();
+        let only = p.protected().config_only_for_home("/home/dev");
+        assert!(only.contains(&"/vh/config.toml".to_owned()), "{only:?}");
+        assert!(!only.contains(&"/vh".to_owned()), "{only:?}");
+        // `XDG_STATE_HOME=~/.config`: the state directory is the
+        // configuration directory.
+        let p = Paths::from_lookup(lookup(&[
+            ("HOME", "/home/dev"),
+            ("XDG_STATE_HOME", "/home/dev/.config"),
+        ]))
+        .unwrap();
+        let only = p.protected().config_only_for_home("/home/dev");
+        assert!(
+            !only.contains(&"/home/dev/.config/vouch".to_owned()),
+            "{only:?}"
+        );
+    }
+
+    #[test]
     fn xdg_then_home_defaults() {
         let p = Paths::from_lookup(lookup(&[
             ("HOME", "/home/dev"),

@@ -132,6 +132,10 @@ fn hit(f: &mut Facts<'_>, touch: Touch, target: &Target, copies: bool) -> Option
             harness_dir(&t).map(str::to_owned)
         }
         Touch::Read { whole_tree } => {
+            // A target inside the configuration alone reads no secret,
+            // whatever protected directory holds it (`VOUCH_HOME`).
+            let in_config = matches!(&t, Target::Exact(x)
+                if env.config_only.iter().any(|c| paths::is_within(x, c)));
             for p in protected {
                 // A token or key by name anywhere protected; a whole tree
                 // where secrets live, and a copy or archive of any of it
@@ -140,7 +144,9 @@ fn hit(f: &mut Facts<'_>, touch: Touch, target: &Target, copies: bool) -> Option
                 if f.reaches(&t, p) && secret_name(&t) {
                     return Some(format!("vouch's secrets under `{p}`"));
                 }
-                if whole_tree && (holds_secrets || copies) && (f.reaches(&t, p) || f.covers(&t, p))
+                if whole_tree
+                    && (copies || (holds_secrets && !in_config))
+                    && (f.reaches(&t, p) || f.covers(&t, p))
                 {
                     return Some(format!("vouch's secrets under `{p}`"));
                 }
