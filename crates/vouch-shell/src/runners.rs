@@ -116,15 +116,12 @@ fn split_assignment(arg: &Arg) -> Option<(String, Value)> {
     Some((name.to_owned(), drop_prefix(v, name.len() + 1)))
 }
 
-/// `{}` in find's `-exec`: the starting point (when `root_reaches` says
-/// the expression lets it reach the action) or a path below it.
-fn found_paths(roots: &[Value], root_reaches: &dyn Fn(&Text) -> bool) -> Value {
+/// `{}` in find's `-exec`: the starting point or a path below it.
+fn found_paths(roots: &[Value]) -> Value {
     let mut candidates = Vec::new();
     for root in roots {
         for r in root.candidates() {
-            if root_reaches(r) {
-                candidates.push(r.clone());
-            }
+            candidates.push(r.clone());
             let mut below = r.clone();
             if !r.known_suffix().ends_with('/') {
                 below.push_str("/");
@@ -174,7 +171,7 @@ fn find_roots(args: &[Arg]) -> (Vec<Value>, usize) {
 /// What `find ARGS` prints, item by item.
 pub(crate) fn find_items(args: &[Arg], _state: &State) -> Value {
     let (roots, _) = find_roots(args);
-    found_paths(&roots, &|_| true)
+    found_paths(&roots)
 }
 
 /// Splits known `xargs` input into items.
@@ -754,11 +751,9 @@ impl Interp {
     /// path below it.
     fn find_exec(&mut self, index: Option<usize>, args: &[Arg], state: &State) {
         let (roots, start) = find_roots(args);
-        let expression = args.get(start..).unwrap_or(&[]);
-        let skips_roots = crate::find::skips_roots(expression);
+        let found = found_paths(&roots);
         let mut k = start;
         while let Some(a) = args.get(k) {
-            let action = k - start;
             k += 1;
             let dir = match a.as_known() {
                 Some("-exec" | "-ok") => false,
@@ -778,20 +773,6 @@ impl Interp {
                     _ => argv.push(next.clone()),
                 }
             }
-            // A starting point is `{}` only when its own name passes the
-            // tests before this action (`find ~ -name node_modules -exec
-            // rm -rf {} +` never removes `~`).
-            let root_reaches = |r: &Text| {
-                let Some(root) = r.as_known() else {
-                    return true;
-                };
-                !skips_roots
-                    && crate::find::reached_actions(expression, &|n, a| {
-                        crate::find::root_truth(root, n, a)
-                    })
-                    .is_none_or(|reached| reached.contains(&action))
-            };
-            let found = found_paths(&roots, &root_reaches);
             let mut argv = substitute_args(&argv, "{}", &Arg::Field(found.clone()));
             if batch {
                 // `{} +` is one or more found paths: the first as above,

@@ -149,7 +149,11 @@ fn rm(f: &mut Facts<'_>, i: usize, name: &str) -> Option<HardDeny> {
     let force = name == "rimraf" || eff.has(Modifier::Force);
     let touches = f.touches(i);
     for touch in touches.iter().filter(|t| t.role == Role::Delete) {
+        let unreached = find_roots_unreached(f, i, &touch.value);
         for target in &touch.targets {
+            if matches!(target, Target::Exact(p) if unreached.contains(p)) {
+                continue;
+            }
             if wipe_target(f, target) {
                 let (rule, what) = if maybe_recursive {
                     (
@@ -177,6 +181,67 @@ fn rm(f: &mut Facts<'_>, i: usize, name: &str) -> Option<HardDeny> {
         }
     }
     None
+}
+
+/// The starting points (absolute) that `{}` of the `find -exec` running
+/// command `i` cannot be: `value` is find's `{}` (a root `r` and `r/…`
+/// below it) and `r`'s own name fails the tests before every `-exec`
+/// (`find ~ -name node_modules -prune -exec rm -rf {} +`), or `-mindepth`
+/// keeps find below its roots.
+pub(super) fn find_roots_unreached(
+    f: &Facts<'_>,
+    i: usize,
+    value: &crate::shell::Value,
+) -> Vec<String> {
+    let Some(cmd) = f.command(i) else {
+        return Vec::new();
+    };
+    let Some(finder) = cmd.parent.and_then(|p| f.command(p)) else {
+        return Vec::new();
+    };
+    if finder.name() != Some("find") {
+        return Vec::new();
+    }
+    let args = finder.args();
+    let start = args
+        .iter()
+        .position(|a| {
+            a.as_known().is_some_and(|t| {
+                (t.starts_with('-') && t.len() > 1) || matches!(t, "(" | "!" | ")" | ",")
+            })
+        })
+        .unwrap_or(args.len());
+    let expression = args.get(start..).unwrap_or(&[]);
+    let execs: Vec<usize> = expression
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| matches!(a.as_known(), Some("-exec" | "-execdir" | "-ok" | "-okdir")))
+        .map(|(at, _)| at)
+        .collect();
+    let skips = find::skips_roots(expression);
+    let candidates = value.candidates();
+    let mut out = Vec::new();
+    for c in candidates {
+        let Some(root) = c.as_known() else { continue };
+        // Only the shape find gives `{}`: the root and a path below it.
+        let below = candidates.iter().any(|b| {
+            b.has_any() && b.known_prefix().trim_end_matches('/') == root.trim_end_matches('/')
+        });
+        if !below {
+            continue;
+        }
+        let reaches = !skips
+            && find::reached_actions(expression, &|n, a| find::root_truth(root, n, a))
+                .is_none_or(|reached| execs.iter().any(|e| reached.contains(e)));
+        if !reaches {
+            for t in super::paths::resolve(&crate::shell::Value::known(root), &cmd.cwd) {
+                if let Target::Exact(p) = t {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// An unknown command name (`$RM -rf /`) with `rm`'s flags is judged as `rm`.
