@@ -268,6 +268,7 @@ fn bench(c: &mut Criterion) {
     let cases = corpus();
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
+        config_only: Vec::new(),
         vars: Vec::new(),
     };
     let mut cfg = Config::defaults().unwrap();

@@ -57,6 +57,7 @@ fn verdict(command: &str) -> anyhow::Result<Verdict> {
         .with_context(|| format!("request for `{command}`"))?;
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
+        config_only: Vec::new(),
         vars: Vec::new(),
     };
     let ctx = Context {

@@ -58,6 +58,7 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
+        config_only: Vec::new(),
         vars: Vec::new(),
     };
     // The wall-clock backstops are lifted: under valgrind everything runs

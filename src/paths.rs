@@ -125,7 +125,19 @@ impl Paths {
         if let Some(exe) = current_exe() {
             after.push(lossy(exe));
         }
-        ProtectedPaths { before, after }
+        let state_dir = self.state_dir.clone();
+        let mut config_only = vec![lossy(&self.user_config), lossy(self.config_dir())];
+        if let Some(home) = self.home.as_deref().filter(|h| h.is_absolute()) {
+            let [config, _] = home_defaults(home);
+            config_only.push(lossy(&config));
+        }
+        config_only.retain(|c| !state_dir.starts_with(c));
+        ProtectedPaths {
+            before,
+            after,
+            config_only,
+            state_dir,
+        }
     }
 }
 
@@ -143,6 +155,12 @@ fn home_defaults(home: &Path) -> [PathBuf; 2] {
 pub struct ProtectedPaths {
     before: Vec<String>,
     after: Vec<String>,
+    /// The configuration locations that hold no tokens or key: the user
+    /// configuration file and directory and the default configuration
+    /// directory under the service's `HOME`, each unless the state
+    /// directory lies inside it (`VOUCH_HOME` holds both).
+    config_only: Vec<String>,
+    state_dir: PathBuf,
 }
 
 impl ProtectedPaths {
@@ -165,6 +183,23 @@ impl ProtectedPaths {
         }
         self.after.iter().cloned().for_each(&mut add);
         strings
+    }
+
+    /// The entries of [`ProtectedPaths::for_home`] that hold configuration
+    /// only: reading them reads none of vouch's tokens or key.
+    pub fn config_only_for_home(&self, request_home: &str) -> Vec<String> {
+        let mut out = self.config_only.clone();
+        let home = Path::new(request_home);
+        if home.is_absolute() {
+            let [config, _] = home_defaults(home);
+            if !self.state_dir.starts_with(&config) {
+                let config = config.to_string_lossy().into_owned();
+                if !out.contains(&config) {
+                    out.push(config);
+                }
+            }
+        }
+        out
     }
 }
 
@@ -193,6 +228,39 @@ mod tests {
         assert_eq!(p.user_config, PathBuf::from("/tmp/vh/config.toml"));
         assert_eq!(p.state_dir, PathBuf::from("/tmp/vh/state"));
         assert_eq!(p.home.as_deref(), Some(Path::new("/home/dev")));
+    }
+
+    #[test]
+    fn configuration_without_the_state_directory_is_config_only() {
+        let p = Paths::from_lookup(lookup(&[("HOME", "/srv/svc")])).unwrap();
+        let only = p.protected().config_only_for_home("/home/dev");
+        for dir in [
+            "/srv/svc/.config/vouch/config.toml",
+            "/srv/svc/.config/vouch",
+            "/home/dev/.config/vouch",
+        ] {
+            assert!(only.contains(&dir.to_owned()), "{dir}: {only:?}");
+        }
+        assert!(!only.iter().any(|c| c.contains(".local/state")));
+        // `VOUCH_HOME` holds the state directory: only its file is
+        // configuration alone.
+        let p =
+            Paths::from_lookup(lookup(&[("VOUCH_HOME", "/vh"), ("HOME", "/home/dev")])).unwrap();
+        let only = p.protected().config_only_for_home("/home/dev");
+        assert!(only.contains(&"/vh/config.toml".to_owned()), "{only:?}");
+        assert!(!only.contains(&"/vh".to_owned()), "{only:?}");
+        // `XDG_STATE_HOME=~/.config`: the state directory is the
+        // configuration directory.
+        let p = Paths::from_lookup(lookup(&[
+            ("HOME", "/home/dev"),
+            ("XDG_STATE_HOME", "/home/dev/.config"),
+        ]))
+        .unwrap();
+        let only = p.protected().config_only_for_home("/home/dev");
+        assert!(
+            !only.contains(&"/home/dev/.config/vouch".to_owned()),
+            "{only:?}"
+        );
     }
 
     #[test]

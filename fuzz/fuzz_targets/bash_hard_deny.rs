@@ -13,6 +13,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let protected = Protected {
         paths: vec!["/home/dev/.config/vouch".to_owned()],
+        config_only: Vec::new(),
         vars: vec![(
             "VOUCH_HOME".to_owned(),
             "/home/dev/.config/vouch".to_owned(),

@@ -106,6 +106,7 @@ pub(super) fn decide_early(engine: &Engine, request: &Request) -> Option<Decisio
     // `check_before_protected`); the full list needs the project's files.
     let protected = hard_deny::Protected {
         paths: Vec::new(),
+        config_only: Vec::new(),
         vars: known_vars(engine),
     };
     let ctx = hard_deny::Context {
@@ -162,6 +163,7 @@ impl<'a> Fixed<'a> {
         };
         let protected = hard_deny::Protected {
             paths,
+            config_only: engine.inner.protected.config_only_for_home(&home),
             vars: known_vars(engine),
         };
         let resolved_path = request

@@ -102,6 +102,7 @@ impl World {
             grant: None,
             protected: Protected {
                 paths: vec!["/opt/vouch/bin/vouch".into()],
+                config_only: Vec::new(),
                 vars: Vec::new(),
             },
             hard_deny: hard_deny::Verdict::Clear,

@@ -203,6 +203,7 @@ fn apply(command: &str, wrap: Wrap, cwd: &str) -> String {
 fn verdict(case: &Case, command: &str) -> Verdict {
     let protected = Protected {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
+        config_only: Vec::new(),
         vars: Vec::new(),
     };
     let ctx = Context {

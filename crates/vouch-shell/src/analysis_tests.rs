@@ -261,6 +261,38 @@ fn control_flow() {
 }
 
 #[test]
+fn recursive_calls_past_a_runtime_condition_are_guarded() {
+    let recursive_guards = |text: &str| -> Vec<bool> {
+        analysis(text)
+            .commands
+            .iter()
+            .filter(|c| c.recursive)
+            .map(|c| c.guarded)
+            .collect()
+    };
+    assert!(recursive_guards(":(){ :|:& };:").iter().all(|g| !g));
+    assert_eq!(
+        recursive_guards(r#"w(){ for d in "$1"/*; do [ -d "$d" ] && w "$d" & done; }; w ."#),
+        vec![true]
+    );
+    assert_eq!(
+        recursive_guards(
+            r#"w(){ for d in "$1"/*; do [ -d "$d" ] || continue; w "$d" | cat; done; }; w ."#
+        ),
+        vec![true]
+    );
+    // A guard around the first call bounds nothing; a decided one is none.
+    for bomb in [
+        "f(){ f|f& }; [ -d . ] && f",
+        "f(){ true && f|f& }; f",
+        "f(){ if :; then f|f& fi; }; f",
+    ] {
+        let guards = recursive_guards(bomb);
+        assert!(!guards.is_empty() && guards.iter().all(|g| !g), "{bomb}");
+    }
+}
+
+#[test]
 fn functions_and_recursion() {
     has("f() { rm -rf /; }; f", "rm -rf /");
     // A function that redefines itself and calls the new body runs it.

@@ -437,7 +437,12 @@ impl Interp {
             saved_prefix.push((var.clone(), inner.vars.get(var).cloned()));
             inner.assign_value(var, value, &self.known);
         }
+        // Whether the body calls itself again is judged from its own
+        // conditions, not from those around this call.
+        let saved_guard = self.ctx.guarded;
+        self.ctx.guarded = false;
         let (flow, out) = self.exec(&func.body, inner);
+        self.ctx.guarded = saved_guard;
         let mut ok = flow.ok;
         let mut fail = flow.fail;
         for jump in flow.jumps {

@@ -153,6 +153,12 @@ pub struct Command {
     /// A call of a function from inside its own body (or a function it
     /// calls): not followed again.
     pub recursive: bool,
+    /// Reached, within the innermost function call (or the command line
+    /// outside any), only past a condition whose outcome is runtime data:
+    /// the right of `&&`/`||` after a command of unknown status, an `if`,
+    /// `elif` or `else` branch, a loop body whose condition may fail, a
+    /// `for` over items that may be none, a `case` arm that may not match.
+    pub guarded: bool,
     /// Part of a pipeline.
     pub in_pipeline: bool,
     /// The function whose body holds it (the innermost, when inlined).

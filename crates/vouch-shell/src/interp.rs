@@ -195,6 +195,9 @@ pub(crate) struct Ctx {
     pub parent: Option<usize>,
     /// Script-string nesting.
     pub depth: u32,
+    /// Reached, inside the innermost function call, only past a condition
+    /// whose outcome is runtime data ([`Command::guarded`]).
+    pub guarded: bool,
 }
 
 pub(crate) struct Interp {
@@ -243,6 +246,7 @@ impl Interp {
                 in_pipeline: false,
                 parent: None,
                 depth: 0,
+                guarded: false,
             },
             proc_outputs: Vec::new(),
             holes: Vec::new(),
@@ -262,6 +266,7 @@ impl Interp {
         cmd.background |= self.ctx.background;
         cmd.in_pipeline |= self.ctx.in_pipeline;
         cmd.depth = self.ctx.depth as usize;
+        cmd.guarded |= self.ctx.guarded;
         if cmd.parent.is_none() {
             cmd.parent = self.ctx.parent;
         }
@@ -343,11 +348,27 @@ impl Interp {
             stdin_text: state.stdin.text.clone(),
             background: false,
             recursive: false,
+            guarded: false,
             in_pipeline: false,
             function: state.calls.last().cloned(),
             depth: 0,
             origin: Origin::Command,
         }
+    }
+
+    /// Runs `stmt` in `state`, as reached only past a runtime condition
+    /// when `guarded` (or when it already is).
+    pub(crate) fn exec_guarded(
+        &mut self,
+        guarded: bool,
+        stmt: &Stmt,
+        state: State,
+    ) -> (Flow, Output) {
+        let saved = self.ctx.guarded;
+        self.ctx.guarded |= guarded;
+        let result = self.exec(stmt, state);
+        self.ctx.guarded = saved;
+        result
     }
 
     /// Runs `stmt` in `state`.
@@ -473,7 +494,7 @@ impl Interp {
             };
             return (flow, out_a);
         };
-        let (second, out_b) = self.exec(b, go);
+        let (second, out_b) = self.exec_guarded(!surely, b, go);
         jumps.extend(second.jumps);
         let out = if surely {
             out_a.then(out_b, &mut self.meter)
@@ -502,11 +523,15 @@ impl Interp {
         let mut last = Flow::default();
         let mut jumps = Vec::new();
         let mut out = Output::empty();
+        // Past a statement that may have left (`[ -d "$d" ] || continue`,
+        // `… || return`), the rest is reached only past a runtime condition.
+        let mut guarded = false;
         for stmt in list {
             let Some(s) = current.take() else {
                 break;
             };
-            let (flow, o) = self.exec(stmt, s);
+            let (flow, o) = self.exec_guarded(guarded, stmt, s);
+            guarded |= !flow.jumps.is_empty();
             out = out.then(o, &mut self.meter);
             jumps.extend(flow.jumps.iter().cloned());
             current = join(flow.ok.clone(), flow.fail.clone(), &self.known);
@@ -573,12 +598,17 @@ impl Interp {
         let mut result = Flow::default();
         let mut out: Option<Output> = None;
         let mut current = Some(state);
+        // Every branch so far surely failed its condition: what follows is
+        // reached without a runtime condition.
+        let mut sure = true;
         for (cond, body) in branches {
             let Some(s) = current.take() else { break };
-            let (c, _) = self.exec(cond, s);
+            let (c, _) = self.exec_guarded(!sure, cond, s);
             result.jumps.extend(c.jumps);
+            let body_guarded = !sure || c.fail.is_some();
+            sure &= c.ok.is_none();
             if let Some(go) = c.ok {
-                let (b, o) = self.exec(body, go);
+                let (b, o) = self.exec_guarded(body_guarded, body, go);
                 out = Some(match out {
                     None => o,
                     Some(prev) => prev.either(o),
@@ -592,7 +622,7 @@ impl Interp {
         if let Some(rest) = current {
             match otherwise {
                 Some(body) => {
-                    let (b, o) = self.exec(body, rest);
+                    let (b, o) = self.exec_guarded(!sure, body, rest);
                     out = Some(match out {
                         None => o,
                         Some(prev) => prev.either(o),
@@ -659,7 +689,7 @@ impl Interp {
                 converged = true;
                 break;
             };
-            let (b, _) = self.exec(body, go);
+            let (b, _) = self.exec_guarded(!exact, body, go);
             let mut next = join(b.ok, b.fail, &self.known);
             self.loop_jumps(b.jumps, &mut exits, &mut next, &mut outer);
             let Some(next) = next else {
@@ -769,7 +799,12 @@ impl Interp {
         let value = Value::from_candidates(candidates).unwrap_or_else(Value::unknown);
         state.assign_value(var, &value, &self.known);
         let cond = Stmt::Empty;
-        self.fixpoint_body(&cond, body, state)
+        // Items of unknown number may be none: the body may not run.
+        let saved = self.ctx.guarded;
+        self.ctx.guarded |= any_unknown;
+        let result = self.fixpoint_body(&cond, body, state);
+        self.ctx.guarded = saved;
+        result
     }
 
     /// A loop whose condition is unknown: the body runs until the state
@@ -879,8 +914,13 @@ impl Interp {
         let mut out: Option<Output> = None;
         let mut testing = Some(state);
         let mut falling: Option<State> = None;
+        // Every pattern so far surely failed to match; the arm fallen
+        // into was reached only past a runtime condition.
+        let mut sure = true;
+        let mut falling_guarded = false;
         for arm in arms {
             let mut enter = falling.take();
+            let mut guarded = enter.is_some() && falling_guarded;
             if let Some(mut s) = testing.take() {
                 let mut matched = Match::No;
                 for p in &arm.patterns {
@@ -888,16 +928,22 @@ impl Interp {
                     matched = matched.or(self.case_match(&subject, &patterns));
                 }
                 match matched {
-                    Match::Yes => enter = join(enter, Some(s), &self.known),
+                    Match::Yes => {
+                        guarded |= !sure;
+                        enter = join(enter, Some(s), &self.known);
+                    }
                     Match::No => testing = Some(s),
                     Match::Maybe => {
+                        guarded = true;
+                        sure = false;
                         enter = join(enter, Some(s.clone()), &self.known);
                         testing = Some(s);
                     }
                 }
             }
             let Some(go) = enter else { continue };
-            let (b, o) = self.exec(&arm.body, go);
+            falling_guarded = guarded;
+            let (b, o) = self.exec_guarded(guarded, &arm.body, go);
             out = Some(match out {
                 None => o,
                 Some(prev) => prev.either(o),

@@ -33,6 +33,7 @@ pub mod command;
 pub mod effects;
 mod embedded;
 mod expand;
+pub mod find;
 pub mod glob;
 mod interp;
 mod lex;

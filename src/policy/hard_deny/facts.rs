@@ -19,6 +19,9 @@ pub(crate) struct Env {
     pub cwd: Option<String>,
     /// Lowercased, normalized absolute paths of vouch's own files.
     pub protected: Vec<String>,
+    /// Lowercased, normalized protected locations that hold configuration
+    /// only (no tokens or key): a recursive read of them reads no secret.
+    pub config_only: Vec<String>,
     /// Environment variables whose values vouch knows.
     pub known_vars: Vec<(String, String)>,
 }
@@ -31,6 +34,7 @@ impl Env {
             home: path::normalize(ctx.home),
             cwd: ctx.cwd.map(path::normalize),
             protected: Vec::new(),
+            config_only: Vec::new(),
             known_vars: ctx.protected.vars.clone(),
         }
     }
@@ -38,35 +42,51 @@ impl Env {
     pub(crate) fn new(ctx: &Context<'_>) -> Self {
         let home = path::normalize(ctx.home);
         let cwd = ctx.cwd.map(path::normalize);
-        let mut protected: Vec<String> = ctx
-            .protected
-            .paths
-            .iter()
-            .filter(|p| !p.trim().is_empty())
-            .map(|p| {
-                let absolute = if p.starts_with('/') {
-                    p.clone()
-                } else if let Some(rest) = p.strip_prefix("~/") {
-                    format!("{home}/{rest}")
-                } else {
-                    format!("{}/{p}", cwd.as_deref().unwrap_or(&home))
-                };
-                let mut normal = path::normalize(&absolute);
-                normal.make_ascii_lowercase();
-                normal
-            })
-            .collect();
-        for default in [".config/vouch", ".local/state/vouch"] {
-            let mut normal = path::join(&home, default);
+        let normalize = |p: &String| {
+            let absolute = if p.starts_with('/') {
+                p.clone()
+            } else if let Some(rest) = p.strip_prefix("~/") {
+                format!("{home}/{rest}")
+            } else {
+                format!("{}/{p}", cwd.as_deref().unwrap_or(&home))
+            };
+            let mut normal = path::normalize(&absolute);
             normal.make_ascii_lowercase();
-            protected.push(normal);
+            normal
+        };
+        let listed = |list: &[String]| -> Vec<String> {
+            list.iter()
+                .filter(|p| !p.trim().is_empty())
+                .map(normalize)
+                .collect()
+        };
+        let mut protected = listed(&ctx.protected.paths);
+        let mut config_only = listed(&ctx.protected.config_only);
+        let mut default_config = path::join(&home, ".config/vouch");
+        default_config.make_ascii_lowercase();
+        // The default configuration directory holds no secrets unless the
+        // pipeline lists it (or something inside it, as a state directory
+        // under `XDG_STATE_HOME=~/.config` would be) as more than
+        // configuration.
+        let holds_more = protected
+            .iter()
+            .any(|p| paths::is_within(p, &default_config) && !config_only.contains(p));
+        if !holds_more {
+            config_only.push(default_config.clone());
         }
+        let mut default_state = path::join(&home, ".local/state/vouch");
+        default_state.make_ascii_lowercase();
+        protected.push(default_config);
+        protected.push(default_state);
         protected.sort();
         protected.dedup();
+        config_only.sort();
+        config_only.dedup();
         Env {
             home,
             cwd,
             protected,
+            config_only,
             known_vars: ctx.protected.vars.clone(),
         }
     }

@@ -1,6 +1,18 @@
 //! `fork-bomb`: a function that spawns copies of itself (directly, through
-//! `$FUNCNAME` or mutual recursion) in a pipeline or the background, and
-//! interpreter one-liners that fork in an unbounded loop.
+//! `$FUNCNAME` or mutual recursion) in a pipeline or the background and
+//! surely calls itself again, and interpreter one-liners that fork in an
+//! unbounded loop.
+//!
+//! "Surely" is what tells a bomb from a tree walker: in `:(){ :|:& };:`
+//! every call starts two more, so the recursion never ends; in
+//! `walk(){ for d in "$1"/*; do [ -d "$d" ] && walk "$d" & done; }` each
+//! call recurses only past a test of the file system
+//! ([`crate::shell::Command::guarded`]), so the tree bounds it. A function
+//! with one recursive call that no runtime condition guards recurses
+//! without end, and if any of its recursive calls spawns, it is a bomb.
+//! The guard is judged within the function's own body (a guard around the
+//! first call does not bound the recursion), and a condition vouch can
+//! decide (`true &&`, `if :`) is no guard.
 
 use crate::shell::CommandKind;
 use crate::shell::spec::Role;
@@ -14,8 +26,17 @@ const INTERPRETERS: &[&str] = &[
 ];
 
 pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
+    // Functions that surely call themselves again.
+    let unbounded: Vec<&str> = f
+        .commands()
+        .filter(|(_, c)| c.kind == CommandKind::Function && c.recursive && !c.guarded)
+        .filter_map(|(_, c)| c.name())
+        .collect();
     for (i, cmd) in f.commands() {
-        if cmd.kind == CommandKind::Function && cmd.recursive && (cmd.background || cmd.in_pipeline)
+        if cmd.kind == CommandKind::Function
+            && cmd.recursive
+            && (cmd.background || cmd.in_pipeline)
+            && cmd.name().is_none_or(|n| unbounded.contains(&n))
         {
             let name = cmd.name().unwrap_or("?");
             return deny(

@@ -39,6 +39,11 @@ pub(crate) use facts::{Env, Facts};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Protected {
     pub paths: Vec<String>,
+    /// The entries of `paths` that hold configuration only, never vouch's
+    /// tokens or key (the user configuration file and directory when the
+    /// state directory is not inside them): reading them, even a whole
+    /// tree, is not a secret read. Any other entry is taken to hold secrets.
+    pub config_only: Vec<String>,
     /// Environment variables whose values vouch knows (`VOUCH_HOME`): the
     /// analysis expands them to these values.
     pub vars: Vec<(String, String)>,

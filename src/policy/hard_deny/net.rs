@@ -18,6 +18,61 @@ pub(crate) fn is_loopback_url(text: &str) -> bool {
     is_loopback_host(host)
 }
 
+/// The host (lower case, IPv6 without brackets) and port of an absolute
+/// URL, the port defaulting by scheme (`https` 443, `http` 80).
+pub(crate) fn url_host_port(url: &str) -> Option<(String, String)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = if let Some(v6) = host_port.strip_prefix('[') {
+        let (h, after) = v6.split_once(']')?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match host_port.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (host_port, None),
+        }
+    };
+    let port = match (port, scheme.to_ascii_lowercase().as_str()) {
+        (Some(p), _) if !p.is_empty() => p.to_owned(),
+        (_, "https") => "443".to_owned(),
+        (_, "http") => "80".to_owned(),
+        _ => return None,
+    };
+    (!host.is_empty()).then(|| (host.trim_end_matches('.').to_ascii_lowercase(), port))
+}
+
+/// One curl `--resolve [+]HOST:PORT:ADDR[,ADDR]…` (`resolve`) or
+/// `--connect-to HOST:PORT:CHOST:CPORT` entry: host, port and where it
+/// goes (addresses or host, brackets removed; `None` when the target is
+/// empty, which `--connect-to` reads as "the URL's own host").
+pub(crate) fn curl_mapping(entry: &str, resolve: bool) -> Option<(String, String, Option<String>)> {
+    let entry = entry.strip_prefix(['+', '-']).unwrap_or(entry);
+    let (host, rest) = split_host(entry)?;
+    let (port, rest) = rest.split_once(':')?;
+    let target = if resolve {
+        rest.to_owned()
+    } else {
+        let (chost, _cport) = split_host(rest)?;
+        chost.to_owned()
+    };
+    let target: String = target.chars().filter(|c| !matches!(c, '[' | ']')).collect();
+    Some((
+        host.to_owned(),
+        port.to_owned(),
+        (!target.is_empty()).then_some(target),
+    ))
+}
+
+/// `[v6]:rest` or `host:rest` → (host, rest).
+fn split_host(text: &str) -> Option<(&str, &str)> {
+    if let Some(v6) = text.strip_prefix('[') {
+        let (h, after) = v6.split_once(']')?;
+        return Some((h, after.strip_prefix(':')?));
+    }
+    text.split_once(':')
+}
+
 /// An IPv4 address in any form `inet_aton` accepts (`127.1`, `0x7f.1`,
 /// `2130706433`).
 fn parse_ipv4(host: &str) -> Option<u32> {

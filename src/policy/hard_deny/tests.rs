@@ -81,6 +81,7 @@ fn pipeline_protected_paths_are_honoured() {
             "/var/lib/vouch-state".to_owned(),
             "/usr/local/bin/vouch".to_owned(),
         ],
+        config_only: Vec::new(),
         vars: Vec::new(),
     };
     let c = ctx(&protected);
@@ -192,6 +193,7 @@ fn a_deny_before_the_protected_rules_is_the_full_verdict_for_any_protected_set()
                 "/home/dev".to_owned(),
                 "~/.config/vouch".to_owned(),
             ],
+            config_only: Vec::new(),
             vars: vec![("VOUCH_HOME".to_owned(), "/srv/app/.vouch".to_owned())],
         },
     ];
@@ -261,4 +263,62 @@ fn only_plain_command_lines_are_answered_early() {
     assert!(crate::shell::is_plain_command_line(&long));
     let r = request(serde_json::json!({"session_id": "s", "surface": "bash", "command": long}));
     assert_eq!(check_before_protected(&r, &ctx(&protected)), None);
+}
+
+#[test]
+fn a_sweeping_glob_reaches_an_existing_project_vouch() {
+    // The pipeline lists the project's `.vouch` only when it exists.
+    let without = Protected::default();
+    assert!(!matches!(
+        check_command("rm -rf .[!.]* *", &ctx(&without)),
+        Verdict::Deny(_)
+    ));
+    let with = Protected {
+        paths: vec!["/srv/app/.vouch".to_owned()],
+        config_only: Vec::new(),
+        vars: Vec::new(),
+    };
+    let Verdict::Deny(d) = check_command("rm -rf .[!.]* *", &ctx(&with)) else {
+        panic!("a glob that matches an existing .vouch must deny")
+    };
+    assert_eq!(d.category, Category::TrustBoundary);
+}
+
+#[test]
+fn only_secret_holding_locations_deny_a_recursive_read() {
+    // `VOUCH_HOME=/vh`: the configuration file alone holds no secret, the
+    // directory holding `state/` does.
+    let vouch_home = Protected {
+        paths: vec![
+            "/vh/config.toml".to_owned(),
+            "/vh".to_owned(),
+            "/vh/state".to_owned(),
+        ],
+        config_only: vec!["/vh/config.toml".to_owned()],
+        vars: Vec::new(),
+    };
+    let c = ctx(&vouch_home);
+    assert!(matches!(
+        check_command("grep -rn reviewer /vh", &c),
+        Verdict::Deny(_)
+    ));
+    assert!(!matches!(
+        check_command("grep -rn reviewer /vh/config.toml", &c),
+        Verdict::Deny(_)
+    ));
+    // `XDG_STATE_HOME=~/.config`: the state directory is the default
+    // configuration directory, which then holds secrets.
+    let state_in_config = Protected {
+        paths: vec!["/home/dev/.config/vouch".to_owned()],
+        config_only: Vec::new(),
+        vars: Vec::new(),
+    };
+    assert!(matches!(
+        check_command("grep -rn x ~/.config/vouch/", &ctx(&state_in_config)),
+        Verdict::Deny(_)
+    ));
+    assert!(!matches!(
+        command("grep -rn x ~/.config/vouch/"),
+        Verdict::Deny(_)
+    ));
 }

@@ -7,6 +7,12 @@
 //! `PYTHONHTTPSVERIFY=0` — unless every URL involved is loopback. A proxy,
 //! `--resolve` or `--connect-to` may send a loopback URL elsewhere, so it
 //! ends the exemption.
+//!
+//! `curl -k` has two more exemptions ([`curl_without_remote_tls`]): every
+//! URL is plain `http://` (no TLS to weaken), or every URL's host and port
+//! is sent to loopback by `--resolve`/`--connect-to`. Neither holds with
+//! `-L` (a redirect may lead to `https://` anywhere), a proxy, or the
+//! proxy's and DoH's own `--proxy-insecure`/`--doh-insecure`.
 
 use crate::shell::spec::{Modifier, Role};
 use crate::shell::{Arg, Value};
@@ -357,13 +363,19 @@ fn command(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
             .unwrap_or_default()
     };
     match name.as_str() {
-        "curl" | "curlie" if eff.has(Modifier::Insecure) && !exempt => weak(
-            "transport-security-weakening/curl-insecure",
-            format!(
-                "`curl --insecure` skips TLS certificate verification{}",
-                target()
-            ),
-        ),
+        "curl" | "curlie"
+            if eff.has(Modifier::Insecure)
+                && !exempt
+                && !curl_without_remote_tls(cmd.args(), eff, &urls, proxied(f, i)) =>
+        {
+            weak(
+                "transport-security-weakening/curl-insecure",
+                format!(
+                    "`curl --insecure` skips TLS certificate verification{}",
+                    target()
+                ),
+            )
+        }
         "wget" | "wget2" => {
             let execute_off = eff.with(&[Role::Value]).any(|v| {
                 v.as_known().is_some_and(|t| {
@@ -385,6 +397,113 @@ fn command(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
         "npm" | "pnpm" | "yarn" | "bun" | "npx" => npm(cmd.args(), &name, exempt),
         _ => pip(cmd.args(), &name),
     }
+}
+
+/// curl options that send the connection somewhere other than the URL's
+/// host (the `Route` options of curl's spec) and are not a host mapping.
+const CURL_ELSEWHERE: &[&str] = &[
+    "x",
+    "proxy",
+    "preproxy",
+    "socks4",
+    "socks4a",
+    "socks5",
+    "socks5-hostname",
+    "proxy1.0",
+    "unix-socket",
+    "abstract-unix-socket",
+];
+
+/// Does `curl -k` verify nothing that travels beyond this machine? Every
+/// URL is plain `http://`, or every URL's host and port is mapped to
+/// loopback by `--resolve HOST:PORT:ADDR` or `--connect-to
+/// HOST:PORT:CHOST:CPORT`; never with a redirect (`-L`), a proxy, or
+/// `--proxy-insecure`/`--doh-insecure`. Unknown words fail closed.
+fn curl_without_remote_tls(
+    args: &[Arg],
+    eff: &crate::shell::effects::Effects,
+    urls: &[Value],
+    proxied: bool,
+) -> bool {
+    use crate::shell::options::{Item, OptValue};
+    let Some(parsed) = eff.parsed.as_ref() else {
+        return false;
+    };
+    if proxied
+        || urls.is_empty()
+        || parsed.has(&[
+            "L",
+            "location",
+            "location-trusted",
+            "proxy-insecure",
+            "doh-insecure",
+        ])
+        || parsed.has(CURL_ELSEWHERE)
+        || parsed
+            .items
+            .iter()
+            .any(|i| matches!(i, Item::Unknown { .. }))
+    {
+        return false;
+    }
+    let known_value = |v: &OptValue| -> Option<String> {
+        match *v {
+            OptValue::Next { at } => args.get(at)?.as_known().map(str::to_owned),
+            OptValue::Attached { at, offset } => {
+                args.get(at)?.as_known()?.get(offset..).map(str::to_owned)
+            }
+        }
+    };
+    let mut maps: Vec<String> = Vec::new();
+    for v in parsed.values(&["resolve", "connect-to"]) {
+        match known_value(&v) {
+            Some(text) => maps.push(text),
+            None => return false,
+        }
+    }
+    let resolves: Vec<String> = parsed
+        .values(&["resolve"])
+        .iter()
+        .filter_map(known_value)
+        .collect();
+    let url_texts: Option<Vec<String>> = urls
+        .iter()
+        .map(|u| u.as_known().map(str::to_owned))
+        .collect();
+    let Some(url_texts) = url_texts else {
+        return false;
+    };
+    if maps.is_empty() {
+        return url_texts.iter().all(|u| {
+            u.get(..7)
+                .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
+        });
+    }
+    url_texts.iter().all(|u| {
+        let Some((host, port)) = net::url_host_port(u) else {
+            return false;
+        };
+        // curl uses the first mapping that names the host and port: each
+        // one that may apply must lead to loopback.
+        let mut mapped = false;
+        for m in &maps {
+            let is_resolve = resolves.contains(m);
+            match net::curl_mapping(m, is_resolve) {
+                Some((h, p, to)) => {
+                    let host_applies = h.is_empty() || h == "*" || h.eq_ignore_ascii_case(&host);
+                    let port_applies = p.is_empty() || p == port;
+                    if host_applies && port_applies {
+                        if !to.is_some_and(|t| t.split(',').all(net::is_loopback_host)) {
+                            return false;
+                        }
+                        mapped = true;
+                    }
+                }
+                None => return false,
+            }
+        }
+        mapped || net::is_loopback_host(&host)
+    })
 }
 
 fn git(f: &Facts<'_>, i: usize, urls: &[Value], exempt: bool) -> Option<HardDeny> {

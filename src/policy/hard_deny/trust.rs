@@ -4,7 +4,12 @@
 //!
 //! Comparison ignores case (macOS file systems do). A pattern counts as
 //! every path it can match: `~/.config/vou*/config.toml` reaches vouch's
-//! configuration from above, `rm -rf ~/.c*` removes its parent.
+//! configuration from above, `rm -rf ~/.c*` removes its parent. Harness
+//! files and `.vouch` are also recognised by name wherever they are, but a
+//! last component that matches every entry (`*`, `.[!.]*`, `.??*`) names
+//! none of them: like `rm -rf DIR`, it reaches them only if they exist, and
+//! the pipeline lists the project's `.vouch` among the protected locations
+//! exactly when it exists.
 
 use crate::request::Surface;
 use crate::shell::spec::{Modifier, Role};
@@ -95,8 +100,9 @@ fn lower(target: &Target) -> Target {
     }
 }
 
-/// What protected thing `touch` on `target` hits, if any.
-fn hit(f: &mut Facts<'_>, touch: Touch, target: &Target) -> Option<String> {
+/// What protected thing `touch` on `target` hits, if any; `copies`: the
+/// command also writes or uploads (a copy or an archive of what it reads).
+fn hit(f: &mut Facts<'_>, touch: Touch, target: &Target, copies: bool) -> Option<String> {
     let t = lower(target);
     // A copy of the reference, so the loops below may charge `f`.
     let env = f.env;
@@ -126,11 +132,22 @@ fn hit(f: &mut Facts<'_>, touch: Touch, target: &Target) -> Option<String> {
             harness_dir(&t).map(str::to_owned)
         }
         Touch::Read { whole_tree } => {
+            // A target inside the configuration alone reads no secret,
+            // whatever protected directory holds it (`VOUCH_HOME`).
+            let in_config = matches!(&t, Target::Exact(x)
+                if env.config_only.iter().any(|c| paths::is_within(x, c)));
             for p in protected {
-                if f.reaches(&t, p) && (secret_name(&t) || whole_tree) {
+                // A token or key by name anywhere protected; a whole tree
+                // where secrets live, and a copy or archive of any of it
+                // (`grep -r` over the configuration alone reads no secret).
+                let holds_secrets = !env.config_only.iter().any(|c| paths::is_within(p, c));
+                if f.reaches(&t, p) && secret_name(&t) {
                     return Some(format!("vouch's secrets under `{p}`"));
                 }
-                if whole_tree && f.covers(&t, p) {
+                if whole_tree
+                    && (copies || (holds_secrets && !in_config))
+                    && (f.reaches(&t, p) || f.covers(&t, p))
+                {
                     return Some(format!("vouch's secrets under `{p}`"));
                 }
             }
@@ -159,6 +176,13 @@ fn harness_config(t: &Target, whole_tree: bool) -> Option<&'static str> {
     let n = parts.len();
     for (k, part) in parts.iter().enumerate() {
         let rest = parts.get(k + 1..).unwrap_or(&[]);
+        if k + 1 == n && sweeps(part) {
+            // `DIR/*`, `DIR/.[!.]*`: every entry of DIR, which names no
+            // harness file or `.vouch` by itself (as `rm -rf DIR` does
+            // not); the protected locations (the project's `.vouch` when
+            // it exists) are still checked against the pattern.
+            break;
+        }
         let is = |name: &str| component_is(part, name);
         let tail_is = |names: &[&str]| {
             rest.len() == 1
@@ -223,6 +247,15 @@ fn harness_config(t: &Target, whole_tree: bool) -> Option<&'static str> {
     None
 }
 
+/// A last component matching every entry, or every hidden one of three
+/// characters or more (`*`, `.[!.]*`, `.??*`).
+fn sweeps(part: &[Seg]) -> bool {
+    paths::is_match_all(part)
+        || [".ab", ".config", ".ssh", ".x.y", ".vouch", ".claude"]
+            .iter()
+            .all(|n| component_is(part, n))
+}
+
 fn harness_dir_name(part: &[Seg]) -> bool {
     [".claude", ".codex", ".gemini", ".cursor", ".pi"]
         .iter()
@@ -232,7 +265,7 @@ fn harness_dir_name(part: &[Seg]) -> bool {
 /// A harness configuration directory receiving files.
 fn harness_dir(t: &Target) -> Option<&'static str> {
     let parts = t.components();
-    let last = parts.last()?;
+    let last = parts.last().filter(|l| !sweeps(l))?;
     (harness_dir_name(last) || component_is(last, ".vouch"))
         .then_some("an agent harness's configuration directory")
 }
@@ -252,39 +285,83 @@ const VOUCH_FILES: &[&str] = &[
     "operator.token",
 ];
 
-/// `find ROOT [-name P] -delete` (or `-exec rm`) reaching one of vouch's
-/// files: a root at or above it whose filter can select it.
+/// Can path `x` (lower case, absolute) reach one of `actions` of find's
+/// `expression`? A name test that cannot match it stops it (compared in
+/// lower case, as protected paths are: a miss is sure, a match may be);
+/// a path test too when the root was written absolute (find then names
+/// `x` as written).
+fn find_reaches(
+    expression: &[crate::shell::Arg],
+    actions: &[usize],
+    x: &str,
+    written_absolute: bool,
+) -> bool {
+    use crate::shell::find::{self, Truth};
+    use crate::shell::glob;
+    let base = x.rsplit('/').next().unwrap_or(x);
+    let truth = |name: &str, test_args: &[Option<String>]| -> Truth {
+        let Some(arg) = test_args.first().cloned().flatten() else {
+            return Truth::Maybe;
+        };
+        let matches = |subject: &str| {
+            glob::matches(
+                &glob::pattern_of(&arg.to_ascii_lowercase()),
+                subject,
+                glob::Mode::STRING,
+            )
+        };
+        match name {
+            "-name" | "-iname" if !matches(base) => Truth::False,
+            "-path" | "-ipath" | "-wholename" | "-iwholename"
+                if written_absolute && !matches(x) =>
+            {
+                Truth::False
+            }
+            _ => Truth::Maybe,
+        }
+    };
+    find::reached_actions(expression, &truth)
+        .is_none_or(|reached| actions.iter().any(|a| reached.contains(a)))
+}
+
+/// `find ROOT … -delete` (or `-exec rm`) reaching one of vouch's files: a
+/// root at or above a protected location whose tests let the location or
+/// a file vouch keeps in it reach the action (find's operators followed,
+/// [`crate::shell::find::reached_actions`]).
 fn find_deletes(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
     let cmd = f.command(i)?;
     if cmd.name() != Some("find") {
         return None;
     }
-    let args: Vec<&str> = cmd
-        .args()
-        .iter()
-        .map(|a| a.as_known().unwrap_or(""))
-        .collect();
-    let deletes = args.contains(&"-delete")
-        || f.commands().any(|(j, c)| {
-            super::wipe::descends_from(f, j, i)
-                && c.name().is_some_and(|n| super::wipe::REMOVERS.contains(&n))
-        });
-    if !deletes {
-        return None;
-    }
-    let names: Vec<&str> = args
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| matches!(**a, "-name" | "-iname"))
-        .filter_map(|(k, _)| args.get(k + 1).copied())
-        .collect();
+    let args = cmd.args();
+    let spawns_remover = f.commands().any(|(j, c)| {
+        super::wipe::descends_from(f, j, i)
+            && c.name().is_some_and(|n| super::wipe::REMOVERS.contains(&n))
+    });
     let first_expr = args
         .iter()
-        .position(|a| a.starts_with('-') && a.len() > 1)
+        .position(|a| {
+            a.as_known()
+                .is_some_and(|t| t.starts_with('-') && t.len() > 1)
+        })
         .unwrap_or(args.len());
+    let expression = args.get(first_expr..).unwrap_or(&[]);
+    let actions: Vec<usize> = expression
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| match a.as_known() {
+            Some("-delete") => true,
+            Some("-exec" | "-execdir" | "-ok" | "-okdir") => spawns_remover,
+            _ => false,
+        })
+        .map(|(at, _)| at)
+        .collect();
+    if actions.is_empty() {
+        return None;
+    }
+    let skips_roots = crate::shell::find::skips_roots(expression);
     let cwd = cmd.cwd.clone();
-    let roots: Vec<Value> = cmd
-        .args()
+    let roots: Vec<Value> = args
         .iter()
         .take(first_expr)
         .filter_map(|a| match a {
@@ -294,29 +371,25 @@ fn find_deletes(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
         .collect();
     let protected = f.env.protected.clone();
     for root in roots {
+        let written_absolute = root
+            .candidates()
+            .iter()
+            .all(|t| t.known_prefix().starts_with('/'));
         for target in paths::resolve(&root, &cwd) {
             let t = lower(&target);
             for p in &protected {
                 if !f.covers(&t, p) && !f.reaches(&t, p) {
                     continue;
                 }
-                let hit = names.is_empty()
-                    || names.iter().any(|n| {
-                        let pattern = crate::shell::glob::pattern_of(n);
-                        VOUCH_FILES.iter().any(|file| {
-                            crate::shell::glob::matches(
-                                &pattern,
-                                file,
-                                crate::shell::glob::Mode::STRING,
-                            )
-                        }) || p.rsplit('/').next().is_some_and(|base| {
-                            crate::shell::glob::matches(
-                                &pattern,
-                                base,
-                                crate::shell::glob::Mode::STRING,
-                            )
-                        })
-                    });
+                // The location itself and the files vouch keeps in it, as
+                // find would name them.
+                let mut found: Vec<String> = vec![p.clone()];
+                found.extend(VOUCH_FILES.iter().map(|file| format!("{p}/{file}")));
+                let hit = found.iter().any(|x| {
+                    let at_root = matches!(&t, Target::Exact(r) if r == x);
+                    !(at_root && skips_roots)
+                        && find_reaches(expression, &actions, x, written_absolute)
+                });
                 if hit {
                     return deny(
                         Category::TrustBoundary,
@@ -343,10 +416,23 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
             .is_some_and(|e| e.has(Modifier::Recursive) || e.unknown_options);
         let name = f.command(i).and_then(|c| c.name()).unwrap_or("").to_owned();
         let recursive = recursive || name == "rimraf";
-        for touch in f.touches(i).iter() {
+        let touches = f.touches(i);
+        let copies = touches
+            .iter()
+            .any(|t| matches!(t.role, Role::Write | Role::WriteInto | Role::Upload));
+        for touch in touches.iter() {
             let how = touch_of(touch.role, recursive);
+            // A change to a `find` root whose name fails find's tests does
+            // not happen; what lies below it is `find_deletes`' question.
+            let unreached = match how {
+                Touch::Modify { .. } => super::wipe::find_roots_unreached(f, i, &touch.value),
+                Touch::Into | Touch::Read { .. } | Touch::None => Vec::new(),
+            };
             for target in &touch.targets {
-                if let Some(what) = hit(f, how, target) {
+                if matches!(target, Target::Exact(p) if unreached.contains(p)) {
+                    continue;
+                }
+                if let Some(what) = hit(f, how, target, copies) {
                     return deny(
                         Category::TrustBoundary,
                         rule(touch.role),
@@ -399,7 +485,7 @@ pub(crate) fn path_surface(surface: &Surface, path: &str, env: &Env) -> Option<H
             );
         }
         let how = touch_of(role, *surface == Surface::Delete);
-        if let Some(what) = hit(&mut f, how, &target) {
+        if let Some(what) = hit(&mut f, how, &target, false) {
             return deny(
                 Category::TrustBoundary,
                 rule(role),

@@ -4,7 +4,7 @@
 //! into it, or a `delete` surface.
 
 use crate::shell::spec::{Modifier, Role};
-use crate::shell::{Arg, CommandKind, Seg};
+use crate::shell::{Arg, CommandKind, Seg, find, glob};
 
 use super::facts::{Env, Facts};
 use super::paths::{Target, is_match_all, is_within};
@@ -149,7 +149,11 @@ fn rm(f: &mut Facts<'_>, i: usize, name: &str) -> Option<HardDeny> {
     let force = name == "rimraf" || eff.has(Modifier::Force);
     let touches = f.touches(i);
     for touch in touches.iter().filter(|t| t.role == Role::Delete) {
+        let unreached = find_roots_unreached(f, i, &touch.value);
         for target in &touch.targets {
+            if matches!(target, Target::Exact(p) if unreached.contains(p)) {
+                continue;
+            }
             if wipe_target(f, target) {
                 let (rule, what) = if maybe_recursive {
                     (
@@ -177,6 +181,67 @@ fn rm(f: &mut Facts<'_>, i: usize, name: &str) -> Option<HardDeny> {
         }
     }
     None
+}
+
+/// The starting points (absolute) that `{}` of the `find -exec` running
+/// command `i` cannot be: `value` is find's `{}` (a root `r` and `r/…`
+/// below it) and `r`'s own name fails the tests before every `-exec`
+/// (`find ~ -name node_modules -prune -exec rm -rf {} +`), or `-mindepth`
+/// keeps find below its roots.
+pub(super) fn find_roots_unreached(
+    f: &Facts<'_>,
+    i: usize,
+    value: &crate::shell::Value,
+) -> Vec<String> {
+    let Some(cmd) = f.command(i) else {
+        return Vec::new();
+    };
+    let Some(finder) = cmd.parent.and_then(|p| f.command(p)) else {
+        return Vec::new();
+    };
+    if finder.name() != Some("find") {
+        return Vec::new();
+    }
+    let args = finder.args();
+    let start = args
+        .iter()
+        .position(|a| {
+            a.as_known().is_some_and(|t| {
+                (t.starts_with('-') && t.len() > 1) || matches!(t, "(" | "!" | ")" | ",")
+            })
+        })
+        .unwrap_or(args.len());
+    let expression = args.get(start..).unwrap_or(&[]);
+    let execs: Vec<usize> = expression
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| matches!(a.as_known(), Some("-exec" | "-execdir" | "-ok" | "-okdir")))
+        .map(|(at, _)| at)
+        .collect();
+    let skips = find::skips_roots(expression);
+    let candidates = value.candidates();
+    let mut out = Vec::new();
+    for c in candidates {
+        let Some(root) = c.as_known() else { continue };
+        // Only the shape find gives `{}`: the root and a path below it.
+        let below = candidates.iter().any(|b| {
+            b.has_any() && b.known_prefix().trim_end_matches('/') == root.trim_end_matches('/')
+        });
+        if !below {
+            continue;
+        }
+        let reaches = !skips
+            && find::reached_actions(expression, &|n, a| find::root_truth(root, n, a))
+                .is_none_or(|reached| execs.iter().any(|e| reached.contains(e)));
+        if !reaches {
+            for t in super::paths::resolve(&crate::shell::Value::known(root), &cmd.cwd) {
+                if let Target::Exact(p) = t {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// An unknown command name (`$RM -rf /`) with `rm`'s flags is judged as `rm`.
@@ -255,8 +320,38 @@ const SELECTIVE: &[&str] = &[
     "-context",
 ];
 
-/// `find ROOT … -delete` or `-exec rm …` on root or home, with no test that
-/// selects some entries only.
+/// The actions of find's `expression` most entries reach: a selective
+/// test is false for most, so it guards what follows it, unless negated or
+/// bypassed by `-o` (`! -name keep -delete`, `-name '*.log' -o -delete`),
+/// or it matches every name (`-name '*'`). `None`: not read (all reached).
+fn most_entries_reach(expression: &[Arg]) -> Option<Vec<usize>> {
+    find::reached_actions(expression, &|name, test_args| {
+        if !SELECTIVE.contains(&name) {
+            return find::Truth::True;
+        }
+        let every_name = matches!(
+            name,
+            "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename"
+        ) && test_args.first().cloned().flatten().is_some_and(|p| {
+            let pattern = glob::pattern_of(&p);
+            EVERY_NAME
+                .iter()
+                .all(|n| glob::matches(&pattern, n, glob::Mode::STRING))
+        });
+        if every_name {
+            find::Truth::True
+        } else {
+            find::Truth::False
+        }
+    })
+}
+
+/// Names a pattern that matches every name must match (`*`, `?*`).
+const EVERY_NAME: &[&str] = &["a", "node_modules", ".cache", "x.log", "/home/dev", "Z 1"];
+
+/// `find ROOT … -delete` or `-exec rm …` on root or home, where most
+/// entries reach the action: no test that selects some entries only
+/// stands before it (find's operators followed, [`find::reached_actions`]).
 fn find(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
     let cmd = f.command(i)?;
     let args = cmd.args();
@@ -288,16 +383,21 @@ fn find(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
     if roots.is_empty() {
         roots.push(crate::shell::Value::known("."));
     }
-    let expression: Vec<&str> = args.iter().skip(k).filter_map(Arg::as_known).collect();
-    if expression.iter().any(|t| SELECTIVE.contains(t)) {
-        return None;
-    }
-    let deletes = expression.contains(&"-delete");
-    let spawns_remover = f.commands().any(|(j, c)| {
-        descends_from(f, j, i)
-            && c.name()
-                .is_some_and(|n| REMOVERS.contains(&n.to_ascii_lowercase().as_str()))
-    });
+    let expression = args.get(k..).unwrap_or(&[]);
+    let reached = most_entries_reach(expression);
+    let reaches = |word: &[&str]| {
+        expression.iter().enumerate().any(|(at, a)| {
+            a.as_known().is_some_and(|t| word.contains(&t))
+                && reached.as_ref().is_none_or(|r| r.contains(&at))
+        })
+    };
+    let deletes = reaches(&["-delete"]);
+    let spawns_remover = reaches(&["-exec", "-execdir", "-ok", "-okdir"])
+        && f.commands().any(|(j, c)| {
+            descends_from(f, j, i)
+                && c.name()
+                    .is_some_and(|n| REMOVERS.contains(&n.to_ascii_lowercase().as_str()))
+        });
     let action = if deletes {
         "-delete"
     } else if spawns_remover {

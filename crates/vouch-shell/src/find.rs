@@ -1,0 +1,375 @@
+//! `find`'s expression: which actions (`-exec`, `-delete`, …) a path can
+//! reach, given what each test says about it.
+//!
+//! find evaluates its expression left to right with short-circuit `-a`
+//! (implicit) and `-o`, `!`, parentheses and `,`. The tests narrow what an
+//! action runs on: in `find ~ -name node_modules -prune -exec rm -rf {} +`
+//! the starting point `~` reaches `-exec` only if its name is
+//! `node_modules`. The caller says what each test gives for the path in
+//! question ([`Truth`]); whatever cannot be read (an unknown word, an
+//! expression nested deeper than [`MAX_DEPTH`], a parse error) reaches
+//! every action.
+
+use crate::glob;
+use crate::value::Arg;
+
+/// What a test gives for one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Truth {
+    True,
+    False,
+    Maybe,
+}
+
+/// Tests and options that take one argument.
+const ONE_ARG: &[&str] = &[
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-lname",
+    "-ilname",
+    "-newer",
+    "-anewer",
+    "-cnewer",
+    "-mtime",
+    "-atime",
+    "-ctime",
+    "-mmin",
+    "-amin",
+    "-cmin",
+    "-size",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-perm",
+    "-inum",
+    "-samefile",
+    "-links",
+    "-used",
+    "-fstype",
+    "-context",
+    "-type",
+    "-xtype",
+    "-maxdepth",
+    "-mindepth",
+    "-printf",
+    "-fprint",
+    "-fprint0",
+    "-fls",
+    "-regextype",
+    "-files0-from",
+];
+
+/// Actions that run a command on the path, up to `;` (or `{} +`).
+const EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+
+/// Deeper nesting than this is not read: every action counts as reached.
+pub const MAX_DEPTH: usize = 64;
+
+enum Node {
+    /// A test or option: its name and its arguments (`None` where unknown).
+    Test(String, Vec<Option<String>>),
+    /// An action, by the index of its word in the expression.
+    Action(usize),
+    Not(Box<Node>),
+    And(Box<Node>, Box<Node>),
+    Or(Box<Node>, Box<Node>),
+    Comma(Box<Node>, Box<Node>),
+}
+
+struct Parser<'a> {
+    words: Vec<Option<&'a str>>,
+    at: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<Option<&'a str>> {
+        self.words.get(self.at).copied()
+    }
+
+    fn comma(&mut self, depth: usize) -> Option<Node> {
+        let mut left = self.or(depth)?;
+        while self.peek() == Some(Some(",")) {
+            self.at += 1;
+            let right = self.or(depth)?;
+            left = Node::Comma(Box::new(left), Box::new(right));
+        }
+        Some(left)
+    }
+
+    fn or(&mut self, depth: usize) -> Option<Node> {
+        let mut left = self.and(depth)?;
+        while matches!(self.peek(), Some(Some("-o" | "-or"))) {
+            self.at += 1;
+            let right = self.and(depth)?;
+            left = Node::Or(Box::new(left), Box::new(right));
+        }
+        Some(left)
+    }
+
+    fn and(&mut self, depth: usize) -> Option<Node> {
+        let mut left = self.unary(depth)?;
+        loop {
+            match self.peek() {
+                None | Some(Some("-o" | "-or" | "," | ")")) => return Some(left),
+                Some(Some("-a" | "-and")) => self.at += 1,
+                Some(_) => {}
+            }
+            let right = self.unary(depth)?;
+            left = Node::And(Box::new(left), Box::new(right));
+        }
+    }
+
+    fn unary(&mut self, depth: usize) -> Option<Node> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let word = self.peek()?;
+        match word {
+            Some("!" | "-not") => {
+                self.at += 1;
+                Some(Node::Not(Box::new(self.unary(depth + 1)?)))
+            }
+            Some("(") => {
+                self.at += 1;
+                let inner = self.comma(depth + 1)?;
+                (self.peek() == Some(Some(")"))).then_some(())?;
+                self.at += 1;
+                Some(inner)
+            }
+            Some(w) if EXEC.contains(&w) => {
+                let at = self.at;
+                self.at += 1;
+                let mut last: Option<&'a str> = None;
+                loop {
+                    let next = self.peek()?;
+                    self.at += 1;
+                    match next {
+                        Some(";") => break,
+                        Some("+") if last == Some("{}") => break,
+                        other => last = other,
+                    }
+                }
+                Some(Node::Action(at))
+            }
+            Some("-delete") => {
+                self.at += 1;
+                Some(Node::Action(self.at - 1))
+            }
+            Some(w) => {
+                self.at += 1;
+                let takes = if ONE_ARG.contains(&w) || (w.starts_with("-newer") && w.len() > 6) {
+                    1
+                } else if w == "-fprintf" {
+                    2
+                } else {
+                    0
+                };
+                let mut args = Vec::new();
+                for _ in 0..takes {
+                    args.push(self.peek()?.map(str::to_owned));
+                    self.at += 1;
+                }
+                Some(Node::Test(w.to_owned(), args))
+            }
+            // An unknown word where an operator, test or action stands may
+            // be any of them.
+            None => None,
+        }
+    }
+}
+
+/// Evaluates `node` for a path that arrives when `entry` is possible;
+/// returns (can be true, can be false) and marks the actions reached.
+fn eval(
+    node: &Node,
+    entry: bool,
+    test: &dyn Fn(&str, &[Option<String>]) -> Truth,
+    reached: &mut Vec<usize>,
+) -> (bool, bool) {
+    if !entry {
+        return (false, false);
+    }
+    match node {
+        Node::Test(name, args) => match test(name, args) {
+            Truth::True => (true, false),
+            Truth::False => (false, true),
+            Truth::Maybe => (true, true),
+        },
+        Node::Action(at) => {
+            reached.push(*at);
+            (true, true)
+        }
+        Node::Not(inner) => {
+            let (t, f) = eval(inner, entry, test, reached);
+            (f, t)
+        }
+        Node::And(a, b) => {
+            let (ta, fa) = eval(a, entry, test, reached);
+            let (tb, fb) = eval(b, ta, test, reached);
+            (tb, fa || fb)
+        }
+        Node::Or(a, b) => {
+            let (ta, fa) = eval(a, entry, test, reached);
+            let (tb, fb) = eval(b, fa, test, reached);
+            (ta || tb, fb)
+        }
+        Node::Comma(a, b) => {
+            eval(a, entry, test, reached);
+            eval(b, entry, test, reached)
+        }
+    }
+}
+
+/// The actions of `expression` (the words after find's starting points)
+/// that a path may reach, by their index in `expression`, with `test`
+/// saying what each test gives for the path. `None`: the expression was
+/// not read, so every action may be reached.
+pub fn reached_actions(
+    expression: &[Arg],
+    test: &dyn Fn(&str, &[Option<String>]) -> Truth,
+) -> Option<Vec<usize>> {
+    if expression.is_empty() {
+        return Some(Vec::new());
+    }
+    // Words of unknown number may be anything, anywhere.
+    if expression.iter().any(|a| matches!(a, Arg::Unknown(_))) {
+        return None;
+    }
+    let mut parser = Parser {
+        words: expression.iter().map(Arg::as_known).collect(),
+        at: 0,
+    };
+    let node = parser.comma(0)?;
+    if parser.at < parser.words.len() {
+        return None;
+    }
+    let mut reached = Vec::new();
+    eval(&node, true, test, &mut reached);
+    Some(reached)
+}
+
+/// What a test gives for a starting point itself (`root`, as written after
+/// expansion): a name test is matched against it; `-mindepth N` (N ≥ 1)
+/// excludes it; every other test may go either way.
+pub fn root_truth(root: &str, name: &str, args: &[Option<String>]) -> Truth {
+    let arg = args.first().cloned().flatten();
+    let Some(arg) = arg else {
+        return Truth::Maybe;
+    };
+    let base = {
+        let trimmed = root.trim_end_matches('/');
+        if trimmed.is_empty() {
+            "/"
+        } else {
+            trimmed.rsplit('/').next().unwrap_or(trimmed)
+        }
+    };
+    let matches = |pattern: &str, subject: &str, fold: bool| {
+        let (p, s) = if fold {
+            (pattern.to_lowercase(), subject.to_lowercase())
+        } else {
+            (pattern.to_owned(), subject.to_owned())
+        };
+        glob::matches(&glob::pattern_of(&p), &s, glob::Mode::STRING)
+    };
+    let truth = |b: bool| if b { Truth::True } else { Truth::False };
+    match name {
+        "-name" => truth(matches(&arg, base, false)),
+        "-iname" => truth(matches(&arg, base, true)),
+        "-path" | "-wholename" => truth(matches(&arg, root, false)),
+        "-ipath" | "-iwholename" => truth(matches(&arg, root, true)),
+        "-mindepth" => match arg.parse::<u64>() {
+            Ok(n) if n >= 1 => Truth::False,
+            _ => Truth::True,
+        },
+        _ => Truth::Maybe,
+    }
+}
+
+/// Does `-mindepth N` (N ≥ 1, a global option wherever it stands) keep
+/// find away from its starting points?
+pub fn skips_roots(expression: &[Arg]) -> bool {
+    expression.windows(2).any(|w| {
+        matches!(w, [a, n] if a.as_known() == Some("-mindepth")
+            && n.as_known().and_then(|t| t.parse::<u64>().ok()).is_some_and(|n| n >= 1))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<Arg> {
+        text.split(' ').map(Arg::known).collect()
+    }
+
+    #[test]
+    fn an_unknown_word_reaches_everything() {
+        let unknown_text = || {
+            Arg::Field(crate::value::Value::text(crate::value::Text::any(
+                crate::value::Sources::none(),
+            )))
+        };
+        let mut expr = words("-name x");
+        expr.push(unknown_text());
+        expr.push(Arg::known("-delete"));
+        assert_eq!(reached_actions(&expr, &|_, _| Truth::False), None);
+        let mut expr = words("-name");
+        expr.push(Arg::Unknown(crate::value::Sources::none()));
+        expr.push(Arg::known("-delete"));
+        assert_eq!(reached_actions(&expr, &|_, _| Truth::False), None);
+        // One field of unknown text is only the test's argument.
+        let mut expr = words("-name");
+        expr.push(unknown_text());
+        expr.push(Arg::known("-delete"));
+        assert_eq!(reached_actions(&expr, &|_, _| Truth::False), Some(vec![]));
+    }
+
+    fn reached(root: &str, expr: &str) -> Option<Vec<usize>> {
+        let root = root.to_owned();
+        reached_actions(&words(expr), &move |n, a| root_truth(&root, n, a))
+    }
+
+    #[test]
+    fn name_tests_narrow_the_root() {
+        assert_eq!(
+            reached(
+                "/home/dev",
+                "-type d -name node_modules -prune -exec rm -rf {} +"
+            ),
+            Some(vec![])
+        );
+        assert_eq!(reached("/home/dev", "-name * -delete"), Some(vec![2]));
+        assert_eq!(reached("/home/dev", "! -name x -delete"), Some(vec![3]));
+        assert_eq!(reached("/home/dev", "-name x -o -delete"), Some(vec![3]));
+        assert_eq!(
+            reached("/home/dev", "( -name a -o -name b ) -delete"),
+            Some(vec![])
+        );
+        assert_eq!(reached("/home/dev", "-name dev -delete"), Some(vec![2]));
+        assert_eq!(reached("/home/dev", "-iname DEV -delete"), Some(vec![2]));
+        assert_eq!(reached("/home/dev", "-type d -delete"), Some(vec![2]));
+        assert_eq!(reached("/home/dev", "-path /home/* -delete"), Some(vec![2]));
+    }
+
+    #[test]
+    fn unreadable_expressions_reach_everything() {
+        assert_eq!(reached("/", "( -name x -delete"), None);
+        assert_eq!(reached("/", "-exec rm {}"), None);
+        let deep = format!("{}-delete", "! ".repeat(MAX_DEPTH + 2));
+        assert_eq!(reached("/", deep.trim()), None);
+    }
+
+    #[test]
+    fn mindepth_skips_the_roots() {
+        assert!(skips_roots(&words("-mindepth 1 -delete")));
+        assert!(!skips_roots(&words("-mindepth 0 -delete")));
+    }
+}
