@@ -97,7 +97,7 @@ struct CorpusFile {
     red_team: bool,
 }
 
-const FILES: [CorpusFile; 8] = [
+const FILES: [CorpusFile; 10] = [
     CorpusFile {
         name: "hard_deny.jsonl",
         at_least: 20,
@@ -123,6 +123,12 @@ const FILES: [CorpusFile; 8] = [
         red_team: true,
     },
     CorpusFile {
+        name: "hard_deny_mechanisms.jsonl",
+        at_least: 120,
+        kind: Kind::Denies,
+        red_team: true,
+    },
+    CorpusFile {
         name: "benign.jsonl",
         at_least: 20,
         kind: Kind::Benign,
@@ -143,6 +149,12 @@ const FILES: [CorpusFile; 8] = [
     CorpusFile {
         name: "benign_peers.jsonl",
         at_least: 5,
+        kind: Kind::Benign,
+        red_team: true,
+    },
+    CorpusFile {
+        name: "benign_mechanisms.jsonl",
+        at_least: 40,
         kind: Kind::Benign,
         red_team: true,
     },

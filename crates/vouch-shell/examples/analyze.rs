@@ -37,7 +37,11 @@ fn main() -> std::io::Result<()> {
     let analysis = analyze(&command, &env, &limits);
     let took = start.elapsed();
     println!("{} bytes, {:?}", command.len(), took);
-    println!("{} commands, {} errors", analysis.commands.len(), analysis.errors.len());
+    println!(
+        "{} commands, {} errors",
+        analysis.commands.len(),
+        analysis.errors.len()
+    );
     for i in &analysis.incomplete {
         println!("incomplete: {}: {}", i.budget, i.detail);
     }

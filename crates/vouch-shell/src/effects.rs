@@ -9,7 +9,7 @@
 
 use super::command::{Command, RedirectOp};
 use super::options::{Item, OptName, Parsed};
-use super::runners::{drop_prefix, option_value, parse_args};
+use super::runners::{canonical_args, drop_prefix, option_value, parse_args};
 use super::spec::{self, CommandSpec, Modifier, Network, Operands, Role};
 use super::value::{Arg, Text, Value};
 
@@ -106,17 +106,43 @@ pub fn effects(cmd: &Command) -> Effects {
         }
     }
     operand_effects(spec, &parsed, args, &mut out);
+    remote_names(spec, &parsed, cmd, &mut out);
     if spec.operands == Operands::Special {
+        let canonical = canonical_args(spec, args, &parsed);
+        let args = canonical.as_deref().unwrap_or(args);
         let name = spec
             .names
             .iter()
             .find(|n| n.eq_ignore_ascii_case(name))
             .copied()
             .unwrap_or(name);
-        super::special::effects(name, spec, &parsed, cmd, &mut out);
+        super::special::effects(name, spec, &parsed, cmd, args, &mut out);
     }
     out.parsed = Some(parsed);
     out
+}
+
+/// A download saved under the server's name lands in the output directory
+/// (`--output-dir`, `-P`) or else in the working directory: `cd ~/.ssh &&
+/// curl -O URL` writes into `~/.ssh` whatever the name.
+fn remote_names(spec: &CommandSpec, parsed: &Parsed, cmd: &Command, out: &mut Effects) {
+    let wget_default = spec.names == spec::WGET
+        && !parsed.has(&["O", "output-document", "spider"])
+        && !parsed.operands().is_empty();
+    if wget_default && !out.modifiers.contains(&Modifier::RemoteName) {
+        out.modifiers.push(Modifier::RemoteName);
+    }
+    if out.has(Modifier::RemoteName) && !out.items.iter().any(|(r, _)| *r == Role::WriteInto) {
+        out.items.push((Role::WriteInto, cmd.cwd.clone()));
+    }
+}
+
+/// `cmd`'s arguments with long-option prefixes spelt out by its spec
+/// ([`canonical_args`]); `None` when there is no spec or nothing changes.
+pub fn canonical_args_of(cmd: &Command) -> Option<Vec<Arg>> {
+    let spec = spec::lookup(cmd.name()?)?;
+    let args = cmd.args();
+    canonical_args(spec, args, &parse_args(spec, args))
 }
 
 fn operand_effects(spec: &CommandSpec, parsed: &Parsed, args: &[Arg], out: &mut Effects) {
