@@ -157,7 +157,10 @@ fn split_assignment(arg: &Arg) -> Option<(String, Value)> {
     Some((name.to_owned(), drop_prefix(v, name.len() + 1)))
 }
 
-/// `{}` in find's `-exec`: the starting point or a path below it.
+/// `{}` in find's `-exec`: the starting point or a path below it — and,
+/// since find visits every entry, each name in the starting point (`root/*`
+/// as a pattern, so `find ~/.ssh -exec cat {} \;` reads what `cat
+/// ~/.ssh/*` reads).
 fn found_paths(roots: &[Value]) -> Value {
     let mut candidates = Vec::new();
     for root in roots {
@@ -167,6 +170,9 @@ fn found_paths(roots: &[Value]) -> Value {
             if !r.known_suffix().ends_with('/') {
                 below.push_str("/");
             }
+            let mut each = below.clone();
+            each.push(Seg::Star);
+            candidates.push(each);
             below.push(Seg::Any(Sources::none()));
             candidates.push(below);
         }
@@ -296,6 +302,9 @@ impl Interp {
         };
         let args = argv.get(1..).unwrap_or(&[]);
         self.embedded_scripts(index, &name, args, assigns, &state);
+        if name == "curl" {
+            self.curl_configs(index, args, &state);
+        }
         if spec::PACKAGE_RUNNERS.contains(&name.as_str())
             || spec::PACKAGE_MANAGERS.contains(&name.as_str())
         {
@@ -830,6 +839,38 @@ impl Interp {
         }
     }
 
+    /// `curl -K FILE` reads more options from FILE (`-` is standard input):
+    /// when its text is known (a here-string, a pipe of `echo`, a process
+    /// substitution printing known text) those options are recorded as a
+    /// `curl` the first one runs, so `-k` or `upload-file = ~/.ssh/id_rsa`
+    /// in a config is judged like the same option on the command line.
+    /// Nested `-K` options in the config are not followed.
+    fn curl_configs(&mut self, index: Option<usize>, args: &[Arg], state: &State) {
+        let Some(spec) = spec::lookup("curl") else {
+            return;
+        };
+        let parsed = parse_args(spec, args);
+        for v in parsed.values(&["K", "config"]) {
+            let source = match v {
+                OptValue::Next { at } => args.get(at).cloned(),
+                OptValue::Attached { .. } => Some(Arg::Field(option_value(args, v))),
+            };
+            let Some(text) = source.and_then(|a| self.file_text(&a, state)) else {
+                continue;
+            };
+            for candidate in text.candidates() {
+                let Some(config) = candidate.as_known() else {
+                    continue;
+                };
+                let mut argv = vec![Arg::known("curl")];
+                argv.extend(curl_config_words(config).iter().map(|w| Arg::known(w)));
+                if argv.len() > 1 {
+                    self.spawn(index, argv, Vec::new(), None, state.clone());
+                }
+            }
+        }
+    }
+
     /// `find … -exec CMD {} ;` runs CMD with `{}` the starting point or a
     /// path below it.
     fn find_exec(&mut self, index: Option<usize>, args: &[Arg], state: &State) {
@@ -942,6 +983,66 @@ impl Interp {
 }
 
 /// How many leading words of a `parallel` template are its own options.
+/// The command-line words of a curl config file: one option a line,
+/// `--name value`, `name = value`, `name: value` or `name value` (the
+/// leading dashes optional for long names), `-k` short options, `#`
+/// comments, double-quoted values with backslash escapes. `-K`/`--config`
+/// lines are dropped (they are not followed).
+fn curl_config_words(config: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for line in config.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (name, value) = match line.find(|c: char| c.is_whitespace() || c == '=' || c == ':') {
+            Some(at) => (
+                line.get(..at).unwrap_or(""),
+                line.get(at..)
+                    .unwrap_or("")
+                    .trim_start_matches(|c: char| c.is_whitespace() || c == '=' || c == ':'),
+            ),
+            None => (line, ""),
+        };
+        let option = if name.starts_with('-') {
+            name.to_owned()
+        } else {
+            format!("--{name}")
+        };
+        if matches!(option.as_str(), "-K" | "--config") || option.starts_with("-K") {
+            continue;
+        }
+        words.push(option);
+        if !value.is_empty() {
+            words.push(unquote_curl_value(value));
+        }
+    }
+    words
+}
+
+/// A curl config value: `"…"` with backslash escapes, or the text up to
+/// the first blank.
+fn unquote_curl_value(value: &str) -> String {
+    let Some(quoted) = value.strip_prefix('"') else {
+        return value.split_whitespace().next().unwrap_or("").to_owned();
+    };
+    let mut out = String::new();
+    let mut chars = quoted.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => break,
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => {}
+            },
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// The arguments of a package manager's runner subcommand (`exec`, `x`,
 /// `dlx`) and whether they are one shell string (`pnpm -c exec`, `bun
 /// exec`); `None` for any other subcommand. Options before the subcommand

@@ -1905,9 +1905,9 @@ pub const SPECS: &[CommandSpec] = &[
         ),
         Operands::Special,
     ),
-    // Node's recursive removers (`npx rimraf DIR`): always recursive.
+    // del-cli (`npx del-cli DIR`) removes trees, like rimraf (with rm).
     spec(
-        &["rimraf", "del-cli"],
+        &["del-cli"],
         opts("vIg", &[long("glob", No), long("preserve-root", No)]),
         Operands::Special,
     ),
@@ -2081,7 +2081,6 @@ pub const SPECS: &[CommandSpec] = &[
             "sha256sum",
             "jq",
             "yq",
-            "awk",
             "iconv",
             "tr",
             "column",

@@ -74,7 +74,7 @@ pub(crate) fn effects(
         "openssl" => openssl(args, out),
         "wipefs" => wipefs(parsed, args, out),
         "awk" | "gawk" | "mawk" | "nawk" => awk(parsed, args, out),
-        "rimraf" | "del-cli" => {
+        "del-cli" => {
             out.modifiers.extend([Modifier::Recursive, Modifier::Force]);
             for v in operands(parsed, args) {
                 out.items.push((Role::Delete, v));
@@ -440,6 +440,12 @@ fn git(spec: &CommandSpec, args: &[Arg], cmd: &Command, out: &mut Effects) {
         let d = option_value(args, v);
         dir = join_relative(&dir, &d).unwrap_or(d);
     }
+    // `--work-tree=DIR` (or a separate value) is where checkouts land and
+    // what `clean` empties.
+    if let Some(v) = parsed.values(&["work-tree"]).last() {
+        let d = option_value(args, *v);
+        dir = join_relative(&dir, &d).unwrap_or(d);
+    }
     let (settings, sub_at) = git_settings(spec, args);
     for setting in settings {
         out.items.push((Role::Value, setting));
@@ -555,6 +561,15 @@ fn git_subcommand(sub: &str, dir: &Value, rest: &[Arg], out: &mut Effects) {
                 push_rel(out, Role::Write, &p);
             }
         }
+        // `git clean -f` removes the untracked files of the work tree, and
+        // with `-d` its untracked directories: a recursive removal of it.
+        "clean" => git_clean(&rest_known, dir, out),
+        // `git diff --no-index A B` prints both files.
+        "diff" if rest_known.contains(&Some("--no-index")) => {
+            for p in non_options() {
+                push_rel(out, Role::Read, &p);
+            }
+        }
         "rm" => {
             for p in non_options() {
                 push_rel(out, Role::Delete, &p);
@@ -566,6 +581,23 @@ fn git_subcommand(sub: &str, dir: &Value, rest: &[Arg], out: &mut Effects) {
             }
         }
         _ => {}
+    }
+}
+
+/// `git clean`: with `-f` (and not `-n`) it removes untracked files of the
+/// work tree `dir`, with `-d` also untracked directories.
+fn git_clean(words: &[Option<&str>], dir: &Value, out: &mut Effects) {
+    let flag = |short: char, long: &str| {
+        words.iter().flatten().any(|w| {
+            *w == long || (w.starts_with('-') && !w.starts_with("--") && w.contains(short))
+        })
+    };
+    if flag('f', "--force") && !flag('n', "--dry-run") {
+        out.modifiers.push(Modifier::Force);
+        if flag('d', "-d") {
+            out.modifiers.push(Modifier::Recursive);
+        }
+        out.items.push((Role::Delete, dir.clone()));
     }
 }
 

@@ -43,12 +43,21 @@ fn credential(f: &mut Facts<'_>, target: &Target, tree: bool) -> bool {
         .any(|d| f.covers(target, &format!("{home}/{}", d.join("/"))))
 }
 
-/// Commands that print names rather than contents.
+/// Commands that print names (or digests: a hash of a key is not the
+/// key) rather than contents.
 fn names_only(cmd: &Command) -> bool {
     matches!(
         cmd.name(),
         Some(
-            "echo"
+            "md5sum"
+                | "sha1sum"
+                | "sha224sum"
+                | "sha256sum"
+                | "sha384sum"
+                | "sha512sum"
+                | "b2sum"
+                | "cksum"
+                | "echo"
                 | "printf"
                 | "ls"
                 | "find"
