@@ -97,7 +97,7 @@ struct CorpusFile {
     red_team: bool,
 }
 
-const FILES: [CorpusFile; 10] = [
+const FILES: [CorpusFile; 12] = [
     CorpusFile {
         name: "hard_deny.jsonl",
         at_least: 20,
@@ -129,6 +129,12 @@ const FILES: [CorpusFile; 10] = [
         red_team: true,
     },
     CorpusFile {
+        name: "hard_deny_mechanisms.jsonl",
+        at_least: 120,
+        kind: Kind::Denies,
+        red_team: true,
+    },
+    CorpusFile {
         name: "benign.jsonl",
         at_least: 20,
         kind: Kind::Benign,
@@ -155,6 +161,12 @@ const FILES: [CorpusFile; 10] = [
     CorpusFile {
         name: "benign_lookalikes.jsonl",
         at_least: 60,
+        kind: Kind::Benign,
+        red_team: true,
+    },
+    CorpusFile {
+        name: "benign_mechanisms.jsonl",
+        at_least: 40,
         kind: Kind::Benign,
         red_team: true,
     },

@@ -211,9 +211,9 @@ fn wrappers() {
     has("env -C / rm -rf .", "0>rm -rf . @/");
     has("env --chdir=/ rm -rf .", "0>rm -rf . @/");
     has("sudo -D / rm -rf .", "0>rm -rf . @/");
-    has("find / -exec rm -rf {} +", "0>rm -rf {/ | /…} …");
+    has("find / -exec rm -rf {} +", "0>rm -rf {/ | /* | /…} …");
     has("find -- / -delete", "find -- / -delete");
-    has("find / -exec sudo rm -rf {} \\;", "1>rm -rf {/ | /…}");
+    has("find / -exec sudo rm -rf {} \\;", "1>rm -rf {/ | /* | /…}");
     has("su -c 'rm -rf /' root", "0>rm -rf /");
     has("watch -n 1 rm -rf /", "0>rm -rf /");
     has("flock /tmp/l rm -rf /", "0>rm -rf /");

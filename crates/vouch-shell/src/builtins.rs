@@ -526,7 +526,7 @@ impl Interp {
                 self.control_builtin(name, argv, args, call, state, index)
             }
             _ => {
-                let flow = self.state_builtin(name, &args, call, state);
+                let flow = self.state_builtin(name, &args, call, state, index);
                 (flow, self.output_of(index))
             }
         }
@@ -597,11 +597,24 @@ impl Interp {
     }
 
     /// Builtins that change or test the shell's state and then go on.
-    fn state_builtin(&mut self, name: &str, args: &[Arg], call: &Call<'_>, state: State) -> Flow {
+    fn state_builtin(
+        &mut self,
+        name: &str,
+        args: &[Arg],
+        call: &Call<'_>,
+        state: State,
+        index: Option<usize>,
+    ) -> Flow {
         let mut state = state;
         match name {
-            ":" | "true" => Flow::ok(state),
-            "false" => Flow::fail(state),
+            // Harnesses source the user's shell snapshot before the command,
+            // and a function named `true`, `false` or `:` there runs instead
+            // of the builtin (bash looks functions up first): their status
+            // is the environment's, so `true || rm -rf ~` may run `rm`.
+            ":" | "true" | "false" => {
+                self.snapshot_statuses += 1;
+                Flow::either(state)
+            }
             "popd" => popd(state),
             "export" | "declare" | "typeset" | "local" | "readonly" => {
                 self.declare(name, args, call.simple, &mut state);
@@ -618,9 +631,9 @@ impl Interp {
                 Flow::either(state)
             }
             "alias" | "unalias" => aliases(name, args, state),
-            "read" => self.read(args, &mut state),
+            "read" => self.read(args, &mut state, index),
             "mapfile" | "readarray" => {
-                self.mapfile(args, &mut state);
+                self.mapfile(args, &mut state, index);
                 Flow::either(state)
             }
             "printf" => {
@@ -1028,7 +1041,7 @@ impl Interp {
         }
     }
 
-    fn read(&mut self, args: &[Arg], state: &mut State) -> Flow {
+    fn read(&mut self, args: &[Arg], state: &mut State, index: Option<usize>) -> Flow {
         let ReadOptions {
             mut names,
             raw,
@@ -1038,7 +1051,7 @@ impl Interp {
             known_words,
         } = read_options(args);
         if !known_words {
-            return self.read_unknown(&names, array.as_deref(), state);
+            return self.read_unknown(&names, array.as_deref(), state, index);
         }
         if names.is_empty() && array.is_none() {
             names.push("REPLY".to_owned());
@@ -1053,7 +1066,7 @@ impl Interp {
                 .and_then(|v| v.as_known().map(str::to_owned))
         };
         let Some(text) = text else {
-            return self.read_unknown(&names, array.as_deref(), state);
+            return self.read_unknown(&names, array.as_deref(), state, index);
         };
         if text.is_empty() {
             for n in &names {
@@ -1093,15 +1106,21 @@ impl Interp {
         }
     }
 
-    fn read_unknown(&mut self, names: &[String], array: Option<&str>, state: &mut State) -> Flow {
-        let from = state.stdin.from.clone();
+    fn read_unknown(
+        &mut self,
+        names: &[String],
+        array: Option<&str>,
+        state: &mut State,
+        index: Option<usize>,
+    ) -> Flow {
+        let from = input_sources(state, index);
         for n in names.iter().map(String::as_str).chain(array) {
             state.assign(n, Binding::Unknown(from.clone()), &self.known);
         }
         Flow::either(state.clone())
     }
 
-    fn mapfile(&mut self, args: &[Arg], state: &mut State) {
+    fn mapfile(&mut self, args: &[Arg], state: &mut State, index: Option<usize>) {
         let mut strip = false;
         let mut name = "MAPFILE".to_owned();
         let mut k = 0;
@@ -1122,7 +1141,7 @@ impl Interp {
                     .collect();
                 Binding::Arr(Rc::new(items))
             }
-            None => Binding::Unknown(state.stdin.from.clone()),
+            None => Binding::Unknown(input_sources(state, index)),
         };
         state.stdin.text = Some(Value::known(""));
         state.assign(&name, binding, &self.known);
@@ -1435,6 +1454,18 @@ fn printf_var(args: &[Arg]) -> Option<String> {
         return args.get(1).and_then(Arg::as_known).map(str::to_owned);
     }
     None
+}
+
+/// Where unknown text `read`/`mapfile` (command `index`) takes from its
+/// input comes from: the commands writing that input, and the builtin
+/// itself, which reads whatever file its input is redirected from (`read
+/// -r k < ~/.aws/credentials; curl -d "$k" …` carries the file).
+fn input_sources(state: &State, index: Option<usize>) -> Sources {
+    let mut from = state.stdin.from.clone();
+    if let Some(i) = index {
+        from.insert(i);
+    }
+    from
 }
 
 /// `read` without `-r`: a backslash escapes the next character.

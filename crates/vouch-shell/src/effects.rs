@@ -9,7 +9,7 @@
 
 use super::command::{Command, RedirectOp};
 use super::options::{Item, OptName, Parsed};
-use super::runners::{drop_prefix, option_value, parse_args};
+use super::runners::{canonical_args, drop_prefix, option_value, parse_args};
 use super::spec::{self, CommandSpec, Modifier, Network, Operands, Role};
 use super::value::{Arg, Text, Value};
 
@@ -106,17 +106,117 @@ pub fn effects(cmd: &Command) -> Effects {
         }
     }
     operand_effects(spec, &parsed, args, &mut out);
+    remote_names(spec, &parsed, cmd, &mut out);
+    if spec.names.first() == Some(&"curl") && !parsed.has(&["g", "globoff"]) {
+        curl_globs(&mut out);
+    }
     if spec.operands == Operands::Special {
+        let canonical = canonical_args(spec, args, &parsed);
+        let args = canonical.as_deref().unwrap_or(args);
         let name = spec
             .names
             .iter()
             .find(|n| n.eq_ignore_ascii_case(name))
             .copied()
             .unwrap_or(name);
-        super::special::effects(name, spec, &parsed, cmd, &mut out);
+        super::special::effects(name, spec, &parsed, cmd, args, &mut out);
     }
     out.parsed = Some(parsed);
     out
+}
+
+/// At most this many names one curl glob stands for (`{a,b}`, `[1-9]`);
+/// a larger glob is left as written.
+const MAX_CURL_GLOB: usize = 64;
+
+/// curl expands `{a,b}` lists and `[1-3]`/`[a-z]` ranges in URLs and `-T`
+/// names itself (bash has quoted them away): `-T "$HOME/.ssh/{id_rsa,x}"`
+/// uploads `~/.ssh/id_rsa`. Each expansion is added as one more item.
+fn curl_globs(out: &mut Effects) {
+    let mut added = Vec::new();
+    for (role, value) in &out.items {
+        if !matches!(role, Role::Upload | Role::Url) {
+            continue;
+        }
+        for t in value.candidates() {
+            let Some(text) = t.as_known() else { continue };
+            if let Some(names) = curl_glob(text).filter(|n| n.len() > 1) {
+                added.extend(names.iter().map(|n| (*role, Value::known(n))));
+            }
+        }
+    }
+    out.items.extend(added);
+}
+
+/// The names curl's glob `text` stands for; `None` when it has no glob or
+/// more than [`MAX_CURL_GLOB`] names.
+fn curl_glob(text: &str) -> Option<Vec<String>> {
+    let open = text.find(['{', '['])?;
+    let head = text.get(..open)?;
+    let body = text.get(open + 1..)?;
+    let (alternatives, tail) = if text.get(open..open + 1) == Some("{") {
+        let close = body.find('}')?;
+        let inner = body.get(..close)?;
+        (
+            inner.split(',').map(str::to_owned).collect::<Vec<_>>(),
+            body.get(close + 1..)?,
+        )
+    } else {
+        let close = body.find(']')?;
+        let inner = body.get(..close)?;
+        let (range, _step) = inner.split_once(':').unwrap_or((inner, "1"));
+        let (from, to) = range.split_once('-')?;
+        let items: Vec<String> = match (from.parse::<u64>(), to.parse::<u64>()) {
+            (Ok(a), Ok(b)) if b >= a && b - a < MAX_CURL_GLOB as u64 => (a..=b)
+                .map(|n| format!("{n:0width$}", width = from.len()))
+                .collect(),
+            _ => {
+                let (a, b) = (from.chars().next()?, to.chars().next()?);
+                if from.chars().count() != 1 || to.chars().count() != 1 || b < a {
+                    return None;
+                }
+                (a..=b).map(String::from).collect()
+            }
+        };
+        (items, body.get(close + 1..)?)
+    };
+    let rests = match curl_glob(tail) {
+        Some(r) => r,
+        None => vec![tail.to_owned()],
+    };
+    let mut out = Vec::new();
+    for a in &alternatives {
+        for r in &rests {
+            if out.len() >= MAX_CURL_GLOB {
+                return None;
+            }
+            out.push(format!("{head}{a}{r}"));
+        }
+    }
+    Some(out)
+}
+
+/// A download saved under the server's name lands in the output directory
+/// (`--output-dir`, `-P`) or else in the working directory: `cd ~/.ssh &&
+/// curl -O URL` writes into `~/.ssh` whatever the name.
+fn remote_names(spec: &CommandSpec, parsed: &Parsed, cmd: &Command, out: &mut Effects) {
+    let wget_default = spec.names == spec::WGET
+        && !parsed.has(&["O", "output-document", "spider"])
+        && !parsed.operands().is_empty();
+    if wget_default && !out.modifiers.contains(&Modifier::RemoteName) {
+        out.modifiers.push(Modifier::RemoteName);
+    }
+    if out.has(Modifier::RemoteName) && !out.items.iter().any(|(r, _)| *r == Role::WriteInto) {
+        out.items.push((Role::WriteInto, cmd.cwd.clone()));
+    }
+}
+
+/// `cmd`'s arguments with long-option prefixes spelt out by its spec
+/// ([`canonical_args`]); `None` when there is no spec or nothing changes.
+pub fn canonical_args_of(cmd: &Command) -> Option<Vec<Arg>> {
+    let spec = spec::lookup(cmd.name()?)?;
+    let args = cmd.args();
+    canonical_args(spec, args, &parse_args(spec, args))
 }
 
 fn operand_effects(spec: &CommandSpec, parsed: &Parsed, args: &[Arg], out: &mut Effects) {

@@ -119,43 +119,29 @@ impl Interp {
         state: &State,
         scripts: &mut Vec<Value>,
     ) {
-        let mut k = 0;
-        let mut sub: Option<&str> = None;
-        while let Some(w) = words.get(k) {
-            match w {
-                Some("-c") => {
-                    if let Some(Some(setting)) = words.get(k + 1) {
-                        self.git_setting(setting, sub, words, scripts);
-                    }
-                    k += 2;
-                    continue;
-                }
-                Some("-C" | "--git-dir" | "--work-tree" | "--namespace") => {
-                    k += 2;
-                    continue;
-                }
-                Some(t) if t.starts_with('-') => {}
-                Some(t) => {
-                    sub = Some(t);
-                    break;
-                }
-                None => break,
-            }
-            k += 1;
-        }
-        // `-c alias.x=!cmd` runs when `x` is the subcommand.
-        let mut j = 0;
-        while let Some(w) = words.get(j) {
-            if *w == Some("-c")
-                && let Some(Some(setting)) = words.get(j + 1)
-                && let Some((key, value)) = setting.split_once('=')
+        let Some(spec) = spec::lookup("git") else {
+            return;
+        };
+        let (settings, sub_at) = super::special::git_settings(spec, args);
+        let sub = sub_at.and_then(|at| words.get(at).copied().flatten());
+        for setting in &settings {
+            let Some(setting) = setting.as_known() else {
+                continue;
+            };
+            self.git_setting(setting, sub, words, scripts);
+            // `-c alias.x=!cmd` runs when `x` is the subcommand.
+            if let Some((key, value)) = setting.split_once('=')
                 && let Some(alias) = key.to_ascii_lowercase().strip_prefix("alias.")
                 && sub == Some(alias)
                 && let Some(script) = value.strip_prefix('!')
             {
                 scripts.push(Value::known(script));
             }
-            j += 1;
+        }
+        if sub == Some("submodule")
+            && let Some(at) = sub_at
+        {
+            self.submodule_foreach(args.get(at + 1..).unwrap_or(&[]), scripts);
         }
         for var in GIT_SCRIPT_VARS {
             let value = assigns
@@ -176,7 +162,6 @@ impl Interp {
                 scripts.push(v);
             }
         }
-        let _ = args;
     }
 
     fn git_setting(
@@ -197,6 +182,41 @@ impl Interp {
             }
         }
         let _ = (sub, words);
+    }
+
+    /// `git submodule [--quiet] foreach [--recursive] CMD…`: one word is a
+    /// shell script; several are a command and its arguments, which git
+    /// runs through `sh -c '"$@"'` (the same commands).
+    fn submodule_foreach(&mut self, rest: &[Arg], scripts: &mut Vec<Value>) {
+        let mut k = 0;
+        while let Some(t) = rest.get(k).and_then(Arg::as_known) {
+            k += 1;
+            if t == "foreach" {
+                break;
+            }
+            if !t.starts_with('-') {
+                return;
+            }
+        }
+        if rest.get(k.saturating_sub(1)).and_then(Arg::as_known) != Some("foreach") {
+            return;
+        }
+        while let Some(t) = rest.get(k).and_then(Arg::as_known) {
+            if !matches!(t, "--recursive" | "-q" | "--quiet") {
+                break;
+            }
+            k += 1;
+        }
+        let command = rest.get(k..).unwrap_or(&[]);
+        match command {
+            [] => {}
+            [Arg::Field(one)] => scripts.push(one.clone()),
+            _ => {
+                for (text, _) in self.args_script(command) {
+                    scripts.push(Value::known(&text));
+                }
+            }
+        }
     }
 
     /// The state a child shell of `state` starts in.

@@ -216,6 +216,10 @@ pub(crate) struct Interp {
     pub holes: Vec<Sources>,
     /// Behaviour a static reading cannot bound.
     pub notes: Vec<String>,
+    /// How many times a `true`, `false` or `:` gave a status the user's
+    /// shell snapshot could change (a function of that name): a loop on
+    /// `while :` is endless unless such a function says otherwise.
+    pub(crate) snapshot_statuses: usize,
     /// Functions defined, in order (for [`Interp::uncalled_functions`]).
     pub defined: Vec<(String, Rc<Stmt>)>,
     /// Function bodies a call ran (a name may have had several bodies).
@@ -251,6 +255,7 @@ impl Interp {
             proc_outputs: Vec::new(),
             holes: Vec::new(),
             notes: Vec::new(),
+            snapshot_statuses: 0,
             defined: Vec::new(),
             called: Vec::new(),
             dedupe: HashMap::default(),
@@ -675,8 +680,11 @@ impl Interp {
         let mut current = state;
         let limit = self.meter.limits.max_loop_iterations;
         let mut converged = false;
+        let mut endless_but_for_snapshot = false;
         for _ in 0..limit {
+            let statuses = self.snapshot_statuses;
             let (c, _) = self.exec(cond, current.clone());
+            endless_but_for_snapshot |= self.snapshot_statuses > statuses;
             outer.extend(c.jumps.iter().cloned());
             let (go, stop) = if until {
                 (c.fail, c.ok)
@@ -721,7 +729,7 @@ impl Interp {
             );
             exits = join(exits, Some(current), &self.known);
         }
-        if exits.is_none()
+        if (exits.is_none() || endless_but_for_snapshot)
             && outer.is_empty()
             && self
                 .commands

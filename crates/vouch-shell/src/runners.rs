@@ -19,7 +19,7 @@ use super::state::{Binding, State, Var};
 use super::value::{Arg, Seg, Sources, Text, Value};
 
 /// An argv entry as an option-parser word.
-struct W<'a>(&'a Arg);
+pub(crate) struct W<'a>(pub(crate) &'a Arg);
 
 impl OptWord for W<'_> {
     fn known(&self) -> Option<&str> {
@@ -54,6 +54,47 @@ impl OptWord for W<'_> {
 pub(crate) fn parse_args(spec: &CommandSpec, args: &[Arg]) -> Parsed {
     let words: Vec<W<'_>> = args.iter().map(W).collect();
     Parsed::new(&spec.options, &words)
+}
+
+/// `args` with every long option written as an unambiguous prefix spelt
+/// out in full (`--app` → `--append`, `--gro=sudo` → `--groups=sudo`), as
+/// getopt_long reads it; `None` when no word changes. Code that reads
+/// particular words (a subcommand's flags, `-G sudo`) reads these, so a
+/// prefix never hides an option the spec table knows.
+pub fn canonical_args(spec: &CommandSpec, args: &[Arg], parsed: &Parsed) -> Option<Vec<Arg>> {
+    let mut out: Option<Vec<Arg>> = None;
+    for item in &parsed.items {
+        let Item::Opt {
+            name: super::options::OptName::Long(full),
+            at,
+            ..
+        } = item
+        else {
+            continue;
+        };
+        let Some(text) = args.get(*at).and_then(Arg::as_known) else {
+            continue;
+        };
+        let Some(body) = text.strip_prefix("--") else {
+            continue;
+        };
+        let (written, value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (body, None),
+        };
+        if written == *full || !spec.options.prefixes {
+            continue;
+        }
+        let spelt = match value {
+            Some(v) => format!("--{full}={v}"),
+            None => format!("--{full}"),
+        };
+        let words = out.get_or_insert_with(|| args.to_vec());
+        if let Some(slot) = words.get_mut(*at) {
+            *slot = Arg::known(&spelt);
+        }
+    }
+    out
 }
 
 /// The value of an option, as a value (an attached value is the rest of
@@ -116,7 +157,10 @@ fn split_assignment(arg: &Arg) -> Option<(String, Value)> {
     Some((name.to_owned(), drop_prefix(v, name.len() + 1)))
 }
 
-/// `{}` in find's `-exec`: the starting point or a path below it.
+/// `{}` in find's `-exec`: the starting point or a path below it — and,
+/// since find visits every entry, each name in the starting point (`root/*`
+/// as a pattern, so `find ~/.ssh -exec cat {} \;` reads what `cat
+/// ~/.ssh/*` reads).
 fn found_paths(roots: &[Value]) -> Value {
     let mut candidates = Vec::new();
     for root in roots {
@@ -126,6 +170,9 @@ fn found_paths(roots: &[Value]) -> Value {
             if !r.known_suffix().ends_with('/') {
                 below.push_str("/");
             }
+            let mut each = below.clone();
+            each.push(Seg::Star);
+            candidates.push(each);
             below.push(Seg::Any(Sources::none()));
             candidates.push(below);
         }
@@ -255,6 +302,15 @@ impl Interp {
         };
         let args = argv.get(1..).unwrap_or(&[]);
         self.embedded_scripts(index, &name, args, assigns, &state);
+        if name == "curl" {
+            self.curl_configs(index, args, &state);
+        }
+        if spec::PACKAGE_RUNNERS.contains(&name.as_str())
+            || spec::PACKAGE_MANAGERS.contains(&name.as_str())
+        {
+            self.package_runner(index, &name, args, &state);
+            return Flow::either(state);
+        }
         let Some(spec) = spec::lookup(&name) else {
             return Flow::either(state);
         };
@@ -747,6 +803,74 @@ impl Interp {
         self.run_scripts(scripts, s, index, true);
     }
 
+    /// `npx`/`pnpx`/`bunx`, and `npm exec`/`npm x`, `pnpm exec`/`dlx`,
+    /// `yarn exec`/`dlx`, `bun x`/`exec`: the program named after the
+    /// options runs (a package's bin of that name, or the one on `PATH`:
+    /// `npx sh -c …` runs `sh`), and `-c`/`--call` strings run in a shell.
+    /// Which package a name fetches is the registry's, so a package's own
+    /// behaviour stays the model's; the bins vouch knows (`shx`, `rimraf`)
+    /// are read by their specs.
+    fn package_runner(&mut self, index: Option<usize>, name: &str, args: &[Arg], state: &State) {
+        let (args, shell_mode) = if spec::PACKAGE_RUNNERS.contains(&name) {
+            (args, false)
+        } else {
+            match package_manager_exec(args) {
+                Some(found) => found,
+                None => return,
+            }
+        };
+        let words: Vec<W<'_>> = args.iter().map(W).collect();
+        let parsed = Parsed::new(&spec::PACKAGE_RUNNER_OPTIONS, &words);
+        let child = self.child_shell(state, &[], false);
+        for v in parsed.values(&["c", "call"]) {
+            let script = option_value(args, v);
+            let scripts = self.value_scripts(&script);
+            self.run_scripts(scripts, child.clone(), index, true);
+        }
+        let Some(start) = parsed.first_operand() else {
+            return;
+        };
+        let rest: Vec<Arg> = args.iter().skip(start).cloned().collect();
+        if shell_mode || parsed.has(&["shell-mode"]) {
+            let scripts = self.args_script(&rest);
+            self.run_scripts(scripts, child, index, true);
+        } else {
+            self.spawn(index, rest, Vec::new(), None, state.clone());
+        }
+    }
+
+    /// `curl -K FILE` reads more options from FILE (`-` is standard input):
+    /// when its text is known (a here-string, a pipe of `echo`, a process
+    /// substitution printing known text) those options are recorded as a
+    /// `curl` the first one runs, so `-k` or `upload-file = ~/.ssh/id_rsa`
+    /// in a config is judged like the same option on the command line.
+    /// Nested `-K` options in the config are not followed.
+    fn curl_configs(&mut self, index: Option<usize>, args: &[Arg], state: &State) {
+        let Some(spec) = spec::lookup("curl") else {
+            return;
+        };
+        let parsed = parse_args(spec, args);
+        for v in parsed.values(&["K", "config"]) {
+            let source = match v {
+                OptValue::Next { at } => args.get(at).cloned(),
+                OptValue::Attached { .. } => Some(Arg::Field(option_value(args, v))),
+            };
+            let Some(text) = source.and_then(|a| self.file_text(&a, state)) else {
+                continue;
+            };
+            for candidate in text.candidates() {
+                let Some(config) = candidate.as_known() else {
+                    continue;
+                };
+                let mut argv = vec![Arg::known("curl")];
+                argv.extend(curl_config_words(config).iter().map(|w| Arg::known(w)));
+                if argv.len() > 1 {
+                    self.spawn(index, argv, Vec::new(), None, state.clone());
+                }
+            }
+        }
+    }
+
     /// `find … -exec CMD {} ;` runs CMD with `{}` the starting point or a
     /// path below it.
     fn find_exec(&mut self, index: Option<usize>, args: &[Arg], state: &State) {
@@ -859,6 +983,91 @@ impl Interp {
 }
 
 /// How many leading words of a `parallel` template are its own options.
+/// The command-line words of a curl config file: one option a line,
+/// `--name value`, `name = value`, `name: value` or `name value` (the
+/// leading dashes optional for long names), `-k` short options, `#`
+/// comments, double-quoted values with backslash escapes. `-K`/`--config`
+/// lines are dropped (they are not followed).
+fn curl_config_words(config: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for line in config.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (name, value) = match line.find(|c: char| c.is_whitespace() || c == '=' || c == ':') {
+            Some(at) => (
+                line.get(..at).unwrap_or(""),
+                line.get(at..)
+                    .unwrap_or("")
+                    .trim_start_matches(|c: char| c.is_whitespace() || c == '=' || c == ':'),
+            ),
+            None => (line, ""),
+        };
+        let option = if name.starts_with('-') {
+            name.to_owned()
+        } else {
+            format!("--{name}")
+        };
+        if matches!(option.as_str(), "-K" | "--config") || option.starts_with("-K") {
+            continue;
+        }
+        words.push(option);
+        if !value.is_empty() {
+            words.push(unquote_curl_value(value));
+        }
+    }
+    words
+}
+
+/// A curl config value: `"…"` with backslash escapes, or the text up to
+/// the first blank.
+fn unquote_curl_value(value: &str) -> String {
+    let Some(quoted) = value.strip_prefix('"') else {
+        return value.split_whitespace().next().unwrap_or("").to_owned();
+    };
+    let mut out = String::new();
+    let mut chars = quoted.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => break,
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => {}
+            },
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The arguments of a package manager's runner subcommand (`exec`, `x`,
+/// `dlx`) and whether they are one shell string (`pnpm -c exec`, `bun
+/// exec`); `None` for any other subcommand. Options before the subcommand
+/// are skipped (the ones that take a value with it).
+fn package_manager_exec(args: &[Arg]) -> Option<(&[Arg], bool)> {
+    let mut shell_mode = false;
+    let mut k = 0;
+    while let Some(word) = args.get(k) {
+        let text = word.as_known()?;
+        k += 1;
+        match text {
+            "-c" | "--shell-mode" => shell_mode = true,
+            "-C" | "--dir" | "--prefix" | "--filter" | "-F" | "--workspace" | "--cwd" => k += 1,
+            t if t.starts_with('-') => {}
+            "exec" | "x" | "dlx" => {
+                let rest = args.get(k..).unwrap_or(&[]);
+                let bun_shell = text == "exec" && rest.len() == 1;
+                return Some((rest, shell_mode || bun_shell));
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 fn parallel_options_len(template: &[Arg]) -> usize {
     let mut k = 0;
     while let Some(t) = template.get(k).and_then(Arg::as_known) {

@@ -107,6 +107,10 @@ pub enum Modifier {
     ViaShell,
     /// Prints instead of running (`command -v`, `sudo -l`).
     NoRun,
+    /// Saves downloads under names the server chooses, in the output
+    /// directory or else the working directory (`curl -O`; `wget` by
+    /// default).
+    RemoteName,
 }
 
 /// How a command uses the network.
@@ -242,6 +246,7 @@ const fn secret_carrier(
 pub const PARTITIONERS: &[&str] = &[
     "sgdisk",
     "gdisk",
+    "cgdisk",
     "parted",
     "sfdisk",
     "fdisk",
@@ -256,6 +261,103 @@ pub const PARTITIONERS: &[&str] = &[
     "vgcreate",
     "lvremove",
 ];
+
+/// Programs that fetch a package (or find a bin on `PATH`) and run the
+/// program named after their options: `npx sh -c …` runs `sh`.
+pub const PACKAGE_RUNNERS: &[&str] = &["npx", "pnpx", "bunx"];
+
+/// Package managers whose `exec`/`x`/`dlx` subcommand is a package runner
+/// (`npm exec -- sh -c …`, `pnpm dlx shx rm …`, `yarn dlx`, `bun x`), and
+/// `bun exec`, which runs its string in Bun's shell.
+pub const PACKAGE_MANAGERS: &[&str] = &["npm", "pnpm", "yarn", "bun"];
+
+/// The package runners' options (npm's `exec`, pnpm's and yarn's `dlx`,
+/// bunx), stopping at the first operand: everything after it is the
+/// command's. `-c`/`--call` is a shell string (pnpm's `-c` is shell mode,
+/// whose command is then that same string).
+pub const PACKAGE_RUNNER_OPTIONS: OptionSpec = OptionSpec {
+    short: "p:c:yq",
+    long: &[
+        long("package", Required),
+        long("call", Required),
+        long("yes", No),
+        long("no", No),
+        long("bun", No),
+        long("quiet", No),
+        long("silent", No),
+        long("verbose", No),
+        long("shell-mode", No),
+        long("ignore-existing", No),
+        long("prefer-offline", No),
+        long("prefer-online", No),
+        long("offline", No),
+        long("registry", Required),
+        long("cache", Required),
+        long("workspace", Required),
+        long("workspaces", No),
+        long("recursive", No),
+        long("parallel", No),
+    ],
+    stop_at_operand: true,
+    prefixes: true,
+};
+
+/// `git clone`'s options (git's parse-options takes unambiguous prefixes):
+/// `-c`/`--config` settings apply to the new repository and to the clone
+/// itself (`core.fsmonitor`, `core.sshCommand`, `http.sslVerify`).
+pub const GIT_CLONE_OPTIONS: OptionSpec = OptionSpec {
+    short: "lsqvnc:o:b:u:j:",
+    long: &[
+        long("local", No),
+        long("no-local", No),
+        long("no-hardlinks", No),
+        long("shared", No),
+        long("dissociate", No),
+        long("quiet", No),
+        long("verbose", No),
+        long("progress", No),
+        long("no-checkout", No),
+        long("bare", No),
+        long("mirror", No),
+        long("single-branch", No),
+        long("no-single-branch", No),
+        long("no-tags", No),
+        long("tags", No),
+        long("recursive", Optional),
+        long("recurse-submodules", Optional),
+        long("shallow-submodules", No),
+        long("no-shallow-submodules", No),
+        long("remote-submodules", No),
+        long("no-remote-submodules", No),
+        long("sparse", No),
+        long("also-filter-submodules", No),
+        long("reject-shallow", No),
+        long("no-reject-shallow", No),
+        long("template", Required),
+        long("origin", Required),
+        long("branch", Required),
+        long("revision", Required),
+        long("upload-pack", Required),
+        long("reference", Required),
+        long("reference-if-able", Required),
+        long("separate-git-dir", Required),
+        long("depth", Required),
+        long("shallow-since", Required),
+        long("shallow-exclude", Required),
+        long("config", Required),
+        long("server-option", Required),
+        long("jobs", Required),
+        long("filter", Required),
+        long("bundle-uri", Required),
+        long("ref-format", Required),
+    ],
+    stop_at_operand: false,
+    prefixes: true,
+};
+
+/// wget's names: unless told a file (`-O`) or only checking (`--spider`),
+/// wget saves what it fetches under the server's name.
+pub const WGET: &[&str] = &["wget", "wget2"];
 
 const fn spec(
     names: &'static [&'static str],
@@ -685,6 +787,13 @@ pub const SPECS: &[CommandSpec] = &[
         Operands::Special,
     ),
     spec(&["eval"], posix("", &[]), Operands::Script),
+    // shelljs's command line (`npx shx rm -rf dist`): runs the shelljs
+    // command named first.
+    spec(
+        &["shx"],
+        posix("", &[long("silent", No), long("verbose", No)]),
+        Operands::Command { skip: 0 },
+    ),
     CommandSpec {
         option_roles: &[(&["c", "command"], Script)],
         ..spec(
@@ -1249,10 +1358,22 @@ pub const SPECS: &[CommandSpec] = &[
                 Route,
             ),
         ],
-        modifiers: &[(
-            &["k", "insecure", "proxy-insecure", "doh-insecure"],
-            Modifier::Insecure,
-        )],
+        modifiers: &[
+            (
+                &["k", "insecure", "proxy-insecure", "doh-insecure"],
+                Modifier::Insecure,
+            ),
+            (
+                &[
+                    "O",
+                    "remote-name",
+                    "remote-name-all",
+                    "J",
+                    "remote-header-name",
+                ],
+                Modifier::RemoteName,
+            ),
+        ],
         network: Network::Client,
         secrets: Secrets {
             options: &[
@@ -1568,7 +1689,7 @@ pub const SPECS: &[CommandSpec] = &[
             ..NO_SECRETS
         },
         ..spec(
-            &["wget", "wget2"],
+            WGET,
             opts(
                 "Vhbe:o:a:dqvnv:i:FB:t:O:ncNS:T:w:Q:4:6:xrkKmEpHlLnpD:A:R:I:X:P:U:",
                 &[
@@ -1831,6 +1952,8 @@ pub const SPECS: &[CommandSpec] = &[
                     long("existing", No),
                     long("ignore-existing", No),
                     long("remove-source-files", No),
+                    // `--del` is rsync's own alias of `--delete-during`.
+                    long("del", No),
                     long("delete", No),
                     long("delete-before", No),
                     long("delete-during", No),
@@ -1920,14 +2043,168 @@ pub const SPECS: &[CommandSpec] = &[
             "newfs_msdos",
             "newfs_exfat",
             "newfs_udf",
-            "wipefs",
             "blkdiscard",
             "badblocks",
         ],
         opts("", &[]),
         Operands::Special,
     ),
+    spec(
+        &["wipefs"],
+        opts(
+            "abfhiJno:pqt:O:V",
+            &[
+                long("all", No),
+                long("backup", No),
+                long("force", No),
+                long("help", No),
+                long("noheadings", No),
+                long("json", No),
+                long("lock", Optional),
+                long("no-act", No),
+                long("offset", Required),
+                long("output", Required),
+                long("parsable", No),
+                long("quiet", No),
+                long("types", Required),
+                long("version", No),
+            ],
+        ),
+        Operands::Special,
+    ),
     spec(PARTITIONERS, opts("", &[]), Operands::Special),
+    // awk: the program is the first operand unless `-f`/`-e`/`--source`
+    // gave it; gawk's `-i inplace` rewrites every file operand.
+    spec(
+        &["awk", "gawk", "mawk", "nawk"],
+        opts(
+            "f:v:F:i:l:e:E:bcCdD::gh::L::MnNo::Op::PrsStVW:",
+            &[
+                long("file", Required),
+                long("assign", Required),
+                long("field-separator", Required),
+                long("include", Required),
+                long("load", Required),
+                long("source", Required),
+                long("exec", Required),
+                long("characters-as-bytes", No),
+                long("traditional", No),
+                long("copyright", No),
+                long("dump-variables", Optional),
+                long("debug", Optional),
+                long("gen-pot", No),
+                long("help", No),
+                long("lint", Optional),
+                long("bignum", No),
+                long("use-lc-numeric", No),
+                long("non-decimal-data", No),
+                long("pretty-print", Optional),
+                long("optimize", No),
+                long("profile", Optional),
+                long("posix", No),
+                long("re-interval", No),
+                long("no-optimize", No),
+                long("sandbox", No),
+                long("lint-old", No),
+                long("version", No),
+            ],
+        ),
+        Operands::Special,
+    ),
+    // del-cli (`npx del-cli DIR`) removes trees, like rimraf (with rm).
+    spec(
+        &["del-cli"],
+        opts("vIg", &[long("glob", No), long("preserve-root", No)]),
+        Operands::Special,
+    ),
+    // ---------------------------------------------------------------- accounts
+    // shadow-utils parse with getopt_long: `--app --gr sudo` is
+    // `--append --groups sudo`.
+    spec(
+        &["usermod"],
+        opts(
+            "abc:d:e:f:g:G:hl:Lmop:P:rR:s:u:Uv:V:w:W:Z:",
+            &[
+                long("append", No),
+                long("badname", No),
+                long("comment", Required),
+                long("home", Required),
+                long("expiredate", Required),
+                long("inactive", Required),
+                long("gid", Required),
+                long("groups", Required),
+                long("help", No),
+                long("login", Required),
+                long("lock", No),
+                long("move-home", No),
+                long("non-unique", No),
+                long("password", Required),
+                long("prefix", Required),
+                long("remove", No),
+                long("root", Required),
+                long("shell", Required),
+                long("uid", Required),
+                long("unlock", No),
+                long("add-subuids", Required),
+                long("del-subuids", Required),
+                long("add-subgids", Required),
+                long("del-subgids", Required),
+                long("selinux-user", Required),
+            ],
+        ),
+        Operands::Ignore,
+    ),
+    spec(
+        &["useradd"],
+        opts(
+            "b:c:d:De:f:g:G:hk:K:lmMNop:P:rR:s:u:UZ:",
+            &[
+                long("base-dir", Required),
+                long("btrfs-subvolume-home", No),
+                long("comment", Required),
+                long("home-dir", Required),
+                long("defaults", No),
+                long("expiredate", Required),
+                long("inactive", Required),
+                long("gid", Required),
+                long("groups", Required),
+                long("help", No),
+                long("skel", Required),
+                long("key", Required),
+                long("no-log-init", No),
+                long("create-home", No),
+                long("no-create-home", No),
+                long("no-user-group", No),
+                long("non-unique", No),
+                long("password", Required),
+                long("prefix", Required),
+                long("system", No),
+                long("root", Required),
+                long("shell", Required),
+                long("uid", Required),
+                long("user-group", No),
+                long("selinux-user", Required),
+            ],
+        ),
+        Operands::Ignore,
+    ),
+    spec(
+        &["gpasswd"],
+        opts(
+            "a:d:hQ:rRM:A:",
+            &[
+                long("add", Required),
+                long("delete", Required),
+                long("help", No),
+                long("root", Required),
+                long("remove-password", No),
+                long("restrict", No),
+                long("members", Required),
+                long("administrators", Required),
+            ],
+        ),
+        Operands::Ignore,
+    ),
     // ---------------------------------------------------------------- readers
     spec(
         &[
@@ -2010,7 +2287,6 @@ pub const SPECS: &[CommandSpec] = &[
             "sha256sum",
             "jq",
             "yq",
-            "awk",
             "iconv",
             "tr",
             "column",

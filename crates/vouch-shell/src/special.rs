@@ -32,9 +32,9 @@ pub(crate) fn effects(
     spec: &CommandSpec,
     parsed: &Parsed,
     cmd: &Command,
+    args: &[Arg],
     out: &mut Effects,
 ) {
-    let args = cmd.args();
     match name {
         "chmod" | "chown" | "chgrp" | "chattr" | "chflags" | "lchown" => {
             mode_change(parsed, args, out)
@@ -73,6 +73,13 @@ pub(crate) fn effects(
         "socat" => socat(args, out),
         "openssl" => openssl(args, out),
         "wipefs" => wipefs(parsed, args, out),
+        "awk" | "gawk" | "mawk" | "nawk" => awk(parsed, args, out),
+        "del-cli" => {
+            out.modifiers.extend([Modifier::Recursive, Modifier::Force]);
+            for v in operands(parsed, args) {
+                out.items.push((Role::Delete, v));
+            }
+        }
         "badblocks" => badblocks(parsed, args, out),
         _ if is_formatter(name) => formatter(name, parsed, args, out),
         _ => disk_tool(name, args, out),
@@ -194,16 +201,41 @@ fn peers(args: &[Arg], out: &mut Effects) {
     }
 }
 
+/// awk reads its file operands (after the program, unless `-f`, `-e`,
+/// `--source` or `-E` gave it; `NAME=value` operands are assignments);
+/// gawk's `-i inplace` (the `inplace` extension) rewrites each of them.
+fn awk(parsed: &Parsed, args: &[Arg], out: &mut Effects) {
+    let program_given = parsed.has(&["f", "file", "e", "source", "E", "exec"]);
+    let in_place = parsed.values(&["i", "include"]).into_iter().any(|v| {
+        option_value(args, v)
+            .candidates()
+            .iter()
+            .any(|t| matches!(t.as_known(), Some("inplace" | "inplace.awk")))
+    });
+    if in_place {
+        out.modifiers.push(Modifier::InPlace);
+    }
+    let files = operands(parsed, args)
+        .into_iter()
+        .skip(usize::from(!program_given))
+        .filter(|v| {
+            !v.as_known()
+                .is_some_and(|t| t.contains('=') && !t.starts_with('/'))
+        });
+    for v in files {
+        out.items.push((Role::Read, v.clone()));
+        if in_place {
+            out.items.push((Role::Write, v));
+        }
+    }
+    for v in parsed.values(&["f", "file"]) {
+        out.items.push((Role::Read, option_value(args, v)));
+    }
+}
+
 /// `wipefs`: without `-a` or `-o` it only lists signatures.
 fn wipefs(parsed: &Parsed, args: &[Arg], out: &mut Effects) {
-    let words = known_args(args);
-    let erases = words.iter().any(|a| {
-        a.is_some_and(|t| {
-            t == "--all"
-                || t.starts_with("--offset")
-                || (t.starts_with('-') && !t.starts_with("--") && t.contains(['a', 'o']))
-        })
-    }) && !words.iter().any(|a| matches!(a, Some("-n" | "--no-act")));
+    let erases = parsed.has(&["a", "all", "o", "offset"]) && !parsed.has(&["n", "no-act"]);
     if erases {
         for v in operands(parsed, args) {
             out.items.push((Role::Write, v));
@@ -408,16 +440,50 @@ fn git(spec: &CommandSpec, args: &[Arg], cmd: &Command, out: &mut Effects) {
         let d = option_value(args, v);
         dir = join_relative(&dir, &d).unwrap_or(d);
     }
-    for v in parsed.values(&["c"]) {
-        let setting = option_value(args, v);
+    // `--work-tree=DIR` (or a separate value) is where checkouts land and
+    // what `clean` empties.
+    if let Some(v) = parsed.values(&["work-tree"]).last() {
+        let d = option_value(args, *v);
+        dir = join_relative(&dir, &d).unwrap_or(d);
+    }
+    let (settings, sub_at) = git_settings(spec, args);
+    for setting in settings {
         out.items.push((Role::Value, setting));
     }
-    let Some(start) = parsed.first_operand() else {
+    let Some(start) = sub_at else {
         return;
     };
     let sub = args.get(start).and_then(Arg::as_known).unwrap_or("");
     let rest: Vec<Arg> = args.iter().skip(start + 1).cloned().collect();
     git_subcommand(sub, &dir, &rest, out);
+}
+
+/// git's configuration settings on the command line — the global `-c
+/// key=value` (also attached, `-ckey=value`) and `git clone`'s `-c` /
+/// `--config` (and its prefixes), which the clone runs with — and where
+/// the subcommand is.
+pub(crate) fn git_settings(spec: &CommandSpec, args: &[Arg]) -> (Vec<Value>, Option<usize>) {
+    let parsed = parse_args(spec, args);
+    let mut settings: Vec<Value> = parsed
+        .values(&["c"])
+        .into_iter()
+        .map(|v| option_value(args, v))
+        .collect();
+    let sub_at = parsed.first_operand();
+    if let Some(at) = sub_at
+        && args.get(at).and_then(Arg::as_known) == Some("clone")
+    {
+        let rest = args.get(at + 1..).unwrap_or(&[]);
+        let words: Vec<super::runners::W<'_>> = rest.iter().map(super::runners::W).collect();
+        let clone = Parsed::new(&super::spec::GIT_CLONE_OPTIONS, &words);
+        settings.extend(
+            clone
+                .values(&["c", "config"])
+                .into_iter()
+                .map(|v| option_value(rest, v)),
+        );
+    }
+    (settings, sub_at)
 }
 
 /// The fields of `args`, known or not, skipping the unknown arguments.
@@ -495,6 +561,15 @@ fn git_subcommand(sub: &str, dir: &Value, rest: &[Arg], out: &mut Effects) {
                 push_rel(out, Role::Write, &p);
             }
         }
+        // `git clean -f` removes the untracked files of the work tree, and
+        // with `-d` its untracked directories: a recursive removal of it.
+        "clean" => git_clean(&rest_known, dir, out),
+        // `git diff --no-index A B` prints both files.
+        "diff" if rest_known.contains(&Some("--no-index")) => {
+            for p in non_options() {
+                push_rel(out, Role::Read, &p);
+            }
+        }
         "rm" => {
             for p in non_options() {
                 push_rel(out, Role::Delete, &p);
@@ -506,6 +581,23 @@ fn git_subcommand(sub: &str, dir: &Value, rest: &[Arg], out: &mut Effects) {
             }
         }
         _ => {}
+    }
+}
+
+/// `git clean`: with `-f` (and not `-n`) it removes untracked files of the
+/// work tree `dir`, with `-d` also untracked directories.
+fn git_clean(words: &[Option<&str>], dir: &Value, out: &mut Effects) {
+    let flag = |short: char, long: &str| {
+        words.iter().flatten().any(|w| {
+            *w == long || (w.starts_with('-') && !w.starts_with("--") && w.contains(short))
+        })
+    };
+    if flag('f', "--force") && !flag('n', "--dry-run") {
+        out.modifiers.push(Modifier::Force);
+        if flag('d', "-d") {
+            out.modifiers.push(Modifier::Recursive);
+        }
+        out.items.push((Role::Delete, dir.clone()));
     }
 }
 
@@ -687,7 +779,11 @@ fn disk_tool(name: &str, args: &[Arg], out: &mut Effects) {
 fn disk_tool_destroys(name: &str, words: &[&str]) -> bool {
     let has = |list: &[&str]| words.iter().any(|w| list.contains(w));
     match name {
-        "sgdisk" | "gdisk" => {
+        // gdisk and cgdisk are interactive: their commands come from the
+        // terminal or standard input (`<<< $'o\ny\nw\ny'`), so any run
+        // but a listing may write the table.
+        "gdisk" | "cgdisk" => !has(&["-l", "-v", "-h", "--help", "--version"]),
+        "sgdisk" => {
             has(GDISK_WRITES)
                 || words.iter().any(|w| {
                     w.starts_with("--zap")

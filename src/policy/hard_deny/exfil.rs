@@ -10,7 +10,9 @@
 //! URL text is never a read: `curl https://x/.env` and `curl -d
 //! template=.env.local` send no file.
 
-use crate::policy::credentials::is_credential_path;
+use crate::policy::credentials::{
+    CREDENTIAL_DIRS, CREDENTIAL_SUFFIXES, PATTERN_SHAPES, is_credential_path,
+};
 use crate::shell::spec::{Network, Role};
 use crate::shell::{Command, RedirectOp, Sources, Value};
 
@@ -18,39 +20,13 @@ use super::facts::Facts;
 use super::paths::{Target, ends_with, is_within};
 use super::{Category, HardDeny, deny, net};
 
-/// Shapes a pattern is tested against for being a credential file.
-const SHAPES: &[&[&str]] = &[
-    &[".env"],
-    &[".env.local"],
-    &[".env.production"],
-    &[".env.development.local"],
-    &[".env.production.local"],
-    &[".ssh", "id_rsa"],
-    &[".ssh", "id_ed25519"],
-    &[".ssh", "id_ecdsa"],
-    &[".ssh", "id_dsa"],
-    &[".aws", "credentials"],
-    &[".kube", "config"],
-    &[".docker", "config.json"],
-    &[".npmrc"],
-    &[".netrc"],
-    &[".pgpass"],
-    &[".git-credentials"],
-    &[".codex", "auth.json"],
-    &[".claude", ".credentials.json"],
-    &[".pi", "agent", "auth.json"],
-    &["adapter.token"],
-    &["operator.token"],
-    &["hmac.key"],
-];
-
-/// Directories whose recursive read takes credentials along.
-const CREDENTIAL_DIRS: &[&str] = &[".ssh", ".aws", ".kube", ".docker", ".gnupg", ".codex"];
-
 fn credential(f: &mut Facts<'_>, target: &Target, tree: bool) -> bool {
     let direct = match target {
         Target::Exact(p) | Target::Partial(p) => is_credential_path(p),
-        Target::Pattern(_) => SHAPES.iter().any(|s| ends_with(target, s)),
+        Target::Pattern(_) => PATTERN_SHAPES
+            .iter()
+            .chain(CREDENTIAL_SUFFIXES)
+            .any(|s| ends_with(target, s)),
     };
     if direct {
         return true;
@@ -58,21 +34,30 @@ fn credential(f: &mut Facts<'_>, target: &Target, tree: bool) -> bool {
     if !tree {
         return false;
     }
-    if CREDENTIAL_DIRS.iter().any(|d| ends_with(target, &[d])) {
+    if CREDENTIAL_DIRS.iter().any(|d| ends_with(target, d)) {
         return true;
     }
     let home = f.env.home.clone();
     CREDENTIAL_DIRS
         .iter()
-        .any(|d| f.covers(target, &format!("{home}/{d}")))
+        .any(|d| f.covers(target, &format!("{home}/{}", d.join("/"))))
 }
 
-/// Commands that print names rather than contents.
+/// Commands that print names (or digests: a hash of a key is not the
+/// key) rather than contents.
 fn names_only(cmd: &Command) -> bool {
     matches!(
         cmd.name(),
         Some(
-            "echo"
+            "md5sum"
+                | "sha1sum"
+                | "sha224sum"
+                | "sha256sum"
+                | "sha384sum"
+                | "sha512sum"
+                | "b2sum"
+                | "cksum"
+                | "echo"
                 | "printf"
                 | "ls"
                 | "find"

@@ -49,10 +49,26 @@ pub(super) fn persistence_target(target: &Target) -> Option<(&'static str, &'sta
     None
 }
 
-/// A directory receiving files of unknown names: a `.ssh` directory
-/// (`wget -P ~/.ssh`, `tar -C ~/.ssh -x`, `git clone … ~/.ssh`).
-fn persistence_dir(target: &Target) -> bool {
-    super::paths::ends_with(target, &[".ssh"])
+/// A directory receiving files of unknown names where any name adds
+/// authorization: a `.ssh` directory (`wget -P ~/.ssh`, `tar -C ~/.ssh -x`,
+/// `git clone … ~/.ssh`), `/etc/sudoers.d`, `/etc/ssh/sshd_config.d`.
+fn persistence_dir(target: &Target) -> Option<(&'static str, &'static str)> {
+    if ends_with(target, &[".ssh"]) {
+        return Some((
+            "access-persistence/authorized-keys",
+            "which can add SSH `authorized_keys`",
+        ));
+    }
+    if ends_with(target, &["etc", "sudoers.d"]) {
+        return Some(("access-persistence/sudoers", "each of which is a sudo rule"));
+    }
+    if ends_with(target, &["etc", "ssh", "sshd_config.d"]) {
+        return Some((
+            "access-persistence/sshd-config",
+            "each of which configures the SSH server",
+        ));
+    }
+    None
 }
 
 /// `chmod u+s`, `chmod 4755`: a set-user-id (or set-group-id) program.
@@ -78,12 +94,12 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
         for touch in f.touches(i).iter() {
             if touch.role == Role::WriteInto {
                 for target in &touch.targets {
-                    if persistence_dir(target) {
+                    if let Some((rule, what)) = persistence_dir(target) {
                         return deny(
                             Category::AccessPersistence,
-                            "access-persistence/authorized-keys",
+                            rule,
                             format!(
-                                "writes files of unknown names into `{}`, which can add SSH `authorized_keys`",
+                                "writes files of unknown names into `{}`, {what}",
                                 target.display()
                             ),
                         );
@@ -123,7 +139,10 @@ fn names_admin(v: &str) -> bool {
 fn admin_group(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
     let cmd = f.command(i)?;
     let name = cmd.name()?;
-    let words = known_words(cmd.args());
+    // Long options as getopt_long reads them (`--app --gr` is `--append
+    // --groups`).
+    let canonical = crate::shell::effects::canonical_args_of(cmd);
+    let words = known_words(canonical.as_deref().unwrap_or(cmd.args()));
     let grants = match name {
         "usermod" => words.iter().enumerate().any(|(k, w)| {
             let group_flag = w.starts_with('-') && !w.starts_with("--") && w.contains('G');

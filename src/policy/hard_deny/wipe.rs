@@ -438,7 +438,7 @@ fn rsync(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
     let eff = f.effects_of(i)?;
     let parsed = eff.parsed.as_ref()?;
     let deletes = parsed.items.iter().any(|item| {
-        matches!(item, crate::shell::options::Item::Opt { name: crate::shell::options::OptName::Long(l), .. } if l.starts_with("delete") || *l == "remove-source-files")
+        matches!(item, crate::shell::options::Item::Opt { name: crate::shell::options::OptName::Long(l), .. } if l.starts_with("del") || *l == "remove-source-files")
     });
     if !deletes {
         return None;
