@@ -475,7 +475,11 @@ impl Interp {
     }
 
     fn and_or(&mut self, a: &Stmt, b: &Stmt, state: State, and: bool) -> (Flow, Output) {
+        let statuses = self.snapshot_statuses;
         let (first, out_a) = self.exec(a, state);
+        // A status only the user's snapshot could change (`true && f|f&`)
+        // is no runtime condition: what follows is not guarded by it.
+        let by_snapshot = self.snapshot_statuses > statuses;
         let (go, stay) = if and {
             (first.ok, first.fail)
         } else {
@@ -499,7 +503,7 @@ impl Interp {
             };
             return (flow, out_a);
         };
-        let (second, out_b) = self.exec_guarded(!surely, b, go);
+        let (second, out_b) = self.exec_guarded(!surely && !by_snapshot, b, go);
         jumps.extend(second.jumps);
         let out = if surely {
             out_a.then(out_b, &mut self.meter)
@@ -608,9 +612,11 @@ impl Interp {
         let mut sure = true;
         for (cond, body) in branches {
             let Some(s) = current.take() else { break };
+            let statuses = self.snapshot_statuses;
             let (c, _) = self.exec_guarded(!sure, cond, s);
+            let by_snapshot = self.snapshot_statuses > statuses;
             result.jumps.extend(c.jumps);
-            let body_guarded = !sure || c.fail.is_some();
+            let body_guarded = !sure || (c.fail.is_some() && !by_snapshot);
             sure &= c.ok.is_none();
             if let Some(go) = c.ok {
                 let (b, o) = self.exec_guarded(body_guarded, body, go);
@@ -684,7 +690,8 @@ impl Interp {
         for _ in 0..limit {
             let statuses = self.snapshot_statuses;
             let (c, _) = self.exec(cond, current.clone());
-            endless_but_for_snapshot |= self.snapshot_statuses > statuses;
+            let by_snapshot = self.snapshot_statuses > statuses;
+            endless_but_for_snapshot |= by_snapshot;
             outer.extend(c.jumps.iter().cloned());
             let (go, stop) = if until {
                 (c.fail, c.ok)
@@ -697,7 +704,7 @@ impl Interp {
                 converged = true;
                 break;
             };
-            let (b, _) = self.exec_guarded(!exact, body, go);
+            let (b, _) = self.exec_guarded(!exact && !by_snapshot, body, go);
             let mut next = join(b.ok, b.fail, &self.known);
             self.loop_jumps(b.jumps, &mut exits, &mut next, &mut outer);
             let Some(next) = next else {

@@ -300,6 +300,7 @@ pub const PACKAGE_RUNNER_OPTIONS: OptionSpec = OptionSpec {
     ],
     stop_at_operand: true,
     prefixes: true,
+    single_dash_long: false,
 };
 
 /// `git clone`'s options (git's parse-options takes unambiguous prefixes):
@@ -353,6 +354,7 @@ pub const GIT_CLONE_OPTIONS: OptionSpec = OptionSpec {
     ],
     stop_at_operand: false,
     prefixes: true,
+    single_dash_long: false,
 };
 
 /// wget's names: unless told a file (`-O`) or only checking (`--spider`),

@@ -429,7 +429,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
                 Touch::Into | Touch::Read { .. } | Touch::None => Vec::new(),
             };
             for target in &touch.targets {
-                if matches!(target, Target::Exact(p) if unreached.contains(p)) {
+                if unreached.contains(target) {
                     continue;
                 }
                 if let Some(what) = hit(f, how, target, copies) {

@@ -151,7 +151,7 @@ fn rm(f: &mut Facts<'_>, i: usize, name: &str) -> Option<HardDeny> {
     for touch in touches.iter().filter(|t| t.role == Role::Delete) {
         let unreached = find_roots_unreached(f, i, &touch.value);
         for target in &touch.targets {
-            if matches!(target, Target::Exact(p) if unreached.contains(p)) {
+            if unreached.contains(target) {
                 continue;
             }
             if wipe_target(f, target) {
@@ -192,7 +192,7 @@ pub(super) fn find_roots_unreached(
     f: &Facts<'_>,
     i: usize,
     value: &crate::shell::Value,
-) -> Vec<String> {
+) -> Vec<Target> {
     let Some(cmd) = f.command(i) else {
         return Vec::new();
     };
@@ -221,6 +221,16 @@ pub(super) fn find_roots_unreached(
     let skips = find::skips_roots(expression);
     let candidates = value.candidates();
     let mut out = Vec::new();
+    // `root/*` stands for every entry only when every entry reaches an
+    // `-exec` (`find ~ -exec rm -rf {} +`); a name or type test narrows it.
+    if !find::every_entry_reaches(expression, &execs) {
+        for c in candidates.iter().filter(|c| c.is_pattern() && !c.has_any()) {
+            out.extend(super::paths::resolve(
+                &crate::shell::Value::text(c.clone()),
+                &cmd.cwd,
+            ));
+        }
+    }
     for c in candidates {
         let Some(root) = c.as_known() else { continue };
         // Only the shape find gives `{}`: the root and a path below it.
@@ -235,8 +245,8 @@ pub(super) fn find_roots_unreached(
                 .is_none_or(|reached| execs.iter().any(|e| reached.contains(e)));
         if !reaches {
             for t in super::paths::resolve(&crate::shell::Value::known(root), &cmd.cwd) {
-                if let Target::Exact(p) = t {
-                    out.push(p);
+                if matches!(t, Target::Exact(_)) {
+                    out.push(t);
                 }
             }
         }
