@@ -1192,6 +1192,17 @@ impl Interp {
                 }
                 all
             }
+            Some(program) if let Some(d) = super::decode::decoding(program, args) => {
+                let input = match d.file {
+                    Some(file) => self.file_text(file, state),
+                    None => state.stdin.text.clone(),
+                };
+                input
+                    .as_ref()
+                    .and_then(Value::as_known)
+                    .and_then(|text| super::decode::decode(d.decoder, text))
+                    .map(|text| Value::known(&text))
+            }
             Some("find") => {
                 return Output {
                     text: None,

@@ -556,11 +556,19 @@ impl Interp {
         let mut input = state.stdin.clone();
         let mut last = (Flow::either(state.clone()), Output::empty());
         let count = stages.len();
+        // Every stage runs in a subshell, but the files it writes stay:
+        // `echo … | base64 -d > x.sh; bash x.sh`.
+        let mut after = state.clone();
         for (k, stage) in stages.iter().enumerate() {
             let mut stage_state = state.clone();
             stage_state.stdin = input.clone();
             let lastpipe = k + 1 == count && state.opts.lastpipe;
             let (flow, out) = self.exec(stage, stage_state);
+            if let Some(written) = flow.ok.as_ref().or(flow.fail.as_ref())
+                && written.files != state.files
+            {
+                after.files = Rc::clone(&written.files);
+            }
             input = super::state::Input {
                 text: out.text.clone(),
                 items: out.items.clone(),
@@ -571,7 +579,7 @@ impl Interp {
             } else {
                 let ok = flow.ok.is_some() || has_return(&flow);
                 let fail = flow.fail.is_some();
-                last = (status_flow(state.clone(), ok, fail), out);
+                last = (status_flow(after.clone(), ok, fail), out);
             }
         }
         self.ctx = saved;

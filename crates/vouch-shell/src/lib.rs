@@ -30,6 +30,8 @@ mod ast;
 pub mod budget;
 mod builtins;
 pub mod command;
+mod continuation;
+mod decode;
 pub mod effects;
 mod embedded;
 mod expand;

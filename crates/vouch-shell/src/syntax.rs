@@ -293,6 +293,10 @@ fn plain_command(source: &str, meter: &mut Meter) -> Option<Parsed> {
 /// `meter` (and yield fewer statements); syntax errors are returned with
 /// the statements that did parse.
 pub(crate) fn parse(source: &str, meter: &mut Meter) -> Parsed {
+    // bash removes line continuations before it reads words; the grammar
+    // reads them as blanks between tokens (`r\⏎m` as `r m`).
+    let joined = super::continuation::join(source);
+    let source: &str = &joined;
     if let Some(parsed) = plain_command(source, meter) {
         return parsed;
     }
