@@ -192,7 +192,7 @@ impl Interp {
     ) -> (Flow, Output) {
         let mut state = state;
         for a in &call.simple.assigns {
-            if let Some(var) = assigned.vars.get(&a.name) {
+            if let Some(var) = assigned.vars.get(assigned.resolve(&a.name)) {
                 state.set(&a.name, var.clone());
             }
         }
@@ -457,6 +457,15 @@ impl Interp {
             s.bodies = Rc::clone(&state.bodies);
             let frame = Rc::make_mut(&mut s.locals).pop().unwrap_or_default();
             for (var, old) in frame.into_iter().rev().chain(saved_prefix.iter().cloned()) {
+                // A local name reference ends with the call (and the value
+                // restored is the name's own, not its target's).
+                if s.refs.get(&var) != state.refs.get(&var) {
+                    let refs = Rc::make_mut(&mut s.refs);
+                    match state.refs.get(&var) {
+                        Some(target) => refs.insert(var.clone(), target.clone()),
+                        None => refs.remove(&var),
+                    };
+                }
                 match old {
                     Some(v) => s.set(&var, v),
                     None => {
@@ -912,6 +921,7 @@ impl Interp {
     fn declare(&mut self, keyword: &str, args: &[Arg], simple: &Simple, state: &mut State) {
         let mut exported = keyword == "export";
         let mut functions = false;
+        let mut nameref = false;
         let mut local = keyword == "local";
         for a in args {
             let Some(t) = a.as_known() else { continue };
@@ -921,6 +931,7 @@ impl Interp {
             {
                 exported |= flags.contains('x');
                 functions |= flags.contains('f') || flags.contains('F');
+                nameref |= keyword != "export" && flags.contains('n');
                 if flags.contains('g') {
                     local = false;
                 }
@@ -935,6 +946,10 @@ impl Interp {
                 ArgAst::Assign(assign) => {
                     if local {
                         remember_local(state, &assign.name);
+                    }
+                    if nameref {
+                        self.name_reference(assign, state);
+                        continue;
                     }
                     self.apply_assign(assign, state, exported);
                 }
@@ -962,6 +977,24 @@ impl Interp {
                 var.exported = true;
                 state.set(t, var);
             }
+        }
+    }
+
+    /// `declare -n NAME=TARGET`: `NAME` now stands for `TARGET`. A target
+    /// that is not one known name makes `NAME` unknown.
+    fn name_reference(&mut self, assign: &super::ast::Assign, state: &mut State) {
+        let target = self.assign_value(assign, state);
+        let refs = Rc::make_mut(&mut state.refs);
+        refs.remove(&assign.name);
+        match target.as_known().filter(|t| is_reference_target(t)) {
+            Some(t) if t != assign.name => {
+                let t = t.to_owned();
+                Rc::make_mut(&mut state.refs).insert(assign.name.clone(), t);
+            }
+            _ => state.set(
+                &assign.name,
+                Var::one(Binding::Unknown(target.sources()), false),
+            ),
         }
     }
 
@@ -1212,8 +1245,13 @@ impl Interp {
             }
             _ => None,
         };
+        let items = glob_items(name, args);
         match text {
-            Some(t) => Output::text(t, Sources::none()),
+            Some(t) => Output {
+                text: Some(t),
+                items,
+                from: Sources::none(),
+            },
             None => Output::unknown(Sources::none()),
         }
     }
@@ -1652,4 +1690,59 @@ fn aliases(name: &str, args: &[Arg], mut state: State) -> Flow {
         }
     }
     Flow::either(state)
+}
+
+/// A name a reference may point to: a variable name (an array element,
+/// `A[0]`, is left unknown).
+fn is_reference_target(text: &str) -> bool {
+    let mut bytes = text.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// The items `echo` or `printf '%s\n'` prints when an argument is a
+/// pathname pattern (`printf '%s\n' ~/* | xargs -d '\n' rm -rf`): each
+/// item is one of the arguments, so a program reading them (`xargs`) gets
+/// each match of the pattern.
+fn glob_items(name: Option<&str>, args: &[Arg]) -> Option<Value> {
+    let printed: &[Arg] = match name {
+        Some("echo") => {
+            let flags = args
+                .iter()
+                .take_while(|a| {
+                    a.as_known().is_some_and(|t| {
+                        t.len() > 1
+                            && t.starts_with('-')
+                            && t.chars().skip(1).all(|c| matches!(c, 'n' | 'e' | 'E'))
+                    })
+                })
+                .count();
+            args.get(flags..).unwrap_or(&[])
+        }
+        Some("printf") => {
+            let k = usize::from(args.first().and_then(Arg::as_known) == Some("--"));
+            let format = args.get(k).and_then(Arg::as_known)?;
+            if !matches!(format, "%s\\n" | "%s\\0" | "%s " | "%s\\t" | "%s\n") {
+                return None;
+            }
+            args.get(k + 1..).unwrap_or(&[])
+        }
+        _ => return None,
+    };
+    let globbed = printed
+        .iter()
+        .any(|a| a.candidates().iter().any(Text::is_pattern));
+    if !globbed {
+        return None;
+    }
+    let mut all = Vec::new();
+    for a in printed {
+        match a {
+            Arg::Field(v) => all.extend(v.candidates().iter().cloned()),
+            Arg::Unknown(from) => all.push(Text::any(from.clone())),
+        }
+    }
+    Value::from_candidates(all)
 }

@@ -809,11 +809,27 @@ impl Interp {
     pub(crate) fn apply_assign(&mut self, a: &Assign, state: &mut State, exported: bool) {
         let binding_vals: Vec<Binding> = match &a.value {
             AssignValue::Array(items) => {
-                let mut elements = Vec::new();
                 let mut keyed = false;
+                // Each element with its index: `[N]=value` sets N, any other
+                // item the index after the last one (`declare -a A=([0]=rm
+                // [1]=-rf [2]=/)`); the array is followed when the indices
+                // run 0, 1, … once sorted.
+                let mut placed: Vec<(usize, Text)> = Vec::new();
+                let mut next = 0usize;
                 for item in items {
                     if matches!(item.parts.first(), Some(Part::Lit(t)) if t.starts_with('[')) {
-                        keyed = true;
+                        match indexed_item(item) {
+                            Some((at, value)) => {
+                                let v = self.expand_value(&value, state);
+                                match v.candidates() {
+                                    [only] => placed.push((at, only.clone())),
+                                    _ => keyed = true,
+                                }
+                                next = at.saturating_add(1);
+                            }
+                            None => keyed = true,
+                        }
+                        continue;
                     }
                     let shapes = self.expand_word(item, state);
                     match shapes.as_slice() {
@@ -824,13 +840,17 @@ impl Interp {
                         {
                             for arg in only {
                                 if let Some(t) = arg.candidates().first() {
-                                    elements.push(t.clone());
+                                    placed.push((next, t.clone()));
+                                    next = next.saturating_add(1);
                                 }
                             }
                         }
                         _ => keyed = true,
                     }
                 }
+                placed.sort_by_key(|(at, _)| *at);
+                keyed |= !placed.iter().enumerate().all(|(k, (at, _))| *at == k);
+                let elements: Vec<Text> = placed.into_iter().map(|(_, t)| t).collect();
                 if keyed || a.index.is_some() {
                     vec![Binding::Unknown(Sources::none())]
                 } else {
@@ -1307,7 +1327,10 @@ fn assignment_like(text: &str) -> Option<(&str, &str)> {
     valid.then_some((name, rest))
 }
 
-/// A text as expansion pieces.
+/// A text as expansion pieces. A pattern character in a stored text
+/// stands for what pathname expansion matched when the text was made
+/// (`for f in ~/*`, `A=(~/*)`, `set -- ~/*`): quoting the expansion later
+/// (`"$f"`) does not make it one literal name, so it stays a pattern.
 pub(crate) fn text_x(t: &Text, quoted: bool) -> XWord {
     t.segs
         .iter()
@@ -1317,9 +1340,9 @@ pub(crate) fn text_x(t: &Text, quoted: bool) -> XWord {
                 quoted,
                 from: from.clone(),
             },
-            Seg::Star => lit("*", quoted, !quoted),
-            Seg::Quest => lit("?", quoted, !quoted),
-            Seg::Class(c) => lit(&format!("[{c}]"), quoted, !quoted),
+            Seg::Star => lit("*", false, false),
+            Seg::Quest => lit("?", false, false),
+            Seg::Class(c) => lit(&format!("[{c}]"), false, false),
         })
         .collect()
 }
@@ -1632,4 +1655,23 @@ mod tests {
             assert!(plain_literal(&WordAst::literal(w, false)).is_none(), "{w}");
         }
     }
+}
+
+/// An array item `[N]=value` with a literal decimal index: the index and
+/// the value's word.
+fn indexed_item(item: &WordAst) -> Option<(usize, WordAst)> {
+    let (first, rest) = item.parts.split_first()?;
+    let Part::Lit(text) = first else { return None };
+    let inner = text.strip_prefix('[')?;
+    let (index, after) = inner.split_once("]=")?;
+    if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let at: usize = index.parse().ok()?;
+    let mut parts = Vec::with_capacity(item.parts.len());
+    if !after.is_empty() {
+        parts.push(Part::Lit(after.to_owned()));
+    }
+    parts.extend(rest.iter().cloned());
+    Some((at, WordAst { parts }))
 }

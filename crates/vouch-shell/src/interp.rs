@@ -40,14 +40,6 @@ impl Output {
         }
     }
 
-    pub(crate) fn text(text: Value, from: Sources) -> Self {
-        Output {
-            text: Some(text),
-            items: None,
-            from,
-        }
-    }
-
     pub(crate) fn unknown(from: Sources) -> Self {
         Output {
             text: None,

@@ -202,13 +202,20 @@ impl Interp {
     }
 
     fn var_bases(&mut self, name: &str, index: Option<&Index>, state: &mut State) -> Vec<Base> {
-        if name == "FUNCNAME" && index.is_none() {
-            return vec![match state.calls.last() {
-                Some(f) => Base::Str(Text::lit(f)),
-                None => Base::Unset,
-            }];
-        }
-        let var = state.get(name, &self.known);
+        // `FUNCNAME`: the functions being called, innermost first (`bash -c`
+        // adds no `main`); `${FUNCNAME[0]}` is the current one.
+        let var = if name == "FUNCNAME" && !state.vars.contains_key(name) {
+            let binding = if state.calls.is_empty() {
+                Binding::Unset
+            } else {
+                Binding::Arr(std::rc::Rc::new(
+                    state.calls.iter().rev().map(|f| Text::lit(f)).collect(),
+                ))
+            };
+            super::state::Var::one(binding, false)
+        } else {
+            state.get(name, &self.known)
+        };
         let element = match index {
             Some(Index::Expr(w)) => {
                 let text = self.expand_value(w, state);

@@ -528,10 +528,57 @@ impl Interp {
             child.stdin = super::state::Input::default();
             text
         };
+        // Startup files run first, in the same shell (a function they define
+        // replaces what the script calls): `--rcfile`/`--init-file` for an
+        // interactive shell, `$BASH_ENV` for a script, `$ENV` for `sh -i`.
+        let startup = self.startup_text(&parsed, args, &child, state);
+        let script = match (startup, script) {
+            (None, script) => script,
+            (Some(first), Some(script)) => {
+                super::interp::concat_values(&first, &Value::known("\n"), &mut self.meter)
+                    .and_then(|f| super::interp::concat_values(&f, &script, &mut self.meter))
+            }
+            (Some(first), None) => Some(first),
+        };
         if let Some(script) = script {
             let scripts = self.value_scripts(&script);
             self.run_scripts(scripts, child, index, true);
         }
+    }
+
+    /// The text of the startup file a shell reads before its commands, when
+    /// it is statically known (a process substitution, a file written
+    /// earlier in the command).
+    fn startup_text(
+        &self,
+        parsed: &Parsed,
+        args: &[Arg],
+        child: &State,
+        state: &State,
+    ) -> Option<Value> {
+        let interactive = parsed.has(&["i"]);
+        let file = if interactive {
+            parsed
+                .values(&["rcfile", "init-file"])
+                .last()
+                .map(|v| option_value(args, *v))
+                .or_else(|| known_var(child, "ENV", &self.known))
+        } else {
+            known_var(child, "BASH_ENV", &self.known)
+        }?;
+        self.file_text(&Arg::Field(file), state)
+    }
+
+    /// `sudo -i`, `sudo -s`, `su`, `su -` without a command: the shell
+    /// reads its commands from standard input.
+    fn stdin_shell(&mut self, index: Option<usize>, assigns: &[(String, Value)], state: &State) {
+        let Some(text) = state.stdin.text.clone() else {
+            return;
+        };
+        let mut child = self.child_shell(state, assigns, false);
+        child.stdin = super::state::Input::default();
+        let scripts = self.value_scripts(&text);
+        self.run_scripts(scripts, child, index, true);
     }
 
     fn sudo(
@@ -543,12 +590,15 @@ impl Interp {
         state: &State,
     ) {
         let parsed = parse_args(spec, args);
-        let Some(start) = parsed.first_operand() else {
-            return;
-        };
         if parsed.has_modifier(spec, Modifier::NoRun) {
             return;
         }
+        let Some(start) = parsed.first_operand() else {
+            if parsed.has(&["i", "login", "s", "shell"]) {
+                self.stdin_shell(index, assigns, state);
+            }
+            return;
+        };
         let mut inner: Vec<Arg> = args.iter().skip(start).cloned().collect();
         let mut env: Vec<(String, Value)> = assigns.to_vec();
         while let Some((name, value)) = inner.first().and_then(split_assignment) {
@@ -755,7 +805,10 @@ impl Interp {
                 .filter_map(|at| args.get(at).cloned())
                 .collect();
             self.spawn(index, inner, assigns.to_vec(), None, state.clone());
+            return;
         }
+        // `su`, `su - root`: the user's shell reads standard input.
+        self.stdin_shell(index, assigns, state);
     }
 
     fn flock(
@@ -1226,4 +1279,13 @@ fn xargs_chunks(items: Vec<String>, chunk: usize, no_run_if_empty: bool) -> Vec<
         chunks.push(Vec::new());
     }
     chunks
+}
+
+/// A variable's value in `state` when it is set to one known text.
+fn known_var(state: &State, name: &str, known: &super::state::Known) -> Option<Value> {
+    let var = state.get(name, known);
+    match var.vals.as_slice() {
+        [Binding::Str(t)] => Some(Value::text(t.clone())),
+        _ => None,
+    }
 }

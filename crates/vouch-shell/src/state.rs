@@ -145,7 +145,14 @@ pub(crate) struct State {
     /// Started with an empty environment (`env -i`): unassigned variables
     /// are unset rather than unknown.
     pub env_cleared: bool,
+    /// Name references (`declare -n r=HOME`): reading or assigning `r`
+    /// reads or assigns `HOME`.
+    pub refs: Rc<BTreeMap<String, String>>,
 }
+
+/// How many references a name is followed through (bash warns about
+/// circular ones; past this the last name is used).
+const MAX_REF_HOPS: usize = 16;
 
 /// The values vouch knows about the environment.
 #[derive(Debug, Clone)]
@@ -175,11 +182,25 @@ impl State {
             calls: Rc::new(Vec::new()),
             bodies: Rc::new(Vec::new()),
             env_cleared: false,
+            refs: Rc::new(BTreeMap::new()),
         }
+    }
+
+    /// The variable `name` stands for, through name references.
+    pub(crate) fn resolve<'a>(&'a self, name: &'a str) -> &'a str {
+        let mut name = name;
+        for _ in 0..MAX_REF_HOPS {
+            match self.refs.get(name) {
+                Some(target) => name = target,
+                None => break,
+            }
+        }
+        name
     }
 
     /// The variable `name` as this shell sees it.
     pub(crate) fn get(&self, name: &str, known: &Known) -> Var {
+        let name = self.resolve(name);
         if let Some(var) = self.vars.get(name) {
             return var.clone();
         }
@@ -187,7 +208,8 @@ impl State {
     }
 
     pub(crate) fn set(&mut self, name: &str, var: Var) {
-        Rc::make_mut(&mut self.vars).insert(name.to_owned(), var);
+        let name = self.resolve(name).to_owned();
+        Rc::make_mut(&mut self.vars).insert(name, var);
     }
 
     /// Assigns one value, keeping the exported flag.
@@ -276,6 +298,13 @@ impl State {
                 functions.entry(name.clone()).or_insert_with(|| f.clone());
             }
             self.functions = Rc::new(functions);
+        }
+        if self.refs != other.refs {
+            let mut refs = (*self.refs).clone();
+            for (name, target) in other.refs.iter() {
+                refs.entry(name.clone()).or_insert_with(|| target.clone());
+            }
+            self.refs = Rc::new(refs);
         }
         if self.aliases != other.aliases {
             let mut aliases = (*self.aliases).clone();

@@ -1301,7 +1301,8 @@ impl<'s> Conv<'s, '_> {
             return out;
         }
         self.unclosed_expansion(node);
-        self.collect_substs(node, &mut out);
+        let in_arith = node.kind_str() == "arithmetic_expansion";
+        self.collect_substs(node, &mut out, in_arith);
         out.sort_by_key(|s| s.start);
         out
     }
@@ -1317,7 +1318,7 @@ impl<'s> Conv<'s, '_> {
         }
     }
 
-    fn collect_substs(&mut self, node: Node<'_>, out: &mut Vec<Subst>) {
+    fn collect_substs(&mut self, node: Node<'_>, out: &mut Vec<Subst>, in_arith: bool) {
         for child in named_children(node) {
             self.unclosed_expansion(child);
             if heredoc_arith(child, self.src) {
@@ -1326,13 +1327,66 @@ impl<'s> Conv<'s, '_> {
             }
             match child.kind_str() {
                 "command_substitution" | "process_substitution" => self.subst_node(child, out),
-                _ => {
+                "raw_string" if in_arith => self.quoted_arith_substs(child, out),
+                kind => {
                     if self.enter() {
-                        self.collect_substs(child, out);
+                        let in_arith = match kind {
+                            "arithmetic_expansion" => true,
+                            "string" | "expansion" => false,
+                            _ => in_arith,
+                        };
+                        self.collect_substs(child, out, in_arith);
                         self.leave();
                     }
                 }
             }
+        }
+    }
+
+    /// bash expands the text of `$((…))` as in double quotes, where a
+    /// single quote is an ordinary character: `$(( '$(cmd)' ))` runs `cmd`
+    /// (and then fails on the quote). The grammar reads `'…'` there as a
+    /// string, so its substitutions are found here, each parsed once (the
+    /// text of a string node is scanned once: no rescans when nested).
+    fn quoted_arith_substs(&mut self, node: Node<'_>, out: &mut Vec<Subst>) {
+        let start = node.start_byte();
+        let raw = text(node, self.src);
+        let bytes = raw.as_bytes();
+        let mut k = 0;
+        while let Some(&b) = bytes.get(k) {
+            if b != b'$' || bytes.get(k + 1) != Some(&b'(') || bytes.get(k + 2) == Some(&b'(') {
+                k += 1;
+                continue;
+            }
+            let mut depth = 0usize;
+            let mut close = None;
+            for (j, c) in bytes.iter().enumerate().skip(k + 1) {
+                match c {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            close = Some(j);
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let Some(close) = close else { return };
+            let inner = raw.get(k + 2..close).unwrap_or("");
+            if self.enter() {
+                let parsed = parse(inner, self.meter);
+                self.leave();
+                self.errors.extend(parsed.errors);
+                out.push(Subst {
+                    start: start + k,
+                    end: start + close + 1,
+                    body: Rc::new(parsed.stmt),
+                    kind: SubstKind::Command,
+                });
+            }
+            k = close + 1;
         }
     }
 
