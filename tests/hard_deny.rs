@@ -97,7 +97,7 @@ struct CorpusFile {
     red_team: bool,
 }
 
-const FILES: [CorpusFile; 12] = [
+const FILES: [CorpusFile; 14] = [
     CorpusFile {
         name: "hard_deny.jsonl",
         at_least: 20,
@@ -125,6 +125,12 @@ const FILES: [CorpusFile; 12] = [
     CorpusFile {
         name: "hard_deny_lookalikes.jsonl",
         at_least: 40,
+        kind: Kind::Denies,
+        red_team: true,
+    },
+    CorpusFile {
+        name: "hard_deny_floor.jsonl",
+        at_least: 200,
         kind: Kind::Denies,
         red_team: true,
     },
@@ -161,6 +167,12 @@ const FILES: [CorpusFile; 12] = [
     CorpusFile {
         name: "benign_lookalikes.jsonl",
         at_least: 60,
+        kind: Kind::Benign,
+        red_team: true,
+    },
+    CorpusFile {
+        name: "benign_floor.jsonl",
+        at_least: 50,
         kind: Kind::Benign,
         red_team: true,
     },

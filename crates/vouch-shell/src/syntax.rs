@@ -1604,12 +1604,14 @@ impl<'s> Conv<'s, '_> {
                 (Some("name"), _) => name = text(child, self.src).to_owned(),
                 (_, "+=") => append = true,
                 (Some("value"), "array") => {
-                    let items = named_children(child)
+                    // Nodes that touch are one item: the grammar splits
+                    // `[1]=x$HOME` into `[1]=x$` and `HOME`.
+                    let spans = named_children(child)
                         .into_iter()
                         .filter(|c| c.kind_str() != "comment")
-                        .map(|c| self.word(c))
+                        .map(|c| self.span(c))
                         .collect();
-                    value = AssignValue::Array(items);
+                    value = AssignValue::Array(self.words(spans));
                 }
                 (Some("value"), _) => value = AssignValue::Scalar(self.word(child)),
                 _ => {}
