@@ -22,8 +22,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use data_encoding::BASE64URL_NOPAD;
 
 use super::StoreError;
 
@@ -164,14 +163,14 @@ pub fn random_bytes<const N: usize>() -> Result<[u8; N], StoreError> {
 
 /// A fresh token: [`TOKEN_BYTES`] random bytes, base64url without padding.
 pub fn mint_token() -> Result<String, StoreError> {
-    Ok(URL_SAFE_NO_PAD.encode(random_bytes::<TOKEN_BYTES>()?))
+    Ok(BASE64URL_NOPAD.encode(&random_bytes::<TOKEN_BYTES>()?))
 }
 
 /// Whether `text` has the shape of a token [`mint_token`] makes.
 pub fn is_token(text: &str) -> bool {
     text.len() == TOKEN_CHARS
-        && URL_SAFE_NO_PAD
-            .decode(text)
+        && BASE64URL_NOPAD
+            .decode(text.as_bytes())
             .is_ok_and(|bytes| bytes.len() == TOKEN_BYTES)
 }
 

@@ -366,6 +366,13 @@ pub struct Case {
     pub assigns: Vec<(&'static str, &'static str, Quote)>,
     pub ifs: Option<&'static str>,
     pub stmts: Vec<Stmt>,
+    /// Line continuations (backslash-newline) inserted into the text, each
+    /// at a place drawn from this number: bash removes them before it
+    /// splits words (outside single quotes and comments).
+    pub continuations: Vec<u16>,
+    /// The text is handed to `eval` as a static base64 payload (`eval
+    /// "$(printf %s … | base64 -d)"`): the same shell runs it.
+    pub encoded: bool,
 }
 
 /// A case as bash source, with what the comparison needs to know.
@@ -443,13 +450,47 @@ impl Case {
         }
         let mut all: Vec<String> = r.needs.iter().cloned().collect();
         all.extend(lines);
-        let source = join_lines(&all);
+        let mut source = join_lines(&all);
+        for at in &self.continuations {
+            source = continue_line(&source, usize::from(*at));
+        }
+        if self.encoded {
+            source = format!(
+                "eval \"$(printf %s {} | base64 -d)\"",
+                data_encoding::BASE64.encode(source.as_bytes())
+            );
+        }
         Rendered {
             source,
             is_static: r.is_static,
             all_run: r.all_run,
         }
     }
+}
+
+/// `source` with a backslash-newline inserted at a character boundary
+/// picked by `at`: never right after a backslash (that would escape the
+/// inserted backslash instead of continuing the line), nor inside single
+/// quotes (kept there, it would name a program no sandbox holds), nor at
+/// the very end (a command substitution would strip the newline and leave
+/// a lone backslash).
+fn continue_line(source: &str, at: usize) -> String {
+    let mut quoted = false;
+    let mut places: Vec<usize> = Vec::new();
+    let mut previous = ' ';
+    for (i, c) in source.char_indices() {
+        if !quoted && previous != '\\' {
+            places.push(i);
+        }
+        if c == '\'' && (quoted || previous != '\\') {
+            quoted = !quoted;
+        }
+        previous = if previous == '\\' && !quoted { ' ' } else { c };
+    }
+    let Some(&place) = places.get(at % places.len().max(1)) else {
+        return source.to_owned();
+    };
+    format!("{}\\\n{}", &source[..place], &source[place..])
 }
 
 /// Joins statements: with `;` unless one ends in a here-document, which
@@ -1616,10 +1657,17 @@ pub fn case() -> impl Strategy<Value = Case> {
         }),
         proptest::option::weighted(0.2, select(&[",", ":", " ", ""][..])),
         proptest::collection::vec(prop_oneof![6 => stmt(false), 1 => heredoc_stmt()], 1..3),
+        prop_oneof![
+            4 => Just(Vec::new()),
+            1 => proptest::collection::vec(any::<u16>(), 1..4),
+        ],
+        proptest::bool::weighted(0.1),
     )
-        .prop_map(|(assigns, ifs, stmts)| Case {
+        .prop_map(|(assigns, ifs, stmts, continuations, encoded)| Case {
             assigns,
             ifs,
             stmts,
+            continuations,
+            encoded,
         })
 }

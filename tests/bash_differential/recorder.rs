@@ -32,10 +32,12 @@ pub const REAL_BIN: &str = "/run/vouch-rec/real";
 
 /// Programs that run other programs and are harmless in the sandbox: they
 /// are recorded and then executed for real, so what they run is recorded
-/// too. Everything else only records.
+/// too. `base64` only decodes text, and runs for real so that a decoded
+/// payload (`eval "$(printf %s … | base64 -d)"`) reaches bash. Everything
+/// else only records.
 pub const PASS_THROUGH: &[&str] = &[
     "bash", "sh", "dash", "env", "nice", "nohup", "timeout", "stdbuf", "setsid", "xargs", "find",
-    "flock", "ionice",
+    "flock", "ionice", "base64",
 ];
 
 /// One execution, as the recorder reports it.

@@ -457,15 +457,7 @@ impl Interp {
             s.bodies = Rc::clone(&state.bodies);
             let frame = Rc::make_mut(&mut s.locals).pop().unwrap_or_default();
             for (var, old) in frame.into_iter().rev().chain(saved_prefix.iter().cloned()) {
-                // A local name reference ends with the call (and the value
-                // restored is the name's own, not its target's).
-                if s.refs.get(&var) != state.refs.get(&var) {
-                    let refs = Rc::make_mut(&mut s.refs);
-                    match state.refs.get(&var) {
-                        Some(target) => refs.insert(var.clone(), target.clone()),
-                        None => refs.remove(&var),
-                    };
-                }
+                restore_reference(&mut s, &state, &var);
                 match old {
                     Some(v) => s.set(&var, v),
                     None => {
@@ -1455,6 +1447,19 @@ impl Interp {
             return (f, out);
         }
         (flow, out)
+    }
+}
+
+/// A local name reference ends with the call: `name` stands again for
+/// what it stood for in `before` (the value restored next is the name's
+/// own, not its target's).
+fn restore_reference(s: &mut State, before: &State, name: &str) {
+    if s.refs.get(name) != before.refs.get(name) {
+        let refs = Rc::make_mut(&mut s.refs);
+        match before.refs.get(name) {
+            Some(target) => refs.insert(name.to_owned(), target.clone()),
+            None => refs.remove(name),
+        };
     }
 }
 

@@ -152,9 +152,9 @@ impl Scan<'_> {
                 }
                 self.copy(1);
             }
-            b'<' if next == Some(b'<') && self.byte(self.at + 2) != Some(b'<') => {
-                self.heredoc_operator();
-            }
+            // A here-string (`<<<`) is no here-document.
+            b'<' if next == Some(b'<') && self.byte(self.at + 2) == Some(b'<') => self.copy(3),
+            b'<' if next == Some(b'<') => self.heredoc_operator(),
             b'\n' => {
                 self.copy(1);
                 self.bodies();
@@ -408,6 +408,7 @@ mod tests {
             "echo a # c \\\necho b",
             "cat <<'E'\nx\\\nE\n",
             "echo $((1<<2)) 'a\\\nb'",
+            "cat <<<'x'\n'a\\\nb'",
         ];
         for source in cases {
             assert_eq!(join(source), source, "{source:?}");

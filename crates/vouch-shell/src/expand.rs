@@ -1617,6 +1617,25 @@ fn ifs_fields(xw: &XWord, ifs: &str) -> Vec<Vec<Piece>> {
     fields
 }
 
+/// An array item `[N]=value` with a literal decimal index: the index and
+/// the value's word.
+fn indexed_item(item: &WordAst) -> Option<(usize, WordAst)> {
+    let (first, rest) = item.parts.split_first()?;
+    let Part::Lit(text) = first else { return None };
+    let inner = text.strip_prefix('[')?;
+    let (index, after) = inner.split_once("]=")?;
+    if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let at: usize = index.parse().ok()?;
+    let mut parts = Vec::with_capacity(item.parts.len());
+    if !after.is_empty() {
+        parts.push(Part::Lit(after.to_owned()));
+    }
+    parts.extend(rest.iter().cloned());
+    Some((at, WordAst { parts }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::budget::{Limits, Meter};
@@ -1655,23 +1674,4 @@ mod tests {
             assert!(plain_literal(&WordAst::literal(w, false)).is_none(), "{w}");
         }
     }
-}
-
-/// An array item `[N]=value` with a literal decimal index: the index and
-/// the value's word.
-fn indexed_item(item: &WordAst) -> Option<(usize, WordAst)> {
-    let (first, rest) = item.parts.split_first()?;
-    let Part::Lit(text) = first else { return None };
-    let inner = text.strip_prefix('[')?;
-    let (index, after) = inner.split_once("]=")?;
-    if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let at: usize = index.parse().ok()?;
-    let mut parts = Vec::with_capacity(item.parts.len());
-    if !after.is_empty() {
-        parts.push(Part::Lit(after.to_owned()));
-    }
-    parts.extend(rest.iter().cloned());
-    Some((at, WordAst { parts }))
 }

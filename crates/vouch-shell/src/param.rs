@@ -932,6 +932,11 @@ fn replace_known(
             .copied()
             .filter(|&e| e > 0 || pattern.is_empty())
     };
+    // An empty value that the pattern matches is replaced whole, anchored
+    // or not (`B=; ${B//*/Z}` is `Z`, as in bash's `pat_subst`).
+    if subject.is_empty() && glob::matches(pattern, "", glob::Mode::STRING) {
+        return fill(rep, "");
+    }
     match anchor {
         Some(Anchor::Start) => match longest_at(0) {
             Some(end) => format!(
