@@ -85,6 +85,61 @@ pub fn hostile() -> Vec<(&'static str, String)> {
         // 10,000 words (5.0 s with the deadlines off before the fix; the
         // fuzzer's 281-byte `env -S` line of the same kind took 2.8 s).
         ("argument copies", argument_copies()),
+        // Issue 30's red team: deep nesting overflowed `vouch serve`'s
+        // stack (SIGABRT), and nested operators grew ×2 or ×4 a level.
+        (
+            "deep arithmetic",
+            format!("echo $(({}1{}))", "(".repeat(1000), ")".repeat(1000)),
+        ),
+        (
+            "deep defaults",
+            format!("echo {}x{}", "${a:-".repeat(3000), "}".repeat(3000)),
+        ),
+        (
+            "nested replacements",
+            format!("echo {}y{}", "${a/x/".repeat(12), "}".repeat(12)),
+        ),
+        (
+            "nested defaults behind a deny",
+            format!("rm -rf / ; echo {}x{}", "${a:-".repeat(50), "}".repeat(50)),
+        ),
+        (
+            "nested assignments",
+            format!("echo {}x{}", "${a:=".repeat(26), "}".repeat(26)),
+        ),
+        (
+            "doubled positionals",
+            format!("set -- a b; {}echo \"$@\"", "set -- \"$@\" \"$@\"; ".repeat(25)),
+        ),
+        (
+            "deep subscripts",
+            format!("echo $(({}1{}))", "a[".repeat(10000), "]".repeat(10000)),
+        ),
+        (
+            "nested arithmetic expansions",
+            format!("echo {}1{}", "$(( 1+".repeat(199), " ))".repeat(199)),
+        ),
+        // The readings added after that red team: every line continuation
+        // joined in one pass, decoded payloads read, references followed.
+        ("line continuations", "r\\\n".repeat(20_000) + "m -rf ~"),
+        (
+            "decoded payload",
+            format!(
+                "echo {} | base64 -d | sh",
+                data_encoding::BASE64.encode("echo a; ".repeat(5_000).as_bytes())
+            ),
+        ),
+        (
+            "reference chain",
+            (1..2_000)
+                .map(|k| format!("declare -n r{k}=r{}; ", k + 1))
+                .collect::<String>()
+                + "r2000=~; rm -rf \"$r1\"",
+        ),
+        (
+            "quoted arithmetic substitutions",
+            format!("echo $(( {} 1 ))", "'$(echo 1)' + ".repeat(2_000)),
+        ),
     ];
     out.retain(|(_, c)| c.len() <= 64 * 1024);
     out

@@ -150,9 +150,10 @@ pub(crate) struct State {
     pub refs: Rc<BTreeMap<String, String>>,
 }
 
-/// How many references a name is followed through (bash warns about
-/// circular ones; past this the last name is used).
-const MAX_REF_HOPS: usize = 16;
+/// How many references a name is followed through: bash's `NAMEREF_MAX`
+/// (a longer chain reads as empty there; here the name reached is read as
+/// the environment's, unknown).
+const MAX_REF_HOPS: usize = 8;
 
 /// The values vouch knows about the environment.
 #[derive(Debug, Clone)]
