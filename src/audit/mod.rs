@@ -144,6 +144,10 @@ pub struct Observation {
     pub at_ms: u64,
     pub project: ProjectAudit,
     pub event_id: Option<EventId>,
+    /// Whether `command` starts another command, from vouch's own analysis
+    /// of the request ([`subject::starts_another_command`]); `None` for
+    /// events vouch never analysed, whose template analyses the command.
+    pub starts_another: Option<bool>,
 }
 
 /// What deriving rows needs besides the observation.
@@ -184,13 +188,19 @@ impl Memo {
         }
     }
 
-    fn template(&mut self, command: &str, limits: subject::Limits) -> subject::Subject {
+    fn template(
+        &mut self,
+        command: &str,
+        starts_another: Option<bool>,
+        limits: subject::Limits,
+    ) -> subject::Subject {
         let key: [u8; 32] = sha2::Sha256::digest(command.as_bytes()).into();
         self.templates
             .entry(key)
             .or_insert_with(|| {
                 let action = subject::Action {
                     command: Some(command),
+                    starts_another,
                     ..Default::default()
                 };
                 subject::subject_of(
@@ -240,6 +250,7 @@ impl Observation {
             at_ms,
             project,
             event_id: None,
+            starts_another: None,
         }
     }
 
@@ -340,7 +351,7 @@ impl Observation {
         if let (Surface::Bash, Some(command)) = (&self.surface, &self.command) {
             return (
                 self.surface.as_str().to_owned(),
-                memo.template(command, limits),
+                memo.template(command, self.starts_another, limits),
             );
         }
         let ctx = subject::PathContext {
@@ -355,6 +366,7 @@ impl Observation {
             resolved_path: self.resolved_path.as_deref(),
             destination: self.destination.as_deref(),
             value: self.value.as_deref(),
+            starts_another: self.starts_another,
         };
         (
             self.surface.as_str().to_owned(),
