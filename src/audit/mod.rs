@@ -172,7 +172,12 @@ pub struct Derive<'a> {
 pub struct Memo {
     templates: HashMap<[u8; 32], subject::Subject>,
     roots: HashMap<String, Option<PathBuf>>,
-    digests: HashMap<(keys::Domain, String), String>,
+    /// Per domain, value → keyed hash (looked up by `&str`: a hit, the
+    /// common case, allocates nothing).
+    digests: HashMap<keys::Domain, HashMap<String, String>>,
+    /// Session → request hash → the pending key of the pair: an agent's
+    /// retries of one request share it.
+    pending: HashMap<String, HashMap<String, String>>,
 }
 
 /// Templates remembered across batches before the memo starts over.
@@ -183,6 +188,7 @@ impl Memo {
     pub fn next_batch(&mut self) {
         self.roots.clear();
         self.digests.clear();
+        self.pending.clear();
         if self.templates.len() > MEMO_TEMPLATES {
             self.templates.clear();
         }
@@ -214,10 +220,29 @@ impl Memo {
     }
 
     fn digest(&mut self, keys: &keys::Keys, domain: keys::Domain, value: &str) -> String {
-        self.digests
-            .entry((domain, value.to_owned()))
-            .or_insert_with(|| keys.digest(domain, value))
-            .clone()
+        let known = self.digests.entry(domain).or_default();
+        if let Some(digest) = known.get(value) {
+            return digest.clone();
+        }
+        let digest = keys.digest(domain, value);
+        known.insert(value.to_owned(), digest.clone());
+        digest
+    }
+
+    /// The pending key of a decision or after event of `hash` in `session`.
+    fn pending_key(&mut self, keys: &keys::Keys, session: &str, hash: &str) -> String {
+        if let Some(key) = self.pending.get(session).and_then(|known| known.get(hash)) {
+            return key.clone();
+        }
+        let key = keys.digest_parts(
+            keys::Domain::Pending,
+            &[session.as_bytes(), hash.as_bytes()],
+        );
+        self.pending
+            .entry(session.to_owned())
+            .or_default()
+            .insert(hash.to_owned(), key.clone());
+        key
     }
 }
 
@@ -273,10 +298,7 @@ impl Observation {
         let source = record::source(self.source.as_deref());
         let once = self.once_key(keys, &source);
         let pending_key = match (&self.session_id, &self.request_hash) {
-            (Some(session), Some(hash)) => Some(keys.digest_parts(
-                keys::Domain::Pending,
-                &[session.as_bytes(), hash.as_bytes()],
-            )),
+            (Some(session), Some(hash)) => Some(memo.pending_key(keys, session, hash)),
             _ => None,
         };
         let mut row = record::Row {
