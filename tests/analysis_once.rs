@@ -9,6 +9,7 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
+    clippy::indexing_slicing,
     reason = "test code: a failed step is a failed test"
 )]
 
