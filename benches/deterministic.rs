@@ -81,12 +81,13 @@ fn corpus() -> Vec<Case> {
 /// calls it: hard denies, configuration checks, routing and the decision
 /// with its message, up to the first input that costs I/O.
 fn decide_in_table(request: &Request, hash: &str, ctx: &Context<'_>, loaded: &LoadedConfig) {
-    let verdict = vouch::pipeline::hard_denies(request, ctx, None);
+    let verdict = vouch::pipeline::hard_denies(request, ctx, None, None);
     let inputs = Inputs {
         request,
         request_hash: hash,
         now_ms: 1_800_000_000_000,
         hard_deny: &verdict,
+        starts_another: None,
         trusted: &loaded.config,
         project: Ok(loaded),
         exposed: None,

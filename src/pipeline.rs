@@ -73,6 +73,11 @@ pub struct Inputs<'a> {
     /// expensive stage, so the shell computes it once per request rather
     /// than on every round of the table.
     pub hard_deny: &'a hard_deny::Verdict,
+    /// Whether the command starts another command, from the request's one
+    /// analysis ([`crate::audit::subject::starts_another_command`]): the
+    /// audit's template reads it instead of analysing the command again.
+    /// `None` when the command was not analysed.
+    pub starts_another: Option<bool>,
     /// The trusted configuration: its failure mode answers when the project
     /// overlay is rejected.
     pub trusted: &'a Config,
@@ -158,6 +163,10 @@ pub struct RequestFacts {
     pub destination: Option<String>,
     pub cwd: Option<String>,
     pub issue_grant: bool,
+    /// Whether the command starts another command, read from the request's
+    /// analysis (see [`Inputs::starts_another`]); `None` lets the audit
+    /// work it out.
+    pub starts_another: Option<bool>,
 }
 
 impl RequestFacts {
@@ -178,6 +187,15 @@ impl RequestFacts {
             destination: r.destination.clone(),
             cwd: r.cwd.clone(),
             issue_grant: r.issue_grant,
+            starts_another: None,
+        }
+    }
+
+    /// [`RequestFacts::of`] with what the request's analysis said.
+    pub fn analysed(r: &Request, starts_another: Option<bool>) -> RequestFacts {
+        RequestFacts {
+            starts_another,
+            ..RequestFacts::of(r)
         }
     }
 
@@ -501,7 +519,7 @@ fn review(
     }
     Step::Review(Box::new(Job {
         request_hash: i.request_hash.to_owned(),
-        facts: RequestFacts::of(i.request),
+        facts: RequestFacts::analysed(i.request, i.starts_another),
         config: Arc::clone(&loaded.config),
         source: match approval {
             Some(_) => VerdictSource::ModelWithOverride,
@@ -640,7 +658,8 @@ pub fn failure(
 
 fn finish(i: &Inputs<'_>, audit: bool, decision: Decision, mut effects: Vec<Effect>) -> Step {
     if audit {
-        let record = AuditRecord::of(RequestFacts::of(i.request), i.now_ms, &decision);
+        let facts = RequestFacts::analysed(i.request, i.starts_another);
+        let record = AuditRecord::of(facts, i.now_ms, &decision);
         effects.push(Effect::Audit(Box::new(record)));
     }
     Step::Decided(Decided { decision, effects })
@@ -689,20 +708,23 @@ fn cache_enabled(cfg: &Config) -> bool {
 /// The hard-deny stage: the request's home, cwd and vouch's protected files
 /// (always the trusted view), checked once as sent and again with vouch's
 /// own symlink resolution of `path` (`resolved_path`, gathered by the shell)
-/// when it differs from what the adapter sent.
+/// when it differs from what the adapter sent. `analysis` is the request's
+/// one analysis of its command ([`hard_deny::analyze_command`]); `None`
+/// analyses it here.
 pub fn hard_denies(
     request: &Request,
     ctx: &hard_deny::Context<'_>,
     resolved_path: Option<&str>,
+    analysis: Option<&crate::shell::Analysis>,
 ) -> hard_deny::Verdict {
-    let first = hard_deny::check(request, ctx);
+    let first = hard_deny::check_analysed(request, ctx, analysis);
     match (first, resolved_path) {
         (hard_deny::Verdict::Clear, Some(resolved))
             if request.resolved_path.as_deref() != Some(resolved) =>
         {
             let mut again = request.clone();
             again.resolved_path = Some(resolved.to_owned());
-            hard_deny::check(&again, ctx)
+            hard_deny::check_analysed(&again, ctx, analysis)
         }
         (verdict, _) => verdict,
     }

@@ -143,7 +143,9 @@ impl Kind {
             Kind::Mixed => return self.at(n).value(client, n),
         };
         match self {
-            Kind::HardDeny => v["command"] = "rm -rf /".into(),
+            // The line issue 30 measures: a list (two units), the wipe
+            // judged in the directory the first unit moves to.
+            Kind::HardDeny => v["command"] = "cd /tmp && rm -rf ~".into(),
             Kind::Pass => v["path"] = "/srv/app/README.md".into(),
             Kind::Cached => {
                 v["turn_id"] = "cached-turn".into();

@@ -645,10 +645,12 @@ fn write_batch(
     // Prepared once for the batch: the per-row statements are the hot path
     // of ingest, and a cache lookup per row costs a hash of the SQL text.
     let mut seen = tx.prepare_cached(INSERT_SEEN)?;
+    let mut awaiting = Awaiting::default();
     for op in ops {
         let Some((row, row_cutoff)) = apply(
             tx,
             &mut seen,
+            &mut awaiting,
             op,
             now_ms,
             today,
@@ -678,6 +680,7 @@ fn write_batch(
         let id = hash_id(tx, caches, fresh, Some(&scope))?;
         prune(tx, Some(id), scope_cutoff)?;
     }
+    awaiting.store_all(tx)?;
     tx.prepare_cached("DELETE FROM pending WHERE expires_at_ms < ?1")?
         .execute([crate::store::sql_ms(now_ms)])?;
     Ok(summary)
@@ -686,9 +689,14 @@ fn write_batch(
 /// Applies one op's bookkeeping (retention, idempotency, pending asks) and
 /// returns the row to count with its retention cutoff, or `None` when it
 /// is not counted (the summary says why).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one op's bookkeeping against the batch's statements and buffers"
+)]
 fn apply(
     tx: &Transaction<'_>,
     seen: &mut rusqlite::CachedStatement<'_>,
+    awaiting: &mut Awaiting,
     op: Op,
     now_ms: u64,
     today: i64,
@@ -725,6 +733,9 @@ fn apply(
         }
     }
     if let Some(key) = ran_key {
+        // A decision of this batch awaiting this very event is stored
+        // first, as it would have been in op order.
+        awaiting.store(tx, &key)?;
         let awaited: Option<String> = tx
             .prepare_cached(
                 "DELETE FROM pending WHERE key = ?1 AND expires_at_ms >= ?2 RETURNING decision",
@@ -741,17 +752,55 @@ fn apply(
         };
         row.result = super::record::ResultKind::Allow;
     }
-    if let Some(awaits) = &awaits {
-        tx.prepare_cached(
-            "INSERT OR REPLACE INTO pending (key, decision, expires_at_ms) VALUES (?1, ?2, ?3)",
-        )?
-        .execute(params![
-            awaits.key,
-            awaits.decision.as_str(),
-            crate::store::sql_ms(awaits.expires_at_ms)
-        ])?;
+    if let Some(awaits) = awaits {
+        awaiting.later(awaits);
     }
     Ok(Some((row, row_cutoff)))
+}
+
+/// The batch's decisions awaiting an after event, one per key: a pending
+/// row is replaced whole by a later decision of the same key (`INSERT OR
+/// REPLACE`), so of a batch's decisions only the last one per key is
+/// written, once — at the end of the batch, or before an after event of
+/// that key reads it, which keeps the result of op order exactly. A retried
+/// request (the same session and request hash, as a hard deny retried by
+/// an agent is) then costs one statement per batch, not one per retry.
+#[derive(Default)]
+struct Awaiting {
+    by_key: HashMap<String, Await>,
+}
+
+impl Awaiting {
+    fn later(&mut self, awaits: Await) {
+        self.by_key.insert(awaits.key.clone(), awaits);
+    }
+
+    /// Writes the pending row of `key`, if one waits.
+    fn store(&mut self, tx: &Transaction<'_>, key: &str) -> rusqlite::Result<()> {
+        match self.by_key.remove(key) {
+            Some(awaits) => insert_pending(tx, &awaits),
+            None => Ok(()),
+        }
+    }
+
+    fn store_all(self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
+        for awaits in self.by_key.values() {
+            insert_pending(tx, awaits)?;
+        }
+        Ok(())
+    }
+}
+
+fn insert_pending(tx: &Transaction<'_>, awaits: &Await) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO pending (key, decision, expires_at_ms) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![
+        awaits.key,
+        awaits.decision.as_str(),
+        crate::store::sql_ms(awaits.expires_at_ms)
+    ])?;
+    Ok(())
 }
 
 /// Remembers an ingested event id; no change when it was seen before.

@@ -288,6 +288,7 @@ fn decision_event(
         at_ms,
         project,
         event_id: Some(event_id),
+        starts_another: None,
     })
 }
 

@@ -144,6 +144,10 @@ pub struct Observation {
     pub at_ms: u64,
     pub project: ProjectAudit,
     pub event_id: Option<EventId>,
+    /// Whether `command` starts another command, from vouch's own analysis
+    /// of the request ([`subject::starts_another_command`]); `None` for
+    /// events vouch never analysed, whose template analyses the command.
+    pub starts_another: Option<bool>,
 }
 
 /// What deriving rows needs besides the observation.
@@ -168,7 +172,12 @@ pub struct Derive<'a> {
 pub struct Memo {
     templates: HashMap<[u8; 32], subject::Subject>,
     roots: HashMap<String, Option<PathBuf>>,
-    digests: HashMap<(keys::Domain, String), String>,
+    /// Per domain, value → keyed hash (looked up by `&str`: a hit, the
+    /// common case, allocates nothing).
+    digests: HashMap<keys::Domain, HashMap<String, String>>,
+    /// Session → request hash → the pending key of the pair: an agent's
+    /// retries of one request share it.
+    pending: HashMap<String, HashMap<String, String>>,
 }
 
 /// Templates remembered across batches before the memo starts over.
@@ -179,18 +188,25 @@ impl Memo {
     pub fn next_batch(&mut self) {
         self.roots.clear();
         self.digests.clear();
+        self.pending.clear();
         if self.templates.len() > MEMO_TEMPLATES {
             self.templates.clear();
         }
     }
 
-    fn template(&mut self, command: &str, limits: subject::Limits) -> subject::Subject {
+    fn template(
+        &mut self,
+        command: &str,
+        starts_another: Option<bool>,
+        limits: subject::Limits,
+    ) -> subject::Subject {
         let key: [u8; 32] = sha2::Sha256::digest(command.as_bytes()).into();
         self.templates
             .entry(key)
             .or_insert_with(|| {
                 let action = subject::Action {
                     command: Some(command),
+                    starts_another,
                     ..Default::default()
                 };
                 subject::subject_of(
@@ -204,10 +220,29 @@ impl Memo {
     }
 
     fn digest(&mut self, keys: &keys::Keys, domain: keys::Domain, value: &str) -> String {
-        self.digests
-            .entry((domain, value.to_owned()))
-            .or_insert_with(|| keys.digest(domain, value))
-            .clone()
+        let known = self.digests.entry(domain).or_default();
+        if let Some(digest) = known.get(value) {
+            return digest.clone();
+        }
+        let digest = keys.digest(domain, value);
+        known.insert(value.to_owned(), digest.clone());
+        digest
+    }
+
+    /// The pending key of a decision or after event of `hash` in `session`.
+    fn pending_key(&mut self, keys: &keys::Keys, session: &str, hash: &str) -> String {
+        if let Some(key) = self.pending.get(session).and_then(|known| known.get(hash)) {
+            return key.clone();
+        }
+        let key = keys.digest_parts(
+            keys::Domain::Pending,
+            &[session.as_bytes(), hash.as_bytes()],
+        );
+        self.pending
+            .entry(session.to_owned())
+            .or_default()
+            .insert(hash.to_owned(), key.clone());
+        key
     }
 }
 
@@ -240,6 +275,7 @@ impl Observation {
             at_ms,
             project,
             event_id: None,
+            starts_another: None,
         }
     }
 
@@ -262,10 +298,7 @@ impl Observation {
         let source = record::source(self.source.as_deref());
         let once = self.once_key(keys, &source);
         let pending_key = match (&self.session_id, &self.request_hash) {
-            (Some(session), Some(hash)) => Some(keys.digest_parts(
-                keys::Domain::Pending,
-                &[session.as_bytes(), hash.as_bytes()],
-            )),
+            (Some(session), Some(hash)) => Some(memo.pending_key(keys, session, hash)),
             _ => None,
         };
         let mut row = record::Row {
@@ -340,7 +373,7 @@ impl Observation {
         if let (Surface::Bash, Some(command)) = (&self.surface, &self.command) {
             return (
                 self.surface.as_str().to_owned(),
-                memo.template(command, limits),
+                memo.template(command, self.starts_another, limits),
             );
         }
         let ctx = subject::PathContext {
@@ -355,6 +388,7 @@ impl Observation {
             resolved_path: self.resolved_path.as_deref(),
             destination: self.destination.as_deref(),
             value: self.value.as_deref(),
+            starts_another: self.starts_another,
         };
         (
             self.surface.as_str().to_owned(),

@@ -96,6 +96,7 @@ impl Observation {
             at_ms: record.at_ms,
             project,
             event_id: None,
+            starts_another: facts.starts_another,
         }
     }
 }

@@ -127,10 +127,25 @@ impl NoTemplate {
 
 /// The template of one bash command, or why it has none.
 pub fn command_template(command: &str, limits: Limits) -> Result<String, NoTemplate> {
+    command_template_known(command, limits, None)
+}
+
+/// [`command_template`] with whether the command starts another one
+/// already known from its analysis ([`starts_another_command`] of the
+/// request's one analysis); `None` analyses it here when it matters.
+pub fn command_template_known(
+    command: &str,
+    limits: Limits,
+    starts_another: Option<bool>,
+) -> Result<String, NoTemplate> {
+    let limits = Known {
+        limits,
+        starts_another,
+    };
     if command.trim().is_empty() {
         return Err(NoTemplate::Empty);
     }
-    if command.len() > limits.max_command_bytes {
+    if command.len() > limits.limits.max_command_bytes {
         return Err(NoTemplate::TooLong);
     }
     if let Some(answer) = calm_template(command, limits) {
@@ -158,7 +173,7 @@ const CALM_WORD_BYTES: usize = 11;
 /// [`CALM_WORD_BYTES`] long. Values after options are placeholders either
 /// way. A command that has no template has none either way: no word of it
 /// is kept.
-fn calm_template(command: &str, limits: Limits) -> Option<Result<String, NoTemplate>> {
+fn calm_template(command: &str, limits: Known) -> Option<Result<String, NoTemplate>> {
     let calm = command.bytes().all(|b| {
         b.is_ascii_lowercase()
             || b.is_ascii_digit()
@@ -178,8 +193,31 @@ fn calm_template(command: &str, limits: Limits) -> Option<Result<String, NoTempl
         .then_some(answer)
 }
 
+/// A template's budgets and what is already known of the command.
+#[derive(Debug, Clone, Copy)]
+struct Known {
+    limits: Limits,
+    /// From the command's analysis, when the caller has one.
+    starts_another: Option<bool>,
+}
+
+impl Known {
+    #[cfg(test)]
+    fn unknown(limits: Limits) -> Known {
+        Known {
+            limits,
+            starts_another: None,
+        }
+    }
+}
+
 /// The template of a command whose secrets, if any, are already hidden.
-fn template_of(source: &str, limits: Limits) -> Result<String, NoTemplate> {
+/// Whether it starts another command is read from `known` when given: the
+/// analysis of the command as written, which redaction cannot change the
+/// answer of in a way that keeps a secret (the words kept come from
+/// `source`, the redacted text, either way).
+fn template_of(source: &str, known: Known) -> Result<String, NoTemplate> {
+    let limits = known.limits;
     let words = single_simple_words(source)?;
     let (first, rest) = words.split_first().ok_or(NoTemplate::Empty)?;
     let name = first.clone().ok_or(NoTemplate::DynamicCommand)?;
@@ -189,7 +227,10 @@ fn template_of(source: &str, limits: Limits) -> Result<String, NoTemplate> {
     if !is_safe_command_word(&name) {
         return Err(NoTemplate::UnsafeCommand);
     }
-    if runs_another_command(source) {
+    let wraps = known
+        .starts_another
+        .unwrap_or_else(|| runs_another_command(source));
+    if wraps {
         return Err(NoTemplate::Wrapper);
     }
     template_words(name, rest, limits.max_template_tokens)
@@ -218,7 +259,15 @@ fn runs_another_command(source: &str) -> bool {
         home: "/",
         vars: &[],
     };
-    let analysis = shell::analyze(source, &env, &shell::Limits::DEFAULT);
+    starts_another_command(&shell::analyze(source, &env, &shell::Limits::DEFAULT))
+}
+
+/// Whether an analysed command starts another one, as the template reads
+/// it: an analysis that did not finish counts as a wrapper. The engine
+/// asks this of the request's one analysis, so the audit need not analyse
+/// a decided command again (only an ingested or after-the-fact event,
+/// which vouch never analysed, is read here).
+pub fn starts_another_command(analysis: &shell::Analysis) -> bool {
     !analysis.incomplete.is_empty() || analysis.commands.iter().any(|c| c.parent.is_some())
 }
 
@@ -578,6 +627,9 @@ pub struct Action<'a> {
     pub destination: Option<&'a str>,
     /// A value with no better field (a pi event's `value` on a tool surface).
     pub value: Option<&'a str>,
+    /// Whether `command` starts another command, when its analysis said so
+    /// ([`starts_another_command`]).
+    pub starts_another: Option<bool>,
 }
 
 /// The subject of one action on `surface`.
@@ -588,8 +640,10 @@ pub fn subject_of(
     limits: Limits,
 ) -> Subject {
     match surface {
-        Surface::Bash => bash_subject(action.command, limits),
-        Surface::GitPush if action.command.is_some() => bash_subject(action.command, limits),
+        Surface::Bash => bash_subject(action.command, action.starts_another, limits),
+        Surface::GitPush if action.command.is_some() => {
+            bash_subject(action.command, action.starts_another, limits)
+        }
         Surface::Read
         | Surface::Write
         | Surface::Edit
@@ -615,8 +669,8 @@ pub fn subject_of(
     }
 }
 
-fn bash_subject(command: Option<&str>, limits: Limits) -> Subject {
-    match command_template(command.unwrap_or(""), limits) {
+fn bash_subject(command: Option<&str>, starts_another: Option<bool>, limits: Limits) -> Subject {
+    match command_template_known(command.unwrap_or(""), limits, starts_another) {
         Ok(template) => Subject::new(Kind::Template, template),
         Err(why) => Subject::new(Kind::NoTemplate, why.label()),
     }
@@ -742,11 +796,11 @@ mod tests {
                 continue;
             }
             checked += 1;
-            let Some(fast) = calm_template(&command, LIMITS) else {
+            let Some(fast) = calm_template(&command, Known::unknown(LIMITS)) else {
                 continue;
             };
             calm += 1;
-            let full = template_of(&redact::redact_text(&command), LIMITS);
+            let full = template_of(&redact::redact_text(&command), Known::unknown(LIMITS));
             match (&fast, &full) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "{command}"),
                 // Neither keeps a word; the reason counted may differ.

@@ -328,6 +328,7 @@ mod tests {
                 destination: None,
                 cwd: None,
                 issue_grant: false,
+                starts_another: None,
             },
             outcome: Outcome::Allow,
             stage: Stage::Reviewer,

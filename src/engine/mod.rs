@@ -191,6 +191,12 @@ struct Inner {
 /// Concurrent blocking preparations a runtime worker ([`Inner::prepare_slots`]).
 const PREPARE_SLOTS_PER_WORKER: usize = 2;
 
+/// A request [`Engine::review_early`] did not decide, with what it computed
+/// for [`Engine::review_late`]: the analysis of its command, when it made
+/// one (a plain command line), so the blocking stages do not make another.
+#[derive(Debug, Default)]
+pub struct Undecided(Option<crate::shell::Analysis>);
+
 /// The result of the stages before the model.
 #[derive(Debug)]
 pub enum Prepared {
@@ -431,8 +437,8 @@ impl Engine {
     /// (one channel send; the audit's own work happens on its writer thread).
     pub async fn review(&self, request: Request) -> Decision {
         match self.review_early(&request) {
-            Some(decision) => decision,
-            None => self.review_late(request).await,
+            Ok(decision) => decision,
+            Err(undecided) => self.review_late(request, undecided).await,
         }
     }
 
@@ -443,17 +449,22 @@ impl Engine {
     /// worst), so an async worker may run it: a hard deny then costs no task and no
     /// blocking-pool hand-off. It writes no state; a panic inside becomes a
     /// fail-closed decision.
-    pub fn review_early(&self, request: &Request) -> Option<Decision> {
+    ///
+    /// When it does not decide, it hands back what it computed
+    /// ([`Undecided`]: the analysis of the command, when it made one) for
+    /// [`Engine::review_late`], so the command is analysed once per request.
+    pub fn review_early(&self, request: &Request) -> Result<Decision, Undecided> {
         match caught(|| shell::decide_early(self, request)) {
-            Ok(decided) => decided,
-            Err(why) => Some(shell::task_failure(self, request, &why)),
+            Ok(Ok(decision)) => Ok(decision),
+            Ok(Err(analysis)) => Err(Undecided(analysis)),
+            Err(why) => Ok(shell::task_failure(self, request, &why)),
         }
     }
 
     /// [`Engine::review`] past its first hop (for a caller that ran
     /// [`Engine::review_early`] itself): the stages before the model on the
     /// blocking pool, the model call, the record of its verdict.
-    pub async fn review_late(&self, request: Request) -> Decision {
+    pub async fn review_late(&self, request: Request, early: Undecided) -> Decision {
         // Shared with the blocking task rather than copied up front: only a
         // task that dies needs the request again (for its failure decision).
         let request = Arc::new(request);
@@ -467,7 +478,9 @@ impl Engine {
         // The semaphore is never closed; were it, the review would go on
         // without a slot rather than fail.
         let slot = slots.acquire().await.ok();
-        let prepared = tokio::task::spawn_blocking(move || shell::prepare(&this, &shared)).await;
+        let analysis = early.0;
+        let prepared =
+            tokio::task::spawn_blocking(move || shell::prepare(&this, &shared, analysis)).await;
         drop(slot);
         let pending = match prepared {
             Ok(Prepared::Decided(decision)) => return *decision,
@@ -492,10 +505,11 @@ impl Engine {
     /// thread. Never fails: a panic inside becomes a fail-closed decision,
     /// as a failed task does in [`Engine::review`].
     pub fn review_here(&self, request: Request, runtime: &mut ModelRuntime) -> Decision {
-        if let Some(decision) = self.review_early(&request) {
-            return decision;
-        }
-        let pending = match caught(|| shell::prepare(self, &request)) {
+        let analysis = match self.review_early(&request) {
+            Ok(decision) => return decision,
+            Err(undecided) => undecided.0,
+        };
+        let pending = match caught(|| shell::prepare(self, &request, analysis)) {
             Ok(Prepared::Decided(decision)) => return *decision,
             Ok(Prepared::Review(pending)) => pending,
             Err(why) => return shell::task_failure(self, &request, &why),
@@ -523,7 +537,7 @@ impl Engine {
     /// SQLite). Either a decision, or the review [`Engine::review`] hands to
     /// the model and then to [`Engine::finish`].
     pub fn prepare(&self, request: Request) -> Prepared {
-        shell::prepare(self, &request)
+        shell::prepare(self, &request, None)
     }
 
     /// Records what the model said and returns the decision (blocking).

@@ -58,6 +58,10 @@ struct Fixed<'a> {
     trusted: &'a LoadedConfig,
     project: ProjectConfig,
     hard_deny: hard_deny::Verdict,
+    /// The request's one analysis of its command: the hard denies read it,
+    /// then the packet's redaction; the audit gets what it needs of it in
+    /// the record ([`RequestFacts::starts_another`]).
+    analysis: Option<crate::shell::Analysis>,
     exposed: Option<(PathBuf, PathBuf)>,
     grant: Option<Result<GrantToken, String>>,
 }
@@ -96,9 +100,15 @@ fn known_vars(engine: &Engine) -> Vec<(String, String)> {
 /// follows the trusted `audit.enabled` (a project overlay may only turn
 /// auditing off); the policy audit applies the project's own setting when
 /// it looks the project up for the record, as it does for every record.
-pub(super) fn decide_early(engine: &Engine, request: &Request) -> Option<Decision> {
+///
+/// Not deciding, it hands back the analysis it made (`Err`), for
+/// [`prepare`] to use rather than analyse the command again.
+pub(super) fn decide_early(
+    engine: &Engine,
+    request: &Request,
+) -> Result<Decision, Option<crate::shell::Analysis>> {
     if !engine.inner.early_hard_denies {
-        return None;
+        return Err(None);
     }
     let trusted = &engine.inner.options.trusted;
     let home = request_home(engine, request);
@@ -115,13 +125,20 @@ pub(super) fn decide_early(engine: &Engine, request: &Request) -> Option<Decisio
         protected: &protected,
         limits: &trusted.config.analysis,
     };
-    let verdict = hard_deny::Verdict::Deny(hard_deny::check_before_protected(request, &ctx)?);
+    let (verdict, starts_another) = match hard_deny::check_early(request, &ctx) {
+        hard_deny::Early::Deny(deny, analysis) => (
+            hard_deny::Verdict::Deny(deny),
+            Some(crate::audit::subject::starts_another_command(&analysis)),
+        ),
+        hard_deny::Early::Undecided(analysis) => return Err(analysis),
+    };
     let hash = request.request_hash();
     let inputs = Inputs {
         request,
         request_hash: &hash,
         now_ms: engine.clock().now_ms(),
         hard_deny: &verdict,
+        starts_another,
         trusted: &trusted.config,
         project: Ok(trusted),
         exposed: None,
@@ -132,14 +149,18 @@ pub(super) fn decide_early(engine: &Engine, request: &Request) -> Option<Decisio
         grant: GrantInput::NotAsked,
     };
     match pipeline::decide(&inputs) {
-        Step::Decided(d) if !d.effects.iter().any(Effect::is_state) => Some(emit(engine, d)),
+        Step::Decided(d) if !d.effects.iter().any(Effect::is_state) => Ok(emit(engine, d)),
         // INVARIANT: the table answers a hard deny at once, without state.
-        Step::Decided(_) | Step::Gather(_) | Step::Review(_) => None,
+        Step::Decided(_) | Step::Gather(_) | Step::Review(_) => Err(None),
     }
 }
 
 impl<'a> Fixed<'a> {
-    fn new(engine: &'a Engine, request: &'a Request) -> Fixed<'a> {
+    fn new(
+        engine: &'a Engine,
+        request: &'a Request,
+        analysis: Option<crate::shell::Analysis>,
+    ) -> Fixed<'a> {
         let options = &engine.inner.options;
         let trusted = &options.trusted;
         let home = request_home(engine, request);
@@ -176,12 +197,20 @@ impl<'a> Fixed<'a> {
             protected: &protected,
             limits: &trusted.config.analysis,
         };
-        let hard_deny = pipeline::hard_denies(request, &ctx, resolved_path.as_deref());
+        // The one analysis of the command: the early hop's, else made here.
+        let analysis = match (analysis, request.command.as_deref()) {
+            (Some(analysis), Some(_)) => Some(analysis),
+            (None, Some(command)) => Some(hard_deny::analyze_command(command, &ctx)),
+            (_, None) => None,
+        };
+        let hard_deny =
+            pipeline::hard_denies(request, &ctx, resolved_path.as_deref(), analysis.as_ref());
         Fixed {
             request,
             hash: request.request_hash(),
             now: engine.clock().now_ms(),
             hard_deny,
+            analysis,
             trusted,
             project,
             exposed,
@@ -210,6 +239,10 @@ impl<'a> Fixed<'a> {
             request_hash: &self.hash,
             now_ms: self.now,
             hard_deny: &self.hard_deny,
+            starts_another: self
+                .analysis
+                .as_ref()
+                .map(crate::audit::subject::starts_another_command),
             trusted: &self.trusted.config,
             project: self.project.effective.as_ref(),
             exposed: self
@@ -252,9 +285,14 @@ enum Round {
     },
 }
 
-/// Decides one request up to the model call.
-pub(super) fn prepare(engine: &Engine, request: &Request) -> Prepared {
-    let fixed = Fixed::new(engine, request);
+/// Decides one request up to the model call; `analysis` is the early
+/// hop's analysis of its command, when it made one.
+pub(super) fn prepare(
+    engine: &Engine,
+    request: &Request,
+    analysis: Option<crate::shell::Analysis>,
+) -> Prepared {
+    let fixed = Fixed::new(engine, request, analysis);
     let mut g = Gathering::default();
     let mut durability = Durability::Normal;
     for _ in 0..MAX_ROUNDS {
@@ -343,7 +381,15 @@ fn build_packet(
     let cfg = fixed.config();
     let estimator = cfg.budget.estimator;
     let overhead = reviewer.wire_overhead_tokens(&|s| estimator.count(s));
-    packet::build(fixed.request, ctx, &cfg.budget, overhead)
+    let reading = crate::evidence::redact::ShellReading {
+        analysed: fixed
+            .request
+            .command
+            .as_deref()
+            .zip(fixed.analysis.as_ref()),
+        limits: cfg.analysis,
+    };
+    packet::build_read(fixed.request, ctx, &cfg.budget, overhead, reading)
         .map(|p| (ctx.clone(), p))
         .map_err(|e| e.to_string())
 }

@@ -307,8 +307,26 @@ pub fn build(
     budget: &BudgetConfig,
     wire_overhead_tokens: u64,
 ) -> Result<Packet, PacketError> {
+    build_read(
+        request,
+        ctx,
+        budget,
+        wire_overhead_tokens,
+        redact::ShellReading::default(),
+    )
+}
+
+/// [`build`], with the request's command read through `reading` (the
+/// engine's one analysis of it) by the redaction.
+pub fn build_read(
+    request: &Request,
+    ctx: &PacketContext,
+    budget: &BudgetConfig,
+    wire_overhead_tokens: u64,
+    reading: redact::ShellReading<'_>,
+) -> Result<Packet, PacketError> {
     let est = budget.estimator;
-    let (req, head, redactions) = redacted_head(request, ctx);
+    let (req, head, redactions) = redacted_head(request, ctx, reading);
     let mut items = select(&req);
     let paired: Vec<usize> = items
         .iter()
@@ -356,8 +374,12 @@ pub fn build(
 
 /// The request redacted, the packet's head built from it (and the caller's
 /// trusted override and parse note, redacted too), and what was redacted.
-fn redacted_head(request: &Request, ctx: &PacketContext) -> (Request, Head, RedactionReport) {
-    let (req, mut redactions) = redact::redact_request_with_report(request);
+fn redacted_head(
+    request: &Request,
+    ctx: &PacketContext,
+    reading: redact::ShellReading<'_>,
+) -> (Request, Head, RedactionReport) {
+    let (req, mut redactions) = redact::redact_request_read(request, reading);
     let trusted_override = ctx
         .trusted_override
         .as_deref()

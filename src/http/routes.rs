@@ -52,19 +52,22 @@ fn session_id(id: &str) -> Result<&str, AppError> {
 /// that writes no state and catches its own panics), without a task.
 async fn reviewed(state: &AppState, request: Request) -> Result<Decision, AppError> {
     let started = Instant::now();
-    {
+    let undecided = {
         let _in_flight = state.metrics().review_started();
-        if let Some(decision) = state.engine().review_early(&request) {
-            state
-                .metrics()
-                .record_decision(&decision, started.elapsed());
-            return Ok(decision);
+        match state.engine().review_early(&request) {
+            Ok(decision) => {
+                state
+                    .metrics()
+                    .record_decision(&decision, started.elapsed());
+                return Ok(decision);
+            }
+            Err(undecided) => undecided,
         }
-    }
+    };
     let state = state.clone();
     tokio::spawn(async move {
         let _in_flight = state.metrics().review_started();
-        let decision = state.engine().review_late(request).await;
+        let decision = state.engine().review_late(request, undecided).await;
         state
             .metrics()
             .record_decision(&decision, started.elapsed());

@@ -120,7 +120,7 @@ impl World {
             protected: &self.protected,
             limits: &vouch::shell::Limits::DEFAULT,
         };
-        self.hard_deny = hard_denies(&self.request, &ctx, None);
+        self.hard_deny = hard_denies(&self.request, &ctx, None, None);
         let saved = self.cache.take();
         if let Step::Gather(Need::Packet(ctx)) = {
             self.packet = None;
@@ -203,6 +203,7 @@ impl World {
             request_hash: "h",
             now_ms: NOW,
             hard_deny: &self.hard_deny,
+            starts_another: None,
             trusted: &self.trusted,
             project: self.project.as_ref(),
             exposed: self

@@ -646,3 +646,22 @@ fn conversion_past_the_parse_deadline_yields_nothing() {
     let (empty, budgets) = super::syntax::convert_after_the_deadline("echo a");
     assert!(!empty && budgets.is_empty(), "{budgets:?}");
 }
+
+#[test]
+fn an_analysis_can_cross_threads_and_is_counted() {
+    fn send<T: Send + Sync>(_: &T) {}
+    let env = ShellEnv {
+        cwd: Some("/srv"),
+        home: "/home/u",
+        vars: &[],
+    };
+    let before = crate::analyses_performed();
+    let analysis = analyze("cd /tmp && rm -rf ~", &env, &Limits::DEFAULT);
+    // Other tests of this binary run in parallel: at least this one.
+    assert!(crate::analyses_performed() > before);
+    send(&analysis);
+    let moved = std::thread::spawn(move || analysis.commands.len())
+        .join()
+        .unwrap();
+    assert_eq!(moved, 2);
+}

@@ -107,6 +107,17 @@ pub enum ShellError {
     Parser(String),
 }
 
+/// Analyses performed by this process ([`analyze`] calls), for tests and
+/// metrics that hold a caller to reading each command once.
+static ANALYSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many times [`analyze`] has run in this process. A caller that
+/// promises one analysis per request (vouch does: the hard denies,
+/// redaction and the audit share it) is tested against the difference.
+pub fn analyses_performed() -> u64 {
+    ANALYSES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The simple commands `command` would run when bash executes it in `env`:
 /// each with its argv after every expansion, its working directory and the
 /// command that spawns it, every value known, one of a candidate set, or
@@ -118,7 +129,13 @@ pub enum ShellError {
 /// differential tests against real bash all read its result. (The crate's
 /// other public functions read the syntax alone — [`shape_of`],
 /// [`is_plain_command_line`] — or decode one quoting form.)
+///
+/// The result is `Send` (its values share their candidates through `Arc`),
+/// so a caller can compute it once and hand it to another thread: vouch
+/// analyses a plain command line on an async worker and, when that does not
+/// decide the request, passes the same analysis to its blocking stages.
 pub fn analyze(command: &str, env: &ShellEnv<'_>, limits: &Limits) -> Analysis {
+    ANALYSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut meter = budget::Meter::new(*limits);
     let parsed = syntax::parse(command, &mut meter);
     let home = path::normalize(env.home);

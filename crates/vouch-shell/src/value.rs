@@ -10,7 +10,7 @@
 //! stay below the project?") instead of matching raw text.
 
 use std::fmt;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Commands whose output a piece of runtime data holds (indices into
 /// [`super::Analysis::commands`]), so policy can follow a secret from the
@@ -307,7 +307,7 @@ impl fmt::Display for Text {
 /// `cd a || cd b; ` × 4000 take seconds).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Value {
-    candidates: Rc<Vec<Text>>,
+    candidates: Arc<Vec<Text>>,
 }
 
 impl Value {
@@ -317,7 +317,7 @@ impl Value {
 
     pub fn text(text: Text) -> Self {
         Value {
-            candidates: Rc::new(vec![text]),
+            candidates: Arc::new(vec![text]),
         }
     }
 
@@ -355,15 +355,15 @@ impl Value {
             let mut from = self.sources();
             from.extend(&candidate.sources());
             from.widened = true;
-            self.candidates = Rc::new(vec![Text::any(from)]);
+            self.candidates = Arc::new(vec![Text::any(from)]);
             return;
         }
-        Rc::make_mut(&mut self.candidates).push(candidate);
+        Arc::make_mut(&mut self.candidates).push(candidate);
     }
 
     /// Every candidate of `other` becomes one of this value's.
     pub fn merge(&mut self, other: &Value) {
-        if Rc::ptr_eq(&self.candidates, &other.candidates) {
+        if Arc::ptr_eq(&self.candidates, &other.candidates) {
             return;
         }
         for c in other.candidates.iter() {
@@ -382,7 +382,7 @@ impl Value {
     }
 
     pub fn into_candidates(self) -> Vec<Text> {
-        Rc::try_unwrap(self.candidates).unwrap_or_else(|shared| (*shared).clone())
+        Arc::try_unwrap(self.candidates).unwrap_or_else(|shared| (*shared).clone())
     }
 
     /// The string when there is one candidate and it is fully known.

@@ -22,7 +22,11 @@
 //! under a secret-named key, or paired with a secret name in a HAR-style
 //! `{"name": …, "value": …}` object, is replaced whole, whatever it looks
 //! like. Every other string is scanned as text, and a `command` string is
-//! also read by the shell parser ([`crate::shell::analyze`]).
+//! also read by the shell parser ([`crate::shell::analyze`]): the request's
+//! own command through the analysis the engine already made of it
+//! ([`ShellReading`]), every other command text (an `input.command` that
+//! differs from it, a tool call's command in the transcript) through one
+//! analysis of its own, never two of the same text.
 
 mod cli;
 mod keys;
@@ -126,9 +130,48 @@ pub fn redact_request(r: &Request) -> Request {
 
 /// [`redact_request`] plus the counts of what was redacted.
 pub fn redact_request_with_report(r: &Request) -> (Request, RedactionReport) {
+    redact_request_read(r, ShellReading::default())
+}
+
+/// How redaction reads command lines with the shell analysis.
+#[derive(Clone, Copy)]
+pub struct ShellReading<'a> {
+    /// The request's command and the one analysis the engine made of it
+    /// (`hard_deny::analyze_command`): read from there, not analysed again.
+    pub analysed: Option<(&'a str, &'a crate::shell::Analysis)>,
+    /// The budgets for any other command text (the configured
+    /// `[analysis]`).
+    pub limits: crate::shell::Limits,
+}
+
+impl Default for ShellReading<'_> {
+    fn default() -> Self {
+        ShellReading {
+            analysed: None,
+            limits: crate::shell::Limits::DEFAULT,
+        }
+    }
+}
+
+/// [`redact_request_with_report`], reading the request's command through
+/// `reading`.
+///
+/// Another text that is a command (`input.command`, a transcript tool
+/// call's) is the same reading when it is the same text, and gets one
+/// analysis of its own otherwise: it is not what the hard denies judged
+/// (an adapter may send an `input.command` that differs from `command`),
+/// so what it carries must be found in it. Those analyses use the
+/// configured budgets, in no home or directory: only values written in the
+/// text (or expanded from it) are looked for.
+pub fn redact_request_read(r: &Request, reading: ShellReading<'_>) -> (Request, RedactionReport) {
     let mut report = RedactionReport::default();
     let mut out = r.clone();
     let mut pass = Pass::new();
+    pass.limits = reading.limits;
+    if let Some((command, analysis)) = reading.analysed {
+        pass.read
+            .push((command.to_owned(), secrets_of_analysis(analysis)));
+    }
     walk_request(&mut out, &mut pass, Mode::Collect, &mut report);
     pass.seal();
     walk_request(&mut out, &mut pass, Mode::Apply, &mut report);
@@ -262,7 +305,15 @@ struct Pass {
     views: Vec<Option<Views>>,
     next: usize,
     repeats: Repeats,
+    /// Command texts already read by the shell analysis, with the secret
+    /// values found in each: a text is analysed at most once per pass.
+    read: Vec<(String, ShellSecrets)>,
+    /// Budgets for the analyses this pass makes.
+    limits: crate::shell::Limits,
 }
+
+/// Secret values the shell analysis found in a command, with their kinds.
+type ShellSecrets = Vec<(Vec<u8>, SecretKind)>;
 
 impl Pass {
     fn new() -> Pass {
@@ -272,6 +323,8 @@ impl Pass {
             views: Vec::new(),
             next: 0,
             repeats: Repeats::new(),
+            read: Vec::new(),
+            limits: crate::shell::Limits::DEFAULT,
         }
     }
 
@@ -306,9 +359,19 @@ impl Pass {
                 self.remember(original, f.span.kind);
             }
         }
-        if shell && s.len() <= MAX_SHELL_PARSE_BYTES {
-            for (value, kind) in shell_secrets(s) {
-                self.remember(&value, kind);
+        if shell {
+            let at = match self.read.iter().position(|(text, _)| text == s) {
+                Some(at) => Some(at),
+                None if s.len() <= MAX_SHELL_PARSE_BYTES => {
+                    self.read
+                        .push((s.to_owned(), shell_secrets(s, &self.limits)));
+                    self.read.len().checked_sub(1)
+                }
+                None => None,
+            };
+            let secrets = at.and_then(|at| self.read.get(at)).map(|(_, found)| found);
+            for (value, kind) in secrets.cloned().unwrap_or_default() {
+                self.repeats.remember(&value, kind);
             }
         }
         self.found.push(found.into_iter().map(|f| f.span).collect());
@@ -385,7 +448,7 @@ impl Pass {
 /// `eval`, after expansion) and secret-named variables placed in a
 /// command's environment. Bare `NAME=value` statements are the text
 /// scanner's (structural assignments).
-fn shell_secrets(command: &str) -> Vec<(Vec<u8>, SecretKind)> {
+fn shell_secrets(command: &str, limits: &crate::shell::Limits) -> ShellSecrets {
     // Nothing here depends on the real home or cwd: only values as written
     // (or expanded from the command's own text) are looked for.
     let env = crate::shell::ShellEnv {
@@ -393,7 +456,13 @@ fn shell_secrets(command: &str) -> Vec<(Vec<u8>, SecretKind)> {
         home: "/",
         vars: &[],
     };
-    let analysis = crate::shell::analyze(command, &env, &crate::shell::Limits::DEFAULT);
+    secrets_of_analysis(&crate::shell::analyze(command, &env, limits))
+}
+
+/// [`shell_secrets`] of a command already analysed (in whatever home and
+/// directory: a value expanded from them is looked for in the text like
+/// any other and simply not found there).
+fn secrets_of_analysis(analysis: &crate::shell::Analysis) -> ShellSecrets {
     let mut out = Vec::new();
     for found_in in &analysis.commands {
         let words: Vec<&[u8]> = found_in

@@ -130,6 +130,26 @@ pub(crate) fn deny(
 
 /// Runs every hard-deny rule over `request`.
 pub fn check(request: &Request, ctx: &Context<'_>) -> Verdict {
+    check_analysed(request, ctx, None)
+}
+
+/// The one analysis of a request's command (design §6.1, issue 30: read
+/// once): in the request's home and working directory, with the variables
+/// vouch knows and the configured budgets. The hard denies, redaction and
+/// the audit's template all read this value; nothing analyses the same
+/// text again.
+pub fn analyze_command(command: &str, ctx: &Context<'_>) -> shell::Analysis {
+    analyze(command, &Env::without_protected(ctx), ctx.limits)
+}
+
+/// [`check`] with the request's command already analysed
+/// ([`analyze_command`] of `request.command` in the same context); `None`
+/// analyses it here.
+pub fn check_analysed(
+    request: &Request,
+    ctx: &Context<'_>,
+    analysis: Option<&shell::Analysis>,
+) -> Verdict {
     let env = Env::new(ctx);
     for path in [request.path.as_deref(), request.resolved_path.as_deref()]
         .into_iter()
@@ -139,9 +159,10 @@ pub fn check(request: &Request, ctx: &Context<'_>) -> Verdict {
             return Verdict::Deny(deny);
         }
     }
-    match request.command.as_deref() {
-        Some(command) => check_command_env(command, &env, ctx.limits, 0),
-        None => Verdict::Clear,
+    match (request.command.as_deref(), analysis) {
+        (Some(_), Some(analysis)) => judge(analysis, &env, ctx.limits, 0),
+        (Some(command), None) => check_command_env(command, &env, ctx.limits, 0),
+        (None, _) => Verdict::Clear,
     }
 }
 
@@ -170,8 +191,14 @@ fn analyze(command: &str, env: &Env, limits: &Limits) -> shell::Analysis {
 const MAX_EMBEDDED_DEPTH: u32 = 2;
 
 fn check_command_env(command: &str, env: &Env, limits: &Limits, depth: u32) -> Verdict {
-    let analysis = analyze(command, env, limits);
-    let mut facts = Facts::new(&analysis, env, limits);
+    judge(&analyze(command, env, limits), env, limits, depth)
+}
+
+/// The command rules over one analysis. Shell code found inside
+/// interpreter code (`python -c 'os.system("…")'`) is other text: it gets
+/// an analysis of its own, at most [`MAX_EMBEDDED_DEPTH`] levels down.
+fn judge(analysis: &shell::Analysis, env: &Env, limits: &Limits, depth: u32) -> Verdict {
+    let mut facts = Facts::new(analysis, env, limits);
     if let Some(deny) = rules(&mut facts) {
         return Verdict::Deny(deny);
     }
@@ -226,14 +253,38 @@ const CLOCK_BUDGETS: [&str; 2] = ["parse_timeout_us", "analysis_timeout_us"];
 /// backstop a plain line does not reach) is `None`: the clock is the one
 /// thing that could make it differ from [`check`]'s.
 pub fn check_before_protected(request: &Request, ctx: &Context<'_>) -> Option<HardDeny> {
-    if request.path.is_some() || request.resolved_path.is_some() {
-        return None;
+    match check_early(request, ctx) {
+        Early::Deny(deny, _) => Some(deny),
+        Early::Undecided(_) => None,
     }
-    let command = request.command.as_deref()?;
+}
+
+/// What [`check_early`] found.
+#[derive(Debug)]
+pub enum Early {
+    /// The hard deny [`check`] would give, and the analysis it was found
+    /// in (the audit reads it too).
+    Deny(HardDeny, shell::Analysis),
+    /// Ask [`check`] (never "clear"), with the request's analysis when one
+    /// was made ([`analyze_command`]'s, to hand to [`check_analysed`] and
+    /// the stages after it rather than analyse the command again).
+    Undecided(Option<shell::Analysis>),
+}
+
+/// [`check_before_protected`], keeping the analysis it made. An analysis
+/// the clock stopped is not kept: the full check makes its own, the one
+/// case of a second analysis (a backstop a plain line does not reach).
+pub fn check_early(request: &Request, ctx: &Context<'_>) -> Early {
+    if request.path.is_some() || request.resolved_path.is_some() {
+        return Early::Undecided(None);
+    }
+    let Some(command) = request.command.as_deref() else {
+        return Early::Undecided(None);
+    };
     // Only a short line with nothing to expand: the clock is a backstop,
     // not the bound (one step of an expansion can outlast any deadline).
     if command.len() > EARLY_COMMAND_BYTES || !shell::is_plain_command_line(command) {
-        return None;
+        return Early::Undecided(None);
     }
     let env = Env::without_protected(ctx);
     let analysis = analyze(command, &env, ctx.limits);
@@ -242,9 +293,12 @@ pub fn check_before_protected(request: &Request, ctx: &Context<'_>) -> Option<Ha
         .iter()
         .any(|i| CLOCK_BUDGETS.contains(&i.budget))
     {
-        return None;
+        return Early::Undecided(None);
     }
-    before_protected(&mut Facts::new(&analysis, &env, ctx.limits))
+    match before_protected(&mut Facts::new(&analysis, &env, ctx.limits)) {
+        Some(deny) => Early::Deny(deny, analysis),
+        None => Early::Undecided(Some(analysis)),
+    }
 }
 
 /// The categories that never read the protected locations, in [`rules`]'
