@@ -109,7 +109,10 @@ pub fn hostile() -> Vec<(&'static str, String)> {
         ),
         (
             "doubled positionals",
-            format!("set -- a b; {}echo \"$@\"", "set -- \"$@\" \"$@\"; ".repeat(25)),
+            format!(
+                "set -- a b; {}echo \"$@\"",
+                "set -- \"$@\" \"$@\"; ".repeat(25)
+            ),
         ),
         (
             "deep subscripts",

@@ -543,7 +543,11 @@ impl Interp {
                 // table with the next statement's, and its first
                 // assignment would copy the whole table (2,000
                 // assignments took 1.3 s).
-                let Flow { ok, fail, jumps: own } = flow;
+                let Flow {
+                    ok,
+                    fail,
+                    jumps: own,
+                } = flow;
                 current = join(ok, fail, &self.known);
                 last = Flow {
                     ok: None,
