@@ -85,6 +85,32 @@ pub fn hostile() -> Vec<(&'static str, String)> {
         // 10,000 words (5.0 s with the deadlines off before the fix; the
         // fuzzer's 281-byte `env -S` line of the same kind took 2.8 s).
         ("argument copies", argument_copies()),
+    ];
+    out.extend(nesting_and_readings());
+    out.retain(|(_, c)| c.len() <= 64 * 1024);
+    out
+}
+
+/// Six two-way variables make a 64-way word; `eval` then joins it with
+/// 10,000 more words.
+pub fn argument_copies() -> String {
+    let mut line = String::new();
+    for i in 0..6 {
+        line.push_str(&format!("if [ -n \"$X\" ]; then V{i}=a; else V{i}=b; fi; "));
+    }
+    line.push_str("eval \"$V0$V1$V2$V3$V4$V5\" $1{1..10000}");
+    line
+}
+
+pub fn vouch_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Issue 30's inputs: deep nesting (which overflowed `vouch serve`'s stack)
+/// and nested operators (which grew ×2 or ×4 a level), and the readings
+/// added after its red team.
+fn nesting_and_readings() -> Vec<(&'static str, String)> {
+    vec![
         // Issue 30's red team: deep nesting overflowed `vouch serve`'s
         // stack (SIGABRT), and nested operators grew ×2 or ×4 a level.
         (
@@ -143,22 +169,5 @@ pub fn hostile() -> Vec<(&'static str, String)> {
             "quoted arithmetic substitutions",
             format!("echo $(( {} 1 ))", "'$(echo 1)' + ".repeat(2_000)),
         ),
-    ];
-    out.retain(|(_, c)| c.len() <= 64 * 1024);
-    out
-}
-
-/// Six two-way variables make a 64-way word; `eval` then joins it with
-/// 10,000 more words.
-pub fn argument_copies() -> String {
-    let mut line = String::new();
-    for i in 0..6 {
-        line.push_str(&format!("if [ -n \"$X\" ]; then V{i}=a; else V{i}=b; fi; "));
-    }
-    line.push_str("eval \"$V0$V1$V2$V3$V4$V5\" $1{1..10000}");
-    line
-}
-
-pub fn vouch_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+    ]
 }
