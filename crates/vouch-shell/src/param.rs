@@ -349,7 +349,24 @@ impl Interp {
                 } else {
                     self.patterns(pattern, state, operands)
                 };
-                self.each_text(base, |_, t| vec![case(t, *mode, *all, &patterns)])
+                // Each character is matched against each pattern: charged
+                // before the work, like `#`/`%` (a case change inside
+                // loops of `${a=…}` once took seconds uncounted).
+                self.each_text(base, |me, t| {
+                    let chars = t.as_known().map_or(0, |s| s.chars().count() as u64);
+                    let work = patterns
+                        .iter()
+                        .map(|p| {
+                            glob::cost(p, 1)
+                                .saturating_add(MATCH_CALL_COST)
+                                .saturating_mul(chars)
+                        })
+                        .fold(0u64, u64::saturating_add);
+                    if work > 0 && !me.meter.match_work(work) {
+                        return vec![Text::any(t.sources())];
+                    }
+                    vec![case(t, *mode, *all, &patterns)]
+                })
             }
             ParamOp::Transform(c) => {
                 let c = *c;
@@ -839,17 +856,23 @@ fn positional_substring(
         .collect()
 }
 
+/// What one call of the matcher costs beyond its pattern and subject (it
+/// sets up its states): a case change matches every character on its own.
+const MATCH_CALL_COST: u64 = 128;
+
 fn case(t: &Text, mode: CaseMode, all: bool, patterns: &[Text]) -> Text {
     let Some(s) = t.as_known() else {
         return Text::any(t.sources());
     };
     let mut out = String::with_capacity(s.len());
+    let mut buf = [0u8; 4];
     for (k, c) in s.chars().enumerate() {
+        let one: &str = c.encode_utf8(&mut buf);
         let selected = (all || k == 0)
             && (patterns.is_empty()
                 || patterns
                     .iter()
-                    .any(|p| glob::matches(p, &c.to_string(), glob::Mode::STRING)));
+                    .any(|p| glob::matches(p, one, glob::Mode::STRING)));
         if !selected {
             out.push(c);
             continue;
