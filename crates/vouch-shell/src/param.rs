@@ -349,24 +349,7 @@ impl Interp {
                 } else {
                     self.patterns(pattern, state, operands)
                 };
-                // Each character is matched against each pattern: charged
-                // before the work, like `#`/`%` (a case change inside
-                // loops of `${a=…}` once took seconds uncounted).
-                self.each_text(base, |me, t| {
-                    let chars = t.as_known().map_or(0, |s| s.chars().count() as u64);
-                    let work = patterns
-                        .iter()
-                        .map(|p| {
-                            glob::cost(p, 1)
-                                .saturating_add(MATCH_CALL_COST)
-                                .saturating_mul(chars)
-                        })
-                        .fold(0u64, u64::saturating_add);
-                    if work > 0 && !me.meter.match_work(work) {
-                        return vec![Text::any(t.sources())];
-                    }
-                    vec![case(t, *mode, *all, &patterns)]
-                })
+                self.case_each(base, *mode, *all, &patterns)
             }
             ParamOp::Transform(c) => {
                 let c = *c;
@@ -527,6 +510,27 @@ impl Interp {
     }
 
     /// Applies `f` to a scalar, or to every element of a list.
+    /// `${a^p}`, `${a,,p}`, …: each character is matched against each
+    /// pattern, charged to `max_match_work` before the work (a case change
+    /// inside loops of `${a=…}` once took seconds uncounted).
+    fn case_each(&mut self, base: Base, mode: CaseMode, all: bool, patterns: &[Text]) -> Vec<Base> {
+        self.each_text(base, |me, t| {
+            let chars = t.as_known().map_or(0, |s| s.chars().count() as u64);
+            let work = patterns
+                .iter()
+                .map(|p| {
+                    glob::cost(p, 1)
+                        .saturating_add(MATCH_CALL_COST)
+                        .saturating_mul(chars)
+                })
+                .fold(0u64, u64::saturating_add);
+            if work > 0 && !me.meter.match_work(work) {
+                return vec![Text::any(t.sources())];
+            }
+            vec![case(t, mode, all, patterns)]
+        })
+    }
+
     fn each_text(&mut self, base: Base, f: impl Fn(&mut Self, &Text) -> Vec<Text>) -> Vec<Base> {
         match base {
             Base::Str(t) => f(self, &t).into_iter().map(Base::Str).collect(),
