@@ -255,105 +255,6 @@ pub fn reached_actions(
     Some(reached)
 }
 
-/// Tests that hold for every entry below a starting point (global options,
-/// `-true` and the actions that print or prune).
-const ALWAYS_TRUE: &[&str] = &[
-    "-depth",
-    "-d",
-    "-maxdepth",
-    "-mindepth",
-    "-xdev",
-    "-mount",
-    "-follow",
-    "-noleaf",
-    "-true",
-    "-ignore_readdir_race",
-    "-noignore_readdir_race",
-    "-daystart",
-    "-regextype",
-    "-warn",
-    "-nowarn",
-    "-print",
-    "-print0",
-    "-printf",
-    "-fprint",
-    "-fprint0",
-    "-fprintf",
-    "-ls",
-    "-fls",
-    "-prune",
-];
-
-/// More distinct tests than this are not enumerated: every entry counts as
-/// reaching the actions.
-const MAX_TESTS: u32 = 10;
-
-/// Does every entry below a starting point reach one of the `wanted`
-/// actions, whatever its name, type or age? A test that can go either way
-/// (`-name node_modules`, `-type f`) means some entry is left alone, so
-/// `{}` is not "everything in the directory". Each assignment of the
-/// distinct tests is tried (at most 2^[`MAX_TESTS`]); an expression that
-/// cannot be read reaches every action.
-pub fn every_entry_reaches(expression: &[Arg], wanted: &[usize]) -> bool {
-    let mut tests: Vec<(&str, Vec<Option<&str>>)> = Vec::new();
-    let mut words = expression.iter().map(Arg::as_known).peekable();
-    while let Some(word) = words.next() {
-        let Some(w) = word else { return true };
-        if EXEC.contains(&w) {
-            // The command's own words, up to `;` or `{} +`.
-            let mut last = None;
-            for next in words.by_ref() {
-                match next {
-                    Some(";") => break,
-                    Some("+") if last == Some("{}") => break,
-                    other => last = other,
-                }
-            }
-            continue;
-        }
-        if !w.starts_with('-')
-            || w.len() < 2
-            || matches!(w, "-o" | "-or" | "-a" | "-and" | "-not" | "-false")
-            || ALWAYS_TRUE.contains(&w)
-        {
-            continue;
-        }
-        let takes = usize::from(ONE_ARG.contains(&w) || (w.starts_with("-newer") && w.len() > 6));
-        let args: Vec<Option<&str>> = (0..takes).filter_map(|_| words.next()).collect();
-        if !tests.iter().any(|(n, a)| *n == w && *a == args) {
-            tests.push((w, args));
-        }
-    }
-    let Ok(count) = u32::try_from(tests.len()) else {
-        return true;
-    };
-    if count > MAX_TESTS {
-        return true;
-    }
-    (0..1u32 << count).all(|mask| {
-        let truth = |name: &str, args: &[Option<String>]| {
-            if ALWAYS_TRUE.contains(&name) {
-                return Truth::True;
-            }
-            if name == "-false" {
-                return Truth::False;
-            }
-            let at = tests.iter().position(|(n, a)| {
-                *n == name
-                    && a.len() == args.len()
-                    && a.iter().zip(args).all(|(x, y)| *x == y.as_deref())
-            });
-            match at.and_then(|k| u32::try_from(k).ok()) {
-                Some(k) if mask & (1 << k) != 0 => Truth::True,
-                Some(_) => Truth::False,
-                None => Truth::Maybe,
-            }
-        };
-        reached_actions(expression, &truth)
-            .is_none_or(|reached| wanted.iter().any(|w| reached.contains(w)))
-    })
-}
-
 /// What a test gives for a starting point itself (`root`, as written after
 /// expansion): a name test is matched against it; `-mindepth N` (N ≥ 1)
 /// excludes it; every other test may go either way.
@@ -407,28 +308,6 @@ mod tests {
 
     fn words(text: &str) -> Vec<Arg> {
         text.split(' ').map(Arg::known).collect()
-    }
-
-    #[test]
-    fn every_entry_reaches_only_without_a_narrowing_test() {
-        let every = |text: &str| {
-            let w = words(text);
-            let execs: Vec<usize> = w
-                .iter()
-                .enumerate()
-                .filter(|(_, a)| a.as_known() == Some("-exec"))
-                .map(|(k, _)| k)
-                .collect();
-            every_entry_reaches(&w, &execs)
-        };
-        assert!(every("-exec rm -rf {} +"));
-        assert!(every("-xdev -maxdepth 1 -exec rm -rf {} +"));
-        assert!(every("-name x -exec rm -rf {} ; -o -exec rm -rf {} ;"));
-        assert!(!every("-name x -o -exec rm -rf {} ;"));
-        assert!(!every("-name node_modules -prune -exec rm -rf {} +"));
-        assert!(!every("-type f -exec rm -f {} +"));
-        assert!(!every("-name *.log -o -name *.tmp -exec rm {} +"));
-        assert!(!every("-false -exec rm -rf {} +"));
     }
 
     #[test]

@@ -221,9 +221,12 @@ pub(super) fn find_roots_unreached(
     let skips = find::skips_roots(expression);
     let candidates = value.candidates();
     let mut out = Vec::new();
-    // `root/*` stands for every entry only when every entry reaches an
-    // `-exec` (`find ~ -exec rm -rf {} +`); a name or type test narrows it.
-    if !find::every_entry_reaches(expression, &execs) {
+    // `root/*` stands for every entry only when most entries reach an
+    // `-exec` (`find ~ -exec rm -rf {} +`); a selective test before it
+    // (`-name node_modules`, `-type f`) narrows it, as for `-delete`.
+    if most_entries_reach(expression)
+        .is_some_and(|reached| !execs.iter().any(|e| reached.contains(e)))
+    {
         for c in candidates.iter().filter(|c| c.is_pattern() && !c.has_any()) {
             out.extend(super::paths::resolve(
                 &crate::shell::Value::text(c.clone()),
