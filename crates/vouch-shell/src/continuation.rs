@@ -32,11 +32,9 @@ pub(crate) fn join(source: &str) -> Cow<'_, str> {
     };
     scan.run();
     // Only ASCII pairs were dropped between whole characters, so the
-    // result is UTF-8 whenever the source was.
-    match String::from_utf8(scan.out) {
-        Ok(joined) => Cow::Owned(joined),
-        Err(_) => Cow::Borrowed(source),
-    }
+    // result is UTF-8; were it not, the joined text (lossily) is still
+    // what bash reads, never the unjoined one.
+    Cow::Owned(String::from_utf8_lossy(&scan.out).into_owned())
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

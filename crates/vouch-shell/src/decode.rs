@@ -33,6 +33,14 @@ pub(crate) struct Decoding<'a> {
 /// `base32 --decode`, `basenc --base64 -d`, `xxd -r -p`, `openssl base64
 /// -d`, `rev`). Encoding, or options that are not read, give `None`.
 pub(crate) fn decoding<'a>(name: &str, args: &'a [Arg]) -> Option<Decoding<'a>> {
+    // Every command's output passes here: other names leave before any
+    // word is looked at.
+    if !matches!(
+        name,
+        "base64" | "gbase64" | "base32" | "gbase32" | "basenc" | "xxd" | "openssl" | "rev"
+    ) {
+        return None;
+    }
     let words: Vec<Option<&str>> = args.iter().map(Arg::as_known).collect();
     let has = |wanted: &[&str]| words.iter().flatten().any(|w| wanted.contains(w));
     let operand = || {
