@@ -88,6 +88,7 @@ fn decide_in_table(request: &Request, hash: &str, ctx: &Context<'_>, loaded: &Lo
         now_ms: 1_800_000_000_000,
         hard_deny: &verdict,
         starts_another: None,
+        inert: None,
         trusted: &loaded.config,
         project: Ok(loaded),
         exposed: None,

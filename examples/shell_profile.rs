@@ -96,24 +96,7 @@ fn main() -> anyhow::Result<()> {
             let shown: String = name.chars().take(40).collect();
             println!("{shown}: {} in {ms:.2} ms", describe(&verdict));
         }
-        Some("repeat") => {
-            let rounds: u32 = args.get(1).map_or(Ok(1), |r| r.parse())?;
-            let command = args.get(2).context("repeat ROUNDS TEXT")?;
-            let request = bash_request(command, "/srv/app", "/home/dev")?;
-            let ctx = Context {
-                home: "/home/dev",
-                cwd: Some("/srv/app"),
-                protected: &protected,
-                limits: &limits,
-            };
-            let start = Instant::now();
-            let mut last = String::new();
-            for _ in 0..rounds {
-                last = describe(&check(&request, &ctx));
-            }
-            let us = start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds.max(1));
-            println!("{rounds} checks: {last}, {us:.2} µs each");
-        }
+        Some("repeat") => repeat(&args, &protected, &limits)?,
         Some("corpus") => {
             let rounds: u32 = args.get(1).map_or(Ok(1), |r| r.parse())?;
             let cases = corpus()?;
@@ -136,8 +119,35 @@ fn main() -> anyhow::Result<()> {
             let us = start.elapsed().as_secs_f64() * 1e6 / checks as f64;
             println!("{checks} checks ({denied} denied), {us:.1} µs each");
         }
-        _ => bail!("usage: shell_profile hostile NAME | command TEXT | repeat ROUNDS TEXT | corpus ROUNDS"),
+        _ => bail!(
+            "usage: shell_profile hostile NAME | command TEXT | repeat ROUNDS TEXT | corpus ROUNDS"
+        ),
     }
+    Ok(())
+}
+
+/// `repeat ROUNDS TEXT`: one command checked ROUNDS times.
+fn repeat(
+    args: &[String],
+    protected: &Protected,
+    limits: &vouch::shell::Limits,
+) -> anyhow::Result<()> {
+    let rounds: u32 = args.get(1).map_or(Ok(1), |r| r.parse())?;
+    let command = args.get(2).context("repeat ROUNDS TEXT")?;
+    let request = bash_request(command, "/srv/app", "/home/dev")?;
+    let ctx = Context {
+        home: "/home/dev",
+        cwd: Some("/srv/app"),
+        protected,
+        limits,
+    };
+    let start = Instant::now();
+    let mut last = String::new();
+    for _ in 0..rounds {
+        last = describe(&check(&request, &ctx));
+    }
+    let us = start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds.max(1));
+    println!("{rounds} checks: {last}, {us:.2} µs each");
     Ok(())
 }
 

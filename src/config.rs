@@ -47,6 +47,8 @@ pub struct Config {
     pub overrides: OverridesConfig,
     pub routing: RoutingConfig,
     pub audit: AuditConfig,
+    /// The inert stage (design §6.1b).
+    pub inert: InertConfig,
     pub hooks: HooksConfig,
     pub server: ServerConfig,
     /// Budgets of the bash analysis behind hard denies (trusted layers only).
@@ -233,6 +235,14 @@ pub struct AuditConfig {
     pub queue_capacity: u64,
     pub max_command_bytes: u64,
     pub max_template_tokens: u64,
+}
+
+/// The inert stage: commands proven to only read are allowed without a
+/// model. A project overlay may turn it off, never on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InertConfig {
+    pub enabled: bool,
 }
 
 /// `vouch hook <harness>`: transcript reading and the adapter's deadline.

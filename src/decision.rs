@@ -37,6 +37,8 @@ named_enum! {
     /// Which stage of the pipeline decided.
     pub enum Stage {
         HardDeny = "hard_deny",
+        /// The command provably only reads (design §6.1b).
+        Inert = "inert",
         Routing = "routing",
         Breaker = "breaker",
         Budget = "budget",
@@ -210,6 +212,22 @@ impl Decision {
         let fill = |d: &mut Decision| {
             d.rule_id = Some(rule_id.to_owned());
             d.risk_level = Some(RiskLevel::Critical);
+        };
+        Decision::build(parts, fill, OverrideHint::None)
+    }
+
+    /// Every unit of the command provably only reads: allowed without a
+    /// model, one reason per unit in the rationale.
+    pub fn inert(hash: String, units: &[String]) -> Decision {
+        let parts = Parts {
+            outcome: Outcome::Allow,
+            stage: Stage::Inert,
+            request_hash: hash,
+            rationale: format!("every command only reads: {}", units.join("; ")),
+        };
+        let fill = |d: &mut Decision| {
+            d.rule_id = Some(crate::policy::inert::RULE_ID.to_owned());
+            d.risk_level = Some(RiskLevel::Low);
         };
         Decision::build(parts, fill, OverrideHint::None)
     }

@@ -78,6 +78,10 @@ pub struct Inputs<'a> {
     /// audit's template reads it instead of analysing the command again.
     /// `None` when the command was not analysed.
     pub starts_another: Option<bool>,
+    /// The inert stage's verdict on the command, from the same analysis;
+    /// `None` when it was not judged (not bash, the stage off in the
+    /// trusted configuration).
+    pub inert: Option<&'a crate::policy::inert::Verdict>,
     /// The trusted configuration: its failure mode answers when the project
     /// overlay is rejected.
     pub trusted: &'a Config,
@@ -347,6 +351,15 @@ pub fn decide(i: &Inputs<'_>) -> Step {
             exposed.root.display()
         );
         let d = Decision::config_error(cfg.decision.failure_mode, hash(), why);
+        return finish(i, cfg.audit.enabled, d, Vec::new());
+    }
+    // Inert: every unit provably only reads. Never on a command that did
+    // not parse or whose analysis is incomplete (the verdict says so), and
+    // a project overlay may turn the stage off.
+    if let (None, true, Some(crate::policy::inert::Verdict::Inert(units))) =
+        (&parse_note, cfg.inert.enabled, i.inert)
+    {
+        let d = Decision::inert(hash(), units);
         return finish(i, cfg.audit.enabled, d, Vec::new());
     }
     // Routing, before any state: decisions that need no model need no

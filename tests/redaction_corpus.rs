@@ -240,8 +240,10 @@ fn world() -> &'static World {
             let server = ModelServer::with_script(Script::always(allow())).await;
             let home = tempfile::tempdir().unwrap();
             let mut config = Config::defaults().unwrap();
-            // The default is no reviewer; the probes must reach one.
+            // The default is no reviewer; the probes must reach one (and
+            // carriers such as `echo …` must not be decided as inert).
             config.reviewer.provider = Provider::Openai;
+            config.inert.enabled = false;
             config.reviewer.base_url = server.base_url();
             config.reviewer.timeout_ms = 10_000;
             config.budget.max_reviewer_input_tokens = 32768;

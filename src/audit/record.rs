@@ -93,6 +93,7 @@ pub const RESOLUTIONS: &[(&str, Friction)] = &[
     ("other", Friction::Neutral),
     // vouch's own final decisions, by stage.
     ("vouch_hard_deny", Friction::Neutral),
+    ("vouch_inert", Friction::Neutral),
     ("vouch_routing", Friction::Neutral),
     ("vouch_breaker", Friction::Neutral),
     ("vouch_budget", Friction::Neutral),
@@ -117,6 +118,7 @@ pub fn resolution(name: &str) -> &'static str {
 pub fn vouch_resolution(stage: Stage) -> &'static str {
     match stage {
         Stage::HardDeny => "vouch_hard_deny",
+        Stage::Inert => "vouch_inert",
         Stage::Routing => "vouch_routing",
         Stage::Breaker => "vouch_breaker",
         Stage::Budget => "vouch_budget",

@@ -167,6 +167,7 @@ pub const KEYS: &[KeySpec] = &[
     ),
     spec("routing.surfaces", Kind::Surfaces, StricterSurfaces),
     spec("audit.enabled", Kind::Bool, DisableOnly),
+    spec("inert.enabled", Kind::Bool, DisableOnly),
     spec("audit.retention_days", int(1, 3650), Lower),
     spec("audit.pending_ttl_ms", int(60_000, 86_400_000), Lower),
     spec("audit.lock_timeout_ms", int(10, 10_000), TrustedOnly),

@@ -58,6 +58,8 @@ struct Fixed<'a> {
     trusted: &'a LoadedConfig,
     project: ProjectConfig,
     hard_deny: hard_deny::Verdict,
+    /// The inert stage's verdict, from the same analysis.
+    inert: Option<crate::policy::inert::Verdict>,
     /// The request's one analysis of its command: the hard denies read it,
     /// then the packet's redaction; the audit gets what it needs of it in
     /// the record ([`RequestFacts::starts_another`]).
@@ -138,6 +140,7 @@ pub(super) fn decide_early(
         request_hash: &hash,
         now_ms: engine.clock().now_ms(),
         hard_deny: &verdict,
+        inert: None,
         starts_another,
         trusted: &trusted.config,
         project: Ok(trusted),
@@ -153,6 +156,36 @@ pub(super) fn decide_early(
         // INVARIANT: the table answers a hard deny at once, without state.
         Step::Decided(_) | Step::Gather(_) | Step::Review(_) => Err(None),
     }
+}
+
+/// The inert stage on a bash command whose hard denies are clear, when the
+/// trusted configuration has it on (a project overlay may still turn it
+/// off: the table reads the effective setting).
+fn inert_verdict(
+    request: &Request,
+    trusted: &Config,
+    hard_deny: &hard_deny::Verdict,
+    analysis: Option<&crate::shell::Analysis>,
+    home: &str,
+    protected: &[String],
+) -> Option<crate::policy::inert::Verdict> {
+    let clear = matches!(hard_deny, hard_deny::Verdict::Clear);
+    let bash = request.surface == crate::request::Surface::Bash;
+    let (true, true, true, Some(command), Some(analysis)) = (
+        trusted.inert.enabled,
+        clear,
+        bash,
+        request.command.as_deref(),
+        analysis,
+    ) else {
+        return None;
+    };
+    let ctx = crate::policy::inert::Context {
+        home,
+        protected,
+        git_system_config: Path::new("/etc/gitconfig"),
+    };
+    Some(crate::policy::inert::judge(command, analysis, &ctx))
 }
 
 impl<'a> Fixed<'a> {
@@ -205,11 +238,20 @@ impl<'a> Fixed<'a> {
         };
         let hard_deny =
             pipeline::hard_denies(request, &ctx, resolved_path.as_deref(), analysis.as_ref());
+        let inert = inert_verdict(
+            request,
+            &trusted.config,
+            &hard_deny,
+            analysis.as_ref(),
+            &home,
+            &protected.paths,
+        );
         Fixed {
             request,
             hash: request.request_hash(),
             now: engine.clock().now_ms(),
             hard_deny,
+            inert,
             analysis,
             trusted,
             project,
@@ -239,6 +281,7 @@ impl<'a> Fixed<'a> {
             request_hash: &self.hash,
             now_ms: self.now,
             hard_deny: &self.hard_deny,
+            inert: self.inert.as_ref(),
             starts_another: self
                 .analysis
                 .as_ref()

@@ -116,6 +116,7 @@ impl Metrics {
             match decision.stage() {
                 Stage::ReviewerFailure => bump(Some(&self.model_failure), calls),
                 Stage::HardDeny
+                | Stage::Inert
                 | Stage::Routing
                 | Stage::Breaker
                 | Stage::Budget

@@ -6,4 +6,5 @@
 pub mod ceiling;
 pub mod credentials;
 pub mod hard_deny;
+pub mod inert;
 pub mod routing;

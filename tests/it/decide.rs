@@ -204,6 +204,7 @@ impl World {
             now_ms: NOW,
             hard_deny: &self.hard_deny,
             starts_another: None,
+            inert: None,
             trusted: &self.trusted,
             project: self.project.as_ref(),
             exposed: self

@@ -37,6 +37,8 @@ fn review(home: &std::path::Path, base_url: &str, command: &str) -> serde_json::
         .env("VOUCH_REVIEWER__PROVIDER", "openai")
         .env("VOUCH_REVIEWER__BASE_URL", base_url)
         .env("VOUCH_TURN__MAX_REVIEWS", "1000")
+        // `git log` is inert otherwise; these reviews must reach the model.
+        .env("VOUCH_INERT__ENABLED", "false")
         .env_remove("RUST_LOG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

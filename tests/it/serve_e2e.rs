@@ -241,7 +241,7 @@ async fn review_over_a_unix_socket() {
     let decision: Value = serde_json::from_str(&body).unwrap();
     assert_ne!(decision["decision"], "allow");
 
-    let hook = json!({"session_id": "s", "cwd": "/srv/app", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t1"}).to_string();
+    let hook = json!({"session_id": "s", "cwd": "/srv/app", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "npm install left-pad"}, "tool_use_id": "t1"}).to_string();
     let (status, body) = unix_request(&socket, "POST", "/hooks/claude-code", &token, &hook).await;
     assert_eq!(status, 200, "{body}");
     let answer: Value = serde_json::from_str(&body).unwrap();

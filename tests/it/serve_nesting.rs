@@ -102,8 +102,13 @@ async fn deep_and_exponential_inputs_are_answered_and_the_service_keeps_answerin
         let decision = review(command).await;
         let outcome = decision["decision"].as_str().unwrap_or_default();
         // No model is configured: what is not a hard deny is handed to the
-        // human. Never an allow.
-        assert!(matches!(outcome, "deny" | "defer"), "{name}: {decision}");
+        // human. Never an allow, but for a complete analysis that proves
+        // the command only prints (`echo` of a deep expansion is inert).
+        let inert = decision["stage"] == "inert";
+        assert!(
+            matches!(outcome, "deny" | "defer") || inert,
+            "{name}: {decision}"
+        );
         if name.contains("behind a hard deny") {
             assert_eq!(outcome, "deny", "{name}: {decision}");
             assert_eq!(decision["stage"], "hard_deny", "{name}: {decision}");

@@ -85,6 +85,9 @@ impl State {
 pub fn config() -> Config {
     let mut cfg = Config::defaults().unwrap();
     cfg.reviewer.provider = Provider::Openai;
+    // The commands under test are often reads (`echo …`): they must reach
+    // the model, not the inert stage.
+    cfg.inert.enabled = false;
     cfg
 }
 

@@ -1,0 +1,1085 @@
+//! The inert stage (design §6.1b, issue 31): a bash request is allowed
+//! without a model when its one analysis proves that every unit that can
+//! run only reads. See `docs/inert.md` for what is inert, what never can
+//! be, and how to add a command.
+//!
+//! The proof, for every command of the [`Analysis`]:
+//! - the analysis is complete (no syntax error, no budget, no note);
+//! - the program is known by name (a bare name or one under a system
+//!   directory: `./cat` is the project's), and the table
+//!   ([`table::lookup`]) or a builtin check says it only reads under the
+//!   options given — every word known, an unlisted option refused;
+//! - its operands that are read for their contents are known paths that
+//!   are not sensitive, checked again through their symlinks at decision
+//!   time; a directory tree searched is not the home, `/` or a system
+//!   directory;
+//! - every redirection reads such a path, duplicates a descriptor, is a
+//!   here-document, or writes to `/dev/null`;
+//! - no assignment before it changes what it runs (only locale and colour
+//!   variables are accepted);
+//! - what runs it (`xargs`, a shell's `-c`, `timeout`) is inert too.
+//!
+//! The command text is checked for the constructs whose evaluation the
+//! analysis does not follow: arithmetic (`((…))`, `$((…))`, `[[ … ]]`,
+//! `${a[i]}`, `${a:i}`), which evaluates an array subscript's `$(…)` even
+//! in a value the environment supplies, and assignments to the variables
+//! that choose what a program runs or loads (`PATH`, `BASH_ENV`, `GIT_*`,
+//! `LD_*`, `PAGER`, …).
+
+mod git;
+mod scripts;
+pub mod table;
+
+use std::path::Path;
+
+use vouch_shell::options::{Item, OptName, OptValue, Parsed};
+use vouch_shell::{Analysis, Arg, Command, CommandKind, Origin, RedirectOp};
+
+use crate::policy::credentials::is_sensitive_path;
+use table::{Entry, Operands, Script};
+
+/// The `rule_id` of an inert decision.
+pub const RULE_ID: &str = "inert/read-only";
+
+/// What the stage found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every unit only reads: one line per unit saying why.
+    Inert(Vec<String>),
+    /// Not proven; the reason (for logs and tests), and the request goes on
+    /// to routing exactly as before.
+    NotProven(String),
+}
+
+/// What the stage needs besides the analysis.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The request's home (for `~/.gitconfig` and the tree rule).
+    pub home: &'a str,
+    /// vouch's own protected paths: never read by an inert command.
+    pub protected: &'a [String],
+    /// The system git configuration (`/etc/gitconfig`).
+    pub git_system_config: &'a Path,
+}
+
+/// Variables a command-line assignment may set without changing what a
+/// program runs or loads.
+const HARMLESS_VARS: &[&str] = &[
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "NO_COLOR",
+    "COLUMNS",
+    "LINES",
+    "CLICOLOR",
+    "FORCE_COLOR",
+    "TERM",
+];
+
+/// Names that, assigned anywhere in the command (or looped over), change
+/// which program runs or what it loads.
+const STEERING_VARS: &[&str] = &[
+    "PATH",
+    "BASH_ENV",
+    "ENV",
+    "IFS",
+    "CDPATH",
+    "GLOBIGNORE",
+    "HOME",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "PAGER",
+    "MANPAGER",
+    "EDITOR",
+    "VISUAL",
+    "BROWSER",
+    "TMPDIR",
+    "RIPGREP_CONFIG_PATH",
+    "GREP_OPTIONS",
+    "XDG_CONFIG_HOME",
+    "POSIXLY_CORRECT",
+    "FUNCNAME",
+];
+
+/// Prefixes of such names (`GIT_DIR`, `LD_PRELOAD`, `LESSOPEN`).
+const STEERING_PREFIXES: &[&str] = &[
+    "GIT_", "LD_", "LESS", "PYTHON", "NODE_", "PERL", "RUBY", "JQ_", "DYLD_",
+];
+
+/// Directories whose programs are the system's, not the project's.
+const SYSTEM_BIN: &[&str] = &[
+    "/bin/",
+    "/usr/bin/",
+    "/usr/local/bin/",
+    "/sbin/",
+    "/usr/sbin/",
+    "/opt/homebrew/bin/",
+];
+
+/// Shells whose `-c` script the analysis reads as bash.
+const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash"];
+
+/// Builtins that only print, test or move within the command.
+const PLAIN_BUILTINS: &[&str] = &[
+    "echo", "pwd", "true", "false", ":", "exit", "return", "break", "continue", "shift", "cd",
+    "pushd", "popd", "dirs", "wait", "times",
+];
+
+/// Judges one analysed bash command.
+pub fn judge(command: &str, analysis: &Analysis, ctx: &Context<'_>) -> Verdict {
+    match prove(command, analysis, ctx) {
+        Ok(units) => Verdict::Inert(units),
+        Err(why) => Verdict::NotProven(why),
+    }
+}
+
+fn prove(command: &str, analysis: &Analysis, ctx: &Context<'_>) -> Result<Vec<String>, String> {
+    if !analysis.is_complete() || !analysis.notes.is_empty() {
+        return Err("the analysis is not complete".to_owned());
+    }
+    if analysis.commands.is_empty() {
+        return Err("nothing runs".to_owned());
+    }
+    text_refusal(command)?;
+    let mut units = Vec::with_capacity(analysis.commands.len());
+    for (index, unit) in analysis.commands.iter().enumerate() {
+        let why = unit_reason(index, unit, analysis, ctx)?;
+        units.push(why);
+    }
+    Ok(units)
+}
+
+/// The constructs the analysis does not follow, found in the text.
+fn text_refusal(command: &str) -> Result<(), String> {
+    for construct in ["((", "[[", "$[", "]=", "${!"] {
+        if command.contains(construct) {
+            return Err(format!(
+                "`{construct}` evaluates arithmetic, where a subscript may run a command"
+            ));
+        }
+    }
+    let mut rest = command;
+    while let Some(at) = rest.find("${") {
+        let after = rest.get(at + 2..).unwrap_or_default();
+        let body: String = after.chars().take_while(|c| *c != '}').collect();
+        if body.contains('[') {
+            return Err(
+                "an array subscript is arithmetic, where a subscript may run a command".to_owned(),
+            );
+        }
+        if let Some(colon) = body.find(':') {
+            let next = body.get(colon + 1..).and_then(|s| s.chars().next());
+            if !matches!(next, Some('-' | '=' | '?' | '+')) {
+                return Err(
+                    "a substring offset is arithmetic, where a subscript may run a command"
+                        .to_owned(),
+                );
+            }
+        }
+        rest = after;
+    }
+    if let Some(name) = secret_variable(command) {
+        return Err(format!(
+            "`${name}` may hold a secret, which the command would print"
+        ));
+    }
+    if let Some(name) = steering_assignment(command) {
+        return Err(format!(
+            "assigning `{name}` chooses what a program runs or loads"
+        ));
+    }
+    Ok(())
+}
+
+/// Words in variable names that say they hold a secret.
+const SECRET_NAME_PARTS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASS",
+    "KEY",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+    "PRIVATE",
+    "CERT",
+];
+
+/// A variable expanded in the text (`$NAME`, `${NAME…}`) whose name says
+/// it holds a secret: printing it reads a secret.
+fn secret_variable(command: &str) -> Option<&str> {
+    let mut rest = command;
+    while let Some(at) = rest.find('$') {
+        let after = rest.get(at + 1..)?;
+        let name_from = after.strip_prefix('{').unwrap_or(after);
+        let len = name_from
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(name_from.len());
+        let name = name_from.get(..len)?;
+        let upper = name.to_ascii_uppercase();
+        if SECRET_NAME_PARTS.iter().any(|p| upper.contains(p)) {
+            return Some(name);
+        }
+        rest = after;
+    }
+    None
+}
+
+/// A steering variable the text assigns: `NAME=`, `NAME+=`, `NAME[…]=`,
+/// `${NAME:=…}`, `${NAME=…}`, or a loop over it (`for NAME in`). Reading
+/// one (`echo $HOME`) is fine; the builtins that assign by name (`export`,
+/// `read`, `printf -v`, `unset`, …) are not inert anyway.
+fn steering_assignment(command: &str) -> Option<&str> {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut previous = "";
+    let mut rest = command;
+    while !rest.is_empty() {
+        let start = rest.find(is_ident)?;
+        let from = rest.get(start..)?;
+        let len = from.find(|c: char| !is_ident(c)).unwrap_or(from.len());
+        let word = from.get(..len)?;
+        let after = from.get(len..).unwrap_or_default();
+        let assigned = ["=", "+=", "[", ":="].iter().any(|p| after.starts_with(p))
+            || matches!(previous, "for" | "select");
+        if assigned && steering(word) {
+            return Some(word);
+        }
+        previous = word;
+        rest = after;
+    }
+    None
+}
+
+fn steering(name: &str) -> bool {
+    STEERING_VARS.contains(&name)
+        || STEERING_PREFIXES
+            .iter()
+            .any(|p| name.starts_with(p) && name.len() > p.len())
+}
+
+/// One word of a unit: known text, or a pathname pattern with no unknown
+/// piece (`src/*.rs`), which the option parser takes for an operand only
+/// when it cannot start with `-` (`*` may match a file named `--pre=sh`).
+#[derive(Debug, Clone, Copy)]
+struct Word<'a> {
+    text: Option<&'a str>,
+    pattern: Option<&'a vouch_shell::Text>,
+}
+
+impl vouch_shell::options::OptWord for Word<'_> {
+    fn known(&self) -> Option<&str> {
+        self.text
+    }
+
+    fn known_prefix(&self) -> &str {
+        match (self.text, self.pattern) {
+            (Some(text), _) => text,
+            (None, Some(pattern)) => pattern.known_prefix(),
+            (None, None) => "",
+        }
+    }
+}
+
+fn words(unit: &Command) -> Result<Vec<Word<'_>>, String> {
+    unit.argv
+        .iter()
+        .map(|arg| {
+            let unknown = || "a word whose value is not known statically".to_owned();
+            let Arg::Field(value) = arg else {
+                return Err(unknown());
+            };
+            if let Some(text) = value.as_known() {
+                return Ok(Word {
+                    text: Some(text),
+                    pattern: None,
+                });
+            }
+            match value.candidates() {
+                [only] if only.is_pattern() && !only.has_any() => Ok(Word {
+                    text: None,
+                    pattern: Some(only),
+                }),
+                _ => Err(unknown()),
+            }
+        })
+        .collect()
+}
+
+/// The entries a pattern matches in its directory, at decision time, as
+/// bash's pathname expansion would list them (the pattern only in the last
+/// component). Past [`MAX_GLOB_ENTRIES`] directory entries it is not proven.
+fn expand_pattern(
+    pattern: &vouch_shell::Text,
+    cwd: Option<&str>,
+    ctx: &Context<'_>,
+) -> Result<Vec<String>, String> {
+    let home = ctx.home;
+    let source = pattern.pattern_source();
+    let (dir, last) = match source.rfind('/') {
+        Some(at) => (
+            source.get(..at).unwrap_or_default(),
+            source.get(at + 1..).unwrap_or_default(),
+        ),
+        None => (".", source.as_str()),
+    };
+    if dir.contains(['*', '?', '[', '\\']) {
+        return Err(format!("`{source}`: a pattern in a directory name"));
+    }
+    let dir = if dir.is_empty() { "/" } else { dir };
+    let base = absolute(dir, cwd, home)?;
+    // The pattern as a path first: `~/.ssh/*`, `*.pem`, vouch's `*.token`.
+    content_path_refusal(&format!("{base}/{last}"), None, ctx)?;
+    let component = vouch_shell::glob::pattern_of(last);
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(&base) else {
+        // Nothing to match: bash passes the pattern as one literal name,
+        // which does not exist either.
+        return Ok(found);
+    };
+    for (seen, entry) in entries.enumerate() {
+        if seen >= MAX_GLOB_ENTRIES {
+            return Err(format!("`{source}`: too many entries to check"));
+        }
+        let entry = entry.map_err(|e| format!("`{base}`: {e}"))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if vouch_shell::glob::matches(&component, &name, vouch_shell::glob::Mode::PATHNAME) {
+            found.push(format!("{base}/{name}"));
+        }
+    }
+    Ok(found)
+}
+
+/// Directory entries a pattern read for its contents is checked against.
+const MAX_GLOB_ENTRIES: usize = 4096;
+
+fn unit_reason(
+    index: usize,
+    unit: &Command,
+    analysis: &Analysis,
+    ctx: &Context<'_>,
+) -> Result<String, String> {
+    if unit.background {
+        return Err("a background command".to_owned());
+    }
+    if unit.recursive {
+        return Err("a recursive function call".to_owned());
+    }
+    if unit.origin == Origin::UncalledFunction {
+        return Err("a function body that nothing was seen to call".to_owned());
+    }
+    for (name, _) in &unit.assignments {
+        if !HARMLESS_VARS.contains(&name.as_str()) && !name.starts_with("LC_") {
+            return Err(format!("the assignment `{name}=` before a command"));
+        }
+    }
+    let cwd = unit.cwd.as_known().map(str::to_owned);
+    redirects_refusal(unit, cwd.as_deref(), ctx)?;
+    let name = match unit.kind {
+        CommandKind::Unresolved => return Err("a command whose name is not known".to_owned()),
+        CommandKind::Function => {
+            // The call itself runs nothing; the body's commands follow it
+            // in the analysis and are judged there.
+            return Ok(format!(
+                "`{}`: a function defined in the command",
+                unit.name().unwrap_or("?")
+            ));
+        }
+        CommandKind::External | CommandKind::Builtin => program_name(unit)?,
+    };
+    if name == "echo" {
+        // What it prints may be unknown; it never runs it.
+        return Ok("`echo`: prints, writes nothing".to_owned());
+    }
+    let argv = words(unit)?;
+    // The rationale names programs (and git's subcommand), never their
+    // arguments: those may carry a secret, and decisions are logged.
+    let label = |_: &[Word<'_>]| name.clone();
+    let word_args: Vec<Word<'_>> = argv.get(1..).unwrap_or(&[]).to_vec();
+    // Programs with subcommands and builtins take known words only.
+    let known: Option<Vec<&str>> = word_args.iter().map(|w| w.text).collect();
+    let args: Vec<&str> = known.clone().unwrap_or_default();
+    let all_known = known.is_some();
+    if unit.kind == CommandKind::Builtin {
+        if !all_known {
+            return Err(format!("`{name}` with a pattern argument"));
+        }
+        return builtin_reason(&name, unit, &args).map(|why| format!("`{}`: {why}", label(&argv)));
+    }
+    if !all_known
+        && (SHELLS.contains(&name.as_str())
+            || matches!(
+                name.as_str(),
+                "xargs" | "timeout" | "nice" | "stdbuf" | "find" | "git"
+            ))
+    {
+        return Err(format!("`{name}` with a pattern argument"));
+    }
+    if SHELLS.contains(&name.as_str()) {
+        shell_refusal(index, &args, analysis)?;
+        return Ok(format!("`{name} -c`: its script's commands are each inert"));
+    }
+    match name.as_str() {
+        "xargs" | "timeout" | "nice" | "stdbuf" => {
+            runner_refusal(index, &name, &args, analysis)?;
+            return Ok(format!("`{name}`: runs only inert commands"));
+        }
+        "find" => {
+            find_refusal(&args, cwd.as_deref(), ctx)?;
+            return Ok(format!(
+                "`{}`: lists names, runs and writes nothing",
+                label(&argv)
+            ));
+        }
+        "git" => {
+            git_refusal(&args, cwd.as_deref(), ctx)?;
+            return Ok(format!(
+                "`{}`: a read-only git subcommand, and no configuration that applies names a program",
+                label(&argv)
+            ));
+        }
+        _ => {}
+    }
+    let Some(entry) = table::lookup(&name) else {
+        return Err(format!("`{name}` is not in the read-only table"));
+    };
+    entry_refusal(entry, &word_args, cwd.as_deref(), ctx)?;
+    Ok(format!("`{}`: {}", label(&argv), describe(entry.operands)))
+}
+
+fn describe(operands: Operands) -> &'static str {
+    match operands {
+        Operands::None | Operands::Text => "prints, writes nothing",
+        Operands::Names => "shows names and metadata only",
+        Operands::Content | Operands::ProgramThenContent => "reads files that are not sensitive",
+        Operands::PatternThenTrees => {
+            "searches trees that are not sensitive, hidden and ignored files skipped"
+        }
+        Operands::Special => "only reads",
+    }
+}
+
+/// The program's basename, when bash finds it on `PATH` (a bare name) or
+/// it lies in a system directory.
+fn program_name(unit: &Command) -> Result<String, String> {
+    let first = unit
+        .argv
+        .first()
+        .and_then(Arg::as_known)
+        .ok_or_else(|| "a command whose name is not known".to_owned())?;
+    if first.contains('/')
+        && !SYSTEM_BIN.iter().any(|dir| {
+            first.starts_with(dir) && !first.get(dir.len()..).unwrap_or_default().contains('/')
+        })
+    {
+        return Err(format!(
+            "`{first}` is a program named by a path, not a system one"
+        ));
+    }
+    Ok(first.rsplit('/').next().unwrap_or(first).to_owned())
+}
+
+fn redirects_refusal(unit: &Command, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
+    for r in &unit.redirects {
+        match r.op {
+            RedirectOp::Duplicate | RedirectOp::HereDoc | RedirectOp::HereString => {}
+            RedirectOp::Read => {
+                let target = r
+                    .target
+                    .as_known()
+                    .ok_or("a redirection from a file not known statically")?;
+                content_path_refusal(target, cwd, ctx)?;
+            }
+            RedirectOp::Write
+            | RedirectOp::Append
+            | RedirectOp::Clobber
+            | RedirectOp::WriteAll
+            | RedirectOp::AppendAll
+            | RedirectOp::ReadWrite => {
+                if r.target.as_known() != Some("/dev/null") {
+                    return Err(format!(
+                        "a redirection `{}` that writes a file",
+                        r.op.as_str()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A file read for its contents: a known path, not sensitive by name nor
+/// through its symlinks, not one of vouch's files, not under `/proc` or
+/// `/dev`.
+fn content_path_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
+    if path == "-" {
+        return Ok(());
+    }
+    let absolute = absolute(path, cwd, ctx.home)?;
+    let mut names = vec![absolute.clone()];
+    if let Ok(real) = std::fs::canonicalize(&absolute) {
+        names.push(real.display().to_string());
+    }
+    for name in &names {
+        if is_sensitive_path(name)
+            || extra_sensitive(name)
+            || ctx
+                .protected
+                .iter()
+                .any(|p| vouch_shell::path::is_ancestor_or_self(p, name))
+        {
+            return Err(format!("`{path}` is a sensitive file"));
+        }
+    }
+    Ok(())
+}
+
+fn absolute(path: &str, cwd: Option<&str>, home: &str) -> Result<String, String> {
+    let expanded = match path.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
+        Some(_) => return Err(format!("`{path}` names another user's home")),
+        None => path.to_owned(),
+    };
+    if expanded.starts_with('/') {
+        return Ok(vouch_shell::path::normalize(&expanded));
+    }
+    let cwd = cwd.ok_or("a relative path in a directory not known statically")?;
+    Ok(vouch_shell::path::join(cwd, &expanded))
+}
+
+/// Sensitive for reading, beyond the credential list: process and device
+/// files, shell histories, token files of common tools.
+fn extra_sensitive(path: &str) -> bool {
+    const PREFIXES: &[&str] = &["/proc/", "/dev/", "/sys/"];
+    const NAMES: &[&str] = &[
+        ".bash_history",
+        ".zsh_history",
+        ".history",
+        ".python_history",
+        ".node_repl_history",
+        ".psql_history",
+        ".mysql_history",
+        ".pypirc",
+        "hosts.yml",
+        "credentials",
+        "credentials.toml",
+        "credentials.tfrc.json",
+        ".vault-token",
+        ".envrc",
+    ];
+    let name = path.rsplit('/').next().unwrap_or(path);
+    PREFIXES
+        .iter()
+        .any(|p| path.starts_with(p) && path != "/dev/null")
+        || NAMES.contains(&name)
+        || name.starts_with(".env")
+        || path == "/proc"
+}
+
+/// A directory tree searched: not `/`, not the home itself or above, not
+/// a system directory, not sensitive.
+fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
+    let absolute = absolute(path, cwd, ctx.home)?;
+    let mut names = vec![absolute.clone()];
+    if let Ok(real) = std::fs::canonicalize(&absolute) {
+        names.push(real.display().to_string());
+    }
+    for name in &names {
+        let system = [
+            "/etc", "/proc", "/sys", "/dev", "/var", "/boot", "/root", "/run",
+        ]
+        .iter()
+        .any(|d| vouch_shell::path::is_ancestor_or_self(d, name));
+        if vouch_shell::path::is_ancestor_or_self(name, ctx.home) || system {
+            return Err(format!(
+                "`{path}` is a tree that holds the home or system files"
+            ));
+        }
+        if is_sensitive_path(name)
+            || extra_sensitive(name)
+            || ctx.protected.iter().any(|p| {
+                vouch_shell::path::is_ancestor_or_self(p, name)
+                    || vouch_shell::path::is_ancestor_or_self(name, p)
+            })
+        {
+            return Err(format!("`{path}` is a sensitive tree"));
+        }
+    }
+    Ok(())
+}
+
+/// A word that may be taken as an option although it was meant as an
+/// operand: one that starts with `-`.
+fn option_like(word: &str) -> bool {
+    word.starts_with('-') && word != "-"
+}
+
+fn entry_refusal(
+    entry: &Entry,
+    args: &[Word<'_>],
+    cwd: Option<&str>,
+    ctx: &Context<'_>,
+) -> Result<(), String> {
+    let name = entry.names.first().copied().unwrap_or_default();
+    let parsed = Parsed::new(&entry.options, args);
+    let mut operands = Vec::new();
+    let mut inline = false;
+    let mut recursive = false;
+    for item in &parsed.items {
+        match item {
+            Item::Opt {
+                name: opt, value, ..
+            } => {
+                if opt.is(entry.inline_program) {
+                    inline = true;
+                    if let Some(v) = value {
+                        let text =
+                            word_value(args, *v).ok_or("a program option without a known value")?;
+                        script_refusal(entry.script, text)?;
+                    }
+                }
+                if opt.is(entry.reads) {
+                    let file = value
+                        .and_then(|v| word_value(args, v))
+                        .ok_or("an option's file is not known")?;
+                    content_path_refusal(file, cwd, ctx)?;
+                }
+                if opt.is(entry.recursive) {
+                    recursive = true;
+                }
+            }
+            Item::End { .. } => {}
+            Item::Operand { at } => {
+                if let Some(word) = args.get(*at) {
+                    operands.push(*word);
+                }
+            }
+            // A pattern that may start with `-` is an option to most
+            // programs; to one whose every option only reads, it is safe.
+            Item::Unknown { at }
+                if entry.glob_operands && args.get(*at).is_some_and(|w| w.pattern.is_some()) =>
+            {
+                if let Some(word) = args.get(*at) {
+                    operands.push(*word);
+                }
+            }
+            Item::Unknown { .. } | Item::Invalid { .. } => {
+                return Err(format!(
+                    "`{name}` with an option that is not in its read-only list"
+                ));
+            }
+        }
+    }
+    if let Some(max) = entry.max_operands
+        && operands.len() > max
+    {
+        return Err(format!(
+            "`{name}` with more than {max} operand(s): the next one is written"
+        ));
+    }
+    let files: &[Word<'_>] = match entry.operands {
+        Operands::None if !operands.is_empty() => {
+            return Err(format!("`{name}` with an operand changes something"));
+        }
+        Operands::None | Operands::Text | Operands::Names | Operands::Special => &[],
+        Operands::Content => &operands,
+        Operands::ProgramThenContent | Operands::PatternThenTrees if inline => &operands,
+        Operands::ProgramThenContent | Operands::PatternThenTrees => {
+            let (program, rest) = operands
+                .split_first()
+                .ok_or_else(|| format!("`{name}` without its program"))?;
+            let text = program
+                .text
+                .ok_or_else(|| format!("`{name}` with a pattern for its program"))?;
+            script_refusal(entry.script, text)?;
+            rest
+        }
+    };
+    let trees = recursive || entry.operands == Operands::PatternThenTrees;
+    if trees && files.is_empty() {
+        tree_refusal(".", cwd, ctx)?;
+    }
+    files_refusal(name, files, trees, cwd, ctx)
+}
+
+/// The files (or trees) a table command reads: known paths, or patterns
+/// expanded at decision time.
+fn files_refusal(
+    name: &str,
+    files: &[Word<'_>],
+    trees: bool,
+    cwd: Option<&str>,
+    ctx: &Context<'_>,
+) -> Result<(), String> {
+    for file in files {
+        match (file.text, file.pattern) {
+            (Some(text), _) if trees => tree_refusal(text, cwd, ctx)?,
+            (Some(text), _) => content_path_refusal(text, cwd, ctx)?,
+            (None, Some(_)) if trees => {
+                return Err(format!("`{name}` searching trees named by a pattern"));
+            }
+            (None, Some(pattern)) => {
+                for path in expand_pattern(pattern, cwd, ctx)? {
+                    content_path_refusal(&path, cwd, ctx)?;
+                }
+            }
+            (None, None) => return Err("a word whose value is not known statically".to_owned()),
+        }
+    }
+    Ok(())
+}
+
+fn option_value<'w>(args: &[&'w str], value: OptValue) -> Option<&'w str> {
+    match value {
+        OptValue::Attached { at, offset } => args.get(at).and_then(|w| w.get(offset..)),
+        OptValue::Next { at } => args.get(at).copied(),
+    }
+}
+
+fn word_value<'w>(args: &[Word<'w>], value: OptValue) -> Option<&'w str> {
+    match value {
+        OptValue::Attached { at, offset } => args
+            .get(at)
+            .and_then(|w| w.text)
+            .and_then(|w| w.get(offset..)),
+        OptValue::Next { at } => args.get(at).and_then(|w| w.text),
+    }
+}
+
+fn script_refusal(kind: Script, text: &str) -> Result<(), String> {
+    match scripts::refusal(kind, text) {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
+}
+
+fn builtin_reason(name: &str, unit: &Command, args: &[&str]) -> Result<String, String> {
+    if PLAIN_BUILTINS.contains(&name) {
+        return Ok("a builtin that only prints or moves within the command".to_owned());
+    }
+    match name {
+        "printf" => {
+            let first = unit.argv.get(1).and_then(Arg::as_known);
+            if first.is_none_or(|w| w.starts_with('-')) {
+                return Err(
+                    "`printf` with an option (`-v` assigns a variable, evaluating its subscript)"
+                        .to_owned(),
+                );
+            }
+            Ok("prints, writes nothing".to_owned())
+        }
+        "test" | "[" => test_refusal(args).map(|()| "a test of files or strings".to_owned()),
+        "type" | "command" => {
+            let listing = args
+                .first()
+                .is_some_and(|a| matches!(*a, "-v" | "-V" | "-t" | "-a" | "-p" | "-P"));
+            if name == "command" && !listing {
+                return Err("`command` runs its command".to_owned());
+            }
+            Ok("names what a word would run".to_owned())
+        }
+        "set" => {
+            if args.is_empty() {
+                return Err("`set` without arguments prints every variable".to_owned());
+            }
+            let ok = args.iter().all(|a| {
+                matches!(
+                    *a,
+                    "-e" | "-u"
+                        | "-x"
+                        | "+e"
+                        | "+u"
+                        | "+x"
+                        | "-o"
+                        | "+o"
+                        | "pipefail"
+                        | "errexit"
+                        | "nounset"
+                        | "xtrace"
+                        | "-eu"
+                        | "-ex"
+                        | "-eux"
+                        | "-euo"
+                )
+            });
+            if ok {
+                Ok("sets error-handling options".to_owned())
+            } else {
+                Err("`set` with options other than error handling".to_owned())
+            }
+        }
+        _ => Err(format!(
+            "the builtin `{name}` is not read-only (or not known to be)"
+        )),
+    }
+}
+
+/// `test`/`[`: string and file tests only. `-v` and the arithmetic
+/// comparisons evaluate an array subscript, which may run a command.
+fn test_refusal(args: &[&str]) -> Result<(), String> {
+    const ARITH: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
+    for (i, arg) in args.iter().enumerate() {
+        if *arg == "-v" || *arg == "-R" {
+            return Err("`test -v` evaluates an array subscript".to_owned());
+        }
+        if ARITH.contains(arg) {
+            let plain = |w: Option<&&str>| {
+                w.is_some_and(|w| {
+                    w.trim()
+                        .trim_start_matches(['-', '+'])
+                        .chars()
+                        .all(|c| c.is_ascii_digit())
+                })
+            };
+            if !(plain(i.checked_sub(1).and_then(|j| args.get(j))) && plain(args.get(i + 1))) {
+                return Err("an arithmetic test of a value that is not a plain number".to_owned());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The commands this unit runs (its children in the analysis).
+fn children(index: usize, analysis: &Analysis) -> impl Iterator<Item = &Command> {
+    analysis
+        .commands
+        .iter()
+        .filter(move |c| c.parent == Some(index))
+}
+
+/// A shell is inert when it runs a `-c` script (whose commands the analysis
+/// lists as its children, each judged on its own) with no other option
+/// than login, errexit-style ones.
+fn shell_refusal(index: usize, args: &[&str], analysis: &Analysis) -> Result<(), String> {
+    let mut script = false;
+    for arg in args {
+        if script {
+            break;
+        }
+        match *arg {
+            "-c" | "-lc" | "-cl" | "-ec" | "-ce" | "-euc" | "-xc" => script = true,
+            "-l" | "--login" | "-e" | "-u" | "-x" | "--norc" | "--noprofile" => {}
+            _ => return Err("a shell that runs a script file or takes other options".to_owned()),
+        }
+    }
+    if !script {
+        return Err("a shell without `-c` reads its script from a file or its input".to_owned());
+    }
+    if children(index, analysis).next().is_none() {
+        return Err("a shell script whose commands are not known".to_owned());
+    }
+    Ok(())
+}
+
+/// `xargs`, `timeout`, `nice`, `stdbuf`: inert when what they run is (the
+/// analysis lists it as a child, judged on its own) and their options are
+/// plain. `xargs` with no command runs `echo`.
+fn runner_refusal(
+    index: usize,
+    name: &str,
+    args: &[&str],
+    analysis: &Analysis,
+) -> Result<(), String> {
+    if name == "xargs"
+        && args.iter().any(|a| {
+            a.starts_with("-a")
+                || a.starts_with("--arg-file")
+                || a.starts_with("-p")
+                || a.starts_with("--process-slot-var")
+        })
+    {
+        return Err("`xargs` reading a file or prompting".to_owned());
+    }
+    let has_command = args.iter().any(|a| !a.starts_with('-'));
+    if has_command && children(index, analysis).next().is_none() {
+        return Err(format!(
+            "`{name}` runs a command the analysis could not read"
+        ));
+    }
+    Ok(())
+}
+
+/// `find` primaries that only select or print names.
+const FIND_SAFE: &[&str] = &[
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-type",
+    "-xtype",
+    "-maxdepth",
+    "-mindepth",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-newer",
+    "-size",
+    "-empty",
+    "-perm",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-links",
+    "-inum",
+    "-samefile",
+    "-readable",
+    "-writable",
+    "-executable",
+    "-print",
+    "-print0",
+    "-printf",
+    "-ls",
+    "-prune",
+    "-quit",
+    "-not",
+    "-a",
+    "-and",
+    "-o",
+    "-or",
+    "!",
+    "(",
+    ")",
+    ",",
+    "-true",
+    "-false",
+    "-depth",
+    "-follow",
+    "-mount",
+    "-xdev",
+    "-noleaf",
+    "-regextype",
+    "-nouser",
+    "-nogroup",
+    "-lname",
+    "-ilname",
+    "-daystart",
+    "-newermt",
+    "-anewer",
+    "-cnewer",
+    "-used",
+    "-fstype",
+    "-warn",
+    "-nowarn",
+    "-ignore_readdir_race",
+];
+
+/// Of those, the ones that take no value.
+const FIND_NO_VALUE: &[&str] = &[
+    "-empty",
+    "-print",
+    "-print0",
+    "-ls",
+    "-prune",
+    "-quit",
+    "-not",
+    "-a",
+    "-and",
+    "-o",
+    "-or",
+    "!",
+    "(",
+    ")",
+    ",",
+    "-true",
+    "-false",
+    "-depth",
+    "-follow",
+    "-mount",
+    "-xdev",
+    "-noleaf",
+    "-readable",
+    "-writable",
+    "-executable",
+    "-nouser",
+    "-nogroup",
+    "-daystart",
+    "-warn",
+    "-nowarn",
+    "-ignore_readdir_race",
+];
+
+/// `find`: lists names. Refused: every action that runs, deletes or writes
+/// (`-exec`, `-execdir`, `-ok`, `-okdir`, `-delete`, `-fprint*`, `-fls`);
+/// starting points must be trees that may be searched.
+fn find_refusal(args: &[&str], cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
+    let mut i = 0;
+    let mut roots = Vec::new();
+    while let Some(word) = args.get(i).copied() {
+        if matches!(word, "-H" | "-L" | "-P") && roots.is_empty() {
+            i += 1;
+            continue;
+        }
+        if word.starts_with('-') || matches!(word, "!" | "(" | ")" | ",") {
+            break;
+        }
+        roots.push(word);
+        i += 1;
+    }
+    let mut takes_value = false;
+    for word in args.get(i..).unwrap_or(&[]) {
+        if takes_value {
+            takes_value = false;
+            continue;
+        }
+        if !FIND_SAFE.contains(word) {
+            return Err(format!(
+                "`find` with `{word}`, which runs, deletes or writes (or is not known)"
+            ));
+        }
+        takes_value = !FIND_NO_VALUE.contains(word);
+    }
+    if roots.is_empty() {
+        roots.push(".");
+    }
+    for root in roots {
+        if option_like(root) {
+            return Err("a `find` starting point that looks like an option".to_owned());
+        }
+        tree_refusal(root, cwd, ctx)?;
+    }
+    Ok(())
+}
+
+fn git_refusal(args: &[&str], cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
+    if let Some(why) = git::argument_refusal(args) {
+        return Err(why);
+    }
+    let cwd = cwd.ok_or("git in a directory not known statically")?;
+    // `git -C DIR`: the repository is DIR's.
+    let mut dir = std::path::PathBuf::from(cwd);
+    let parsed = Parsed::new(&vouch_shell::options::OptionSpec::short("C:"), args);
+    for item in &parsed.items {
+        if let Item::Opt {
+            name: OptName::Short('C'),
+            value: Some(v),
+            ..
+        } = item
+        {
+            let to = option_value(args, *v).ok_or("`git -C` without a directory")?;
+            dir =
+                Path::new(&absolute(to, Some(&dir.display().to_string()), ctx.home)?).to_path_buf();
+        }
+        if matches!(item, Item::Operand { .. }) {
+            break;
+        }
+    }
+    match git::configuration_refusal(&dir, Path::new(ctx.home), ctx.git_system_config) {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

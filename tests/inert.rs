@@ -1,0 +1,204 @@
+//! The inert stage's corpora (issue 31): every line of `inert.jsonl` is
+//! proven inert; no line of `not_inert.jsonl` (writes, program execution,
+//! network, secret reads and configuration-driven execution that look
+//! read-only) nor of any hard-deny fixture is. A git repository whose
+//! configuration names a program makes `git status` not inert.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "it/support/fixtures.rs"]
+mod fixtures;
+
+use std::path::Path;
+
+use serde::Deserialize;
+use vouch::policy::inert::{Context, Verdict, judge};
+
+#[derive(Deserialize)]
+struct Line {
+    command: Option<String>,
+    cwd: String,
+    home: String,
+}
+
+const PROTECTED: &[&str] = &[
+    "/home/dev/.config/vouch",
+    "/home/dev/.local/state/vouch",
+    "/opt/vouch/bin/vouch",
+];
+
+fn verdict(command: &str, cwd: &str, home: &str) -> Verdict {
+    let env = vouch::shell::ShellEnv {
+        cwd: Some(cwd),
+        home,
+        vars: &[],
+    };
+    let analysis = vouch::shell::analyze(command, &env, &vouch::shell::Limits::DEFAULT);
+    let protected: Vec<String> = PROTECTED.iter().map(|p| (*p).to_owned()).collect();
+    let ctx = Context {
+        home,
+        protected: &protected,
+        git_system_config: Path::new("/nonexistent/gitconfig"),
+    };
+    judge(command, &analysis, &ctx)
+}
+
+/// A scratch project (a git repository with a few files) for the lines
+/// that must be proven: git needs a repository to read the configuration
+/// of, and the symlink checks a real directory.
+fn scratch_project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("home/dev");
+    let project = root.join("app");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("README.md"), "# app\n").unwrap();
+    std::fs::write(project.join("src/main.rs"), "fn main() {}\n").unwrap();
+    git(&project, &["init", "-q"]);
+    dir
+}
+
+#[test]
+fn every_inert_fixture_is_proven() {
+    let scratch = scratch_project();
+    let home = scratch.path().join("home/dev").display().to_string();
+    let cwd = scratch.path().join("home/dev/app").display().to_string();
+    let lines = fixtures::jsonl::<Line>("inert.jsonl");
+    assert!(lines.len() >= 70, "inert.jsonl has {} lines", lines.len());
+    let failed: Vec<String> = lines
+        .iter()
+        .filter_map(|(n, l)| {
+            let command = l.command.as_deref().unwrap_or_default();
+            assert_eq!((l.cwd.as_str(), l.home.as_str()), ("/srv/app", "/home/dev"));
+            match verdict(command, &cwd, &home) {
+                Verdict::Inert(_) => None,
+                Verdict::NotProven(why) => Some(format!("inert.jsonl:{n}: `{command}`: {why}")),
+            }
+        })
+        .collect();
+    assert!(failed.is_empty(), "not proven:\n{}", failed.join("\n"));
+}
+
+#[test]
+fn no_look_alike_or_hard_deny_fixture_is_inert() {
+    let files = [
+        "not_inert.jsonl",
+        "hard_deny.jsonl",
+        "hard_deny_extra.jsonl",
+        "hard_deny_redteam.jsonl",
+        "hard_deny_peers.jsonl",
+        "hard_deny_mechanisms.jsonl",
+        "hard_deny_lookalikes.jsonl",
+        "hard_deny_floor.jsonl",
+    ];
+    let mut checked = 0;
+    let mut inert = Vec::new();
+    for file in files {
+        for (n, l) in fixtures::jsonl::<Line>(file) {
+            let Some(command) = l.command else {
+                continue;
+            };
+            checked += 1;
+            if let Verdict::Inert(units) = verdict(&command, &l.cwd, &l.home) {
+                inert.push(format!("{file}:{n}: `{command}`: {}", units.join("; ")));
+            }
+        }
+    }
+    assert!(checked >= 1_000, "only {checked} lines checked");
+    assert!(inert.is_empty(), "called inert:\n{}", inert.join("\n"));
+}
+
+/// Runs `git` for the test's scratch repository (never the user's).
+fn git(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn git_is_inert_only_when_its_configuration_names_no_program() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = home.path().join("repo");
+    std::fs::create_dir_all(repo.join("vendor/x")).unwrap();
+    git(&repo, &["init", "-q"]);
+    let home_s = home.path().display().to_string();
+    let repo_s = repo.display().to_string();
+    assert!(matches!(
+        verdict("git status", &repo_s, &home_s),
+        Verdict::Inert(_)
+    ));
+
+    // A nested repository's own configuration applies to `cd vendor/x && git status`.
+    let nested = repo.join("vendor/x");
+    git(&nested, &["init", "-q"]);
+    git(&nested, &["config", "core.fsmonitor", "./hook.sh"]);
+    match verdict("cd vendor/x && git status", &repo_s, &home_s) {
+        Verdict::NotProven(why) => assert!(why.contains("core.fsmonitor"), "{why}"),
+        Verdict::Inert(units) => panic!("inert: {units:?}"),
+    }
+    assert!(matches!(
+        verdict("git status", &repo_s, &home_s),
+        Verdict::Inert(_)
+    ));
+
+    // The user's file too, and an include is never followed.
+    std::fs::write(
+        home.path().join(".gitconfig"),
+        "[include]\n\tpath = other\n",
+    )
+    .unwrap();
+    assert!(matches!(
+        verdict("git log -1", &repo_s, &home_s),
+        Verdict::NotProven(_)
+    ));
+    std::fs::write(
+        home.path().join(".gitconfig"),
+        "[diff \"pdf\"]\n\ttextconv = x\n",
+    )
+    .unwrap();
+    assert!(matches!(
+        verdict("git diff", &repo_s, &home_s),
+        Verdict::NotProven(_)
+    ));
+}
+
+#[test]
+fn a_symlink_to_a_secret_is_not_read() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("app");
+    std::fs::create_dir_all(project.join("docs")).unwrap();
+    std::fs::create_dir_all(home.path().join(".aws")).unwrap();
+    std::fs::write(home.path().join(".aws/credentials"), "[default]\n").unwrap();
+    std::os::unix::fs::symlink(
+        home.path().join(".aws/credentials"),
+        project.join("docs/setup.txt"),
+    )
+    .unwrap();
+    std::fs::write(project.join("docs/readme.txt"), "hello\n").unwrap();
+    let (cwd, home_s) = (
+        project.display().to_string(),
+        home.path().display().to_string(),
+    );
+    assert!(matches!(
+        verdict("cat docs/readme.txt", &cwd, &home_s),
+        Verdict::Inert(_)
+    ));
+    assert!(matches!(
+        verdict("cat docs/setup.txt", &cwd, &home_s),
+        Verdict::NotProven(_)
+    ));
+    // Through a pattern as well: the matches are checked at decision time.
+    assert!(matches!(
+        verdict("cat docs/*.txt", &cwd, &home_s),
+        Verdict::NotProven(_)
+    ));
+    std::fs::remove_file(project.join("docs/setup.txt")).unwrap();
+    assert!(matches!(
+        verdict("cat docs/*.txt", &cwd, &home_s),
+        Verdict::Inert(_)
+    ));
+}
