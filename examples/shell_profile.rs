@@ -136,7 +136,9 @@ fn main() -> anyhow::Result<()> {
             let us = start.elapsed().as_secs_f64() * 1e6 / checks as f64;
             println!("{checks} checks ({denied} denied), {us:.1} µs each");
         }
-        _ => bail!("usage: shell_profile hostile NAME | command TEXT | repeat ROUNDS TEXT | corpus ROUNDS"),
+        _ => bail!(
+            "usage: shell_profile hostile NAME | command TEXT | repeat ROUNDS TEXT | corpus ROUNDS"
+        ),
     }
     Ok(())
 }
