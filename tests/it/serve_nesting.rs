@@ -101,9 +101,13 @@ async fn deep_and_exponential_inputs_are_answered_and_the_service_keeps_answerin
     for (name, command) in hostile() {
         let decision = review(command).await;
         let outcome = decision["decision"].as_str().unwrap_or_default();
-        // No model is configured: what is not a hard deny is handed to the
-        // human. Never an allow.
-        assert!(matches!(outcome, "deny" | "defer"), "{name}: {decision}");
+        // No model is configured: what is not a hard deny abstains (the
+        // harness decides). Never an allow of vouch's own.
+        let abstains = outcome == "allow" && decision["abstain"] == true;
+        assert!(
+            abstains || matches!(outcome, "deny" | "defer"),
+            "{name}: {decision}"
+        );
         if name.contains("behind a hard deny") {
             assert_eq!(outcome, "deny", "{name}: {decision}");
             assert_eq!(decision["stage"], "hard_deny", "{name}: {decision}");
