@@ -56,6 +56,9 @@ fn corpus() -> anyhow::Result<Vec<(Request, String, String)>> {
     Ok(out)
 }
 
+const USAGE: &str =
+    "usage: shell_profile hostile NAME | command TEXT | repeat ROUNDS TEXT | corpus ROUNDS";
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let protected = Protected {
@@ -119,9 +122,7 @@ fn main() -> anyhow::Result<()> {
             let us = start.elapsed().as_secs_f64() * 1e6 / checks as f64;
             println!("{checks} checks ({denied} denied), {us:.1} µs each");
         }
-        _ => bail!(
-            "usage: shell_profile hostile NAME | command TEXT | repeat ROUNDS TEXT | corpus ROUNDS"
-        ),
+        _ => bail!(USAGE),
     }
     Ok(())
 }

@@ -59,11 +59,24 @@ named_enum! {
     /// The reviewer's wire format.
     pub enum Provider {
         /// No reviewer model is configured (the default of a fresh install):
-        /// whatever the model would review defers to the human.
+        /// whatever the model would review takes `reviewer.without_model`.
         None = "none",
         Openai = "openai",
         Anthropic = "anthropic",
         Ollama = "ollama",
+    }
+}
+
+named_enum! {
+    /// What happens, with no reviewer model configured, to what the model
+    /// would have reviewed. Declared loosest first: a project may move
+    /// `abstain` to `human`, never back.
+    pub enum WithoutModel {
+        /// No opinion: the harness's own permission rules decide, as if vouch
+        /// were not installed.
+        Abstain = "abstain",
+        /// Defer to the human.
+        Human = "human",
     }
 }
 
@@ -121,6 +134,7 @@ impl RoutePolicy {
 #[serde(deny_unknown_fields)]
 pub struct ReviewerConfig {
     pub provider: Provider,
+    pub without_model: WithoutModel,
     pub base_url: String,
     pub model: String,
     pub api_key_env: String,

@@ -105,7 +105,8 @@ pub enum OverrideHint {
 /// What routing decided without the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Routed {
-    /// `pass`: no opinion; the harness's own rules decide.
+    /// `pass`, or no reviewer model with `reviewer.without_model = "abstain"`:
+    /// no opinion; the harness's own rules decide.
     Abstain,
     /// `human`: defer to the person.
     Human,
@@ -147,8 +148,9 @@ pub struct Decision {
     /// Rule id for deterministic stages (`hard_deny`, `routing`).
     #[serde(skip_serializing_if = "Option::is_none")]
     rule_id: Option<String>,
-    /// `true` only for `pass` routing: vouch has no opinion and the harness's
-    /// own rules decide. Adapters emit "no decision" for it.
+    /// `true` only for a routing abstain (`pass`, or no reviewer model with
+    /// `reviewer.without_model = "abstain"`): vouch has no opinion and the
+    /// harness's own rules decide. Adapters emit "no decision" for it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     abstain: bool,
     /// A safer alternative the reviewer offered, if any.

@@ -22,7 +22,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::{BreakerConfig, Config, ConfigError, LoadedConfig, Provider, RoutePolicy};
+use crate::config::{
+    BreakerConfig, Config, ConfigError, LoadedConfig, Provider, RoutePolicy, WithoutModel,
+};
 use crate::decision::{Decision, Outcome, ReviewStats, RiskLevel, Routed, Stage, VerdictSource};
 use crate::evidence::packet::{Packet, PacketContext};
 use crate::evidence::redact;
@@ -32,7 +34,8 @@ use crate::request::Request;
 use crate::reviewer::{ReviewOutcome, ReviewResult, Verdict};
 use crate::session::{AuthorizationKind, PendingAuthorization, Snapshot};
 
-/// `rule_id` of the decision that defers because no reviewer is configured.
+/// `rule_id` of the decision made because no reviewer model is configured
+/// (`reviewer.without_model`: an abstain, or a defer to the human).
 pub const NO_REVIEWER_RULE: &str = "routing/no-reviewer";
 
 /// An input the table may need, gathered on demand.
@@ -381,13 +384,11 @@ pub fn decide(i: &Inputs<'_>) -> Step {
         return finish(i, cfg.audit.enabled, d, Vec::new());
     }
     // No reviewer model is configured (a fresh install): what the model
-    // would have reviewed goes to the human. Not a failure, so not
-    // `failure_mode`; the hard denies above still applied.
+    // would have reviewed takes `reviewer.without_model`. Not a failure, so
+    // not `failure_mode`; the hard denies and routing above still applied.
     if cfg.reviewer.provider == Provider::None {
-        let why = "no reviewer model is configured (`reviewer.provider = \"none\"`), so this \
-                   action needs a human decision"
-            .to_owned();
-        let d = Decision::routed(Routed::Human, hash(), NO_REVIEWER_RULE.to_owned(), why);
+        let (routed, why) = without_model(cfg.reviewer.without_model);
+        let d = Decision::routed(routed, hash(), NO_REVIEWER_RULE.to_owned(), why);
         return finish(i, cfg.audit.enabled, d, Vec::new());
     }
     // A reviewer that cannot be built fails closed before any state is
@@ -405,6 +406,30 @@ pub fn decide(i: &Inputs<'_>) -> Step {
             failure_step(i, cfg, format!("the state database is unavailable: {why}"))
         }
         Gathered::Ready(snapshot) => turn_stages(i, loaded, snapshot, parse_note),
+    }
+}
+
+/// What a request the model would have reviewed gets when no reviewer model
+/// is configured. Neither arm allows: an abstain is the harness's "no
+/// opinion", so installing vouch without a model is never looser than not
+/// installing it.
+fn without_model(choice: WithoutModel) -> (Routed, String) {
+    match choice {
+        // The harness's own permission rules decide, as without vouch.
+        WithoutModel::Abstain => (
+            Routed::Abstain,
+            "no reviewer model is configured (`reviewer.provider = \"none\"`), so vouch has no \
+             opinion on this action and the harness's own permission rules decide \
+             (`reviewer.without_model = \"abstain\"`)"
+                .to_owned(),
+        ),
+        // The trusted configuration chose a person over the harness.
+        WithoutModel::Human => (
+            Routed::Human,
+            "no reviewer model is configured (`reviewer.provider = \"none\"`) and \
+             `reviewer.without_model = \"human\"`, so this action needs a human decision"
+                .to_owned(),
+        ),
     }
 }
 

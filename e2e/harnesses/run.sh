@@ -16,6 +16,9 @@
 #                      setting (Claude Code `onFailure: "block"`; Gemini CLI
 #                      blocks a hook that cannot start); Codex has none, so
 #                      there it is reported, not asserted
+#   no model           vouch's hook with no reviewer model configured: the
+#                      command runs exactly when it runs with no vouch hook
+#                      at all (vouch abstains), and the hook was called
 #
 # HOME and vouch's home are temp dirs; the harnesses' own network (telemetry,
 # updates) goes to a dead loopback proxy, so nothing leaves the machine.
@@ -117,22 +120,23 @@ harness_env=(env -i "PATH=/usr/bin:/bin:$(dirname "$(command -v node)")"
   DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1)
 
-# Runs harness $1 once in project $3 with HOME $2, asking for command $4.
+# Runs harness $1 once in project $3 with HOME $2, asking for command $4;
+# any further arguments go to the harness's command line.
 drive() {
-  local harness=$1 home=$2 project=$3 command=$4
+  local harness=$1 home=$2 project=$3 command=$4; shift 4
   local prompt="RUN<<<$command>>>"
   case $harness in
     claude-code)
       (cd "$project" && "${harness_env[@]}" HOME="$home" IS_SANDBOX=1 \
         ANTHROPIC_BASE_URL="$agent_url" ANTHROPIC_API_KEY=sk-ant-e2e-not-a-key \
-        timeout 120 "$claude_bin" -p "$prompt" --output-format json) ;;
+        timeout 120 "$claude_bin" -p "$prompt" --output-format json "$@") ;;
     codex)
       (cd "$project" && "${harness_env[@]}" HOME="$home" CODEX_HOME="$home/.codex" FAKE_AGENT_KEY=x \
-        timeout 120 "$codex_bin" exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox "$prompt") ;;
+        timeout 120 "$codex_bin" exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox "$@" "$prompt") ;;
     gemini)
       (cd "$project" && "${harness_env[@]}" HOME="$home" GEMINI_API_KEY=e2e-not-a-key \
         GOOGLE_GEMINI_BASE_URL="$agent_url" GEMINI_CLI_TRUST_WORKSPACE=true \
-        timeout 120 node "$gemini_js" -p "$prompt" --yolo -m gemini-2.5-flash) ;;
+        timeout 120 node "$gemini_js" -p "$prompt" --yolo -m gemini-2.5-flash "$@") ;;
   esac < /dev/null > "$project.out" 2> "$project.err" || true
 }
 
@@ -201,6 +205,52 @@ case_run() {
       else echo "info $harness: $name does not run the tool"; fi ;;
   esac
 }
+
+# No model configured: harness $1 asks for command $3 (creating marker $4)
+# once with no hook at all and once with vouch's hook on a vouch home with
+# no reviewer (`reviewer.provider = "none"`, the default); `$5` is what the
+# harness alone does (`runs` / `blocked`), any further arguments go to the
+# harness. vouch abstains, so the tool must run in both or in neither, and
+# the hook must have been called (its audit exists) without asking a model.
+no_model_case() {
+  local harness=$1 name=$2 command=$3 marker=$4 alone=$5; shift 5
+  local dir=$work/$harness-$name outcome=()
+  for variant in alone vouch; do
+    local v=$dir/$variant
+    mkdir -p "$v/home" "$v/project" "$v/vouch" "$v/bin"
+    git -C "$v/project" init -q
+    if [ "$variant" = vouch ]; then
+      cp "$vouch" "$v/bin/vouch"
+      configure "$harness" "$v/home" "$(snippet "$harness" "$v/vouch" "$v/home" "$v/bin/vouch")"
+    else
+      case $harness in codex) configure "$harness" "$v/home" "" ;; *) configure "$harness" "$v/home" "{}" ;; esac
+    fi
+    drive "$harness" "$v/home" "$v/project" "$command" "$@"
+    if [ -e "$v/project/$marker" ]; then outcome+=(runs); else outcome+=(blocked); fi
+  done
+  check "$harness: $name: alone, the harness's own rules say it ${alone/blocked/is blocked}" \
+    $([ "${outcome[0]}" = "$alone" ]; echo $?) "alone it $([ "${outcome[0]}" = runs ] && echo ran || echo was blocked)"
+  check "$harness: $name: with vouch and no model, the same (${outcome[1]})" \
+    $([ "${outcome[1]}" = "${outcome[0]}" ]; echo $?) \
+    "alone ${outcome[0]}, with vouch ${outcome[1]}; $(tail -c 400 "$dir/vouch/project.err")"
+  check "$harness: $name: vouch's hook was called" \
+    $([ -e "$dir/vouch/vouch/state/audit.sqlite" ]; echo $?) "no audit in $dir/vouch/vouch/state"
+}
+
+for harness in "${harnesses[@]}"; do
+  case $harness in
+    # Headless Claude Code runs a shell command only with a permission for
+    # it: without one it refuses, with `--allowedTools` it runs.
+    claude-code)
+      no_model_case "$harness" "no-model" "touch ran-no-model" ran-no-model blocked
+      no_model_case "$harness" "no-model-allowed" "touch ran-no-model" ran-no-model runs \
+        --allowedTools "Bash(touch:*)" ;;
+    # Codex (sandbox and approvals bypassed) and Gemini (`--yolo`) run it.
+    *) no_model_case "$harness" "no-model" "touch ran-no-model" ran-no-model runs ;;
+  esac
+done
+check "no model: the reviewer was never asked" \
+  $(reviewer_log | grep -q "ran-no-model" && echo 1 || echo 0) "the reviewer saw it"
 
 for harness in "${harnesses[@]}"; do
   reviewer=$reviewer_url/v1

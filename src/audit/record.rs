@@ -17,7 +17,8 @@ pub enum ResultKind {
     Deny,
     /// vouch handed the action to a human.
     Defer,
-    /// vouch had no opinion (routing `pass`): the harness's own rules decided.
+    /// vouch had no opinion (routing `pass`, or no model): the harness's own
+    /// rules decided.
     Abstain,
 }
 

@@ -90,7 +90,7 @@ const fn spec(key: &'static str, kind: Kind, tighten: Tighten) -> KeySpec {
     KeySpec { key, kind, tighten }
 }
 
-use super::{Estimator, FailClosed, Provider, RoutePolicy, RuleField};
+use super::{Estimator, FailClosed, Provider, RoutePolicy, RuleField, WithoutModel};
 use crate::decision::{Outcome, RiskLevel};
 use Tighten::{AppendRules, DisableOnly, Higher, Lower, StricterSurfaces, TrustedOnly};
 
@@ -106,11 +106,18 @@ use Tighten::{AppendRules, DisableOnly, Higher, Lower, StricterSurfaces, Trusted
 ///   smaller cache reuses a past verdict or authorization less; lower is
 ///   stricter.
 /// - `decision.max_auto_allow_risk`: lower lets the model auto-allow less.
+/// - `reviewer.without_model`: `human` (index 1) asks a person where
+///   `abstain` leaves the harness's own rules to decide; higher is stricter.
 pub const KEYS: &[KeySpec] = &[
     spec(
         "reviewer.provider",
         Kind::Enum(Provider::NAMES),
         TrustedOnly,
+    ),
+    spec(
+        "reviewer.without_model",
+        Kind::Enum(WithoutModel::NAMES),
+        Higher,
     ),
     spec("reviewer.base_url", Kind::Text(TextShape::Url), TrustedOnly),
     spec(

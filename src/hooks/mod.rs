@@ -312,7 +312,7 @@ impl DeferAs {
 /// The answer for one pipeline decision.
 pub fn answer_for(decision: &Decision, presence: Presence) -> Answer {
     match decision.outcome() {
-        // `pass` routing: the harness's own rules decide.
+        // An abstain (`pass` routing, or no model): the harness's own rules decide.
         Outcome::Allow if decision.abstain() => Answer::Abstain,
         Outcome::Allow => Answer::Allow(decision.message().to_owned()),
         Outcome::Deny => Answer::Deny(decision.message().to_owned()),

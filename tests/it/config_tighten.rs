@@ -7,7 +7,8 @@ use toml::Value;
 use vouch::config::spec::{KEYS, Kind, Tighten};
 use vouch::config::tighten::apply_project;
 use vouch::config::{
-    ConfigError, LoadedConfig, RoutePolicy, Source, for_project, load_trusted, render_show,
+    ConfigError, LoadedConfig, RoutePolicy, Source, WithoutModel, for_project, load_trusted,
+    render_show,
 };
 use vouch::paths::Paths;
 use vouch::request::Request;
@@ -303,6 +304,16 @@ fn project_default_and_sensitive_reads_only_raise() {
     let secret = loaded.router.route(&request("read", "cat .env"));
     assert_eq!(secret.policy, RoutePolicy::Never);
     assert_eq!(secret.rule_id(), "routing/sensitive-read");
+}
+
+#[test]
+fn a_project_may_ask_for_a_human_without_a_model_never_for_an_abstain() {
+    let f = Fixture::new("");
+    let loaded = f.apply("[reviewer]\nwithout_model = \"human\"\n").unwrap();
+    assert_eq!(loaded.config.reviewer.without_model, WithoutModel::Human);
+    let f = Fixture::new("[reviewer]\nwithout_model = \"human\"\n");
+    let key = loosening_key(f.apply("[reviewer]\nwithout_model = \"abstain\"\n"));
+    assert_eq!(key, "reviewer.without_model");
 }
 
 #[test]

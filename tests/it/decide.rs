@@ -9,13 +9,15 @@
 
 use std::path::PathBuf;
 
-use vouch::config::{Config, ConfigError, FailClosed, LoadedConfig, Provider, RoutePolicy};
+use vouch::config::{
+    Config, ConfigError, FailClosed, LoadedConfig, Provider, RoutePolicy, WithoutModel,
+};
 use vouch::decision::{Outcome, ReviewStats, RiskLevel, Stage, UserAuthorization, VerdictSource};
 use vouch::evidence::packet::{self, Packet, PacketContext};
 use vouch::grants::GrantToken;
 use vouch::pipeline::{
-    Decided, Effect, Exposed, Gathered, GrantInput, Inputs, Job, Need, Step, conclude, decide,
-    hard_denies,
+    Decided, Effect, Exposed, Gathered, GrantInput, Inputs, Job, NO_REVIEWER_RULE, Need, Step,
+    conclude, decide, hard_denies,
 };
 use vouch::policy::hard_deny::{self, Context, Protected};
 use vouch::request::Request;
@@ -409,11 +411,39 @@ fn every_stage_in_order() {
             G("reviewer"),
             vec![],
         ),
-        // No reviewer configured: the human decides, before any state.
+        // No reviewer configured: vouch abstains (the harness decides), or
+        // the human decides when so configured; before any state.
         (
             "no reviewer configured",
             {
                 let mut w = World::ready().edit(|c| c.reviewer.provider = Provider::None);
+                w.reviewer = None;
+                w.state = None;
+                w
+            },
+            D(Outcome::Allow, Stage::Routing),
+            vec![],
+        ),
+        (
+            "no reviewer configured, an unparseable command",
+            {
+                let mut w = World::ready()
+                    .edit(|c| c.reviewer.provider = Provider::None)
+                    .command("echo \"unterminated");
+                w.reviewer = None;
+                w.state = None;
+                w
+            },
+            D(Outcome::Allow, Stage::Routing),
+            vec![],
+        ),
+        (
+            "no reviewer configured, without_model human",
+            {
+                let mut w = World::ready().edit(|c| {
+                    c.reviewer.provider = Provider::None;
+                    c.reviewer.without_model = WithoutModel::Human;
+                });
                 w.reviewer = None;
                 w.state = None;
                 w
@@ -760,9 +790,49 @@ fn every_stage_in_order() {
                     ),
                     "{name}"
                 );
+                // Routing never allows: its allow is an abstain.
+                if decision.stage() == Stage::Routing {
+                    assert!(decision.abstain(), "{name}");
+                }
             }
         }
     }
+}
+
+#[test]
+fn without_a_model_vouch_abstains_with_its_own_rule() {
+    let w = World::ready().edit(|c| c.reviewer.provider = Provider::None);
+    let Step::Decided(d) = w.decide() else {
+        panic!()
+    };
+    assert!(d.decision.abstain());
+    assert_eq!(d.decision.rule_id(), Some(NO_REVIEWER_RULE));
+    assert!(
+        d.decision
+            .rationale()
+            .contains("the harness's own permission rules decide"),
+        "{}",
+        d.decision.rationale()
+    );
+    let w = World::ready().edit(|c| {
+        c.reviewer.provider = Provider::None;
+        c.reviewer.without_model = WithoutModel::Human;
+    });
+    let Step::Decided(d) = w.decide() else {
+        panic!()
+    };
+    assert_eq!(d.decision.outcome(), Outcome::Defer);
+    assert_eq!(d.decision.rule_id(), Some(NO_REVIEWER_RULE));
+    // Routing still comes first: a `never` rule denies without a model.
+    let w = World::ready().edit(|c| {
+        c.reviewer.provider = Provider::None;
+        c.routing.default = RoutePolicy::Never;
+    });
+    let Step::Decided(d) = w.decide() else {
+        panic!()
+    };
+    assert_eq!(d.decision.outcome(), Outcome::Deny);
+    assert_eq!(d.decision.rule_id(), Some("routing/default"));
 }
 
 #[test]

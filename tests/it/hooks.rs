@@ -276,6 +276,63 @@ fn every_fixture_on_a_fresh_install() {
     assert_eq!(count, 37);
 }
 
+/// No reviewer model configured (`tests/fixtures/harnesses/no_model.jsonl`):
+/// a call that is neither a hard deny nor decided by routing gets the
+/// harness's own "no opinion" — exactly these stdout bytes, exit 0 — so the
+/// harness decides as if vouch were not installed; with `without_model =
+/// "human"` it gets the harness's defer form. Hard denies and routing rules
+/// still decide first.
+#[test]
+fn without_a_model_each_harness_gets_its_abstain() {
+    let table = std::fs::read_to_string(Path::new(FIXTURES).join("no_model.jsonl")).unwrap();
+    let mut count = 0;
+    for line in table.lines().filter(|l| !l.trim().is_empty()) {
+        let case: Value = serde_json::from_str(line).unwrap();
+        let name = case["case"].as_str().unwrap();
+        let harness = case["harness"].as_str().unwrap();
+        let mut input = fixture(harness, case["fixture"].as_str().unwrap());
+        for (key, value) in case["set"].as_object().into_iter().flatten() {
+            input[key] = value.clone();
+        }
+        if let Some(command) = case.get("command") {
+            match harness {
+                "cursor" => input["command"] = command.clone(),
+                _ => input["tool_input"]["command"] = command.clone(),
+            }
+        }
+        let home = Home::fresh();
+        if let Some(text) = case["config"].as_str() {
+            home.write_config(text);
+        }
+        let args: Vec<&str> = case["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        let env: Vec<(&str, &str)> = case["env"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v.as_str().unwrap()))
+            .collect();
+        let r = run_with(&home, harness, input.to_string().as_bytes(), &args, &env);
+        assert_eq!(r.code, 0, "{name}");
+        let event = input["hook_event_name"].as_str().unwrap();
+        let got = seen(harness, event, &r.stdout);
+        if let Some(stdout) = case["stdout"].as_str() {
+            assert_eq!(r.stdout, stdout, "{name}");
+            assert_eq!(got, Seen::Abstain, "{name}");
+        } else {
+            assert_eq!(got.kind(), case["answer"], "{name}: {}", r.stdout);
+            let needle = case["contains"].as_str().unwrap();
+            assert!(got.reason().contains(needle), "{name}: {}", got.reason());
+        }
+        count += 1;
+    }
+    assert_eq!(count, 27);
+}
+
 /// The primary shell event of each harness, with a command.
 fn shell_event(harness: &str, command: &str) -> (Value, &'static str) {
     match harness {
@@ -777,7 +834,9 @@ fn the_audit_log_stays_short_across_hook_runs() {
 
 #[test]
 fn codex_permission_request_asks_only_when_a_person_reviews() {
+    // No model, and what it would review defers to the human.
     let home = Home::fresh();
+    home.write_config("[reviewer]\nwithout_model = \"human\"\n");
     let dir = tempfile::tempdir().unwrap();
     let original =
         std::fs::read_to_string(format!("{FIXTURES}/codex/PreToolUse.transcript.jsonl")).unwrap();

@@ -101,12 +101,14 @@ async fn deep_and_exponential_inputs_are_answered_and_the_service_keeps_answerin
     for (name, command) in hostile() {
         let decision = review(command).await;
         let outcome = decision["decision"].as_str().unwrap_or_default();
-        // No model is configured: what is not a hard deny is handed to the
-        // human. Never an allow, but for a complete analysis that proves
-        // the command only prints (`echo` of a deep expansion is inert).
+        // No model is configured: what is not a hard deny abstains (the
+        // harness decides). Never an allow of vouch's own, but for a
+        // complete analysis that proves the command only prints (`echo` of
+        // a deep expansion is inert).
+        let abstains = outcome == "allow" && decision["abstain"] == true;
         let inert = decision["stage"] == "inert";
         assert!(
-            matches!(outcome, "deny" | "defer") || inert,
+            abstains || inert || matches!(outcome, "deny" | "defer"),
             "{name}: {decision}"
         );
         if name.contains("behind a hard deny") {

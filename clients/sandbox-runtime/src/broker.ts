@@ -91,7 +91,7 @@ async function conclude(settings: VouchSettings, request: CanonicalRequest, outc
   switch (decision.decision) {
     case "allow":
       if (decision.grant === null) {
-        return { allow: false, reason: decision.abstain ? "vouch has no opinion on this destination (routing `pass`), and the sandbox's default is to deny" : "vouch allowed without a grant, and only a consumed grant opens a connection" };
+        return { allow: false, reason: decision.abstain ? "vouch has no opinion on this destination (routing `pass`, or no reviewer model), and the sandbox's default is to deny" : "vouch allowed without a grant, and only a consumed grant opens a connection" };
       }
       return consume(settings, request, decision.grant.token, deadline);
     // vouch's message is written for the agent: it says who denied and why.
