@@ -187,6 +187,10 @@ struct Options {
     top: usize,
     json: bool,
     scratch_only: bool,
+    /// `--peer-blocked [DIR]`: instead of the agent corpus, every command
+    /// the two peer guards' own suites block (`DIR`, default
+    /// `../shared/peer-suites`), which must never be inert.
+    peer_blocked: Option<PathBuf>,
 }
 
 fn options() -> anyhow::Result<Options> {
@@ -194,6 +198,7 @@ fn options() -> anyhow::Result<Options> {
     let mut top = 40;
     let mut json = false;
     let mut scratch_only = false;
+    let mut peer_blocked = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -202,6 +207,10 @@ fn options() -> anyhow::Result<Options> {
                 top = n.parse().with_context(|| format!("`--top {n}`"))?;
             }
             "--json" => json = true,
+            "--peer-blocked" => {
+                peer_blocked =
+                    Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/peer-suites"));
+            }
             "--cwd" => match args.next().as_deref() {
                 Some("record") => scratch_only = false,
                 Some("scratch") => scratch_only = true,
@@ -220,6 +229,7 @@ fn options() -> anyhow::Result<Options> {
         top,
         json,
         scratch_only,
+        peer_blocked,
     })
 }
 
@@ -678,11 +688,76 @@ fn main() -> anyhow::Result<()> {
         scratch: &scratch,
         scratch_only: opts.scratch_only,
     };
+    if let Some(dir) = &opts.peer_blocked {
+        return peer_blocked(&run, dir);
+    }
     let report = measure(&opts, &run)?;
     if opts.json {
         println!("{}", serde_json::to_string_pretty(&summary(&report))?);
     } else {
         print_report(&report);
+    }
+    Ok(())
+}
+
+/// Every command the peer guards' suites block, through the same engine:
+/// the count decided inert must be zero (each one is printed).
+fn peer_blocked(run: &Run<'_>, dir: &Path) -> anyhow::Result<()> {
+    let mut commands = Vec::new();
+    for (file, all) in [
+        ("dcg.jsonl", false),
+        ("safety_net.jsonl", false),
+        ("peer_blocked_in_category.jsonl", true),
+    ] {
+        let path = dir.join(file);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            println!("agent_corpus: no `{}`; skipped", path.display());
+            continue;
+        };
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let v: serde_json::Value = serde_json::from_str(line)
+                .with_context(|| format!("{}: a line is not JSON", path.display()))?;
+            let field = |key: &str| v.get(key).and_then(serde_json::Value::as_str);
+            let blocked = all || field("peer_expect") == Some("block");
+            if let (true, Some(command)) = (blocked, field("command")) {
+                commands.push(command.to_owned());
+            }
+        }
+    }
+    let mut inert = Vec::new();
+    let mut stages: BTreeMap<String, u64> = BTreeMap::new();
+    for command in &commands {
+        let record = Record {
+            command: command.clone(),
+            agent: "peer-suite".to_owned(),
+            count: 1,
+            rough_class: None,
+            cwd: None,
+            balanced: false,
+        };
+        let outcome = run.decide(&record);
+        *stages.entry(outcome.stage.clone()).or_default() += 1;
+        if outcome.stage == "inert" {
+            inert.push(format!(
+                "{}  ({})",
+                show_command(command),
+                outcome.rationale
+            ));
+        }
+    }
+    println!(
+        "peer-blocked commands: {} (dcg and cc-safety-net suites, `block` only)",
+        commands.len()
+    );
+    for (stage, n) in &stages {
+        println!("  stage {stage}: {n}");
+    }
+    println!("decided inert: {} (must be 0)", inert.len());
+    for line in &inert {
+        println!("  INERT {line}");
+    }
+    if !inert.is_empty() {
+        bail!("{} peer-blocked commands were decided inert", inert.len());
     }
     Ok(())
 }

@@ -216,7 +216,14 @@ named_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingRule {
-    pub pattern: String,
+    /// A regular expression over `field` (`"^git push"`). Exactly one of
+    /// `pattern` and `command` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// A command template (`"npm test *"`), matched against every unit the
+    /// command would run, after expansion (docs/inert.md, "Rules").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     pub policy: RoutePolicy,
     #[serde(default = "default_rule_field")]
     pub field: RuleField,

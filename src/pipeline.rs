@@ -85,6 +85,9 @@ pub struct Inputs<'a> {
     /// `None` when it was not judged (not bash, the stage off in the
     /// trusted configuration).
     pub inert: Option<&'a crate::policy::inert::Verdict>,
+    /// The units the command would run, for routing's command templates;
+    /// `None` when it was not analysed completely (no template applies).
+    pub units: Option<&'a [crate::policy::routing::Unit]>,
     /// The trusted configuration: its failure mode answers when the project
     /// overlay is rejected.
     pub trusted: &'a Config,
@@ -368,7 +371,7 @@ pub fn decide(i: &Inputs<'_>) -> Step {
     // Routing, before any state: decisions that need no model need no
     // database. A command nobody could parse is never passed through
     // unreviewed, whatever surface carried it.
-    let route = loaded.router.route(i.request);
+    let route = loaded.router.route_units(i.request, i.units);
     let routed = match (route.policy, &parse_note) {
         // On to the reviewer (an unparseable `pass` included).
         (RoutePolicy::Pass, Some(_)) | (RoutePolicy::Ai, _) => None,

@@ -36,15 +36,18 @@ pub enum Target {
     Gemini,
     Pi,
     Cursor,
+    /// vouch's own routing: `[[routing.rules]]` command templates.
+    Vouch,
 }
 
 impl Target {
-    pub const ALL: [Target; 5] = [
+    pub const ALL: [Target; 6] = [
         Target::ClaudeCode,
         Target::Codex,
         Target::Gemini,
         Target::Pi,
         Target::Cursor,
+        Target::Vouch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -54,6 +57,7 @@ impl Target {
             Target::Gemini => "gemini",
             Target::Pi => "pi",
             Target::Cursor => "cursor",
+            Target::Vouch => "vouch",
         }
     }
 
@@ -64,6 +68,7 @@ impl Target {
             Target::Gemini => "Gemini CLI",
             Target::Pi => "pi-permission-system",
             Target::Cursor => "Cursor CLI",
+            Target::Vouch => "vouch",
         }
     }
 
@@ -75,6 +80,7 @@ impl Target {
             Target::Gemini => "https://geminicli.com/docs/reference/policy-engine/",
             Target::Pi => "https://www.npmjs.com/package/@gotgenes/pi-permission-system",
             Target::Cursor => "https://docs.cursor.com/en/cli/reference/permissions",
+            Target::Vouch => "docs/inert.md#rules-over-analysed-commands",
         }
     }
 
@@ -91,6 +97,9 @@ impl Target {
             (Target::Pi, true) => "~/.pi/agent/extensions/pi-permission-system/config.json",
             (Target::Cursor, false) => ".cursor/cli.json",
             (Target::Cursor, true) => "~/.cursor/cli-config.json",
+            // A project overlay may not pass: the rules go in the user's
+            // trusted file either way.
+            (Target::Vouch, _) => "~/.config/vouch/config.toml",
         }
     }
 
@@ -98,7 +107,7 @@ impl Target {
         match self {
             Target::ClaudeCode | Target::Pi | Target::Cursor => "json",
             Target::Codex => "starlark",
-            Target::Gemini => "toml",
+            Target::Gemini | Target::Vouch => "toml",
         }
     }
 
@@ -116,7 +125,8 @@ impl std::str::FromStr for Target {
             .into_iter()
             .find(|t| t.as_str() == s)
             .ok_or_else(|| {
-                "must be one of `claude-code`, `codex`, `gemini`, `pi`, `cursor`".to_owned()
+                "must be one of `claude-code`, `codex`, `gemini`, `pi`, `cursor`, `vouch`"
+                    .to_owned()
             })
     }
 }
@@ -315,7 +325,7 @@ fn template_rule(
                 None => Ok((rule, false)),
             }
         }
-        Target::Pi => match blocked_by(blocked, |b| glob_matches(template, b)) {
+        Target::Pi | Target::Vouch => match blocked_by(blocked, |b| glob_matches(template, b)) {
             Some(why) => Err(why),
             None => Ok((template.to_owned(), false)),
         },
@@ -362,6 +372,9 @@ fn tool_rule(target: Target, candidate: &Candidate) -> Result<(String, bool), St
         Target::ClaudeCode | Target::Gemini => Ok((candidate.subject.clone(), false)),
         Target::Pi => Ok((candidate.subject.clone(), false)),
         Target::Codex => Err("Codex rules cover shell commands only".to_owned()),
+        Target::Vouch => Err(
+            "vouch's rules name commands; other tools are routed by `routing.surfaces`".to_owned(),
+        ),
         Target::Cursor => Err(
             "Cursor's `Mcp(server, tool)` needs the server name, which the audit does not keep"
                 .to_owned(),
@@ -431,6 +444,7 @@ fn snippet(target: Target, rules: &[Rule]) -> String {
             }
             out
         }
+        Target::Vouch => vouch_snippet(rules),
         Target::Gemini => {
             let mut out = String::from("# Suggested by `vouch audit report --target gemini`.\n");
             for rule in rules {
@@ -446,6 +460,19 @@ fn snippet(target: Target, rules: &[Rule]) -> String {
             out
         }
     }
+}
+
+/// `[[routing.rules]]` tables for vouch's own configuration.
+fn vouch_snippet(rules: &[Rule]) -> String {
+    let mut out = String::from("# Suggested by `vouch audit report --target vouch`.\n");
+    for rule in rules {
+        out.push_str("\n[[routing.rules]]\n");
+        out.push_str(&format!("command = {}\n", quoted(&rule.rule)));
+        out.push_str("policy = \"pass\"\n");
+        let note = format!("approved by hand {} times", rule.approvals);
+        out.push_str(&format!("note = {}\n", quoted(&note)));
+    }
+    out
 }
 
 fn pretty(value: &Value) -> String {
@@ -479,6 +506,12 @@ fn notes(target: Target) -> Vec<String> {
         Target::Cursor => {
             "`Shell(x)` allows every `x` command, whatever its arguments; only templates that \
              already cover every argument (`x *`) are offered."
+        }
+        Target::Vouch => {
+            "Append to your user configuration (a project overlay may not pass); where it \
+             already has an inline `rules = [...]`, add these there as `{ command = …, policy = \
+             \"pass\" }`. A template passes a command only when every command it would run, after \
+             expansion, matches an allowing template or only reads; `*` stands for any words."
         }
     };
     vec![specific.to_owned(), common.to_owned()]

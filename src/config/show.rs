@@ -84,6 +84,9 @@ fn render_rule(rule: &Value) -> String {
     if let Some(p) = get("pattern") {
         parts.push(format!("pattern = {p}"));
     }
+    if let Some(c) = get("command") {
+        parts.push(format!("command = {c}"));
+    }
     parts.push(format!(
         "field = {}",
         get("field").unwrap_or_else(|| "\"command\"".to_owned())

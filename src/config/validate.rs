@@ -178,13 +178,49 @@ fn validate_rules(value: &Value) -> Result<(), Problem> {
     Ok(())
 }
 
+/// A rule's `command`: a template of bounded size that parses.
+fn validate_template(at: &str, value: &Value) -> Result<(), Problem> {
+    let Some(template) = value.as_str().filter(|t| t.len() <= MAX_PATTERN_BYTES) else {
+        return Err(Problem::new(
+            at,
+            format!(
+                "expected a command template of at most {MAX_PATTERN_BYTES} bytes \
+                 (`\"npm test *\"`), got {}",
+                shown(value)
+            ),
+        ));
+    };
+    crate::policy::routing::Template::parse(template)
+        .map(|_| ())
+        .map_err(|e| Problem::new(at, e))
+}
+
+/// `policy`, and exactly one of `pattern` and `command`.
+fn required_keys(index: usize, rule: &toml::Table) -> Result<(), Problem> {
+    let at = |field: &str| format!("routing.rules[{index}].{field}");
+    if !rule.contains_key("policy") {
+        return Err(Problem::new(at("policy"), "missing required key"));
+    }
+    match (rule.contains_key("pattern"), rule.contains_key("command")) {
+        (true, false) | (false, true) => Ok(()),
+        (false, false) => Err(Problem::new(
+            at("pattern"),
+            "missing required key: give `pattern` (a regex) or `command` (a command template)",
+        )),
+        (true, true) => Err(Problem::new(
+            at("command"),
+            "give either `pattern` (a regex) or `command` (a command template), not both",
+        )),
+    }
+}
+
 fn validate_rule(index: usize, rule: &Value) -> Result<(), Problem> {
     let at = |field: &str| format!("routing.rules[{index}].{field}");
     let Value::Table(rule) = rule else {
         return Err(Problem::new(
             format!("routing.rules[{index}]"),
             format!(
-                "expected a `{{pattern, policy, field, note}}` table, got {}",
+                "expected a `{{pattern | command, policy, field, note}}` table, got {}",
                 shown(rule)
             ),
         ));
@@ -211,6 +247,7 @@ fn validate_rule(index: usize, rule: &Value) -> Result<(), Problem> {
                     Problem::new(at(field), format!("rule {index} does not compile: {e}"))
                 })?;
             }
+            "command" => validate_template(&at(field), value)?,
             "policy" | "field" => {
                 let values = if field == "policy" {
                     ROUTE_POLICIES
@@ -245,12 +282,7 @@ fn validate_rule(index: usize, rule: &Value) -> Result<(), Problem> {
             _ => return Err(Problem::new(at(field), "unknown key")),
         }
     }
-    for required in ["pattern", "policy"] {
-        if !rule.contains_key(required) {
-            return Err(Problem::new(at(required), "missing required key"));
-        }
-    }
-    Ok(())
+    required_keys(index, rule)
 }
 
 fn validate_surfaces(value: &Value) -> Result<(), Problem> {

@@ -60,6 +60,8 @@ struct Fixed<'a> {
     hard_deny: hard_deny::Verdict,
     /// The inert stage's verdict, from the same analysis.
     inert: Option<crate::policy::inert::Verdict>,
+    /// The units routing's command templates match, from the same analysis.
+    units: Option<Vec<crate::policy::routing::Unit>>,
     /// The request's one analysis of its command: the hard denies read it,
     /// then the packet's redaction; the audit gets what it needs of it in
     /// the record ([`RequestFacts::starts_another`]).
@@ -141,6 +143,7 @@ pub(super) fn decide_early(
         now_ms: engine.clock().now_ms(),
         hard_deny: &verdict,
         inert: None,
+        units: None,
         starts_another,
         trusted: &trusted.config,
         project: Ok(trusted),
@@ -158,34 +161,35 @@ pub(super) fn decide_early(
     }
 }
 
-/// The inert stage on a bash command whose hard denies are clear, when the
-/// trusted configuration has it on (a project overlay may still turn it
-/// off: the table reads the effective setting).
-fn inert_verdict(
+/// The inert stage and routing's units on a bash command whose hard denies
+/// are clear, from one pass over the analysis. The verdict only when the
+/// trusted configuration has the stage on (a project overlay may still
+/// turn it off: the table reads the effective setting).
+fn inert_and_units(
     request: &Request,
     trusted: &Config,
     hard_deny: &hard_deny::Verdict,
     analysis: Option<&crate::shell::Analysis>,
     home: &str,
     protected: &[String],
-) -> Option<crate::policy::inert::Verdict> {
+) -> (
+    Option<crate::policy::inert::Verdict>,
+    Option<Vec<crate::policy::routing::Unit>>,
+) {
     let clear = matches!(hard_deny, hard_deny::Verdict::Clear);
     let bash = request.surface == crate::request::Surface::Bash;
-    let (true, true, true, Some(command), Some(analysis)) = (
-        trusted.inert.enabled,
-        clear,
-        bash,
-        request.command.as_deref(),
-        analysis,
-    ) else {
-        return None;
+    let (true, true, Some(command), Some(analysis)) =
+        (clear, bash, request.command.as_deref(), analysis)
+    else {
+        return (None, None);
     };
     let ctx = crate::policy::inert::Context {
         home,
         protected,
         git_system_config: Path::new("/etc/gitconfig"),
     };
-    Some(crate::policy::inert::judge(command, analysis, &ctx))
+    let (verdict, units) = crate::policy::inert::judge_with_units(command, analysis, &ctx);
+    (trusted.inert.enabled.then_some(verdict), units)
 }
 
 impl<'a> Fixed<'a> {
@@ -238,7 +242,7 @@ impl<'a> Fixed<'a> {
         };
         let hard_deny =
             pipeline::hard_denies(request, &ctx, resolved_path.as_deref(), analysis.as_ref());
-        let inert = inert_verdict(
+        let (inert, units) = inert_and_units(
             request,
             &trusted.config,
             &hard_deny,
@@ -252,6 +256,7 @@ impl<'a> Fixed<'a> {
             now: engine.clock().now_ms(),
             hard_deny,
             inert,
+            units,
             analysis,
             trusted,
             project,
@@ -282,6 +287,7 @@ impl<'a> Fixed<'a> {
             now_ms: self.now,
             hard_deny: &self.hard_deny,
             inert: self.inert.as_ref(),
+            units: self.units.as_deref(),
             starts_another: self
                 .analysis
                 .as_ref()

@@ -35,11 +35,71 @@ pub fn compile_pattern(pattern: &str) -> Result<Regex, regex::Error> {
         .build()
 }
 
+/// Compiles one rule: exactly one of `pattern` and `command`; a regex may
+/// not pass (allow) on the raw command text, where `git status; rm -rf ..`
+/// matches `^git status` too.
+fn compile_rule(index: usize, rule: &RoutingRule) -> Result<Matcher, RoutingError> {
+    let error = |key: &'static str, message: String| RoutingError {
+        index,
+        key,
+        message,
+    };
+    match (&rule.pattern, &rule.command) {
+        (Some(_), Some(_)) => Err(error(
+            "command",
+            "give either `pattern` (a regex) or `command` (a template), not both".to_owned(),
+        )),
+        (None, None) => Err(error(
+            "pattern",
+            "a rule needs `pattern` (a regex) or `command` (a command template)".to_owned(),
+        )),
+        (None, Some(template)) => Template::parse(template)
+            .map(Matcher::Template)
+            .map_err(|e| error("command", e)),
+        (Some(pattern), None) => {
+            let raw_command = matches!(rule.field, RuleField::Command | RuleField::Request);
+            if rule.policy == RoutePolicy::Pass && raw_command {
+                return Err(error(
+                    "pattern",
+                    format!(
+                        "a regex over the raw {} cannot pass (allow) safely: `x; rm -rf ..` \
+                         matches a prefix too. Use a command template, matched against every \
+                         command that would run: `command = \"{}\"`",
+                        field_word(rule.field),
+                        suggested_template(pattern)
+                    ),
+                ));
+            }
+            compile_pattern(pattern)
+                .map(Matcher::Regex)
+                .map_err(|e| error("pattern", e.to_string()))
+        }
+    }
+}
+
+/// A template a regex probably meant (`^git status` → `git status *`).
+fn suggested_template(pattern: &str) -> String {
+    let words: String = pattern
+        .trim_start_matches('^')
+        .trim_end_matches('$')
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.' | '/'))
+        .collect();
+    let words = words.trim();
+    if words.is_empty() {
+        "program *".to_owned()
+    } else {
+        format!("{words} *")
+    }
+}
+
 /// A rule whose pattern does not compile.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("routing rule {index}: pattern does not compile: {message}")]
+#[error("routing rule {index}: `{key}`: {message}")]
 pub struct RoutingError {
     pub index: usize,
+    /// The rule's key at fault (`pattern` or `command`).
+    pub key: &'static str,
     pub message: String,
 }
 
@@ -48,7 +108,7 @@ impl RoutingError {
     pub fn in_layer(self, file: &str) -> crate::config::ConfigError {
         crate::config::ConfigError::Invalid {
             file: file.to_owned(),
-            key: format!("routing.rules[{}].pattern", self.index),
+            key: format!("routing.rules[{}].{}", self.index, self.key),
             problem: self.message,
         }
     }
@@ -179,10 +239,99 @@ impl ProjectRouting {
 
 #[derive(Debug)]
 struct CompiledRule {
-    regex: Regex,
+    matcher: Matcher,
     field: RuleField,
     policy: RoutePolicy,
     note: Option<Arc<str>>,
+}
+
+/// How a rule matches.
+#[derive(Debug)]
+enum Matcher {
+    /// A regex over the rule's field.
+    Regex(Regex),
+    /// A command template over the analysed units.
+    Template(Template),
+}
+
+/// One unit a bash command would run, as routing sees it: its words after
+/// expansion (`None` where a word is not known statically), and whether
+/// the unit is inert on its own (`cd`, `ls`: an allowing template need not
+/// name it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    pub words: Vec<Option<String>>,
+    pub inert: bool,
+}
+
+/// A command template: words, where `*` alone stands for any run of words
+/// (none included) and a `*` inside a word for any characters in it. The
+/// first word names the program: a unit run by a path matches it only when
+/// the path is a system directory's (`/usr/bin/git`, never `./git`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    words: Vec<String>,
+}
+
+impl Template {
+    /// Parses `text`; an empty template or one whose program is `*` is
+    /// refused (it would name no program).
+    pub fn parse(text: &str) -> Result<Template, String> {
+        let words: Vec<String> = text.split_ascii_whitespace().map(str::to_owned).collect();
+        match words.first().map(String::as_str) {
+            None => Err("the command template is empty".to_owned()),
+            Some(first) if first.contains('*') => {
+                Err("the command template must start with a program name, not `*`".to_owned())
+            }
+            Some(_) => Ok(Template { words }),
+        }
+    }
+
+    /// Does `unit` match (every word, the whole unit)?
+    pub fn matches(&self, unit: &Unit) -> bool {
+        let Some((program, rest)) = self.words.split_first() else {
+            return false;
+        };
+        let Some((Some(first), args)) = unit.words.split_first() else {
+            return false;
+        };
+        if !program_is(first, program) {
+            return false;
+        }
+        words_match(rest, args)
+    }
+}
+
+fn program_is(written: &str, name: &str) -> bool {
+    if written == name {
+        return true;
+    }
+    crate::policy::inert::SYSTEM_BIN
+        .iter()
+        .any(|dir| written.strip_prefix(dir) == Some(name))
+}
+
+/// Template words against unit words; `*` alone matches any run.
+fn words_match(template: &[String], words: &[Option<String>]) -> bool {
+    match template.split_first() {
+        None => words.is_empty(),
+        Some((star, rest)) if star == "*" => (0..=words.len()).any(|skip| {
+            words
+                .get(skip..)
+                .is_some_and(|tail| words_match(rest, tail))
+        }),
+        Some((literal, rest)) => match words.split_first() {
+            Some((Some(word), tail)) => {
+                let same = if literal.contains('*') {
+                    crate::audit::targets::glob_matches(literal, word)
+                } else {
+                    literal == word
+                };
+                same && words_match(rest, tail)
+            }
+            Some((None, _)) | None => false,
+        },
+    }
 }
 
 #[derive(Debug)]
@@ -207,10 +356,7 @@ impl Table {
             .enumerate()
             .map(|(index, rule)| {
                 Ok(CompiledRule {
-                    regex: compile_pattern(&rule.pattern).map_err(|e| RoutingError {
-                        index,
-                        message: e.to_string(),
-                    })?,
+                    matcher: compile_rule(index, rule)?,
                     field: rule.field,
                     policy: rule.policy,
                     note: rule.note.as_deref().map(Arc::from),
@@ -230,10 +376,61 @@ impl Table {
         })
     }
 
+    /// Does the template rule apply? An allowing (`pass`) template applies
+    /// only when every unit matches one of this table's allowing templates
+    /// or is inert on its own, and this one matches at least one unit; any
+    /// other policy applies when any unit matches. Without units (not bash,
+    /// or a command that was not fully analysed) no template applies.
+    fn template_applies(
+        &self,
+        template: &Template,
+        policy: RoutePolicy,
+        units: Option<&[Unit]>,
+    ) -> bool {
+        let Some(units) = units.filter(|u| !u.is_empty()) else {
+            return false;
+        };
+        let this = units.iter().any(|u| template.matches(u));
+        match policy {
+            RoutePolicy::Pass => {
+                this && units.iter().all(|u| {
+                    u.inert
+                        || self.rules.iter().any(|r| match (&r.matcher, r.policy) {
+                            (Matcher::Template(t), RoutePolicy::Pass) => t.matches(u),
+                            (Matcher::Template(_) | Matcher::Regex(_), _) => false,
+                        })
+                })
+            }
+            RoutePolicy::Ai | RoutePolicy::Human | RoutePolicy::Never => this,
+        }
+    }
+
     /// This table's own answer: first matching rule, then the surface entry,
     /// then its default (a project table may have none).
-    fn answer(&self, request: &Request, request_json: &mut Option<String>) -> Option<Route> {
+    fn answer(
+        &self,
+        request: &Request,
+        request_json: &mut Option<String>,
+        units: Option<&[Unit]>,
+    ) -> Option<Route> {
         for (index, rule) in self.rules.iter().enumerate() {
+            let regex = match &rule.matcher {
+                Matcher::Regex(regex) => regex,
+                Matcher::Template(template) => {
+                    if self.template_applies(template, rule.policy, units) {
+                        return Some(Route {
+                            policy: rule.policy,
+                            reason: RouteReason::Rule {
+                                index,
+                                field: RuleField::Command,
+                                note: rule.note.clone(),
+                                origin: self.origin,
+                            },
+                        });
+                    }
+                    continue;
+                }
+            };
             let text: Option<&str> = match rule.field {
                 RuleField::Surface => Some(request.surface.as_str()),
                 RuleField::Tool => request.tool.as_deref(),
@@ -245,7 +442,7 @@ impl Table {
                 ),
             };
             // A rule over a field the request does not carry never matches.
-            if text.is_some_and(|t| rule.regex.is_match(t)) {
+            if text.is_some_and(|t| regex.is_match(t)) {
                 return Some(Route {
                     policy: rule.policy,
                     reason: RouteReason::Rule {
@@ -321,13 +518,19 @@ impl Router {
     /// The routing answer for `request`: the stricter of the trusted and
     /// project answers, raised to `sensitive_reads` for sensitive reads.
     pub fn route(&self, request: &Request) -> Route {
+        self.route_units(request, None)
+    }
+
+    /// [`Router::route`] with the units the request's command would run,
+    /// for the command-template rules.
+    pub fn route_units(&self, request: &Request, units: Option<&[Unit]>) -> Route {
         let mut request_json = None;
         // INVARIANT: the trusted table always has a default, so this is the
         // trusted answer; the fallback is only there to avoid a panic path and
         // is the strictest policy.
         let mut route = self
             .trusted
-            .answer(request, &mut request_json)
+            .answer(request, &mut request_json, units)
             .unwrap_or(Route {
                 policy: RoutePolicy::Never,
                 reason: RouteReason::Default {
@@ -335,7 +538,7 @@ impl Router {
                 },
             });
         if let Some(project) = &self.project
-            && let Some(project_route) = project.answer(request, &mut request_json)
+            && let Some(project_route) = project.answer(request, &mut request_json, units)
         {
             route = stricter(route, project_route);
         }
@@ -419,7 +622,8 @@ mod tests {
 
     fn rule(pattern: &str, policy: RoutePolicy, field: RuleField) -> RoutingRule {
         RoutingRule {
-            pattern: pattern.into(),
+            pattern: Some(pattern.into()),
+            command: None,
             policy,
             field,
             note: None,

@@ -469,7 +469,8 @@ async fn v1_upgrades_in_place_and_its_rows_never_suggest() {
 async fn a_deferred_call_that_ran_is_a_human_approval() {
     let home = Home::with(|c| {
         c.routing.rules.push(vouch::config::RoutingRule {
-            pattern: "^make".into(),
+            pattern: Some("^make".into()),
+            command: None,
             field: vouch::config::RuleField::Command,
             policy: vouch::config::RoutePolicy::Human,
             note: None,

@@ -301,7 +301,7 @@ fn trusted_layers_replace_rules_and_merge_surfaces() {
     let loaded = home.load(Some(&cli), &[]).unwrap();
     let routing = &loaded.config.routing;
     assert_eq!(routing.rules.len(), 1);
-    assert_eq!(routing.rules[0].pattern, "^c");
+    assert_eq!(routing.rules[0].pattern.as_deref(), Some("^c"));
     assert_eq!(routing.surfaces.get("bash"), Some(&RoutePolicy::Human));
     assert_eq!(routing.surfaces.get("network"), Some(&RoutePolicy::Never));
     assert_eq!(routing.surfaces.get("read"), Some(&RoutePolicy::Pass));

@@ -109,7 +109,7 @@ const STEERING_PREFIXES: &[&str] = &[
 ];
 
 /// Directories whose programs are the system's, not the project's.
-const SYSTEM_BIN: &[&str] = &[
+pub const SYSTEM_BIN: &[&str] = &[
     "/bin/",
     "/usr/bin/",
     "/usr/local/bin/",
@@ -133,6 +133,55 @@ pub fn judge(command: &str, analysis: &Analysis, ctx: &Context<'_>) -> Verdict {
         Ok(units) => Verdict::Inert(units),
         Err(why) => Verdict::NotProven(why),
     }
+}
+
+/// The units of an analysed command as routing's templates see them, and
+/// the stage's verdict, from one pass: the words of each unit (known or
+/// not) and whether the unit alone is inert. The units are `None` when the
+/// analysis is not complete (no template may then apply).
+pub fn judge_with_units(
+    command: &str,
+    analysis: &Analysis,
+    ctx: &Context<'_>,
+) -> (Verdict, Option<Vec<crate::policy::routing::Unit>>) {
+    if !analysis.is_complete() || !analysis.notes.is_empty() {
+        return (
+            Verdict::NotProven("the analysis is not complete".to_owned()),
+            None,
+        );
+    }
+    let text = text_refusal(command);
+    let mut first_refusal = text.clone().err();
+    let mut reasons = Vec::with_capacity(analysis.commands.len());
+    let units = analysis
+        .commands
+        .iter()
+        .enumerate()
+        .map(|(index, unit)| {
+            let reason = unit_reason(index, unit, analysis, ctx);
+            let inert = text.is_ok() && reason.is_ok();
+            match reason {
+                Ok(why) => reasons.push(why),
+                Err(why) => {
+                    first_refusal.get_or_insert(why);
+                }
+            }
+            crate::policy::routing::Unit {
+                words: unit
+                    .argv
+                    .iter()
+                    .map(|a| a.as_known().map(str::to_owned))
+                    .collect(),
+                inert,
+            }
+        })
+        .collect::<Vec<_>>();
+    let verdict = match (first_refusal, units.is_empty()) {
+        (Some(why), _) => Verdict::NotProven(why),
+        (None, true) => Verdict::NotProven("nothing runs".to_owned()),
+        (None, false) => Verdict::Inert(reasons),
+    };
+    (verdict, Some(units))
 }
 
 fn prove(command: &str, analysis: &Analysis, ctx: &Context<'_>) -> Result<Vec<String>, String> {

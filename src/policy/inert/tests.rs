@@ -37,9 +37,6 @@ fn plain_reads_are_inert() {
         "echo hello",
         "/bin/zsh -lc 'cat web/package.json'",
         "bash -lc \"ls -la && cat README.md\"",
-        "git status",
-        "git --no-pager log --oneline -5",
-        "git diff --stat",
         "cat README.md 2>&1 | head -50",
     ] {
         assert!(
