@@ -61,9 +61,20 @@ fn legal(kind: Kind, seed: u64) -> Option<Value> {
 
 fn rule(seed: u64) -> Value {
     let mut t = Table::new();
-    t.insert("pattern".into(), pick(PATTERNS, seed).into());
-    t.insert("policy".into(), pick(ROUTE_POLICIES, seed / 16).into());
-    t.insert("field".into(), pick(RULE_FIELDS, seed / 64).into());
+    let policy = pick(ROUTE_POLICIES, seed / 16);
+    let field = pick(RULE_FIELDS, seed / 64);
+    // A regex may not pass on the raw command (or request): such a rule is
+    // a command template instead, as the configuration requires.
+    if policy == "pass" && matches!(field, "command" | "request") {
+        t.insert(
+            "command".into(),
+            pick(&["git status *", "npm test *", "ls"], seed).into(),
+        );
+    } else {
+        t.insert("pattern".into(), pick(PATTERNS, seed).into());
+        t.insert("field".into(), field.into());
+    }
+    t.insert("policy".into(), policy.into());
     Value::Table(t)
 }
 
