@@ -1,6 +1,6 @@
 //! One hook run as a harness pays for it: process start to reply of
 //! `vouch hook claude-code` (spawn, read stdin, load configuration, decide,
-//! print), for a hard-deny command and for a command the reviewer model
+//! print), for a hard-deny command, an inert one and for a command the reviewer model
 //! allows, against the test model server answering at once (0 ms).
 //!
 //! `cargo bench --bench hook` (short: `-- --warm-up-time 1 --measurement-time 3`).
@@ -73,6 +73,16 @@ fn bench(c: &mut Criterion) {
     let deny = hook_input("rm -rf ~/", 0);
     assert!(run(home.path(), &deny).contains("\"deny\""));
     group.bench_function("hard_deny", |b| b.iter(|| run(home.path(), &deny)));
+
+    // An inert command: allowed without the model (issue 31: within the
+    // hard-deny figure).
+    let inert = hook_input("ls -la src && cat README.md | head -20", 0);
+    let answer = run(home.path(), &inert);
+    assert!(
+        answer.contains("\"allow\"") && answer.contains("only reads"),
+        "{answer}"
+    );
+    group.bench_function("inert", |b| b.iter(|| run(home.path(), &inert)));
 
     let turn = AtomicU64::new(1);
     let reviewed = |n: u64| hook_input(&format!("cargo build -p crate{n}"), n);

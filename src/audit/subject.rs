@@ -151,6 +151,14 @@ pub fn command_template_known(
     if let Some(answer) = calm_template(command, limits) {
         return answer;
     }
+    // A list or a pipeline gets no template: its reason carries no word of
+    // the command, so no secret can reach it and the redaction scanner (most
+    // of a hook process's work for such a command) need not be built.
+    if let Err(reason @ (NoTemplate::Pipeline | NoTemplate::Compound)) =
+        single_simple_words(command)
+    {
+        return Err(reason);
+    }
     template_of(&redact::redact_text(command), limits)
 }
 
