@@ -724,15 +724,20 @@ fn peer_blocked(run: &Run<'_>, dir: &Path) -> anyhow::Result<()> {
             }
         }
     }
+    let peer_project = format!("{}/secret-protection-project", run.scratch.home);
+    std::fs::create_dir_all(&peer_project)?;
     let mut inert = Vec::new();
     let mut stages: BTreeMap<String, u64> = BTreeMap::new();
     for command in &commands {
+        // The peers' tests run in a project of their own, not at `~/project`
+        // (the scratch project's place): cc-safety-net's secret tests use
+        // `<tmp>/secret-protection-project`.
         let record = Record {
             command: command.clone(),
             agent: "peer-suite".to_owned(),
             count: 1,
             rough_class: None,
-            cwd: None,
+            cwd: Some(peer_project.clone()),
             balanced: false,
         };
         let outcome = run.decide(&record);

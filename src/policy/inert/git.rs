@@ -72,6 +72,9 @@ enum Sub {
     /// Listing only: no operand unless `--list`/`-l` is given (an operand
     /// creates a branch or tag).
     ListOnly(OptionSpec),
+    /// Only the `list` subcommand (`git stash list`, `git worktree list`),
+    /// with `--porcelain`/`-v` at most.
+    Listing,
 }
 
 const STATUS: &[LongOpt] = &[
@@ -285,6 +288,7 @@ fn subcommand(name: &str) -> Option<Sub> {
         "for-each-ref" => Sub::Only(only("", FOR_EACH_REF)),
         "count-objects" => Sub::Only(only("vH", COUNT_OBJECTS)),
         "name-rev" => Sub::Only(only("", NAME_REV)),
+        "stash" | "worktree" => Sub::Listing,
         _ => return None,
     })
 }
@@ -318,6 +322,16 @@ pub fn argument_refusal(args: &[&str]) -> Option<String> {
         Sub::Viewer => viewer_refusal(name, rest),
         Sub::Only(spec) => only_refusal(name, &spec, rest, false),
         Sub::ListOnly(spec) => only_refusal(name, &spec, rest, true),
+        Sub::Listing => match rest {
+            ["list", options @ ..]
+                if options
+                    .iter()
+                    .all(|o| matches!(*o, "--porcelain" | "-v" | "--verbose" | "-z")) =>
+            {
+                None
+            }
+            _ => Some(format!("`git {name}` other than `list` changes something")),
+        },
     }
 }
 

@@ -202,6 +202,11 @@ fn prove(command: &str, analysis: &Analysis, ctx: &Context<'_>) -> Result<Vec<St
 
 /// The constructs the analysis does not follow, found in the text.
 fn text_refusal(command: &str) -> Result<(), String> {
+    // `\|`, `\<` and `\>` are regex syntax in a quoted grep pattern; `\&`
+    // has no such use and is how a list is hidden from a reader.
+    if command.contains("\\&") {
+        return Err("a backslash-escaped `&` is how a command is hidden from a reader".to_owned());
+    }
     for construct in ["((", "[[", "$[", "]=", "${!"] {
         if command.contains(construct) {
             return Err(format!(
@@ -358,6 +363,48 @@ fn words(unit: &Command) -> Result<Vec<Word<'_>>, String> {
         .collect()
 }
 
+/// `grep` that prints only file names or counts (`-l`, `-L`, `-c`, `-q`)
+/// given before any word whose value is not known (`xargs grep -l foo`,
+/// whose files come from its input). grep has no option that writes or
+/// runs a program, so whatever the unknown words are — more files, more
+/// options — it reads no content out. The flag must come first: an unknown
+/// word could otherwise be the value an earlier option takes, or shift a
+/// later `-l` into the pattern's place.
+fn names_only_grep(name: &str, unit: &Command) -> bool {
+    const NAMES_ONLY: &[&str] = &[
+        "l",
+        "L",
+        "c",
+        "q",
+        "files-with-matches",
+        "files-without-match",
+        "count",
+        "quiet",
+        "silent",
+    ];
+    if !matches!(name, "grep" | "egrep" | "fgrep") {
+        return false;
+    }
+    let Some(entry) = table::lookup(name) else {
+        return false;
+    };
+    let known: Vec<&str> = unit.argv.iter().skip(1).map_while(Arg::as_known).collect();
+    let parsed = Parsed::new(&entry.options, &known);
+    let clean = parsed.items.iter().all(|item| match item {
+        Item::Opt { .. } | Item::Operand { .. } | Item::End { .. } => true,
+        Item::Unknown { .. } | Item::Invalid { .. } => false,
+    });
+    // Known words after the flag may be the pattern and files; a missing
+    // value (`-e` last) is `Invalid` and refused above.
+    clean
+        && parsed
+            .items
+            .iter()
+            .any(|item| matches!(item, Item::Opt { name, .. } if name.is(NAMES_ONLY)))
+        && unit.redirects.is_empty()
+        && unit.assignments.is_empty()
+}
+
 /// The entries a pattern matches in its directory, at decision time, as
 /// bash's pathname expansion would list them (the pattern only in the last
 /// component). Past [`MAX_GLOB_ENTRIES`] directory entries it is not proven.
@@ -381,7 +428,7 @@ fn expand_pattern(
     let dir = if dir.is_empty() { "/" } else { dir };
     let base = absolute(dir, cwd, home)?;
     // The pattern as a path first: `~/.ssh/*`, `*.pem`, vouch's `*.token`.
-    content_path_refusal(&format!("{base}/{last}"), None, ctx)?;
+    content_path_refusal(&format!("{base}/{last}"), cwd, ctx)?;
     let component = vouch_shell::glob::pattern_of(last);
     let mut found = Vec::new();
     let Ok(entries) = std::fs::read_dir(&base) else {
@@ -412,20 +459,7 @@ fn unit_reason(
     analysis: &Analysis,
     ctx: &Context<'_>,
 ) -> Result<String, String> {
-    if unit.background {
-        return Err("a background command".to_owned());
-    }
-    if unit.recursive {
-        return Err("a recursive function call".to_owned());
-    }
-    if unit.origin == Origin::UncalledFunction {
-        return Err("a function body that nothing was seen to call".to_owned());
-    }
-    for (name, _) in &unit.assignments {
-        if !HARMLESS_VARS.contains(&name.as_str()) && !name.starts_with("LC_") {
-            return Err(format!("the assignment `{name}=` before a command"));
-        }
-    }
+    unit_preconditions(unit)?;
     let cwd = unit.cwd.as_known().map(str::to_owned);
     redirects_refusal(unit, cwd.as_deref(), ctx)?;
     let name = match unit.kind {
@@ -444,7 +478,15 @@ fn unit_reason(
         // What it prints may be unknown; it never runs it.
         return Ok("`echo`: prints, writes nothing".to_owned());
     }
-    let argv = words(unit)?;
+    let argv = match words(unit) {
+        Ok(argv) => argv,
+        Err(_) if names_only_grep(&name, unit) => {
+            return Ok(format!(
+                "`{name}`: prints only file names or counts, whatever files it is given"
+            ));
+        }
+        Err(why) => return Err(why),
+    };
     // The rationale names programs (and git's subcommand), never their
     // arguments: those may carry a secret, and decisions are logged.
     let label = |_: &[Word<'_>]| name.clone();
@@ -498,6 +540,26 @@ fn unit_reason(
     };
     entry_refusal(entry, &word_args, cwd.as_deref(), ctx)?;
     Ok(format!("`{}`: {}", label(&argv), describe(entry.operands)))
+}
+
+/// What every unit must satisfy whatever it runs: in the foreground, not a
+/// recursive call, not an uncalled body, no steering assignment before it.
+fn unit_preconditions(unit: &Command) -> Result<(), String> {
+    if unit.background {
+        return Err("a background command".to_owned());
+    }
+    if unit.recursive {
+        return Err("a recursive function call".to_owned());
+    }
+    if unit.origin == Origin::UncalledFunction {
+        return Err("a function body that nothing was seen to call".to_owned());
+    }
+    for (name, _) in &unit.assignments {
+        if !HARMLESS_VARS.contains(&name.as_str()) && !name.starts_with("LC_") {
+            return Err(format!("the assignment `{name}=` before a command"));
+        }
+    }
+    Ok(())
 }
 
 fn describe(operands: Operands) -> &'static str {
@@ -582,6 +644,17 @@ fn content_path_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Res
                 .any(|p| vouch_shell::path::is_ancestor_or_self(p, name))
         {
             return Err(format!("`{path}` is a sensitive file"));
+        }
+        // The user's own files outside the working tree (`~/.bashrc` with
+        // an exported token, another project's caches) are not the agent's
+        // to read unasked; the system's (`/etc/os-release`) and the
+        // project's are.
+        let in_home = vouch_shell::path::is_ancestor_or_self(ctx.home, name);
+        let in_tree = cwd.is_some_and(|c| vouch_shell::path::is_ancestor_or_self(c, name));
+        if in_home && !in_tree {
+            return Err(format!(
+                "`{path}` is one of the user's files outside the working directory"
+            ));
         }
     }
     Ok(())
@@ -829,6 +902,9 @@ fn builtin_reason(name: &str, unit: &Command, args: &[&str]) -> Result<String, S
             if name == "command" && !listing {
                 return Err("`command` runs its command".to_owned());
             }
+            if args.iter().skip(1).any(|a| a.starts_with('-')) {
+                return Err(format!("`{name}` with words that are not names"));
+            }
             Ok("names what a word would run".to_owned())
         }
         "set" => {
@@ -942,6 +1018,15 @@ fn runner_refusal(
         })
     {
         return Err("`xargs` reading a file or prompting".to_owned());
+    }
+    let replaces = args
+        .iter()
+        .any(|a| a.starts_with("-I") || a.starts_with("-i") || a.starts_with("--replace"));
+    if name == "xargs"
+        && replaces
+        && children(index, analysis).any(|c| c.name().is_some_and(|n| SHELLS.contains(&n)))
+    {
+        return Err("`xargs -I` substitutes its input into a shell script".to_owned());
     }
     let has_command = args.iter().any(|a| !a.starts_with('-'));
     if has_command && children(index, analysis).next().is_none() {
@@ -1060,8 +1145,7 @@ const FIND_NO_VALUE: &[&str] = &[
 ];
 
 /// `find`: lists names. Refused: every action that runs, deletes or writes
-/// (`-exec`, `-execdir`, `-ok`, `-okdir`, `-delete`, `-fprint*`, `-fls`);
-/// starting points must be trees that may be searched.
+/// (`-exec`, `-execdir`, `-ok`, `-okdir`, `-delete`, `-fprint*`, `-fls`).
 fn find_refusal(args: &[&str], cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
     let mut i = 0;
     let mut roots = Vec::new();
@@ -1092,11 +1176,22 @@ fn find_refusal(args: &[&str], cwd: Option<&str>, ctx: &Context<'_>) -> Result<(
     if roots.is_empty() {
         roots.push(".");
     }
+    // `find` prints names and metadata, never contents: any starting point
+    // may be listed (`find .. -name AGENTS.md`, `find ~ -name '*.pem'`).
     for root in roots {
         if option_like(root) {
             return Err("a `find` starting point that looks like an option".to_owned());
         }
-        tree_refusal(root, cwd, ctx)?;
+        let path = absolute(root, cwd, ctx.home)?;
+        let sensitive = is_sensitive_path(&path)
+            || extra_sensitive(&path)
+            || ctx
+                .protected
+                .iter()
+                .any(|p| vouch_shell::path::is_ancestor_or_self(p, &path));
+        if sensitive {
+            return Err(format!("`find` in `{root}`, a sensitive directory"));
+        }
     }
     Ok(())
 }
