@@ -84,6 +84,13 @@ pub fn build(root: &Path) -> std::io::Result<()> {
     )?;
     std::os::unix::fs::symlink("../../.aws/credentials", project.join("docs/setup.txt"))?;
 
+    repositories(&home)
+}
+
+/// The project's repository, and the three whose configuration names a
+/// program.
+fn repositories(home: &Path) -> std::io::Result<()> {
+    let project = home.join("project");
     git(&project, &["init", "-q", "-b", "main"])?;
     git(
         &project,
