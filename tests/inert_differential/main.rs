@@ -56,7 +56,7 @@ use vouch::policy::inert::{Context, Verdict, judge};
 use recorder::Record;
 use sandbox::{Ending, Unavailable};
 
-/// The short run's seed and size: about 30 s on two busy cores.
+/// The short run's seed and size: 5–12 s on two shared cores.
 const DEFAULT_SEED: u64 = 0x696e_6572_7431;
 const DEFAULT_INERT: usize = 300;
 const DEFAULT_JOBS: usize = 2;
