@@ -70,13 +70,29 @@ pub fn invoked_as_recorder() -> bool {
 /// program for [`PASS_THROUGH`] names; exits 126 when it cannot report, so a
 /// lost record is visible as a failed command, never as silence.
 pub fn run() -> ! {
+    run_with(|name| {
+        (
+            name.to_owned(),
+            PASS_THROUGH
+                .contains(&name)
+                .then(|| std::path::PathBuf::from(format!("{REAL_BIN}/{name}"))),
+        )
+    })
+}
+
+/// The recorder, with `resolve` turning the script's one argument into the
+/// program's name and the real program to execute after recording (none:
+/// exit 0). The inert harness (`tests/inert_differential/`) runs every
+/// program for real this way.
+pub fn run_with(resolve: impl Fn(&str) -> (String, Option<std::path::PathBuf>)) -> ! {
     let argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let (Some(name), Some(path)) = (argv.get(1), argv.get(2)) else {
+    let (Some(arg), Some(path)) = (argv.get(1), argv.get(2)) else {
         eprintln!("vouch recorder: invoked without a name");
         std::process::exit(126);
     };
+    let (name, real) = resolve(arg);
     let args: Vec<String> = argv.get(3..).unwrap_or(&[]).to_vec();
     let cwd = std::env::current_dir()
         .map(|d| d.to_string_lossy().into_owned())
@@ -91,12 +107,12 @@ pub fn run() -> ! {
         eprintln!("vouch recorder: cannot report `{name}`: {e}");
         std::process::exit(126);
     }
-    if PASS_THROUGH.contains(&name.as_str()) {
-        let err = Command::new(format!("{REAL_BIN}/{name}"))
-            .arg0(name)
-            .args(&args)
-            .exec();
-        eprintln!("vouch recorder: cannot run the real `{name}`: {err}");
+    if let Some(real) = real {
+        let err = Command::new(&real).arg0(&name).args(&args).exec();
+        eprintln!(
+            "vouch recorder: cannot run the real `{name}` ({}): {err}",
+            real.display()
+        );
         std::process::exit(126);
     }
     std::process::exit(0);

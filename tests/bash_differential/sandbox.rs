@@ -40,7 +40,7 @@ const SKELETON: &[&str] = &[
 
 /// Names the generator and the corpora use that a host may lack; they get a
 /// recorder anyway, so `sudo` is an execution, not "command not found".
-const EXTRA_NAMES: &[&str] = &[
+pub const EXTRA_NAMES: &[&str] = &[
     "sudo",
     "doas",
     "parallel",
@@ -163,56 +163,7 @@ impl Sandbox {
     pub fn run(&self, command: &str) -> Run {
         let n = self.runs.fetch_add(1, Ordering::Relaxed);
         let socket = self.dir.path().join(format!("sock-{n}"));
-        let listener = match UnixListener::bind(&socket) {
-            Ok(l) => l,
-            Err(e) => return failed_run(format!("cannot bind {}: {e}", socket.display())),
-        };
-        let recorder_id = self.recorder_id;
-        let collector = thread::spawn(move || collect(&listener, recorder_id, n));
-        let mut child = match self.command(&socket, command).spawn() {
-            Ok(c) => c,
-            Err(e) => {
-                barrier(&socket, n);
-                let _ = collector.join();
-                return failed_run(format!("cannot start bwrap: {e}"));
-            }
-        };
-        let stderr_reader = child.stderr.take().map(|mut pipe| {
-            thread::spawn(move || {
-                let mut buf = Vec::new();
-                let _ = (&mut pipe).take(STDERR_LIMIT as u64).read_to_end(&mut buf);
-                // Drain the rest so the child never blocks on a full pipe.
-                let _ = std::io::copy(&mut pipe, &mut std::io::sink());
-                String::from_utf8_lossy(&buf).into_owned()
-            })
-        });
-        let deadline = Instant::now() + RUN_TIMEOUT;
-        let ending = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Ending::Exited(status.code()),
-                Ok(None) if Instant::now() >= deadline => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break Ending::TimedOut;
-                }
-                Ok(None) => thread::sleep(Duration::from_millis(1)),
-                Err(_) => break Ending::Exited(None),
-            }
-        };
-        barrier(&socket, n);
-        let (records, rejected) = collector
-            .join()
-            .unwrap_or_else(|_| (Vec::new(), vec!["collector panicked".to_owned()]));
-        let stderr = stderr_reader
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default();
-        let _ = std::fs::remove_file(&socket);
-        Run {
-            records,
-            ending,
-            stderr,
-            rejected,
-        }
+        run_recorded(&socket, n, self.recorder_id, self.command(&socket, command))
     }
 
     fn command(&self, socket: &Path, script: &str) -> Command {
@@ -268,6 +219,62 @@ impl Sandbox {
     }
 }
 
+/// Runs one sandbox command line (`bwrap`, already told to bind `socket`
+/// at [`SOCKET_PATH`]) as run `n`, collecting what the recorders whose
+/// executable is `recorder_id` report. Shared with the inert harness
+/// (`tests/inert_differential/`), whose sandbox differs only in its mounts.
+pub fn run_recorded(socket: &Path, n: u64, recorder_id: (u64, u64), mut sandbox: Command) -> Run {
+    let listener = match UnixListener::bind(socket) {
+        Ok(l) => l,
+        Err(e) => return failed_run(format!("cannot bind {}: {e}", socket.display())),
+    };
+    let collector = thread::spawn(move || collect(&listener, recorder_id, n));
+    let mut child = match sandbox.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            barrier(socket, n);
+            let _ = collector.join();
+            return failed_run(format!("cannot start bwrap: {e}"));
+        }
+    };
+    let stderr_reader = child.stderr.take().map(|mut pipe| {
+        thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = (&mut pipe).take(STDERR_LIMIT as u64).read_to_end(&mut buf);
+            // Drain the rest so the child never blocks on a full pipe.
+            let _ = std::io::copy(&mut pipe, &mut std::io::sink());
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    });
+    let deadline = Instant::now() + RUN_TIMEOUT;
+    let ending = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ending::Exited(status.code()),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Ending::TimedOut;
+            }
+            Ok(None) => thread::sleep(Duration::from_millis(1)),
+            Err(_) => break Ending::Exited(None),
+        }
+    };
+    barrier(socket, n);
+    let (records, rejected) = collector
+        .join()
+        .unwrap_or_else(|_| (Vec::new(), vec!["collector panicked".to_owned()]));
+    let stderr = stderr_reader
+        .and_then(|h| h.join().ok())
+        .unwrap_or_default();
+    let _ = std::fs::remove_file(socket);
+    Run {
+        records,
+        ending,
+        stderr,
+        rejected,
+    }
+}
+
 fn failed_run(reason: String) -> Run {
     Run {
         records: Vec::new(),
@@ -280,7 +287,7 @@ fn failed_run(reason: String) -> Run {
 /// The bin directories the recorder directory is mounted over: the usual
 /// four, plus `/bin` and `/sbin` where they are real directories rather
 /// than links into `/usr`.
-fn bin_dirs() -> Vec<&'static str> {
+pub fn bin_dirs() -> Vec<&'static str> {
     let mut dirs = vec!["/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"];
     for dir in ["/bin", "/sbin"] {
         if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
@@ -291,7 +298,7 @@ fn bin_dirs() -> Vec<&'static str> {
     dirs
 }
 
-fn find_on_path(name: &str) -> Option<PathBuf> {
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(name))

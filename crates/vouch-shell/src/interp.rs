@@ -705,6 +705,9 @@ impl Interp {
         let limit = self.meter.limits.max_loop_iterations;
         let mut converged = false;
         let mut endless_but_for_snapshot = false;
+        // A loop's status is its last body command's (0 when the body never
+        // ran): `while …; do false; done || X` runs X.
+        let mut body_may_fail = false;
         for _ in 0..limit {
             let statuses = self.snapshot_statuses;
             let (c, _) = self.exec(cond, current.clone());
@@ -723,6 +726,7 @@ impl Interp {
                 break;
             };
             let (b, _) = self.exec_guarded(!exact && !by_snapshot, body, go);
+            body_may_fail |= b.fail.is_some();
             let mut next = join(b.ok, b.fail, &self.known);
             self.loop_jumps(b.jumps, &mut exits, &mut next, &mut outer);
             let Some(next) = next else {
@@ -765,8 +769,8 @@ impl Interp {
                 .push("a loop that never ends keeps starting background processes".to_owned());
         }
         let flow = Flow {
+            fail: exits.clone().filter(|_| body_may_fail),
             ok: exits,
-            fail: None,
             jumps: outer,
         };
         (flow, Output::unknown(Sources::none()))
@@ -793,19 +797,23 @@ impl Interp {
             let mut exits: Option<State> = None;
             let mut outer = Vec::new();
             let mut current = Some(state);
+            // The loop's status is the last iteration's (0 without one).
+            let mut last_may_fail = false;
             for item in only {
                 let Some(mut s) = current.take() else { break };
                 if let Arg::Field(value) = item {
                     s.assign_value(var, value, &self.known);
                 }
                 let (b, _) = self.exec(body, s);
+                last_may_fail = b.fail.is_some();
                 let mut next = join(b.ok, b.fail, &self.known);
                 self.loop_jumps(b.jumps, &mut exits, &mut next, &mut outer);
                 current = next;
             }
+            let ok = join(exits, current, &self.known);
             let flow = Flow {
-                ok: join(exits, current, &self.known),
-                fail: None,
+                fail: ok.clone().filter(|_| last_may_fail),
+                ok,
                 jumps: outer,
             };
             return (flow, Output::unknown(Sources::none()));
@@ -848,8 +856,11 @@ impl Interp {
         let mut current = state;
         let limit = self.meter.limits.max_loop_iterations;
         let mut converged = false;
+        // Any iteration may be the last, whose status is the loop's.
+        let mut body_may_fail = false;
         for _ in 0..limit {
             let (b, _) = self.exec(body, current.clone());
+            body_may_fail |= b.fail.is_some();
             let mut next = join(b.ok, b.fail, &self.known);
             self.loop_jumps(b.jumps, &mut exits, &mut next, &mut outer);
             let Some(next) = next else {
@@ -872,8 +883,8 @@ impl Interp {
             );
         }
         let flow = Flow {
+            fail: exits.clone().filter(|_| body_may_fail),
             ok: exits,
-            fail: None,
             jumps: outer,
         };
         (flow, Output::unknown(Sources::none()))
@@ -891,6 +902,7 @@ impl Interp {
         self.arith(init, &mut state);
         let limit = self.meter.limits.max_loop_iterations;
         let mut exits: Option<State> = None;
+        let mut body_may_fail = false;
         let mut outer = Vec::new();
         let mut current = Some(state);
         for _ in 0..limit {
@@ -909,6 +921,7 @@ impl Interp {
                 }
                 Some(_) => {
                     let (b, _) = self.exec(body, s);
+                    body_may_fail |= b.fail.is_some();
                     let mut next = join(b.ok, b.fail, &self.known);
                     self.loop_jumps(b.jumps, &mut exits, &mut next, &mut outer);
                     if let Some(mut n) = next {
@@ -933,8 +946,8 @@ impl Interp {
             exits = join(exits, Some(s), &self.known);
         }
         let flow = Flow {
+            fail: exits.clone().filter(|_| body_may_fail),
             ok: exits,
-            fail: None,
             jumps: outer,
         };
         (flow, Output::unknown(Sources::none()))

@@ -796,13 +796,7 @@ fn entry_refusal(
             }
         }
     }
-    if let Some(max) = entry.max_operands
-        && operands.len() > max
-    {
-        return Err(format!(
-            "`{name}` with more than {max} operand(s): the next one is written"
-        ));
-    }
+    operand_count_refusal(name, entry.max_operands, &operands)?;
     let files: &[Word<'_>] = match entry.operands {
         Operands::None if !operands.is_empty() => {
             return Err(format!("`{name}` with an operand changes something"));
@@ -826,6 +820,31 @@ fn entry_refusal(
         tree_refusal(".", cwd, ctx)?;
     }
     files_refusal(name, files, trees, cwd, ctx)
+}
+
+/// A command whose operand after the `max`th is an output (`uniq in out`):
+/// more operands, or a pattern that may expand to more, are refused.
+fn operand_count_refusal(
+    name: &str,
+    max: Option<usize>,
+    operands: &[Word<'_>],
+) -> Result<(), String> {
+    let Some(max) = max else {
+        return Ok(());
+    };
+    if operands.len() > max {
+        return Err(format!(
+            "`{name}` with more than {max} operand(s): the next one is written"
+        ));
+    }
+    // `uniq src/*.rs` is `uniq src/lib.rs src/main.rs`: it writes the
+    // second file.
+    if operands.iter().any(|w| w.pattern.is_some()) {
+        return Err(format!(
+            "`{name}` with a pattern operand, which may expand past {max}: the next one is written"
+        ));
+    }
+    Ok(())
 }
 
 /// The files (or trees) a table command reads: known paths, or patterns

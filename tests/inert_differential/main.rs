@@ -1,0 +1,749 @@
+//! Differential testing of the inert stage against real bash (issue 31,
+//! Must show): every command vouch calls inert ([`vouch::policy::inert`])
+//! runs in real bash in bubblewrap over a fresh copy of a fixture home
+//! ([`fixture`]), every program really running after being recorded
+//! ([`runner`]). It fails on any change to the tree (beyond `.git/index`,
+//! the one documented exception), any recorded program outside the inert
+//! set, any trace of a program git's configuration names, any network
+//! attempt, and any write attempted outside the copy.
+//!
+//! - `cargo test --release --test inert_differential`: the harness's own
+//!   checks (look-alikes it must catch), the kept lines of
+//!   `tests/fixtures/inert_differential.jsonl` and a short generated run
+//!   (fixed seed, [`DEFAULT_INERT`] inert commands).
+//! - The long run: `VOUCH_INERT_DIFF_CASES=20000 cargo test --release
+//!   --test inert_differential -- generated` (`VOUCH_INERT_DIFF_SEED`: a
+//!   number or `random`; `VOUCH_INERT_DIFF_JOBS`: sandboxes at once).
+//! - The agent corpus: `VOUCH_INERT_DIFF_CORPUS=../shared/agent-commands/commands.jsonl
+//!   cargo test --release --test inert_differential -- corpus` (the corpus
+//!   is read where it lies, never copied into the repository).
+//!
+//! This binary is also the recorder: run from its sandbox mount point it
+//! records, then executes the real program.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod fixture;
+mod generator;
+// The differential harness's recorder, with every program passed through
+// (`run_with`); its own `run` is unused here.
+#[allow(dead_code)]
+#[path = "../bash_differential/recorder.rs"]
+mod recorder;
+mod runner;
+// The differential harness's sandbox: its run loop, socket collector and
+// the names it gives recorders; its own `Sandbox` is unused here.
+#[allow(dead_code)]
+#[path = "../bash_differential/sandbox.rs"]
+mod sandbox;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use vouch::policy::inert::{Context, Verdict, judge};
+
+use recorder::Record;
+use sandbox::{Ending, Unavailable};
+
+/// The short run's seed and size: 5–12 s on two shared cores.
+const DEFAULT_SEED: u64 = 0x696e_6572_7431;
+const DEFAULT_INERT: usize = 300;
+const DEFAULT_JOBS: usize = 2;
+/// The generator stops after this many commands per inert one asked for,
+/// so a stage that proves nothing ends the run instead of looping.
+const MAX_GENERATED_PER_INERT: usize = 20;
+/// Failures printed in full; every one is written to the failures file.
+const PRINTED_FAILURES: usize = 10;
+
+/// Programs a run of inert commands may execute: the read-only table's,
+/// the shells and runners the stage follows into, git, and the builtins
+/// that also exist as programs.
+fn allowed(name: &str) -> bool {
+    const OTHERS: &[&str] = &[
+        "bash", "sh", "dash", "zsh", "git", "find", "xargs", "timeout", "nice", "stdbuf", "echo",
+        "printf", "test", "[", "true", "false", "pwd",
+    ];
+    OTHERS.contains(&name)
+        || vouch::policy::inert::table::TABLE
+            .iter()
+            .any(|e| e.names.contains(&name))
+}
+
+/// Programs that use the network, and git's subcommands that do.
+const NETWORK: &[&str] = &[
+    "curl", "wget", "nc", "ncat", "netcat", "socat", "ssh", "scp", "sftp", "rsync", "telnet",
+    "ftp", "ping", "dig", "nslookup", "host", "gh", "aws", "kubectl", "docker",
+];
+const GIT_NETWORK: &[&str] = &[
+    "fetch",
+    "pull",
+    "push",
+    "clone",
+    "ls-remote",
+    "remote-http",
+    "remote-https",
+    "submodule",
+    "send-email",
+];
+
+/// The harness: the fixture, the slots commands run in, the sandbox.
+struct Harness {
+    _base: tempfile::TempDir,
+    fixture_home: PathBuf,
+    /// The fixture home's snapshot: every copy starts equal to it.
+    pristine: fixture::Snapshot,
+    slots: Vec<Slot>,
+    sandbox: runner::Sandbox,
+}
+
+/// One writable copy of the fixture home, refreshed before every run.
+struct Slot {
+    root: PathBuf,
+    home: PathBuf,
+    project: PathBuf,
+    tmp: PathBuf,
+    protected: Vec<String>,
+    /// Held from judging to the end of the run: the copy is the slot's.
+    /// True when the copy may differ from the fixture (new, or the last
+    /// run changed something, `.git/index` included).
+    dirty: Mutex<bool>,
+}
+
+impl Slot {
+    fn new(root: PathBuf) -> Slot {
+        let home = root.join("home/dev");
+        let protected = vec![
+            home.join(".config/vouch").display().to_string(),
+            home.join(".local/state/vouch").display().to_string(),
+        ];
+        Slot {
+            project: home.join("project"),
+            tmp: root.join("tmp"),
+            home,
+            root,
+            protected,
+            dirty: Mutex::new(true),
+        }
+    }
+
+    /// A fresh copy of the fixture home (`cp -a`) and an empty `/tmp`.
+    fn refresh(&self, fixture_home: &Path) -> Result<(), String> {
+        let copy = self.root.join("home");
+        if copy.exists() {
+            std::fs::remove_dir_all(&copy).map_err(|e| format!("clearing the slot: {e}"))?;
+        }
+        if self.tmp.exists() {
+            std::fs::remove_dir_all(&self.tmp).map_err(|e| format!("clearing tmp: {e}"))?;
+        }
+        std::fs::create_dir_all(&self.tmp).map_err(|e| format!("tmp: {e}"))?;
+        let status = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(fixture_home)
+            .arg(&copy)
+            .status()
+            .map_err(|e| format!("cp: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("cp -a failed: {status}"))
+        }
+    }
+
+    /// vouch's verdict on `command`, with the slot's project as cwd.
+    fn judge(&self, command: &str) -> Verdict {
+        let home = self.home.display().to_string();
+        let cwd = self.project.display().to_string();
+        let env = vouch::shell::ShellEnv {
+            cwd: Some(&cwd),
+            home: &home,
+            vars: &[],
+        };
+        let analysis = vouch::shell::analyze(command, &env, &vouch::shell::Limits::DEFAULT);
+        let ctx = Context {
+            home: &home,
+            protected: &self.protected,
+            git_system_config: Path::new("/nonexistent/vouch-inert-diff/gitconfig"),
+        };
+        judge(command, &analysis, &ctx)
+    }
+}
+
+impl Harness {
+    fn new(slots: usize) -> Result<Harness, Unavailable> {
+        let base = tempfile::Builder::new()
+            .prefix("vouch-inert-diff-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .map_err(|e| Unavailable(format!("no temp dir: {e}")))?;
+        let fixture_root = base.path().join("fixture");
+        fixture::build(&fixture_root)
+            .map_err(|e| Unavailable(format!("cannot build the fixture (git?): {e}")))?;
+        let sandbox = runner::Sandbox::new(&base.path().join("sandbox"))?;
+        let harness = Harness {
+            pristine: fixture::snapshot(&fixture_root.join("home/dev")),
+            fixture_home: fixture_root.join("home"),
+            slots: (0..slots.max(1))
+                .map(|i| Slot::new(base.path().join(format!("slot-{i}"))))
+                .collect(),
+            sandbox,
+            _base: base,
+        };
+        let slot = &harness.slots[0];
+        slot.refresh(&harness.fixture_home).map_err(Unavailable)?;
+        if fixture::snapshot(&slot.home) != harness.pristine {
+            return Err(Unavailable(
+                "`cp -a` does not copy the fixture exactly".to_owned(),
+            ));
+        }
+        let probe = harness.sandbox.run(
+            "echo probe; /bin/true",
+            &slot.home,
+            &slot.project,
+            &slot.tmp,
+        );
+        if probe.ending != Ending::Exited(Some(0))
+            || !probe.records.iter().any(|r| r.name == "true")
+            || !probe.rejected.is_empty()
+        {
+            return Err(Unavailable(format!(
+                "bubblewrap cannot start the sandbox here (user namespaces?): {:?}, stderr: {}",
+                probe.ending,
+                probe.stderr.trim()
+            )));
+        }
+        Ok(harness)
+    }
+
+    /// Runs `command` in `slot` on a copy equal to the fixture and returns
+    /// what was wrong. The copy is a fresh `cp -a` unless the previous run
+    /// left it byte-identical to the fixture, `.git/index` included
+    /// (`dirty` false); a run that changes anything marks it dirty.
+    fn check(&self, slot: &Slot, command: &str, dirty: Option<&mut bool>) -> Checked {
+        let Some(dirty) = dirty else {
+            return Checked::broken(command, "the slot's lock is poisoned".to_owned());
+        };
+        if *dirty {
+            if let Err(e) = slot.refresh(&self.fixture_home) {
+                return Checked::broken(command, e);
+            }
+            *dirty = false;
+        }
+        let before = &self.pristine;
+        let run = self
+            .sandbox
+            .run(command, &slot.home, &slot.project, &slot.tmp);
+        let after = fixture::snapshot(&slot.home);
+        let tmp = fixture::snapshot(&slot.tmp);
+        let mut problems = Vec::new();
+        *dirty = after != self.pristine || !tmp.is_empty();
+        let changes = fixture::changes(before, &after);
+        if !changes.is_empty() {
+            problems.push(format!("{} change(s) to the tree", changes.len()));
+        }
+        for path in fixture::traces(&after) {
+            problems.push(format!("a program git's configuration names ran: `{path}`"));
+        }
+        if !tmp.is_empty() {
+            let left: Vec<&String> = tmp.keys().collect();
+            problems.push(format!("files left in /tmp: {left:?}"));
+        }
+        if command.contains("/dev/tcp/") || command.contains("/dev/udp/") {
+            problems.push("a network attempt: bash's `/dev/tcp`/`/dev/udp`".to_owned());
+        }
+        for r in &run.records {
+            if let Some(why) = record_problem(r) {
+                problems.push(why);
+            }
+        }
+        if run.stderr.contains("Read-only file system") {
+            problems.push("a write attempted outside the copy (read-only file system)".to_owned());
+        }
+        for why in &run.rejected {
+            problems.push(format!("recorder channel: {why}"));
+        }
+        Checked {
+            command: command.to_owned(),
+            problems,
+            changes,
+            hashes: (fixture::tree_hash(before), fixture::tree_hash(&after)),
+            records: run.records,
+            stderr: run.stderr,
+            timed_out: run.ending == Ending::TimedOut,
+        }
+    }
+}
+
+/// What is wrong with one recorded execution, if anything.
+fn record_problem(r: &Record) -> Option<String> {
+    let shown = || format!("`{} {}` in {}", r.name, r.args.join(" "), r.cwd);
+    if NETWORK.contains(&r.name.as_str()) {
+        return Some(format!("a network attempt: {}", shown()));
+    }
+    if r.name == "git" && r.args.iter().any(|a| GIT_NETWORK.contains(&a.as_str())) {
+        return Some(format!("a network attempt: {}", shown()));
+    }
+    if !allowed(&r.name) {
+        return Some(format!("a program outside the inert set: {}", shown()));
+    }
+    if matches!(r.name.as_str(), "bash" | "sh" | "dash" | "zsh") {
+        // A shell runs a `-c` script, or a system script through its
+        // `#!` line; anything else runs a file or its input.
+        let script = r
+            .args
+            .first()
+            .is_some_and(|a| a.starts_with(runner::REAL_ROOT));
+        let dash_c = r
+            .args
+            .iter()
+            .take_while(|a| a.starts_with('-'))
+            .any(|a| !a.starts_with("--") && a.contains('c'));
+        if !script && !dash_c {
+            return Some(format!("a shell running a file or its input: {}", shown()));
+        }
+    }
+    None
+}
+
+/// The result of one checked run.
+struct Checked {
+    command: String,
+    problems: Vec<String>,
+    changes: Vec<String>,
+    hashes: (String, String),
+    records: Vec<Record>,
+    stderr: String,
+    timed_out: bool,
+}
+
+impl Checked {
+    fn broken(command: &str, why: String) -> Checked {
+        Checked {
+            command: command.to_owned(),
+            problems: vec![format!("harness: {why}")],
+            changes: Vec::new(),
+            hashes: (String::new(), String::new()),
+            records: Vec::new(),
+            stderr: String::new(),
+            timed_out: false,
+        }
+    }
+
+    fn report(&self) -> String {
+        let records: Vec<String> = self
+            .records
+            .iter()
+            .map(|r| format!("  ran: {} {:?} (cwd {})", r.name, r.args, r.cwd))
+            .collect();
+        let changes: Vec<String> = self.changes.iter().map(|c| format!("  {c}")).collect();
+        format!(
+            "command: {}\nproblems: {}\ntree hash before {} after {}\nchanges:\n{}\nrecords:\n{}\nstderr: {}",
+            self.command,
+            self.problems.join("; "),
+            self.hashes.0,
+            self.hashes.1,
+            changes.join("\n"),
+            records.join("\n"),
+            self.stderr.trim()
+        )
+    }
+
+    fn json(&self, verdict: &str) -> String {
+        serde_json::json!({
+            "command": self.command,
+            "verdict": verdict,
+            "problems": self.problems,
+            "changes": self.changes,
+            "records": self.records,
+            "stderr": self.stderr,
+        })
+        .to_string()
+    }
+}
+
+/// The look-alikes the harness must catch when they run: each is judged
+/// not inert by vouch, and each, run anyway, must be found out. A harness
+/// that lets these through would pass anything.
+fn canaries(harness: Option<Arc<Harness>>) -> Vec<Trial> {
+    let cases: &[(&str, &str)] = &[
+        ("cd vendor/x && git status", "FSMONITOR_RAN"),
+        ("cd ../textconv && git diff", "TEXTCONV_RAN"),
+        ("cd ../extdiff && git diff", "EXTDIFF_RAN"),
+        ("sort -o out.txt README.md", "added project/out.txt"),
+        ("uniq notes.txt out.txt", "added project/out.txt"),
+        ("sed -n '1w out.txt' README.md", "added project/out.txt"),
+        (
+            "find . -name '*.md' -exec touch {}.x \\;",
+            "outside the inert set",
+        ),
+        (
+            "awk 'BEGIN{system(\"touch RAN\")}'",
+            "outside the inert set",
+        ),
+        ("rg TODO *", "a shell running a file"),
+        ("git -c alias.x='!touch RAN' x", "outside the inert set"),
+        ("cat README.md > /tmp/x", "files left in /tmp"),
+        ("echo x > ~/../../escape", "read-only file system"),
+        ("curl -s http://192.0.2.1/", "network attempt"),
+        ("git fetch origin", "network attempt"),
+        ("exec 3<>/dev/tcp/192.0.2.1/80", "network attempt"),
+        ("cat README.md | sh", "a shell running"),
+    ];
+    cases
+        .iter()
+        .map(|&(command, expect)| {
+            let harness = harness.clone();
+            let ignored = harness.is_none();
+            Trial::test(
+                format!("canary: `{command}` is caught ({expect})"),
+                move || {
+                    let Some(harness) = harness else {
+                        return Err("the sandbox cannot run here".into());
+                    };
+                    let slot = &harness.slots[0];
+                    let mut dirty = slot.dirty.lock().unwrap();
+                    if *dirty {
+                        slot.refresh(&harness.fixture_home)?;
+                        *dirty = false;
+                    }
+                    if let Verdict::Inert(units) = slot.judge(command) {
+                        return Err(format!("vouch calls `{command}` inert: {units:?}").into());
+                    }
+                    let checked = harness.check(slot, command, Some(&mut dirty));
+                    let text = format!(
+                        "{}\n{}",
+                        checked.problems.join("\n"),
+                        checked.changes.join("\n")
+                    );
+                    if text.to_lowercase().contains(&expect.to_lowercase()) {
+                        Ok(())
+                    } else {
+                        Err(format!("not caught:\n{}", checked.report()).into())
+                    }
+                },
+            )
+            .with_ignored_flag(ignored)
+        })
+        .collect()
+}
+
+/// A kept command (`tests/fixtures/inert_differential.jsonl`): what the
+/// harness once found, or a form worth running every time.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeptLine {
+    command: String,
+    #[allow(dead_code)]
+    found: String,
+    /// A finding not fixed yet: the line must still fail, so a fix shows
+    /// up as a failure asking to drop the label.
+    #[serde(default)]
+    open: Option<String>,
+}
+
+/// Each kept line: when vouch calls it inert, it runs clean.
+fn kept_lines(harness: Option<Arc<Harness>>) -> Vec<Trial> {
+    let path = format!(
+        "{}/tests/fixtures/inert_differential.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            let line: KeptLine = serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("inert_differential.jsonl:{}: {e}", i + 1));
+            let harness = harness.clone();
+            let ignored = harness.is_none();
+            Trial::test(
+                format!("inert_differential.jsonl:{} `{}`", i + 1, line.command),
+                move || {
+                    let Some(harness) = harness else {
+                        return Err("the sandbox cannot run here".into());
+                    };
+                    let tally = Tally::default();
+                    tally.take(&harness, &harness.slots[0], &line.command);
+                    let failures = tally.failures.lock().map_err(|_| "poisoned")?;
+                    match (failures.first(), &line.open) {
+                        (None, None) | (Some(_), Some(_)) => Ok(()),
+                        (Some(f), None) => Err(f.report().into()),
+                        (None, Some(open)) => {
+                            Err(format!("now runs clean; drop its `open` label (`{open}`)").into())
+                        }
+                    }
+                },
+            )
+            .with_ignored_flag(ignored)
+        })
+        .collect()
+}
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.replace('_', "").parse().ok())
+        .unwrap_or(default)
+}
+
+fn seed() -> u64 {
+    match std::env::var("VOUCH_INERT_DIFF_SEED").ok().as_deref() {
+        Some("random") => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(DEFAULT_SEED),
+        Some(n) => n.parse().unwrap_or(DEFAULT_SEED),
+        None => DEFAULT_SEED,
+    }
+}
+
+/// The `index`th generated command of the run with `seed`: the same on
+/// every machine and whatever the number of jobs.
+fn generated(seed: u64, index: usize) -> String {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    bytes[8..16].copy_from_slice(&(index as u64).to_le_bytes());
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    generator::command()
+        .new_tree(&mut runner)
+        .map(|t| t.current())
+        .unwrap_or_default()
+}
+
+/// Tallies of a run.
+#[derive(Default)]
+struct Tally {
+    judged: AtomicUsize,
+    inert: AtomicUsize,
+    run: AtomicUsize,
+    timed_out: AtomicUsize,
+    failures: Mutex<Vec<Checked>>,
+}
+
+impl Tally {
+    fn summary(&self, what: &str, seconds: f64) -> String {
+        let failures = self.failures.lock().map(|f| f.len()).unwrap_or(0);
+        format!(
+            "{what}: {} judged, {} inert, {} run in bubblewrap, {} failures, {} timed out (killed after 10 s), {seconds:.0} s",
+            self.judged.load(Ordering::Relaxed),
+            self.inert.load(Ordering::Relaxed),
+            self.run.load(Ordering::Relaxed),
+            failures,
+            self.timed_out.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Judges `command` in `slot`; runs it when inert and keeps a failure.
+    fn take(&self, harness: &Harness, slot: &Slot, command: &str) {
+        self.judged.fetch_add(1, Ordering::Relaxed);
+        let mut dirty = slot.dirty.lock().map_err(|_| ()).ok();
+        if let Some(dirty) = dirty.as_deref_mut()
+            && *dirty
+        {
+            if slot.refresh(&harness.fixture_home).is_err() {
+                return;
+            }
+            *dirty = false;
+        }
+        let Verdict::Inert(_) = slot.judge(command) else {
+            return;
+        };
+        self.inert.fetch_add(1, Ordering::Relaxed);
+        let checked = harness.check(slot, command, dirty.as_deref_mut());
+        self.run.fetch_add(1, Ordering::Relaxed);
+        if checked.timed_out {
+            self.timed_out.fetch_add(1, Ordering::Relaxed);
+        }
+        if !checked.problems.is_empty()
+            && let Ok(mut failures) = self.failures.lock()
+        {
+            failures.push(checked);
+        }
+    }
+
+    /// Fails with the first failures printed and all of them in a file.
+    fn finish(&self, what: &str, started: Instant) -> Result<(), Failed> {
+        let summary = self.summary(what, started.elapsed().as_secs_f64());
+        eprintln!("inert_differential: {summary}");
+        let failures = self.failures.lock().map_err(|_| "poisoned")?;
+        if failures.is_empty() {
+            return Ok(());
+        }
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("inert-differential-{what}-failures.jsonl"));
+        if let Ok(mut file) = std::fs::File::create(&path) {
+            for f in failures.iter() {
+                let _ = writeln!(file, "{}", f.json("inert"));
+            }
+        }
+        let shown: Vec<String> = failures
+            .iter()
+            .take(PRINTED_FAILURES)
+            .map(Checked::report)
+            .collect();
+        Err(format!(
+            "{summary}\nevery failure is in {}\n\n{}",
+            path.display(),
+            shown.join("\n\n")
+        )
+        .into())
+    }
+}
+
+/// Runs `work` on each slot in its own thread.
+fn on_slots(harness: &Arc<Harness>, work: impl Fn(&Harness, &Slot) + Send + Sync + 'static) {
+    let work = Arc::new(work);
+    let threads: Vec<_> = (0..harness.slots.len())
+        .map(|i| {
+            let harness = Arc::clone(harness);
+            let work = Arc::clone(&work);
+            std::thread::spawn(move || work(&harness, &harness.slots[i]))
+        })
+        .collect();
+    for t in threads {
+        let _ = t.join();
+    }
+}
+
+fn generated_trial(harness: Option<Arc<Harness>>) -> Trial {
+    let target = env_number("VOUCH_INERT_DIFF_CASES", DEFAULT_INERT);
+    let ignored = harness.is_none();
+    Trial::test(
+        format!("generated: {target} commands vouch calls inert, run in real bash"),
+        move || {
+            let Some(harness) = harness else {
+                return Err("the sandbox cannot run here (see the reason printed above)".into());
+            };
+            let seed = seed();
+            eprintln!("inert_differential: generated run, seed {seed}, {target} inert commands");
+            let started = Instant::now();
+            let tally = Arc::new(Tally::default());
+            let next = Arc::new(AtomicUsize::new(0));
+            let max = target.saturating_mul(MAX_GENERATED_PER_INERT);
+            let shared = Arc::clone(&tally);
+            on_slots(&harness, move |harness, slot| {
+                while shared.inert.load(Ordering::Relaxed) < target {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= max {
+                        break;
+                    }
+                    shared.take(harness, slot, &generated(seed, index));
+                }
+            });
+            if tally.inert.load(Ordering::Relaxed) < target {
+                return Err(format!(
+                    "only {} inert commands in {max} generated",
+                    tally.inert.load(Ordering::Relaxed)
+                )
+                .into());
+            }
+            tally.finish("generated", started)
+        },
+    )
+    .with_ignored_flag(ignored)
+}
+
+#[derive(serde::Deserialize)]
+struct CorpusLine {
+    command: String,
+}
+
+fn corpus_trial(harness: Option<Arc<Harness>>) -> Trial {
+    let path = std::env::var("VOUCH_INERT_DIFF_CORPUS").ok();
+    let ignored = harness.is_none() || path.is_none();
+    if path.is_none() {
+        eprintln!(
+            "inert_differential: corpus run skipped: set VOUCH_INERT_DIFF_CORPUS to a commands.jsonl (../shared/agent-commands/commands.jsonl)"
+        );
+    }
+    Trial::test(
+        "corpus: every agent command vouch calls inert, run in real bash",
+        move || {
+            let (Some(harness), Some(path)) = (harness, path) else {
+                return Err("the sandbox or the corpus is missing".into());
+            };
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                eprintln!("inert_differential: corpus run skipped: `{path}` cannot be read");
+                return Ok(());
+            };
+            let mut commands: Vec<String> = text
+                .lines()
+                .filter_map(|l| serde_json::from_str::<CorpusLine>(l).ok())
+                .map(|l| l.command)
+                .collect();
+            commands.sort();
+            commands.dedup();
+            eprintln!(
+                "inert_differential: corpus `{path}`: {} distinct commands",
+                commands.len()
+            );
+            let started = Instant::now();
+            let commands = Arc::new(commands);
+            let tally = Arc::new(Tally::default());
+            let next = Arc::new(AtomicUsize::new(0));
+            let shared = Arc::clone(&tally);
+            on_slots(&harness, move |harness, slot| {
+                while let Some(command) = commands.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    shared.take(harness, slot, command);
+                }
+            });
+            tally.finish("corpus", started)
+        },
+    )
+    .with_ignored_flag(ignored)
+}
+
+/// `VOUCH_INERT_DIFF_SHOW='COMMAND'`: judges and runs one command and
+/// prints everything, for debugging a failure.
+fn show(command: &str) {
+    let harness = match Harness::new(1) {
+        Ok(h) => h,
+        Err(why) => {
+            eprintln!("the sandbox cannot run here: {}", why.0);
+            return;
+        }
+    };
+    let slot = &harness.slots[0];
+    println!("vouch: {:?}", slot.judge(command));
+    let mut dirty = true;
+    println!(
+        "{}",
+        harness.check(slot, command, Some(&mut dirty)).report()
+    );
+}
+
+fn main() {
+    if recorder::invoked_as_recorder() {
+        recorder::run_with(runner::resolve);
+    }
+    if let Ok(command) = std::env::var("VOUCH_INERT_DIFF_SHOW") {
+        show(&command);
+        return;
+    }
+    let mut args = Arguments::from_args();
+    // The generated and corpus runs use every slot themselves.
+    args.test_threads.get_or_insert(1);
+    let jobs = env_number("VOUCH_INERT_DIFF_JOBS", DEFAULT_JOBS);
+    let harness = match Harness::new(jobs) {
+        Ok(h) => Some(Arc::new(h)),
+        Err(why) => {
+            eprintln!("inert_differential: real-bash runs skipped: {}", why.0);
+            None
+        }
+    };
+    let mut trials = canaries(harness.clone());
+    trials.extend(kept_lines(harness.clone()));
+    trials.push(generated_trial(harness.clone()));
+    trials.push(corpus_trial(harness));
+    libtest_mimic::run(&args, trials).exit();
+}
