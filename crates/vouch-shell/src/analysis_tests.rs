@@ -665,3 +665,29 @@ fn an_analysis_can_cross_threads_and_is_counted() {
         .unwrap();
     assert_eq!(moved, 2);
 }
+
+#[test]
+fn a_newline_after_a_long_pipeline_ends_the_command() {
+    // tree-sitter-bash reads `c⏎d 2>&1` after two pipes as `c d 2>&1`.
+    for command in [
+        "cat a | cat b | cat\nrm -rf / 2>&1",
+        "a | b | c\nrm -rf / >x",
+        "a | b | c | d\n\nrm -rf ~ 2>/dev/null",
+    ] {
+        let env = crate::ShellEnv {
+            cwd: Some("/srv/app"),
+            home: "/home/dev",
+            vars: &[],
+        };
+        let analysis = crate::analyze(command, &env, &crate::Limits::DEFAULT);
+        assert!(
+            analysis.commands.iter().any(|c| c.name() == Some("rm")),
+            "{command:?}: {:?}",
+            analysis
+                .commands
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+        );
+    }
+}

@@ -488,6 +488,41 @@ struct Rewrites {
     /// arithmetic `<<` that became `**`; words are lexed from the original
     /// text.
     heredoc: Vec<usize>,
+    /// Newlines between two words of one command that became `;`:
+    /// tree-sitter-bash 0.25 reads `a | b | c⏎d 2>&1` as `a | (b | c d)
+    /// 2>&1`, losing the command `d` into `c`'s arguments. Continuations
+    /// are joined before parsing, so such a newline ends a command in bash.
+    newline: Vec<usize>,
+}
+
+/// The newlines inside a simple command's words (see
+/// [`Rewrites::newline`]): a gap between two of its children that holds a
+/// newline, outside any here-document body.
+fn split_merged_lines(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Rewrites) {
+    preorder(root, |node| {
+        if node.kind_str() != "command" {
+            return;
+        }
+        let children = named_children(node);
+        for pair in children.windows(2) {
+            let [left, right] = pair else {
+                continue;
+            };
+            let gap = left.end_byte()..right.start_byte();
+            let Some(between) = src.get(gap.clone()) else {
+                continue;
+            };
+            if !between.chars().all(char::is_whitespace) {
+                continue;
+            }
+            if let Some(at) = between.find('\n').map(|i| gap.start + i)
+                && let Some(byte) = bytes.get_mut(at)
+            {
+                *byte = b';';
+                fix.newline.push(at);
+            }
+        }
+    });
 }
 
 /// Blanks `coproc` (and its `NAME`) before a group: tree-sitter-bash 0.25
@@ -614,6 +649,9 @@ fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
         }
     }
     rewrite_read_write(root, src, &mut bytes, &mut fix);
+    if src.contains('\n') {
+        split_merged_lines(root, src, &mut bytes, &mut fix);
+    }
     if src.contains("<<") {
         rewrite_heredocs(root, src, &mut bytes, &mut fix);
     }
@@ -624,6 +662,7 @@ fn rewrites(root: Node<'_>, src: &str) -> Option<Rewrites> {
         && fix.read_write.is_empty()
         && fix.herestring.is_empty()
         && fix.heredoc.is_empty()
+        && fix.newline.is_empty()
     {
         return None;
     }
