@@ -136,10 +136,16 @@ fn git_is_inert_only_when_its_configuration_names_no_program() {
     let nested = repo.join("vendor/x");
     git(&nested, &["init", "-q"]);
     git(&nested, &["config", "core.fsmonitor", "./hook.sh"]);
-    match verdict("cd vendor/x && git status", &repo_s, &home_s) {
+    match verdict("git -C vendor/x status", &repo_s, &home_s) {
         Verdict::NotProven(why) => assert!(why.contains("core.fsmonitor"), "{why}"),
         Verdict::Inert(units) => panic!("inert: {units:?}"),
     }
+    // After a `cd`, git is not proven at all (which repository applies is
+    // left to the model until the analysis follows every `cd` exactly).
+    assert!(matches!(
+        verdict("cd vendor/x && git status", &repo_s, &home_s),
+        Verdict::NotProven(_)
+    ));
     assert!(matches!(
         verdict("git status", &repo_s, &home_s),
         Verdict::Inert(_)
