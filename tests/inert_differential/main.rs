@@ -181,10 +181,16 @@ impl Slot {
 
 impl Harness {
     fn new(slots: usize) -> Result<Harness, Unavailable> {
+        // The sandbox mounts its own `/tmp`; a fixture home under the host's
+        // `/tmp` (a checkout in `/tmp`) would be mounted inside it, so the
+        // harness then works in `/var/tmp` instead.
+        let target_tmp = env!("CARGO_TARGET_TMPDIR");
+        let under_tmp = Path::new(target_tmp).starts_with("/tmp");
+        let place = if under_tmp { "/var/tmp" } else { target_tmp };
         let base = tempfile::Builder::new()
             .prefix("vouch-inert-diff-")
-            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-            .map_err(|e| Unavailable(format!("no temp dir: {e}")))?;
+            .tempdir_in(place)
+            .map_err(|e| Unavailable(format!("no temp dir in {place}: {e}")))?;
         let fixture_root = base.path().join("fixture");
         fixture::build(&fixture_root)
             .map_err(|e| Unavailable(format!("cannot build the fixture (git?): {e}")))?;
