@@ -168,6 +168,11 @@ export async function startVouch(options: VouchOptions): Promise<VouchServer> {
   writeFileSync(
     join(home, "config.toml"),
     [
+      // The tests' commands are `echo <marker>` reads that must reach the
+      // scripted model, not vouch's inert stage.
+      "[inert]",
+      "enabled = false",
+      "",
       "[reviewer]",
       'provider = "openai"',
       `base_url = "${options.reviewerUrl}"`,
