@@ -164,10 +164,13 @@ pub(super) fn decide_early(
 /// The inert stage and routing's units on a bash command whose hard denies
 /// are clear, from one pass over the analysis. The verdict only when the
 /// trusted configuration has the stage on (a project overlay may still
-/// turn it off: the table reads the effective setting).
+/// turn it off: the table reads the effective setting); nothing at all
+/// (no file read) when neither the stage nor a command-template rule
+/// would read it.
 fn inert_and_units(
     request: &Request,
     trusted: &Config,
+    templates: bool,
     hard_deny: &hard_deny::Verdict,
     analysis: Option<&crate::shell::Analysis>,
     home: &str,
@@ -178,8 +181,9 @@ fn inert_and_units(
 ) {
     let clear = matches!(hard_deny, hard_deny::Verdict::Clear);
     let bash = request.surface == crate::request::Surface::Bash;
-    let (true, true, Some(command), Some(analysis)) =
-        (clear, bash, request.command.as_deref(), analysis)
+    let wanted = trusted.inert.enabled || templates;
+    let (true, true, true, Some(command), Some(analysis)) =
+        (wanted, clear, bash, request.command.as_deref(), analysis)
     else {
         return (None, None);
     };
@@ -242,9 +246,14 @@ impl<'a> Fixed<'a> {
         };
         let hard_deny =
             pipeline::hard_denies(request, &ctx, resolved_path.as_deref(), analysis.as_ref());
+        let templates = project
+            .effective
+            .as_ref()
+            .is_ok_and(|loaded| loaded.router.has_templates());
         let (inert, units) = inert_and_units(
             request,
             &trusted.config,
+            templates,
             &hard_deny,
             analysis.as_ref(),
             &home,

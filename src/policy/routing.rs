@@ -521,6 +521,17 @@ impl Router {
         self.route_units(request, None)
     }
 
+    /// Whether any table has a command-template rule (which reads the
+    /// units of an analysed command).
+    pub fn has_templates(&self) -> bool {
+        let any = |t: &Table| {
+            t.rules
+                .iter()
+                .any(|r| matches!(r.matcher, Matcher::Template(_)))
+        };
+        any(&self.trusted) || self.project.as_deref().is_some_and(any)
+    }
+
     /// [`Router::route`] with the units the request's command would run,
     /// for the command-template rules.
     pub fn route_units(&self, request: &Request, units: Option<&[Unit]>) -> Route {

@@ -50,26 +50,8 @@ const STATIC_TARGET: f64 = 0.99;
 const STATIC_FLOOR: f64 = STATIC_TARGET;
 const DYNAMIC_WRONG_CEILING: usize = 3;
 
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn seed() -> u64 {
-    match std::env::var("VOUCH_DIFF_SEED").ok().as_deref() {
-        Some("random") => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(DEFAULT_SEED),
-        Some(n) => n.parse().unwrap_or(DEFAULT_SEED),
-        None => DEFAULT_SEED,
-    }
-}
-
 pub fn trial(sandbox: Option<Arc<Sandbox>>) -> Trial {
-    let cases = env_number("VOUCH_DIFF_CASES", DEFAULT_CASES);
+    let cases = crate::run_env::env_number("VOUCH_DIFF_CASES", DEFAULT_CASES);
     let ignored = sandbox.is_none();
     Trial::test(
         format!("generated: {cases} commands against real bash"),
@@ -98,10 +80,11 @@ struct Tally {
 }
 
 fn run(sandbox: &Sandbox, cases: usize) -> Result<(), String> {
-    let seed = seed();
-    let per_case = env_number("VOUCH_DIFF_SHRINK", DEFAULT_SHRINK);
-    let mut shrink_left = env_number("VOUCH_DIFF_SHRINK_TOTAL", DEFAULT_SHRINK_TOTAL);
-    let jobs = env_number("VOUCH_DIFF_JOBS", DEFAULT_JOBS).max(1);
+    let seed = crate::run_env::seed("VOUCH_DIFF_SEED", DEFAULT_SEED);
+    let per_case = crate::run_env::env_number("VOUCH_DIFF_SHRINK", DEFAULT_SHRINK);
+    let mut shrink_left =
+        crate::run_env::env_number("VOUCH_DIFF_SHRINK_TOTAL", DEFAULT_SHRINK_TOTAL);
+    let jobs = crate::run_env::env_number("VOUCH_DIFF_JOBS", DEFAULT_JOBS).max(1);
     let mut runner = runner(seed);
     let strategy = grammar::case();
     let started = Instant::now();

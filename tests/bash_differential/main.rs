@@ -28,6 +28,7 @@ mod compare;
 mod generated;
 mod grammar;
 mod recorder;
+mod run_env;
 mod sandbox;
 
 use std::sync::Arc;

@@ -35,6 +35,8 @@ mod generator;
 #[allow(dead_code)]
 #[path = "../bash_differential/recorder.rs"]
 mod recorder;
+#[path = "../bash_differential/run_env.rs"]
+mod run_env;
 mod runner;
 // The differential harness's sandbox: its run loop, socket collector and
 // the names it gives recorders; its own `Sandbox` is unused here.
@@ -494,24 +496,6 @@ fn kept_lines(harness: Option<Arc<Harness>>) -> Vec<Trial> {
         .collect()
 }
 
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.replace('_', "").parse().ok())
-        .unwrap_or(default)
-}
-
-fn seed() -> u64 {
-    match std::env::var("VOUCH_INERT_DIFF_SEED").ok().as_deref() {
-        Some("random") => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(DEFAULT_SEED),
-        Some(n) => n.parse().unwrap_or(DEFAULT_SEED),
-        None => DEFAULT_SEED,
-    }
-}
-
 /// The `index`th generated command of the run with `seed`: the same on
 /// every machine and whatever the number of jobs.
 fn generated(seed: u64, index: usize) -> String {
@@ -622,7 +606,7 @@ fn on_slots(harness: &Arc<Harness>, work: impl Fn(&Harness, &Slot) + Send + Sync
 }
 
 fn generated_trial(harness: Option<Arc<Harness>>) -> Trial {
-    let target = env_number("VOUCH_INERT_DIFF_CASES", DEFAULT_INERT);
+    let target = run_env::env_number("VOUCH_INERT_DIFF_CASES", DEFAULT_INERT);
     let ignored = harness.is_none();
     Trial::test(
         format!("generated: {target} commands vouch calls inert, run in real bash"),
@@ -630,7 +614,7 @@ fn generated_trial(harness: Option<Arc<Harness>>) -> Trial {
             let Some(harness) = harness else {
                 return Err("the sandbox cannot run here (see the reason printed above)".into());
             };
-            let seed = seed();
+            let seed = run_env::seed("VOUCH_INERT_DIFF_SEED", DEFAULT_SEED);
             eprintln!("inert_differential: generated run, seed {seed}, {target} inert commands");
             let started = Instant::now();
             let tally = Arc::new(Tally::default());
@@ -739,7 +723,7 @@ fn main() {
     let mut args = Arguments::from_args();
     // The generated and corpus runs use every slot themselves.
     args.test_threads.get_or_insert(1);
-    let jobs = env_number("VOUCH_INERT_DIFF_JOBS", DEFAULT_JOBS);
+    let jobs = run_env::env_number("VOUCH_INERT_DIFF_JOBS", DEFAULT_JOBS);
     let harness = match Harness::new(jobs) {
         Ok(h) => Some(Arc::new(h)),
         Err(why) => {

@@ -21,8 +21,9 @@ pub enum Truth {
     Maybe,
 }
 
-/// Tests and options that take one argument.
-const ONE_ARG: &[&str] = &[
+/// Tests and options that take one argument (the inert stage reads the
+/// same list to step over their values).
+pub const ONE_ARG: &[&str] = &[
     "-name",
     "-iname",
     "-path",
@@ -36,6 +37,7 @@ const ONE_ARG: &[&str] = &[
     "-newer",
     "-anewer",
     "-cnewer",
+    "-newermt",
     "-mtime",
     "-atime",
     "-ctime",

@@ -19,6 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::table::spec;
 use vouch_shell::options::HasArg::{No, Optional, Required};
 use vouch_shell::options::{Item, LongOpt, OptName, OptionSpec, Parsed, long};
 
@@ -260,34 +261,24 @@ const COUNT_OBJECTS: &[LongOpt] = &[long("verbose", No), long("human-readable", 
 
 const NAME_REV: &[LongOpt] = &[long("name-only", No), long("tags", No), long("all", No)];
 
-const fn only(short: &'static str, long: &'static [LongOpt]) -> OptionSpec {
-    OptionSpec {
-        short,
-        long,
-        stop_at_operand: false,
-        prefixes: false,
-        single_dash_long: false,
-    }
-}
-
 fn subcommand(name: &str) -> Option<Sub> {
     Some(match name {
         "log" | "show" | "diff" | "whatchanged" | "shortlog" | "rev-list" | "reflog" => Sub::Viewer,
-        "status" => Sub::Only(only("sbvuz", STATUS)),
-        "branch" => Sub::ListOnly(only("arvl", BRANCH)),
-        "tag" => Sub::ListOnly(only("ln::i", TAG)),
-        "rev-parse" => Sub::Only(only("q", REV_PARSE)),
-        "ls-files" => Sub::Only(only("cdmoiskuvtfzx:X:", LS_FILES)),
-        "ls-tree" => Sub::Only(only("drtlz", LS_TREE)),
-        "blame" => Sub::Only(only("blstfnepwcMCL:", BLAME)),
-        "describe" => Sub::Only(only("", DESCRIBE)),
-        "remote" => Sub::ListOnly(only("v", REMOTE)),
-        "cat-file" => Sub::Only(only("tspe", CAT_FILE)),
-        "merge-base" => Sub::Only(only("a", MERGE_BASE)),
-        "show-ref" => Sub::Only(only("dsq", SHOW_REF)),
-        "for-each-ref" => Sub::Only(only("", FOR_EACH_REF)),
-        "count-objects" => Sub::Only(only("vH", COUNT_OBJECTS)),
-        "name-rev" => Sub::Only(only("", NAME_REV)),
+        "status" => Sub::Only(spec("sbvuz", STATUS)),
+        "branch" => Sub::ListOnly(spec("arvl", BRANCH)),
+        "tag" => Sub::ListOnly(spec("ln::i", TAG)),
+        "rev-parse" => Sub::Only(spec("q", REV_PARSE)),
+        "ls-files" => Sub::Only(spec("cdmoiskuvtfzx:X:", LS_FILES)),
+        "ls-tree" => Sub::Only(spec("drtlz", LS_TREE)),
+        "blame" => Sub::Only(spec("blstfnepwcMCL:", BLAME)),
+        "describe" => Sub::Only(spec("", DESCRIBE)),
+        "remote" => Sub::ListOnly(spec("v", REMOTE)),
+        "cat-file" => Sub::Only(spec("tspe", CAT_FILE)),
+        "merge-base" => Sub::Only(spec("a", MERGE_BASE)),
+        "show-ref" => Sub::Only(spec("dsq", SHOW_REF)),
+        "for-each-ref" => Sub::Only(spec("", FOR_EACH_REF)),
+        "count-objects" => Sub::Only(spec("vH", COUNT_OBJECTS)),
+        "name-rev" => Sub::Only(spec("", NAME_REV)),
         "stash" | "worktree" => Sub::Listing,
         _ => return None,
     })

@@ -401,8 +401,6 @@ fn names_only_grep(name: &str, unit: &Command) -> bool {
             .items
             .iter()
             .any(|item| matches!(item, Item::Opt { name, .. } if name.is(NAMES_ONLY)))
-        && unit.redirects.is_empty()
-        && unit.assignments.is_empty()
 }
 
 /// The entries a pattern matches in its directory, at decision time, as
@@ -1129,41 +1127,6 @@ const FIND_SAFE: &[&str] = &[
     "-ignore_readdir_race",
 ];
 
-/// Of those, the ones that take no value.
-const FIND_NO_VALUE: &[&str] = &[
-    "-empty",
-    "-print",
-    "-print0",
-    "-ls",
-    "-prune",
-    "-quit",
-    "-not",
-    "-a",
-    "-and",
-    "-o",
-    "-or",
-    "!",
-    "(",
-    ")",
-    ",",
-    "-true",
-    "-false",
-    "-depth",
-    "-follow",
-    "-mount",
-    "-xdev",
-    "-noleaf",
-    "-readable",
-    "-writable",
-    "-executable",
-    "-nouser",
-    "-nogroup",
-    "-daystart",
-    "-warn",
-    "-nowarn",
-    "-ignore_readdir_race",
-];
-
 /// `find`: lists names. Refused: every action that runs, deletes or writes
 /// (`-exec`, `-execdir`, `-ok`, `-okdir`, `-delete`, `-fprint*`, `-fls`).
 fn find_refusal(args: &[&str], cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
@@ -1191,7 +1154,7 @@ fn find_refusal(args: &[&str], cwd: Option<&str>, ctx: &Context<'_>) -> Result<(
                 "`find` with `{word}`, which runs, deletes or writes (or is not known)"
             ));
         }
-        takes_value = !FIND_NO_VALUE.contains(word);
+        takes_value = vouch_shell::find::ONE_ARG.contains(word);
     }
     if roots.is_empty() {
         roots.push(".");

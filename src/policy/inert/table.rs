@@ -71,7 +71,9 @@ pub struct Entry {
     pub glob_operands: bool,
 }
 
-const fn spec(short: &'static str, long: &'static [LongOpt]) -> OptionSpec {
+/// An option spec of the read-only tables: GNU permutation, long options
+/// matched whole (see the module documentation). `git.rs` uses it too.
+pub(super) const fn spec(short: &'static str, long: &'static [LongOpt]) -> OptionSpec {
     OptionSpec {
         short,
         long,
