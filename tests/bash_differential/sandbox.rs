@@ -89,6 +89,27 @@ pub const EXTRA_NAMES: &[&str] = &[
     "awk",
 ];
 
+/// The sandbox both differential harnesses start bash in: its own user,
+/// PID, network, IPC and UTS namespaces, a read-only root, fresh `/dev`
+/// and `/proc`, ended with the test.
+pub const ISOLATION: [&str; 15] = [
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--new-session",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+];
+
 /// How long one command may run before it is killed and counted as a
 /// timeout (generated commands never loop; this is a backstop).
 const RUN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -169,22 +190,8 @@ impl Sandbox {
     fn command(&self, socket: &Path, script: &str) -> Command {
         let bin = self.dir.path().join("bin");
         let mut cmd = Command::new(&self.bwrap);
+        cmd.args(ISOLATION);
         cmd.args([
-            "--unshare-user",
-            "--unshare-pid",
-            "--unshare-net",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-            "--die-with-parent",
-            "--new-session",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
             "--tmpfs",
             "/tmp",
             "--tmpfs",

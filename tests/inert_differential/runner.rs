@@ -82,27 +82,8 @@ impl Sandbox {
         let n = self.runs.fetch_add(1, Ordering::Relaxed);
         let socket = self.dir.join(format!("sock-{n}"));
         let mut cmd = Command::new(&self.bwrap);
-        cmd.args([
-            "--unshare-user",
-            "--unshare-pid",
-            "--unshare-net",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-            "--die-with-parent",
-            "--new-session",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--tmpfs",
-            "/run",
-            "--dir",
-            "/run/vouch-rec",
-        ]);
+        cmd.args(sandbox::ISOLATION);
+        cmd.args(["--tmpfs", "/run", "--dir", "/run/vouch-rec"]);
         cmd.arg("--bind").arg(tmp).arg("/tmp");
         cmd.arg("--ro-bind").arg(&self.recorder).arg(RECORDER_PATH);
         cmd.arg("--ro-bind")
