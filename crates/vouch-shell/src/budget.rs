@@ -65,7 +65,7 @@ impl Limits {
         max_syntax_nodes: 200_000,
         max_syntax_depth: 200,
         max_script_nesting: 8,
-        max_steps: 200_000,
+        max_steps: 10_000,
         analysis_timeout_us: 40_000,
         max_commands: 10_000,
         max_fields: 10_000,
@@ -114,6 +114,15 @@ const STEPS_PER_CLOCK_READ: u64 = 16;
 /// Operations tree-sitter performs between two progress reports.
 const OPERATIONS_PER_REPORT: u64 = 100;
 
+/// What one script parse is charged before it starts, in parser
+/// operations ([`Meter::script_parse`]): with the default
+/// `max_parse_operations`, at most 2,500 distinct script strings are parsed
+/// in one analysis (a small one costs ~10–20 µs to parse and convert).
+pub const SCRIPT_PARSE_OPERATIONS: u64 = 1_600;
+
+/// Bytes of script text charged as one parser operation on top.
+const BYTES_PER_OPERATION: u64 = 4;
+
 impl Meter {
     pub fn new(limits: Limits) -> Self {
         let start = Instant::now();
@@ -149,6 +158,22 @@ impl Meter {
             return false;
         }
         self.parse_on_time()
+    }
+
+    /// Charges the parse of one script string (`eval`, `bash -c`, a piped
+    /// script) before it starts: [`SCRIPT_PARSE_OPERATIONS`] plus one per
+    /// [`BYTES_PER_OPERATION`] of its text, on top of what tree-sitter
+    /// reports while it runs — a parse too small to reach its first
+    /// report (a hundred operations) still costs its set-up, the
+    /// conversion of its tree and its error recovery, so a loop that
+    /// re-parses many distinct small scripts spends this budget instead of
+    /// running free. False (and recorded) when the budget is spent.
+    pub fn script_parse(&mut self, bytes: usize) -> bool {
+        let operations = SCRIPT_PARSE_OPERATIONS
+            .saturating_add(u64::try_from(bytes).unwrap_or(u64::MAX) / BYTES_PER_OPERATION);
+        let reports = operations.div_ceil(OPERATIONS_PER_REPORT);
+        self.parse_reports = self.parse_reports.saturating_add(reports.saturating_sub(1));
+        self.parse_progress()
     }
 
     /// False (and recorded) once parsing is past its deadline: for the work

@@ -692,11 +692,11 @@ impl Interp {
         {
             let fname = alias.to_owned();
             let body = format!("command {} \"$@\"", super::param::shell_quote(path));
-            let parsed = super::syntax::parse(&body, &mut self.meter);
+            let body = self.parse_script(&body);
             Rc::make_mut(&mut state.functions).insert(
                 fname,
                 Func {
-                    body: Rc::new(parsed.stmt),
+                    body,
                     exported: false,
                 },
             );
@@ -1330,8 +1330,9 @@ impl Interp {
             match seg {
                 Seg::Lit(s) => out.push_str(s),
                 Seg::Any(from) => {
-                    let name = format!("{}{}", super::interp::HOLE_PREFIX, self.holes.len());
-                    self.holes.push(from.clone());
+                    let next = self.holes.len();
+                    let number = *self.holes.entry(from.clone()).or_insert(next);
+                    let name = format!("{}{number}", super::interp::HOLE_PREFIX);
                     out.push_str("${");
                     out.push_str(&name);
                     out.push('}');
@@ -1426,14 +1427,13 @@ impl Interp {
             );
             return (Flow::either(state), Output::unknown(Sources::none()));
         }
-        let parsed = super::syntax::parse(text, &mut self.meter);
-        self.errors.extend(parsed.errors);
+        let stmt = self.parse_script(text);
         let saved = self.ctx;
         self.ctx.depth += 1;
         if parent.is_some() {
             self.ctx.parent = parent;
         }
-        let (flow, out) = self.exec(&parsed.stmt, state.clone());
+        let (flow, out) = self.exec(&stmt, state.clone());
         self.ctx = saved;
         if child {
             // A child shell: nothing it did stays.

@@ -204,8 +204,13 @@ pub(crate) struct Interp {
     pub ctx: Ctx,
     /// Known output of process substitutions, by the commands producing it.
     pub proc_outputs: Vec<Output>,
-    /// Text nobody knows inside a re-parsed script string, by placeholder.
-    pub holes: Vec<Sources>,
+    /// Text nobody knows inside a re-parsed script string: the placeholder
+    /// number of each distinct origin. One origin keeps one name, so a
+    /// script re-run (a loop around `eval`) reads the same text and leaves
+    /// the same state as the run before instead of one more variable each
+    /// time (the states of a loop would never repeat, and every join would
+    /// grow with the runs before it).
+    pub holes: HashMap<Sources, usize, foldhash::fast::RandomState>,
     /// Behaviour a static reading cannot bound.
     pub notes: Vec<String>,
     /// How many times a `true`, `false` or `:` gave a status the user's
@@ -220,6 +225,10 @@ pub(crate) struct Interp {
     /// recorded with each hash (records are compared, so a collision costs
     /// a scan, never a wrong answer).
     dedupe: HashMap<u64, usize, foldhash::fast::RandomState>,
+    /// Script strings parsed so far, by text: a script run again (a loop
+    /// around `eval` or `bash -c`) is parsed once, and a function it defines
+    /// keeps one body, so the states of two runs compare equal by pointer.
+    scripts: HashMap<String, Rc<Stmt>, foldhash::fast::RandomState>,
     hasher: foldhash::fast::RandomState,
     commands_full: bool,
 }
@@ -245,7 +254,8 @@ impl Interp {
                 guarded: false,
             },
             proc_outputs: Vec::new(),
-            holes: Vec::new(),
+            holes: HashMap::default(),
+            scripts: HashMap::default(),
             notes: Vec::new(),
             snapshot_statuses: 0,
             defined: Vec::new(),
@@ -254,6 +264,24 @@ impl Interp {
             hasher: foldhash::fast::RandomState::default(),
             commands_full: false,
         }
+    }
+
+    /// One script string's statements, parsed at most once per analysis.
+    /// A new text is charged to the parse budget before it is parsed
+    /// ([`Meter::script_parse`]); past the budget it runs nothing, and the
+    /// analysis is incomplete.
+    pub(crate) fn parse_script(&mut self, text: &str) -> Rc<Stmt> {
+        if let Some(stmt) = self.scripts.get(text) {
+            return Rc::clone(stmt);
+        }
+        if !self.meter.script_parse(text.len()) {
+            return Rc::new(Stmt::Empty);
+        }
+        let parsed = super::syntax::parse(text, &mut self.meter);
+        self.errors.extend(parsed.errors);
+        let stmt = Rc::new(parsed.stmt);
+        self.scripts.insert(text.to_owned(), Rc::clone(&stmt));
+        stmt
     }
 
     /// Records a command (once: an identical one, met again in a loop or

@@ -102,10 +102,21 @@ pub(crate) struct Input {
 }
 
 /// A function definition.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(crate) struct Func {
     pub body: Rc<Stmt>,
     pub exported: bool,
+}
+
+/// Two definitions are the same when they share one body: every body comes
+/// from one parse (a script string is parsed once per analysis), so a
+/// pointer comparison is exact for a definition run again and costs nothing
+/// however large the body — a deep comparison ran, uncharged, at every join
+/// of two states.
+impl PartialEq for Func {
+    fn eq(&self, other: &Func) -> bool {
+        Rc::ptr_eq(&self.body, &other.body) && self.exported == other.exported
+    }
 }
 
 /// The variables one function call declared `local`, with their values before.

@@ -221,6 +221,42 @@ fn the_inputs_that_crashed_or_ran_for_minutes_are_bounded() {
             format!("echo $(( {}1{} ))", "1?".repeat(1000), ":0".repeat(1000)),
         ),
         ("functions calling themselves", "f(){ f; f; }; f".to_owned()),
+        // The `bash_nesting` fuzz target's finding: each run of the `eval`
+        // named its unknown text anew and parsed it again, so the states
+        // of the loops never repeated and every join compared function
+        // bodies deep (7 levels: 1.4 s, 9 levels: 7 s).
+        (
+            "loops around an eval that defines a function, 20",
+            format!(
+                "{}eval \"${{a:-${{b}}f(){{ ${{a/#x/$@}}; }}; f}}\"{}",
+                "for i in 1 2; do ".repeat(20),
+                "; done".repeat(20)
+            ),
+        ),
+        // A different script at every run: each new text is charged to
+        // the parse budget before it is parsed.
+        (
+            "loops around an eval of a new script each run, 16",
+            format!(
+                "{}eval \"echo {}\"{}",
+                (0..16)
+                    .map(|k| format!("for v{k} in 1 2; do "))
+                    .collect::<String>(),
+                (0..16).map(|k| format!("$v{k}")).collect::<String>(),
+                "; done".repeat(16)
+            ),
+        ),
+        (
+            "loops around bash -c of a new script each run, 16",
+            format!(
+                "{}bash -c \"f(){{ echo {}; }}; f\"{}",
+                (0..16)
+                    .map(|k| format!("for v{k} in 1 2; do "))
+                    .collect::<String>(),
+                (0..16).map(|k| format!("$v{k}")).collect::<String>(),
+                "; done".repeat(16)
+            ),
+        ),
         (
             "here-documents in substitutions 200",
             format!("cat {}", nest("$(cat <<E\n", "x\nE\n", ")", 200)),
