@@ -276,9 +276,11 @@ fn scratch() -> anyhow::Result<Scratch> {
 }
 
 /// One engine for the whole run: the default configuration (no reviewer
-/// model) with the audit off, under the scratch homes.
-fn engine(scratch: &Scratch) -> anyhow::Result<Engine> {
+/// model) with the audit off, under the scratch homes, and `deny_paths` as
+/// `inert.deny_paths`.
+fn engine(scratch: &Scratch, deny_paths: Vec<String>) -> anyhow::Result<Engine> {
     let mut config = Config::defaults()?;
+    config.inert.deny_paths = deny_paths;
     if config.reviewer.provider != Provider::None {
         bail!("the default configuration names a reviewer model; this measures the default");
     }
@@ -677,7 +679,15 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let scratch = scratch()?;
-    let engine = engine(&scratch)?;
+    // cc-safety-net's suite configures one protected directory of its own
+    // (`denyPaths: ['protected']`, for `find protected/child -type f`);
+    // vouch's equivalent setting is `inert.deny_paths`. The real-agent
+    // measurement uses the defaults unchanged.
+    let deny_paths = match opts.peer_blocked {
+        Some(_) => vec!["protected".to_owned()],
+        None => Vec::new(),
+    };
+    let engine = engine(&scratch, deny_paths)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

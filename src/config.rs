@@ -264,6 +264,10 @@ pub struct AuditConfig {
 #[serde(deny_unknown_fields)]
 pub struct InertConfig {
     pub enabled: bool,
+    /// Paths whose contents, trees and `find` listings the stage never
+    /// calls inert, besides the built-in sensitive names: absolute, `~/…`
+    /// (the request's home) or relative to the request's working directory.
+    pub deny_paths: Vec<String>,
 }
 
 /// `vouch hook <harness>`: transcript reading and the adapter's deadline.

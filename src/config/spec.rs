@@ -23,7 +23,13 @@ pub enum Kind {
     Rules,
     /// `routing.surfaces`: a table of surface name → routing policy.
     Surfaces,
+    /// An array of paths (absolute, `~/…` or relative to the request's
+    /// working directory), at most [`MAX_PATHS`] of at most 4,096 bytes.
+    Paths,
 }
+
+/// Entries a [`Kind::Paths`] key may hold.
+pub const MAX_PATHS: usize = 256;
 
 /// Shape checks for string keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +181,7 @@ pub const KEYS: &[KeySpec] = &[
     spec("routing.surfaces", Kind::Surfaces, StricterSurfaces),
     spec("audit.enabled", Kind::Bool, DisableOnly),
     spec("inert.enabled", Kind::Bool, DisableOnly),
+    spec("inert.deny_paths", Kind::Paths, TrustedOnly),
     spec("audit.retention_days", int(1, 3650), Lower),
     spec("audit.pending_ttl_ms", int(60_000, 86_400_000), Lower),
     spec("audit.lock_timeout_ms", int(10, 10_000), TrustedOnly),
@@ -279,6 +286,9 @@ pub fn describe(kind: Kind) -> String {
         Kind::Text(TextShape::Listen) => "`host:port` or `unix:/absolute/path`".to_owned(),
         Kind::Rules => "an array of `{pattern, policy, field, note}` tables".to_owned(),
         Kind::Surfaces => "a table of surface name → routing policy".to_owned(),
+        Kind::Paths => format!(
+            "an array of at most {MAX_PATHS} paths of 1–4096 bytes without control characters"
+        ),
     }
 }
 

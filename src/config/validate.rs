@@ -116,6 +116,19 @@ pub fn validate_value(spec: &KeySpec, value: &Value) -> Result<(), Problem> {
         }
         Kind::Rules => validate_rules(value)?,
         Kind::Surfaces => validate_surfaces(value)?,
+        Kind::Paths => {
+            let Some(paths) = value.as_array() else {
+                return Err(wrong());
+            };
+            let path_ok = |p: &Value| {
+                p.as_str().is_some_and(|s| {
+                    !s.is_empty() && s.len() <= 4096 && !s.chars().any(char::is_control)
+                })
+            };
+            if paths.len() > spec::MAX_PATHS || !paths.iter().all(path_ok) {
+                return Err(wrong());
+            }
+        }
     }
     Ok(())
 }

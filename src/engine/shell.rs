@@ -187,13 +187,47 @@ fn inert_and_units(
     else {
         return (None, None);
     };
+    let denied = denied_paths(&trusted.inert.deny_paths, protected, request, home);
     let ctx = crate::policy::inert::Context {
         home,
-        protected,
+        protected: denied.as_deref().unwrap_or(protected),
         git_system_config: Path::new("/etc/gitconfig"),
     };
     let (verdict, units) = crate::policy::inert::judge_with_units(command, analysis, &ctx);
     (trusted.inert.enabled.then_some(verdict), units)
+}
+
+/// vouch's protected paths and the configured `inert.deny_paths`, made
+/// absolute (`~/…` against the request's home, relative entries against
+/// its working directory); `None` when none are configured. A relative
+/// entry of a request without a working directory cannot be placed, so
+/// `/` stands for it: no read is then proven inert.
+fn denied_paths(
+    configured: &[String],
+    protected: &[String],
+    request: &Request,
+    home: &str,
+) -> Option<Vec<String>> {
+    if configured.is_empty() {
+        return None;
+    }
+    let mut all = protected.to_vec();
+    for entry in configured {
+        let absolute = if entry == "~" {
+            vouch_shell::path::normalize(home)
+        } else if let Some(rest) = entry.strip_prefix("~/") {
+            vouch_shell::path::join(home, rest)
+        } else if entry.starts_with('/') {
+            vouch_shell::path::normalize(entry)
+        } else {
+            match request.cwd.as_deref() {
+                Some(cwd) => vouch_shell::path::join(cwd, entry),
+                None => "/".to_owned(),
+            }
+        };
+        all.push(absolute);
+    }
+    Some(all)
 }
 
 impl<'a> Fixed<'a> {

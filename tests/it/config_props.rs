@@ -55,6 +55,13 @@ fn legal(kind: Kind, seed: u64) -> Option<Value> {
         }
         Kind::Bool => Some(Value::Boolean(seed.is_multiple_of(2))),
         Kind::Enum(values) => Some(Value::String(pick(values, seed).to_owned())),
+        Kind::Paths => Some(Value::Array(
+            PATHS
+                .iter()
+                .take((seed % 3) as usize)
+                .map(|p| Value::String((*p).to_owned()))
+                .collect(),
+        )),
         Kind::Text(_) | Kind::Rules | Kind::Surfaces => None,
     }
 }

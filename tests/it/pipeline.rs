@@ -666,3 +666,35 @@ async fn oversized_mandatory_evidence_fails_closed_with_zero_calls() {
     assert_stage(&d, Outcome::Deny, Stage::ReviewerFailure);
     assert!(s.server.requests().is_empty());
 }
+
+/// `inert.deny_paths`: reads, trees and `find` listings at or under a
+/// configured path are never inert (relative entries against the
+/// request's working directory, `~/…` against its home); everything else
+/// the stage proves as before. No model is configured, so what is not
+/// inert abstains at routing.
+#[tokio::test]
+async fn configured_deny_paths_are_never_read_inert() {
+    let home = tempfile::tempdir().unwrap();
+    let mut config = Config::defaults().unwrap();
+    config.inert.deny_paths = vec!["protected".to_owned(), "/srv/shared/keys".to_owned()];
+    let engine = Engine::new(EngineOptions::isolated(home.path(), &config).unwrap()).unwrap();
+    let stage = |command: &str| {
+        let engine = engine.clone();
+        let command = command.to_owned();
+        async move { engine.review(bash("deny-paths", "t", &command)).await }
+    };
+    for command in [
+        "find protected/child -type f",
+        "cat protected/notes.txt",
+        "rg -n TODO protected",
+        "grep -r key .",
+        "cat /srv/shared/keys/a",
+    ] {
+        let d = stage(command).await;
+        assert_ne!(d.stage(), Stage::Inert, "{command}: {d:?}");
+    }
+    for command in ["find src -type f", "cat README.md", "ls protected"] {
+        let d = stage(command).await;
+        assert_stage(&d, Outcome::Allow, Stage::Inert);
+    }
+}

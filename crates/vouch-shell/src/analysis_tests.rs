@@ -691,3 +691,43 @@ fn a_newline_after_a_long_pipeline_ends_the_command() {
         );
     }
 }
+
+/// tree-sitter-bash reads `a && b > f | c` as `(a && b > f) | c`; bash
+/// runs `a && (b > f | c)`, so `c` and what follows the list see `a`'s
+/// `cd`.
+#[test]
+fn a_redirection_before_a_pipe_keeps_bash_precedence() {
+    let cwds = |line: &str| -> Vec<(String, Vec<String>)> {
+        analysis(line)
+            .commands
+            .iter()
+            .map(|c| {
+                let name = c.argv.first().and_then(|a| a.as_known()).unwrap_or("?");
+                let mut dirs: Vec<String> =
+                    c.cwd.candidates().iter().map(ToString::to_string).collect();
+                dirs.sort();
+                (name.to_owned(), dirs)
+            })
+            .collect()
+    };
+    let d = |dirs: &[&str]| dirs.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    for line in [
+        "cd D && X >/dev/null 2>&1 | Y || Z",
+        "cd D && X 2>&1 | Y || Z",
+        "cd D && X | Y || Z",
+    ] {
+        let got = cwds(line);
+        assert_eq!(
+            got,
+            vec![
+                ("cd".to_owned(), d(&["/srv/app"])),
+                ("X".to_owned(), d(&["/srv/app/D"])),
+                ("Y".to_owned(), d(&["/srv/app/D"])),
+                ("Z".to_owned(), d(&["/srv/app", "/srv/app/D"])),
+            ],
+            "{line}"
+        );
+    }
+    let got = cwds("A | cd D && X > f | Y && Z");
+    assert_eq!(got.last().map(|(_, d)| d.clone()), Some(d(&["/srv/app"])));
+}

@@ -155,6 +155,95 @@ pub(crate) fn convert_after_the_deadline(source: &str) -> (bool, Vec<&'static st
 
 /// Parses `source` with and without the shortcuts; panics when the two
 /// differ. True when [`plain_command`] read it.
+/// How two operands of a pipeline stage the grammar misread are joined.
+enum Link {
+    Pipe,
+    And,
+    Or,
+}
+
+/// A pipeline of `stages`, read with bash's precedence: `|` binds tighter
+/// than `&&` and `||`. tree-sitter-bash reads `a && b > f | c` (a
+/// redirection on the last command of an and-or list followed by a pipe)
+/// as `(a && b > f) | c`, where bash runs `a && (b > f | c)`: a `cd` in
+/// `a` then seemed to happen in a subshell, and `c` and everything after
+/// the list seemed to run in the old directory (`cd / && x 2>&1 | rm -rf
+/// *`). A stage that is a bare and-or list can only come from that misread
+/// (a list inside a pipeline is always grouped), so the stages are laid out
+/// again as the words bash reads — operands joined by `|`, `&&` and `||`,
+/// in order — and regrouped: pipelines first, then the and-or list left to
+/// right. Iterative, so a long list costs no stack.
+fn pipe(stages: Vec<Stmt>) -> Stmt {
+    if !stages
+        .iter()
+        .any(|s| matches!(s, Stmt::And(..) | Stmt::Or(..)))
+    {
+        return Stmt::Pipeline(stages);
+    }
+    enum Item {
+        Stmt(Stmt),
+        Link(Link),
+    }
+    let mut items = Vec::new();
+    for (k, stage) in stages.into_iter().enumerate() {
+        if k > 0 {
+            items.push(Item::Link(Link::Pipe));
+        }
+        let mut stack = vec![Item::Stmt(stage)];
+        while let Some(item) = stack.pop() {
+            match item {
+                Item::Stmt(Stmt::And(a, b)) => {
+                    stack.push(Item::Stmt(*b));
+                    stack.push(Item::Link(Link::And));
+                    stack.push(Item::Stmt(*a));
+                }
+                Item::Stmt(Stmt::Or(a, b)) => {
+                    stack.push(Item::Stmt(*b));
+                    stack.push(Item::Link(Link::Or));
+                    stack.push(Item::Stmt(*a));
+                }
+                other => items.push(other),
+            }
+        }
+    }
+    let close = |mut group: Vec<Stmt>| match group.len() {
+        1 => group.pop().unwrap_or(Stmt::Empty),
+        _ => Stmt::Pipeline(group),
+    };
+    let mut list: Option<Stmt> = None;
+    let mut joined_by = Link::And;
+    let mut group: Vec<Stmt> = Vec::new();
+    let mut next = Link::Pipe;
+    for item in items {
+        match item {
+            Item::Link(link) => next = link,
+            Item::Stmt(stmt) => {
+                if !matches!(next, Link::Pipe) {
+                    let done = close(std::mem::take(&mut group));
+                    list = Some(match (list, &joined_by) {
+                        (None, _) => done,
+                        (Some(left), Link::Or) => Stmt::Or(Box::new(left), Box::new(done)),
+                        (Some(left), Link::And | Link::Pipe) => {
+                            Stmt::And(Box::new(left), Box::new(done))
+                        }
+                    });
+                    joined_by = std::mem::replace(&mut next, Link::Pipe);
+                }
+                match stmt {
+                    Stmt::Pipeline(stages) => group.extend(stages),
+                    other => group.push(other),
+                }
+            }
+        }
+    }
+    let done = close(group);
+    match (list, joined_by) {
+        (None, _) => done,
+        (Some(left), Link::Or) => Stmt::Or(Box::new(left), Box::new(done)),
+        (Some(left), Link::And | Link::Pipe) => Stmt::And(Box::new(left), Box::new(done)),
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn check_plain_command(source: &str) -> bool {
     let mut meter = Meter::new(super::Limits::DEFAULT);
@@ -1319,7 +1408,7 @@ impl<'s> Conv<'s, '_> {
             .filter(|c| c.kind_str() != "comment")
             .map(|c| self.stmt(c))
             .collect();
-        Stmt::Pipeline(stages)
+        pipe(stages)
     }
 
     /// Command and process substitutions below `node`, converted, sorted.
@@ -1999,7 +2088,7 @@ impl<'s> Conv<'s, '_> {
                 other => vec![other],
             };
             stages.extend(trailing_stages);
-            stmt = Stmt::Pipeline(stages);
+            stmt = pipe(stages);
         }
         if let Some((op, right)) = trailing {
             stmt = match op.as_str() {

@@ -593,10 +593,56 @@ fn program_name(unit: &Command) -> Result<String, String> {
     Ok(first.rsplit('/').next().unwrap_or(first).to_owned())
 }
 
+/// Text the command line feeds a program (a here-document, a here-string)
+/// that the floor would hard-deny were it run: `cat <<EOF⏎rm -rf ~⏎EOF`
+/// only prints it, but a command line that stages a catastrophic script is
+/// not one to wave through unseen (both peer guards block it; the agent's
+/// next step may pipe it into a shell). Text not known statically is
+/// refused: its unknown part may be anything. Only here-documents pay for
+/// the check (an analysis of the body with the default budgets; a body
+/// the floor cannot read at all, such as prose, is no hard deny).
+fn staged_text_refusal(
+    text: &vouch_shell::Value,
+    cwd: Option<&str>,
+    ctx: &Context<'_>,
+) -> Result<(), String> {
+    let protected = crate::policy::hard_deny::Protected {
+        paths: ctx.protected.to_vec(),
+        config_only: Vec::new(),
+        vars: Vec::new(),
+    };
+    let floor = crate::policy::hard_deny::Context {
+        home: ctx.home,
+        cwd,
+        protected: &protected,
+        limits: &vouch_shell::Limits::DEFAULT,
+    };
+    for candidate in text.candidates() {
+        let body = candidate
+            .as_known()
+            .ok_or("a here-document or here-string whose text is not known statically")?;
+        match crate::policy::hard_deny::check_command(body, &floor) {
+            crate::policy::hard_deny::Verdict::Deny(deny) => {
+                return Err(format!(
+                    "a here-document or here-string holding a command the floor denies ({})",
+                    deny.rule_id
+                ));
+            }
+            crate::policy::hard_deny::Verdict::Clear
+            | crate::policy::hard_deny::Verdict::ParseFailed { .. }
+            | crate::policy::hard_deny::Verdict::Incomplete { .. } => {}
+        }
+    }
+    Ok(())
+}
+
 fn redirects_refusal(unit: &Command, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
     for r in &unit.redirects {
         match r.op {
-            RedirectOp::Duplicate | RedirectOp::HereDoc | RedirectOp::HereString => {}
+            RedirectOp::Duplicate => {}
+            RedirectOp::HereDoc | RedirectOp::HereString => {
+                staged_text_refusal(&r.target, cwd, ctx)?;
+            }
             RedirectOp::Read => {
                 let target = r
                     .target
