@@ -264,9 +264,23 @@ pub fn pattern_of(source: &str) -> Text {
 
 /// Does `pattern` (in `mode`) match all of `subject`?
 pub fn matches(pattern: &Text, subject: &str, mode: Mode) -> bool {
-    let m = Matcher::new(pattern, mode);
-    let live = m.run(subject);
-    m.accepts(&live)
+    Compiled::new(pattern, mode).matches(subject)
+}
+
+/// A pattern read once and matched against many subjects (`${v,,PAT}`
+/// matches it against every character of the value).
+pub(crate) struct Compiled<'a>(Matcher<'a>);
+
+impl<'a> Compiled<'a> {
+    pub(crate) fn new(pattern: &'a Text, mode: Mode) -> Self {
+        Compiled(Matcher::new(pattern, mode))
+    }
+
+    /// As [`matches`].
+    pub(crate) fn matches(&self, subject: &str) -> bool {
+        let live = self.0.run(subject);
+        self.0.accepts(&live)
+    }
 }
 
 /// Pathname expansion: could `pattern` produce the name `path`?

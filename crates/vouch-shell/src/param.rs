@@ -870,13 +870,14 @@ fn case(t: &Text, mode: CaseMode, all: bool, patterns: &[Text]) -> Text {
     };
     let mut out = String::with_capacity(s.len());
     let mut buf = [0u8; 4];
+    let compiled: Vec<glob::Compiled<'_>> = patterns
+        .iter()
+        .map(|p| glob::Compiled::new(p, glob::Mode::STRING))
+        .collect();
     for (k, c) in s.chars().enumerate() {
         let one: &str = c.encode_utf8(&mut buf);
-        let selected = (all || k == 0)
-            && (patterns.is_empty()
-                || patterns
-                    .iter()
-                    .any(|p| glob::matches(p, one, glob::Mode::STRING)));
+        let selected =
+            (all || k == 0) && (compiled.is_empty() || compiled.iter().any(|m| m.matches(one)));
         if !selected {
             out.push(c);
             continue;

@@ -233,6 +233,12 @@ fn the_inputs_that_crashed_or_ran_for_minutes_are_bounded() {
                 "; done".repeat(20)
             ),
         ),
+        // A later `bash_nesting` finding: loops around process
+        // substitutions of functions defined in assignments' defaults.
+        (
+            "loops around process substitutions defining functions",
+            "for i in 1 2; do for i in 1 2; do for i in 1 2; do ${a,,>(cat ${a=>(cat ${a=f(){ for i in 1 2; do ${a,,>(cat ${a=f(){ rm -rf ~; }; f})}; done; }; f})})}; done; done; done".to_owned(),
+        ),
         // A different script at every run: each new text is charged to
         // the parse budget before it is parsed.
         (
