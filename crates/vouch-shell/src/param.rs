@@ -33,8 +33,8 @@ enum Base {
 /// made nested operators cost two or four times as much per level.
 #[derive(Default)]
 struct Operands {
-    /// `${v:-w}`, `${v:+w}`: the word's candidates.
-    word: Option<Vec<Base>>,
+    /// `${v:-w}`, `${v:+w}`: the word's candidates were given already.
+    word_given: bool,
     /// `${v:=w}`: the word's value.
     value: Option<Value>,
     /// `${v#p}`, `${v/p/r}`, `${v^p}`: the pattern's candidates.
@@ -65,6 +65,13 @@ impl Interp {
                 self.operate(exp, base, quoted, state, &mut operands)
             };
             for r in results {
+                // Each candidate is converted and compared with the ones
+                // before it: a step each, so that an expansion of many
+                // candidates, nested or repeated in loops, costs the step
+                // budget in proportion to its work.
+                if !self.meter.step() {
+                    break;
+                }
                 if out.len() >= limit {
                     self.meter.exceeded(
                         "max_candidates",
@@ -435,6 +442,13 @@ impl Interp {
 
     /// An operand word as result candidates. Quoted or not, the word is
     /// kept as text here: the caller's splitting acts on unquoted ones.
+    ///
+    /// The caller gathers the results of every base into one set, so the
+    /// word's candidates are given once, to the first base that takes them,
+    /// and nothing to the next: `${a:-${a:-…}}` nested ten deep under loops
+    /// copied and compared every candidate of the word once per candidate
+    /// of the base, at every level (a `bash_nesting` fuzz input: 0.8 s with
+    /// the clock off).
     fn word_bases(
         &mut self,
         word: &WordAst,
@@ -442,8 +456,8 @@ impl Interp {
         state: &mut State,
         operands: &mut Operands,
     ) -> Vec<Base> {
-        if let Some(done) = &operands.word {
-            return done.clone();
+        if operands.word_given {
+            return Vec::new();
         }
         let done: Vec<Base> = self
             .expand_value(word, state)
@@ -451,7 +465,7 @@ impl Interp {
             .into_iter()
             .map(Base::Str)
             .collect();
-        operands.word = Some(done.clone());
+        operands.word_given = true;
         done
     }
 

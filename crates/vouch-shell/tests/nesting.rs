@@ -239,6 +239,12 @@ fn the_inputs_that_crashed_or_ran_for_minutes_are_bounded() {
             "loops around process substitutions defining functions",
             "for i in 1 2; do for i in 1 2; do for i in 1 2; do ${a,,>(cat ${a=>(cat ${a=f(){ for i in 1 2; do ${a,,>(cat ${a=f(){ rm -rf ~; }; f})}; done; }; f})})}; done; done; done".to_owned(),
         ),
+        // A third: `${a:-…}` nested under loops, 64 candidates a level,
+        // copied and compared once per candidate of the base (0.8 s).
+        (
+            "loops around defaults of many candidates",
+            "for i in 1 2; do for i in 1 2; do for i in 1 2; do for i in 1 2; do for i in 1 2; do for i in 1 2; do for i in 1 2; do for i in 1 2; do ${a+${a=${!a:-${a=${a+${a:-((${a:-${a:-${a:-${a:-${a:-${a:-${a:-${a:-${a:-${a:-${a#${a:-$b}}}}}}}}}}}}))}}}}}}; done; done; done; done; done; done; done; done".to_owned(),
+        ),
         // A different script at every run: each new text is charged to
         // the parse budget before it is parsed.
         (
