@@ -598,9 +598,10 @@ fn program_name(unit: &Command) -> Result<String, String> {
 /// only prints it, but a command line that stages a catastrophic script is
 /// not one to wave through unseen (both peer guards block it; the agent's
 /// next step may pipe it into a shell). Text not known statically is
-/// refused: its unknown part may be anything. Only here-documents pay for
-/// the check (an analysis of the body with the default budgets; a body
-/// the floor cannot read at all, such as prose, is no hard deny).
+/// refused: its unknown part may be anything; so is a body the floor cannot
+/// read whole (a parse error — an unclosed quote in prose may swallow a
+/// command after it — or a budget spent). Only here-documents pay for the
+/// check (an analysis of the body with the default budgets).
 fn staged_text_refusal(
     text: &vouch_shell::Value,
     cwd: Option<&str>,
@@ -628,9 +629,11 @@ fn staged_text_refusal(
                     deny.rule_id
                 ));
             }
-            crate::policy::hard_deny::Verdict::Clear
-            | crate::policy::hard_deny::Verdict::ParseFailed { .. }
-            | crate::policy::hard_deny::Verdict::Incomplete { .. } => {}
+            crate::policy::hard_deny::Verdict::ParseFailed { .. }
+            | crate::policy::hard_deny::Verdict::Incomplete { .. } => {
+                return Err("a here-document or here-string the floor cannot read whole".to_owned());
+            }
+            crate::policy::hard_deny::Verdict::Clear => {}
         }
     }
     Ok(())
