@@ -206,28 +206,28 @@ fn pipe(stages: Vec<Stmt>) -> Stmt {
             }
         }
     }
-    let close = |mut group: Vec<Stmt>| match group.len() {
-        1 => group.pop().unwrap_or(Stmt::Empty),
-        _ => Stmt::Pipeline(group),
-    };
-    let mut list: Option<Stmt> = None;
-    let mut joined_by = Link::And;
+    // The and-or list so far, and how the pipeline being gathered joins it.
+    let mut list: Option<(Stmt, Link)> = None;
     let mut group: Vec<Stmt> = Vec::new();
     let mut next = Link::Pipe;
+    let finish = |list: Option<(Stmt, Link)>, mut group: Vec<Stmt>| {
+        let done = match group.len() {
+            1 => group.pop().unwrap_or(Stmt::Empty),
+            _ => Stmt::Pipeline(group),
+        };
+        match list {
+            None => done,
+            Some((left, Link::Or)) => Stmt::Or(Box::new(left), Box::new(done)),
+            Some((left, Link::And | Link::Pipe)) => Stmt::And(Box::new(left), Box::new(done)),
+        }
+    };
     for item in items {
         match item {
             Item::Link(link) => next = link,
             Item::Stmt(stmt) => {
                 if !matches!(next, Link::Pipe) {
-                    let done = close(std::mem::take(&mut group));
-                    list = Some(match (list, &joined_by) {
-                        (None, _) => done,
-                        (Some(left), Link::Or) => Stmt::Or(Box::new(left), Box::new(done)),
-                        (Some(left), Link::And | Link::Pipe) => {
-                            Stmt::And(Box::new(left), Box::new(done))
-                        }
-                    });
-                    joined_by = std::mem::replace(&mut next, Link::Pipe);
+                    let left = finish(list.take(), std::mem::take(&mut group));
+                    list = Some((left, std::mem::replace(&mut next, Link::Pipe)));
                 }
                 match stmt {
                     Stmt::Pipeline(stages) => group.extend(stages),
@@ -236,12 +236,7 @@ fn pipe(stages: Vec<Stmt>) -> Stmt {
             }
         }
     }
-    let done = close(group);
-    match (list, joined_by) {
-        (None, _) => done,
-        (Some(left), Link::Or) => Stmt::Or(Box::new(left), Box::new(done)),
-        (Some(left), Link::And | Link::Pipe) => Stmt::And(Box::new(left), Box::new(done)),
-    }
+    finish(list, group)
 }
 
 #[cfg(test)]

@@ -94,6 +94,24 @@ fn nest(open: &str, inner: &str, close: &str, depth: usize) -> String {
     format!("{}{inner}{}", open.repeat(depth), close.repeat(depth))
 }
 
+/// `body` inside `depth` nested `for … in 1 2` loops: over `i` each, or,
+/// with `distinct`, over `v0`, `v1`, … (see [`loop_vars`]).
+fn loops(depth: usize, distinct: bool, body: &str) -> String {
+    let opens: String = (0..depth)
+        .map(|k| match distinct {
+            true => format!("for v{k} in 1 2; do "),
+            false => "for i in 1 2; do ".to_owned(),
+        })
+        .collect();
+    format!("{opens}{body}{}", "; done".repeat(depth))
+}
+
+/// `$v0$v1…`: the variables of `depth` distinct [`loops`], so the text
+/// differs at every run of the body.
+fn loop_vars(depth: usize) -> String {
+    (0..depth).map(|k| format!("$v{k}")).collect()
+}
+
 /// Every operator that nests a word inside a parameter expansion.
 const PARAM_FORMS: [(&str, &str); 24] = [
     ("${a:-", "}"),
@@ -227,10 +245,10 @@ fn the_inputs_that_crashed_or_ran_for_minutes_are_bounded() {
         // bodies deep (7 levels: 1.4 s, 9 levels: 7 s).
         (
             "loops around an eval that defines a function, 20",
-            format!(
-                "{}eval \"${{a:-${{b}}f(){{ ${{a/#x/$@}}; }}; f}}\"{}",
-                "for i in 1 2; do ".repeat(20),
-                "; done".repeat(20)
+            loops(
+                20,
+                false,
+                "eval \"${a:-${b}f(){ ${a/#x/$@}; }; f}\"",
             ),
         ),
         // A later `bash_nesting` finding: loops around process
@@ -249,24 +267,14 @@ fn the_inputs_that_crashed_or_ran_for_minutes_are_bounded() {
         // the parse budget before it is parsed.
         (
             "loops around an eval of a new script each run, 16",
-            format!(
-                "{}eval \"echo {}\"{}",
-                (0..16)
-                    .map(|k| format!("for v{k} in 1 2; do "))
-                    .collect::<String>(),
-                (0..16).map(|k| format!("$v{k}")).collect::<String>(),
-                "; done".repeat(16)
-            ),
+            loops(16, true, &format!("eval \"echo {}\"", loop_vars(16))),
         ),
         (
             "loops around bash -c of a new script each run, 16",
-            format!(
-                "{}bash -c \"f(){{ echo {}; }}; f\"{}",
-                (0..16)
-                    .map(|k| format!("for v{k} in 1 2; do "))
-                    .collect::<String>(),
-                (0..16).map(|k| format!("$v{k}")).collect::<String>(),
-                "; done".repeat(16)
+            loops(
+                16,
+                true,
+                &format!("bash -c \"f(){{ echo {}; }}; f\"", loop_vars(16)),
             ),
         ),
         (
