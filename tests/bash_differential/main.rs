@@ -25,6 +25,8 @@
 
 mod adapter;
 mod compare;
+#[path = "../it/support/fixtures.rs"]
+mod fixtures;
 mod generated;
 mod grammar;
 mod recorder;
@@ -111,23 +113,6 @@ impl Judgement {
             .unwrap_or_default();
         format!("{what}{error}; vouch units: [{}]", units.join("; "))
     }
-}
-
-fn fixtures() -> Vec<(usize, Fixture)> {
-    let path = format!(
-        "{}/tests/fixtures/bash_differential.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            let fixture: Fixture = serde_json::from_str(l)
-                .unwrap_or_else(|e| panic!("bash_differential.jsonl:{}: {e}", i + 1));
-            (i + 1, fixture)
-        })
-        .collect()
 }
 
 /// One fixture line: bash still does what the line recorded (when the
@@ -487,7 +472,7 @@ fn main() {
     };
     let mut trials = compare_self_checks();
     trials.extend(sandbox_self_checks(sandbox.clone()));
-    for (line, fixture) in fixtures() {
+    for (line, fixture) in fixtures::jsonl::<Fixture>("bash_differential.jsonl") {
         let sandbox = sandbox.clone();
         let name = format!("bash_differential.jsonl:{line} `{}`", fixture.command);
         trials.push(Trial::test(name, move || {

@@ -32,6 +32,8 @@ mod fixture;
 mod generator;
 // The differential harness's recorder, with every program passed through
 // (`run_with`); its own `run` is unused here.
+#[path = "../it/support/fixtures.rs"]
+mod fixtures;
 #[allow(dead_code)]
 #[path = "../bash_differential/recorder.rs"]
 mod recorder;
@@ -409,14 +411,10 @@ fn canaries(harness: Option<Arc<Harness>>) -> Vec<Trial> {
     cases
         .iter()
         .map(|&(command, expect)| {
-            let harness = harness.clone();
-            let ignored = harness.is_none();
-            Trial::test(
+            sandboxed(
                 format!("canary: `{command}` is caught ({expect})"),
-                move || {
-                    let Some(harness) = harness else {
-                        return Err("the sandbox cannot run here".into());
-                    };
+                harness.clone(),
+                move |harness| {
                     let slot = &harness.slots[0];
                     let mut dirty = slot.dirty.lock().unwrap();
                     if *dirty {
@@ -439,7 +437,6 @@ fn canaries(harness: Option<Arc<Harness>>) -> Vec<Trial> {
                     }
                 },
             )
-            .with_ignored_flag(ignored)
         })
         .collect()
 }
@@ -460,27 +457,15 @@ struct KeptLine {
 
 /// Each kept line: when vouch calls it inert, it runs clean.
 fn kept_lines(harness: Option<Arc<Harness>>) -> Vec<Trial> {
-    let path = format!(
-        "{}/tests/fixtures/inert_differential.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            let line: KeptLine = serde_json::from_str(l)
-                .unwrap_or_else(|e| panic!("inert_differential.jsonl:{}: {e}", i + 1));
-            let harness = harness.clone();
-            let ignored = harness.is_none();
-            Trial::test(
-                format!("inert_differential.jsonl:{} `{}`", i + 1, line.command),
-                move || {
-                    let Some(harness) = harness else {
-                        return Err("the sandbox cannot run here".into());
-                    };
+    fixtures::jsonl::<KeptLine>("inert_differential.jsonl")
+        .into_iter()
+        .map(|(number, line)| {
+            sandboxed(
+                format!("inert_differential.jsonl:{number} `{}`", line.command),
+                harness.clone(),
+                move |harness| {
                     let tally = Tally::default();
-                    tally.take(&harness, &harness.slots[0], &line.command);
+                    tally.take(harness, &harness.slots[0], &line.command);
                     let failures = tally.failures.lock().map_err(|_| "poisoned")?;
                     match (failures.first(), &line.open) {
                         (None, None) | (Some(_), Some(_)) => Ok(()),
@@ -491,7 +476,6 @@ fn kept_lines(harness: Option<Arc<Harness>>) -> Vec<Trial> {
                     }
                 },
             )
-            .with_ignored_flag(ignored)
         })
         .collect()
 }
@@ -607,13 +591,10 @@ fn on_slots(harness: &Arc<Harness>, work: impl Fn(&Harness, &Slot) + Send + Sync
 
 fn generated_trial(harness: Option<Arc<Harness>>) -> Trial {
     let target = run_env::env_number("VOUCH_INERT_DIFF_CASES", DEFAULT_INERT);
-    let ignored = harness.is_none();
-    Trial::test(
+    sandboxed(
         format!("generated: {target} commands vouch calls inert, run in real bash"),
-        move || {
-            let Some(harness) = harness else {
-                return Err("the sandbox cannot run here (see the reason printed above)".into());
-            };
+        harness,
+        move |harness| {
             let seed = run_env::seed("VOUCH_INERT_DIFF_SEED", DEFAULT_SEED);
             eprintln!("inert_differential: generated run, seed {seed}, {target} inert commands");
             let started = Instant::now();
@@ -621,7 +602,7 @@ fn generated_trial(harness: Option<Arc<Harness>>) -> Trial {
             let next = Arc::new(AtomicUsize::new(0));
             let max = target.saturating_mul(MAX_GENERATED_PER_INERT);
             let shared = Arc::clone(&tally);
-            on_slots(&harness, move |harness, slot| {
+            on_slots(harness, move |harness, slot| {
                 while shared.inert.load(Ordering::Relaxed) < target {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     if index >= max {
@@ -640,6 +621,20 @@ fn generated_trial(harness: Option<Arc<Harness>>) -> Trial {
             tally.finish("generated", started)
         },
     )
+}
+
+/// A trial that runs `body` in the sandbox; ignored (with the reason
+/// printed when the harness was set up) where the sandbox cannot run.
+fn sandboxed(
+    name: String,
+    harness: Option<Arc<Harness>>,
+    body: impl FnOnce(&Arc<Harness>) -> Result<(), Failed> + Send + 'static,
+) -> Trial {
+    let ignored = harness.is_none();
+    Trial::test(name, move || match harness {
+        Some(harness) => body(&harness),
+        None => Err("the sandbox cannot run here (see the reason printed above)".into()),
+    })
     .with_ignored_flag(ignored)
 }
 
@@ -666,11 +661,15 @@ fn corpus_trial(harness: Option<Arc<Harness>>) -> Trial {
                 eprintln!("inert_differential: corpus run skipped: `{path}` cannot be read");
                 return Ok(());
             };
-            let mut commands: Vec<String> = text
-                .lines()
-                .filter_map(|l| serde_json::from_str::<CorpusLine>(l).ok())
-                .map(|l| l.command)
-                .collect();
+            let mut commands = Vec::new();
+            for (i, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let line: CorpusLine = serde_json::from_str(line)
+                    .map_err(|e| format!("{path}:{}: not a corpus line: {e}", i + 1))?;
+                commands.push(line.command);
+            }
             commands.sort();
             commands.dedup();
             eprintln!(
