@@ -1,7 +1,8 @@
 // A scripted fake *agent* model API on loopback for the harness end-to-end
-// suite: it speaks Anthropic Messages (SSE), OpenAI Responses (SSE) and
-// Gemini streamGenerateContent (SSE) well enough to drive Claude Code, Codex
-// and Gemini CLI headless. It never decides anything about vouch; it plays
+// suite: it speaks Anthropic Messages (SSE), OpenAI Responses (SSE), Gemini
+// streamGenerateContent (SSE) and OpenAI Chat Completions (SSE, under
+// `/<harness>/v1`) well enough to drive Claude Code, Codex, Gemini CLI,
+// GitHub Copilot CLI, Qwen Code and OpenCode headless. It never decides anything about vouch; it plays
 // the agent's model:
 //
 // - The user prompt carries the command to run as `RUN<<<command>>>`.
@@ -147,6 +148,48 @@ function gemini(req, body, res) {
   json(res, 200, chunk);
 }
 
+// ---------------------------------------------------------------- OpenAI Chat Completions
+
+// GitHub Copilot CLI, Qwen Code and OpenCode speak chat completions. The
+// base URL names the harness (`/<harness>/v1`), so the log can say whose
+// tool result it recorded.
+function chat(req, body, res, harness) {
+  const messages = body.messages || [];
+  const last = messages[messages.length - 1] || {};
+  const id = `chatcmpl_${++calls}`;
+  let delta;
+  if (last.role === 'tool') {
+    const c = last.content;
+    const text = typeof c === 'string' ? c : (c || []).map((x) => x.text || '').join('\n');
+    results.push({ harness, text });
+    delta = { role: 'assistant', content: 'done' };
+  } else {
+    const users = messages.filter((m) => m && m.role === 'user');
+    const command = commandIn(JSON.stringify(users[users.length - 1] || {}));
+    const shell = (body.tools || []).map((t) => t.function || {}).find((f) => ['bash', 'run_shell_command'].includes(f.name));
+    if (command && shell) {
+      // Only the arguments the tool declares: some harnesses reject others.
+      const props = (shell.parameters && shell.parameters.properties) || {};
+      const args = { command };
+      if ('description' in props) args.description = 'e2e marker';
+      delta = { role: 'assistant', content: null, tool_calls: [{ index: 0, id: `call_e2e_${calls}`, type: 'function', function: { name: shell.name, arguments: JSON.stringify(args) } }] };
+    } else {
+      delta = { role: 'assistant', content: 'done' };
+    }
+  }
+  const finish = delta.tool_calls ? 'tool_calls' : 'stop';
+  const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+  const base = { id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body.model || 'fake-model' };
+  if (!body.stream) {
+    return json(res, 200, { ...base, object: 'chat.completion', choices: [{ index: 0, message: delta, finish_reason: finish }], usage });
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`);
+  res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }], usage })}\n\n`);
+  res.write('data: [DONE]\n\n');
+  res.end();
+}
+
 // ---------------------------------------------------------------- server
 
 const server = http.createServer((req, res) => {
@@ -168,7 +211,9 @@ const server = http.createServer((req, res) => {
     if (req.method === 'POST' && url.includes(':streamGenerateContent')) return gemini(req, body, res);
     if (req.method === 'POST' && url.includes(':generateContent')) return gemini(req, body, res);
     if (req.method === 'POST' && url.includes(':countTokens')) return json(res, 200, { totalTokens: 10 });
-    if (req.method === 'GET' && url.startsWith('/v1/models')) return json(res, 200, { object: 'list', data: [], models: [] });
+    const routed = /^\/([a-z-]+)\/v1\/chat\/completions/.exec(url);
+    if (req.method === 'POST' && routed) return chat(req, body, res, routed[1]);
+    if (req.method === 'GET' && /^(\/[a-z-]+)?\/v1\/models/.test(url)) return json(res, 200, { object: 'list', data: [], models: [] });
     json(res, 404, { error: { message: `fake agent API: no route ${req.method} ${url}` } });
   });
 });
