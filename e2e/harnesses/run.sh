@@ -42,7 +42,12 @@ if [ ! -f "$cache/$stamp.ok" ]; then
   rm -rf "$cache" && mkdir -p "$cache"
   cp "$here/package.json" "$here/package-lock.json" "$cache/"
   # Install scripts are not needed: the native binaries are run directly.
-  (cd "$cache" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  # `npm install` on the lockfile rather than `npm ci`: the registry this
+  # runs against serves only the linux-x64 builds of OpenCode's and Qwen
+  # Code's optional platform packages, which leaves the lockfile without the
+  # others, and `npm ci` refuses such a lockfile. Every version installed is
+  # still the locked one.
+  (cd "$cache" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
   touch "$cache/$stamp.ok"
 fi
 nm=$cache/node_modules
