@@ -27,6 +27,11 @@ use vouch::clock::ManualClock;
 use vouch::config::Config;
 use vouch::engine::{Engine, EngineOptions};
 
+/// A `--target` by name.
+fn target(name: &str) -> Target {
+    name.parse().unwrap()
+}
+
 /// Day 20,798, the 15th day of its 16-day block (`day % 16 == 14`): the
 /// 180-day window then has 20 edge days read from `daily` (the most any
 /// 180-day window has) and the 174-day window 30 edge days plus 9 blocks,
@@ -161,7 +166,7 @@ fn report_bench(c: &mut Criterion) {
             top: 20,
             min_count: 5,
             scope,
-            target: Target::ClaudeCode,
+            target: target("claude-code"),
         };
         group.bench_function(format!("report_180_days_x_5000_subjects/{label}"), |b| {
             let db = db();

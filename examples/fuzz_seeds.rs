@@ -138,7 +138,7 @@ fn main() -> anyhow::Result<()> {
     request.add(mcp.as_bytes())?;
 
     let mut hooks = Corpus::open(&root, "hook_stdin")?;
-    for (selector, id) in (0u8..).zip(HarnessId::ALL) {
+    for (selector, id) in (0u8..).zip(HarnessId::all()) {
         let dir = fixtures::path(&format!("harnesses/{}", id.as_str()));
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
             .with_context(|| dir.display().to_string())?

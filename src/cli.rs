@@ -397,7 +397,10 @@ pub fn hook_snippet(
         http,
         codex_config: codex_home.join("config.toml"),
     };
-    let (text, notes) = render(&opts, &loaded.config);
+    let (text, notes) = match render(&opts, &loaded.config) {
+        Ok(rendered) => rendered,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
     for note in notes {
         let _ = writeln!(err, "vouch: {note}");
     }

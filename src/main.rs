@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use vouch::cli::{self, Global};
 
 #[derive(Parser)]
@@ -84,7 +84,8 @@ enum AuditCommand {
         /// `text` (a table) or `json` (stable, see docs/audit.md).
         #[arg(long, default_value = "text", value_parser = ["text", "json"])]
         format: String,
-        /// Rule language: claude-code, codex, gemini, pi or cursor.
+        /// Rule language: a harness's name (`vouch hook --help` lists
+        /// them), `pi` or `vouch`.
         #[arg(long, default_value = "claude-code")]
         target: vouch::audit::targets::Target,
     },
@@ -92,24 +93,80 @@ enum AuditCommand {
     Ingest,
 }
 
-#[derive(Subcommand)]
+/// `vouch hook <harness>` for every harness of the registry
+/// (`vouch::hooks::harnesses::ALL`), and `vouch hook snippet <harness>`:
+/// the subcommands come from the same table as everything else, so a new
+/// harness needs no line here.
 enum HookCommand {
-    /// Claude Code command hooks (PreToolUse, PermissionRequest, PostToolUse).
-    ClaudeCode(HookArgs),
-    /// Codex CLI command hooks (PreToolUse, PermissionRequest, PostToolUse).
-    Codex(HookArgs),
-    /// Gemini CLI command hooks (BeforeTool, AfterTool).
-    Gemini(HookArgs),
-    /// Cursor hooks (beforeShellExecution, beforeMCPExecution, beforeReadFile, preToolUse, after*).
-    Cursor(HookArgs),
-    /// Print the settings fragment for a harness (never edits its files).
-    Snippet {
-        /// `claude-code`, `codex`, `gemini` or `cursor`.
-        harness: String,
-        /// Claude Code: the `type: "http"` form for `vouch serve`.
-        #[arg(long)]
-        http: bool,
-    },
+    Run(vouch::hooks::HarnessId, HookArgs),
+    Snippet(SnippetArgs),
+}
+
+impl clap::FromArgMatches for HookCommand {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut m.clone())
+    }
+
+    fn from_arg_matches_mut(m: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
+        use clap::error::ErrorKind;
+        match m.remove_subcommand() {
+            Some((name, mut sub)) if name == "snippet" => Ok(HookCommand::Snippet(
+                SnippetArgs::from_arg_matches_mut(&mut sub)?,
+            )),
+            Some((name, mut sub)) => match vouch::hooks::HarnessId::named(&name) {
+                Some(harness) => Ok(HookCommand::Run(
+                    harness,
+                    HookArgs::from_arg_matches_mut(&mut sub)?,
+                )),
+                None => Err(clap::Error::raw(
+                    ErrorKind::InvalidSubcommand,
+                    format!("unknown harness `{name}`\n"),
+                )),
+            },
+            None => Err(clap::Error::raw(
+                ErrorKind::MissingSubcommand,
+                "name a harness or `snippet`\n",
+            )),
+        }
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl clap::Subcommand for HookCommand {
+    fn augment_subcommands(cmd: clap::Command) -> clap::Command {
+        let cmd = vouch::hooks::HarnessId::all().fold(cmd, |cmd, h| {
+            cmd.subcommand(HookArgs::augment_args(
+                clap::Command::new(h.as_str()).about(h.harness().about()),
+            ))
+        });
+        cmd.subcommand(SnippetArgs::augment_args(
+            clap::Command::new("snippet")
+                .about("Print the settings fragment for a harness (never edits its files)."),
+        ))
+        .subcommand_required(true)
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        name == "snippet" || vouch::hooks::HarnessId::named(name).is_some()
+    }
+}
+
+#[derive(clap::Args)]
+struct SnippetArgs {
+    /// The harness.
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(vouch::hooks::HarnessId::names()))]
+    harness: String,
+    /// Claude Code: the `type: "http"` form for `vouch serve`.
+    #[arg(long)]
+    http: bool,
 }
 
 #[derive(clap::Args)]
@@ -151,13 +208,9 @@ enum ConfigCommand {
 }
 
 fn hook(global: &Global, command: HookCommand) -> i32 {
-    use vouch::hooks::HarnessId;
     let (harness, args) = match command {
-        HookCommand::ClaudeCode(a) => (HarnessId::ClaudeCode, a),
-        HookCommand::Codex(a) => (HarnessId::Codex, a),
-        HookCommand::Gemini(a) => (HarnessId::Gemini, a),
-        HookCommand::Cursor(a) => (HarnessId::Cursor, a),
-        HookCommand::Snippet { harness, http } => {
+        HookCommand::Run(harness, args) => (harness, args),
+        HookCommand::Snippet(SnippetArgs { harness, http }) => {
             return cli::hook_snippet(global, &harness, http, std::io::stdout(), std::io::stderr());
         }
     };

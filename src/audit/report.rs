@@ -401,7 +401,7 @@ fn render_suggestions(out: &mut String, report: &Report) {
     let _ = writeln!(
         out,
         "\nSuggested rules for {} (at least {} approvals, nothing blocking), for {}",
-        s.target.title(),
+        s.target.language().title(),
         report.min_count,
         s.file
     );
@@ -443,7 +443,7 @@ mod tests {
             top: 20,
             min_count: 5,
             scope: Scope::All,
-            target: Target::ClaudeCode,
+            target: Target::of(&crate::hooks::harnesses::claude_code::HARNESS),
         };
         assert!(ok.validate(180).is_ok());
         assert!(

@@ -5,115 +5,94 @@
 //! its language allows, and says so when it cannot be as narrow as the
 //! template: Codex and Gemini CLI match command prefixes, Cursor only the
 //! command word. A rule that would also cover a template denied in the
-//! window is not suggested at all. The languages, as documented:
-//!
-//! - Claude Code `permissions.allow`: `Bash(git status)` exact,
-//!   `Bash(npm run:*)` prefix, `Bash(npm test * --token *)` wildcards, and
-//!   bare tool names (`mcp__server__tool`) — code.claude.com/docs/en/permissions.
-//! - Codex execpolicy: Starlark `prefix_rule(pattern = [...], decision =
-//!   "allow", justification = ..., match = [...])` in `rules/*.rules` —
-//!   developers.openai.com/codex/rules.
-//! - Gemini CLI policy engine: TOML `[[rule]]` with `toolName`,
-//!   `commandPrefix`, `decision`, `priority` — geminicli.com/docs/reference/policy-engine.
-//! - pi-permission-system: `permission.bash` pattern map, `*` wildcards,
-//!   last matching rule wins — the package README.
-//! - Cursor CLI: `permissions.allow` with `Shell(commandBase)`, the first
-//!   token only — docs.cursor.com/en/cli/reference/permissions.
+//! window is not suggested at all. Each harness's language lives in its
+//! adapter file (`src/hooks/harnesses/`, [`RuleLanguage`]), with the
+//! documentation it follows; pi-permission-system's and vouch's own are
+//! here.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
 use super::subject::Kind;
+use crate::hooks::HarnessId;
 
-/// A harness whose rule language the report can write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Target {
-    ClaudeCode,
-    Codex,
-    Gemini,
-    Pi,
-    Cursor,
-    /// vouch's own routing: `[[routing.rules]]` command templates.
-    Vouch,
+/// A permission-rule language the report can write suggestions in: each
+/// harness's own (from its adapter, [`crate::hooks::Harness::rule_language`]),
+/// pi-permission-system's and vouch's own routing rules.
+pub trait RuleLanguage: Sync {
+    /// The `--target` name (a harness's name where it is one).
+    fn name(&self) -> &'static str;
+    fn title(&self) -> &'static str;
+    /// The documentation the output follows.
+    fn source_url(&self) -> &'static str;
+    /// The file the rules go in, for one project or for every project.
+    fn file(&self, all_projects: bool) -> &'static str;
+    /// `json`, `toml`, `starlark`…
+    fn format(&self) -> &'static str;
+    /// The `source` whose tool names this language uses.
+    fn tool_source(&self) -> &'static str {
+        self.name()
+    }
+    /// The rule for a command template, and whether it is broader than the
+    /// template; `Err` says why no rule is safe. `blocked` are the
+    /// templates with a denial in the window: a rule that would cover one
+    /// is refused (see [`blocked_by`]).
+    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String>;
+    /// The rule for a tool name this harness reported.
+    fn tool_rule(&self, tool: &str) -> Result<String, String>;
+    /// The text to merge into [`RuleLanguage::file`].
+    fn snippet(&self, rules: &[Rule]) -> String;
+    /// What the user should know before merging the rules.
+    fn note(&self) -> &'static str;
 }
 
+/// A rule language, by name: `--target`.
+#[derive(Clone, Copy)]
+pub struct Target(&'static dyn RuleLanguage);
+
 impl Target {
-    pub const ALL: [Target; 6] = [
-        Target::ClaudeCode,
-        Target::Codex,
-        Target::Gemini,
-        Target::Pi,
-        Target::Cursor,
-        Target::Vouch,
-    ];
+    /// Every language: each harness's that has one, then pi's and vouch's.
+    pub fn all() -> impl Iterator<Item = Target> {
+        HarnessId::all()
+            .filter_map(|h| h.harness().rule_language())
+            .chain([&Pi as &dyn RuleLanguage, &VouchRules])
+            .map(Target)
+    }
+
+    /// A target by its language.
+    pub fn of(language: &'static dyn RuleLanguage) -> Target {
+        Target(language)
+    }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Target::ClaudeCode => "claude-code",
-            Target::Codex => "codex",
-            Target::Gemini => "gemini",
-            Target::Pi => "pi",
-            Target::Cursor => "cursor",
-            Target::Vouch => "vouch",
-        }
+        self.0.name()
     }
 
-    pub fn title(self) -> &'static str {
-        match self {
-            Target::ClaudeCode => "Claude Code",
-            Target::Codex => "Codex",
-            Target::Gemini => "Gemini CLI",
-            Target::Pi => "pi-permission-system",
-            Target::Cursor => "Cursor CLI",
-            Target::Vouch => "vouch",
-        }
+    pub fn language(self) -> &'static dyn RuleLanguage {
+        self.0
     }
+}
 
-    /// The documentation the output follows.
-    pub fn source_url(self) -> &'static str {
-        match self {
-            Target::ClaudeCode => "https://code.claude.com/docs/en/permissions",
-            Target::Codex => "https://developers.openai.com/codex/rules",
-            Target::Gemini => "https://geminicli.com/docs/reference/policy-engine/",
-            Target::Pi => "https://www.npmjs.com/package/@gotgenes/pi-permission-system",
-            Target::Cursor => "https://docs.cursor.com/en/cli/reference/permissions",
-            Target::Vouch => "docs/inert.md#rules-over-analysed-commands",
-        }
+impl PartialEq for Target {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
     }
+}
 
-    /// The file the rules go in, for one project or for every project.
-    pub fn file(self, all_projects: bool) -> &'static str {
-        match (self, all_projects) {
-            (Target::ClaudeCode, false) => ".claude/settings.json",
-            (Target::ClaudeCode, true) => "~/.claude/settings.json",
-            (Target::Codex, false) => ".codex/rules/vouch.rules",
-            (Target::Codex, true) => "~/.codex/rules/default.rules",
-            (Target::Gemini, false) => ".gemini/policies/vouch.toml",
-            (Target::Gemini, true) => "~/.gemini/policies/vouch.toml",
-            (Target::Pi, false) => ".pi/extensions/pi-permission-system/config.json",
-            (Target::Pi, true) => "~/.pi/agent/extensions/pi-permission-system/config.json",
-            (Target::Cursor, false) => ".cursor/cli.json",
-            (Target::Cursor, true) => "~/.cursor/cli-config.json",
-            // A project overlay may not pass: the rules go in the user's
-            // trusted file either way.
-            (Target::Vouch, _) => "~/.config/vouch/config.toml",
-        }
+impl Eq for Target {}
+
+impl fmt::Debug for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Target({})", self.as_str())
     }
+}
 
-    pub fn format(self) -> &'static str {
-        match self {
-            Target::ClaudeCode | Target::Pi | Target::Cursor => "json",
-            Target::Codex => "starlark",
-            Target::Gemini | Target::Vouch => "toml",
-        }
-    }
-
-    /// The `source` whose tool names this target uses.
-    fn tool_source(self) -> &'static str {
-        self.as_str()
+impl Serialize for Target {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -121,13 +100,10 @@ impl std::str::FromStr for Target {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Target::ALL
-            .into_iter()
-            .find(|t| t.as_str() == s)
-            .ok_or_else(|| {
-                "must be one of `claude-code`, `codex`, `gemini`, `pi`, `cursor`, `vouch`"
-                    .to_owned()
-            })
+        Target::all().find(|t| t.as_str() == s).ok_or_else(|| {
+            let names: Vec<&str> = Target::all().map(Target::as_str).collect();
+            format!("must be one of `{}`", names.join("`, `"))
+        })
     }
 }
 
@@ -155,9 +131,9 @@ pub struct Rule {
     pub broader: bool,
     /// What the rule is for (the first subject's surface and kind).
     #[serde(skip)]
-    surface: String,
+    pub surface: String,
     #[serde(skip)]
-    kind: Kind,
+    pub kind: Kind,
 }
 
 /// A candidate the target cannot express safely.
@@ -214,7 +190,7 @@ pub fn glob_matches(pattern: &str, text: &str) -> bool {
 }
 
 /// The literal tokens before the first wildcard.
-fn literal_prefix(template: &str) -> Vec<&str> {
+pub fn literal_prefix(template: &str) -> Vec<&str> {
     template
         .split(' ')
         .take_while(|token| !token.contains('*'))
@@ -223,7 +199,7 @@ fn literal_prefix(template: &str) -> Vec<&str> {
 
 /// True when a prefix rule of `prefix` tokens matches a command the
 /// template `other` stands for (its `*` may be anything).
-fn prefix_covers(prefix: &[&str], other: &str) -> bool {
+pub fn prefix_covers(prefix: &[&str], other: &str) -> bool {
     let tokens: Vec<&str> = other.split(' ').collect();
     for (i, want) in prefix.iter().enumerate() {
         match tokens.get(i) {
@@ -247,8 +223,8 @@ pub fn suggest(
     let mut skipped = Vec::new();
     for candidate in candidates {
         let outcome = match candidate.kind {
-            Kind::Template => template_rule(target, &candidate.subject, blocked),
-            Kind::Tool => tool_rule(target, candidate),
+            Kind::Template => target.0.template_rule(&candidate.subject, blocked),
+            Kind::Tool => tool_rule(target, candidate).map(|rule| (rule, false)),
             Kind::NoTemplate | Kind::Path | Kind::Network => {
                 Err("only command templates and tool names can become rules".to_owned())
             }
@@ -279,21 +255,23 @@ pub fn suggest(
     let snippet = if rules.is_empty() {
         String::new()
     } else {
-        snippet(target, &rules)
+        target.0.snippet(&rules)
     };
+    let language = target.0;
     Suggestions {
         target,
-        file: target.file(all_projects),
-        format: target.format(),
-        documentation: target.source_url(),
+        file: language.file(all_projects),
+        format: language.format(),
+        documentation: language.source_url(),
         rules,
         skipped,
         snippet,
-        notes: notes(target),
+        notes: vec![language.note().to_owned(), CAUTION.to_owned()],
     }
 }
 
-fn blocked_by(blocked: &[String], covers: impl Fn(&str) -> bool) -> Option<String> {
+/// Why no rule is suggested when it would cover a blocked template.
+pub fn blocked_by(blocked: &[String], covers: impl Fn(&str) -> bool) -> Option<String> {
     blocked.iter().find(|b| covers(b)).map(|b| {
         format!(
             "it would also allow `{b}`, which was denied (or could not be confirmed) in the window"
@@ -301,220 +279,171 @@ fn blocked_by(blocked: &[String], covers: impl Fn(&str) -> bool) -> Option<Strin
     })
 }
 
-/// The rule text for a template, and whether it is broader than it.
-fn template_rule(
-    target: Target,
-    template: &str,
-    blocked: &[String],
-) -> Result<(String, bool), String> {
-    match target {
-        Target::ClaudeCode => {
-            // `Bash(p:*)` is a prefix rule; anything else matches the whole
-            // command, `*` spanning any characters.
-            let prefix = template.strip_suffix(" *").filter(|p| !p.contains('*'));
-            let rule = match prefix {
-                Some(prefix) => format!("Bash({prefix}:*)"),
-                None => format!("Bash({template})"),
-            };
-            let covers = |b: &str| match prefix {
-                Some(p) => b == p || glob_matches(&format!("{p} *"), b),
-                None => glob_matches(template, b),
-            };
-            match blocked_by(blocked, covers) {
-                Some(why) => Err(why),
-                None => Ok((rule, false)),
-            }
-        }
-        Target::Pi | Target::Vouch => match blocked_by(blocked, |b| glob_matches(template, b)) {
-            Some(why) => Err(why),
-            None => Ok((template.to_owned(), false)),
-        },
-        Target::Codex | Target::Gemini => {
-            let prefix = literal_prefix(template);
-            if let Some(why) = blocked_by(blocked, |b| prefix_covers(&prefix, b)) {
-                return Err(why);
-            }
-            // A prefix rule also matches any arguments after the prefix.
-            Ok((prefix.join(" "), true))
-        }
-        Target::Cursor => {
-            let mut tokens = template.split(' ');
-            let command = tokens.next().unwrap_or_default();
-            let rest: Vec<&str> = tokens.collect();
-            let broader = match rest.as_slice() {
-                ["*"] => false,
-                [] => true,
-                _ => {
-                    return Err(format!(
-                        "Cursor's `Shell(…)` names only the command word: `Shell({command})` would \
-                         allow every `{command}` command, far more than `{template}`"
-                    ));
-                }
-            };
-            match blocked_by(blocked, |b| b.split(' ').next() == Some(command)) {
-                Some(why) => Err(why),
-                None => Ok((format!("Shell({command})"), broader)),
-            }
-        }
-    }
-}
-
 /// The rule for a tool name: only for the harness that named the tool.
-fn tool_rule(target: Target, candidate: &Candidate) -> Result<(String, bool), String> {
-    if !candidate.sources.iter().any(|s| s == target.tool_source()) {
+fn tool_rule(target: Target, candidate: &Candidate) -> Result<String, String> {
+    let language = target.0;
+    if !candidate
+        .sources
+        .iter()
+        .any(|s| s == language.tool_source())
+    {
         return Err(format!(
             "tool names differ between harnesses, and `{}` was not reported by {}",
             candidate.subject,
-            target.title()
+            language.title()
         ));
     }
-    match target {
-        Target::ClaudeCode | Target::Gemini => Ok((candidate.subject.clone(), false)),
-        Target::Pi => Ok((candidate.subject.clone(), false)),
-        Target::Codex => Err("Codex rules cover shell commands only".to_owned()),
-        Target::Vouch => Err(
-            "vouch's rules name commands; other tools are routed by `routing.surfaces`".to_owned(),
-        ),
-        Target::Cursor => Err(
-            "Cursor's `Mcp(server, tool)` needs the server name, which the audit does not keep"
-                .to_owned(),
-        ),
-    }
+    language.tool_rule(&candidate.subject)
 }
 
-fn quoted(s: &str) -> String {
+/// A JSON string literal.
+pub fn quoted(s: &str) -> String {
     Value::String(s.to_owned()).to_string()
 }
 
-fn snippet(target: Target, rules: &[Rule]) -> String {
-    let is_tool = |rule: &Rule| rule.kind == Kind::Tool;
-    match target {
-        Target::ClaudeCode => {
-            let allow: Vec<&str> = rules.iter().map(|r| r.rule.as_str()).collect();
-            pretty(&json!({ "permissions": { "allow": allow } }))
-        }
-        Target::Cursor => {
-            let allow: Vec<&str> = rules.iter().map(|r| r.rule.as_str()).collect();
-            pretty(&json!({ "permissions": { "allow": allow, "deny": [] } }))
-        }
-        Target::Pi => {
-            let mut permission: BTreeMap<String, Value> = BTreeMap::new();
-            let mut bash = serde_json::Map::new();
-            for rule in rules {
-                if is_tool(rule) {
-                    if rule.surface == "mcp" || rule.surface == "skill" {
-                        // A target within the surface's own pattern map.
-                        let entry = permission
-                            .entry(rule.surface.clone())
-                            .or_insert_with(|| Value::Object(serde_json::Map::new()));
-                        if let Some(map) = entry.as_object_mut() {
-                            map.insert(rule.rule.clone(), Value::from("allow"));
-                        }
-                    } else {
-                        // Another tool: its own surface, allowed as a whole.
-                        permission.insert(rule.rule.clone(), Value::from("allow"));
-                    }
-                } else {
-                    bash.insert(rule.rule.clone(), Value::from("allow"));
-                }
-            }
-            if !bash.is_empty() {
-                permission.insert("bash".to_owned(), Value::Object(bash));
-            }
-            pretty(&json!({ "permission": permission }))
-        }
-        Target::Codex => {
-            let mut out = String::from("# Suggested by `vouch audit report --target codex`.\n");
-            for rule in rules {
-                let tokens: Vec<String> = rule.rule.split(' ').map(quoted).collect();
-                let list = format!("[{}]", tokens.join(", "));
-                let why = format!(
-                    "approved by hand {} times (vouch audit: {})",
-                    rule.approvals,
-                    rule.subjects
-                        .iter()
-                        .map(|s| format!("`{s}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-                out.push_str(&format!(
-                    "prefix_rule(\n    pattern = {list},\n    decision = \"allow\",\n    justification = {},\n    match = [{list}],\n)\n",
-                    quoted(&why)
-                ));
-            }
-            out
-        }
-        Target::Vouch => vouch_snippet(rules),
-        Target::Gemini => {
-            let mut out = String::from("# Suggested by `vouch audit report --target gemini`.\n");
-            for rule in rules {
-                out.push_str("\n[[rule]]\n");
-                if is_tool(rule) {
-                    out.push_str(&format!("toolName = {}\n", quoted(&rule.rule)));
-                } else {
-                    out.push_str("toolName = \"run_shell_command\"\n");
-                    out.push_str(&format!("commandPrefix = {}\n", quoted(&rule.rule)));
-                }
-                out.push_str("decision = \"allow\"\npriority = 100\n");
-            }
-            out
-        }
-    }
-}
-
-/// `[[routing.rules]]` tables for vouch's own configuration.
-fn vouch_snippet(rules: &[Rule]) -> String {
-    let mut out = String::from("# Suggested by `vouch audit report --target vouch`.\n");
-    for rule in rules {
-        out.push_str("\n[[routing.rules]]\n");
-        out.push_str(&format!("command = {}\n", quoted(&rule.rule)));
-        out.push_str("policy = \"pass\"\n");
-        let note = format!("approved by hand {} times", rule.approvals);
-        out.push_str(&format!("note = {}\n", quoted(&note)));
-    }
-    out
-}
-
-fn pretty(value: &Value) -> String {
+/// Pretty JSON with a final newline.
+pub fn pretty(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
     text.push('\n');
     text
 }
 
-fn notes(target: Target) -> Vec<String> {
-    let common = "Repeated approval is evidence of preference, not proof of safety: read each rule \
-                  before you add it.";
-    let specific = match target {
-        Target::ClaudeCode => {
-            "Merge into `permissions.allow`. `Bash(x:*)` also matches `x` with no arguments; \
-             deny and ask rules still win over these."
+/// Said under every target's rules.
+const CAUTION: &str = "Repeated approval is evidence of preference, not proof of safety: read each \
+                       rule before you add it.";
+
+/// The rule for a template as written: every `*` any characters (the
+/// pattern languages of pi-permission-system and vouch).
+fn whole_template(template: &str, blocked: &[String]) -> Result<(String, bool), String> {
+    match blocked_by(blocked, |b| glob_matches(template, b)) {
+        Some(why) => Err(why),
+        None => Ok((template.to_owned(), false)),
+    }
+}
+
+/// pi-permission-system: `permission.bash` pattern map, `*` wildcards, last
+/// matching rule wins — the package README.
+struct Pi;
+
+impl RuleLanguage for Pi {
+    fn name(&self) -> &'static str {
+        "pi"
+    }
+
+    fn title(&self) -> &'static str {
+        "pi-permission-system"
+    }
+
+    fn source_url(&self) -> &'static str {
+        "https://www.npmjs.com/package/@gotgenes/pi-permission-system"
+    }
+
+    fn file(&self, all_projects: bool) -> &'static str {
+        if all_projects {
+            "~/.pi/agent/extensions/pi-permission-system/config.json"
+        } else {
+            ".pi/extensions/pi-permission-system/config.json"
         }
-        Target::Codex => {
-            "Prefix rules also allow any arguments after the prefix. Project rules in \
-             `.codex/rules/` load only for trusted projects; check a file with \
-             `codex execpolicy check --rules FILE <command>`."
+    }
+
+    fn format(&self) -> &'static str {
+        "json"
+    }
+
+    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String> {
+        whole_template(template, blocked)
+    }
+
+    fn tool_rule(&self, tool: &str) -> Result<String, String> {
+        Ok(tool.to_owned())
+    }
+
+    fn snippet(&self, rules: &[Rule]) -> String {
+        let mut permission: BTreeMap<String, Value> = BTreeMap::new();
+        let mut bash = serde_json::Map::new();
+        for rule in rules {
+            if rule.kind == Kind::Tool {
+                if rule.surface == "mcp" || rule.surface == "skill" {
+                    // A target within the surface's own pattern map.
+                    let entry = permission
+                        .entry(rule.surface.clone())
+                        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+                    if let Some(map) = entry.as_object_mut() {
+                        map.insert(rule.rule.clone(), Value::from("allow"));
+                    }
+                } else {
+                    // Another tool: its own surface, allowed as a whole.
+                    permission.insert(rule.rule.clone(), Value::from("allow"));
+                }
+            } else {
+                bash.insert(rule.rule.clone(), Value::from("allow"));
+            }
         }
-        Target::Gemini => {
-            "`commandPrefix` also allows any arguments after the prefix. Workspace policies rank \
-             below user and admin policies."
+        if !bash.is_empty() {
+            permission.insert("bash".to_owned(), Value::Object(bash));
         }
-        Target::Pi => {
-            "Merge into the existing `permission.bash` map and put these entries after any broader \
-             pattern that should still ask or deny (such as `\"*\": \"ask\"` or `\"git *\": \
-             \"ask\"`): pi-permission-system applies the last matching pattern."
+        pretty(&json!({ "permission": permission }))
+    }
+
+    fn note(&self) -> &'static str {
+        "Merge into the existing `permission.bash` map and put these entries after any broader \
+         pattern that should still ask or deny (such as `\"*\": \"ask\"` or `\"git *\": \
+         \"ask\"`): pi-permission-system applies the last matching pattern."
+    }
+}
+
+/// vouch's own routing: `[[routing.rules]]` command templates.
+struct VouchRules;
+
+impl RuleLanguage for VouchRules {
+    fn name(&self) -> &'static str {
+        "vouch"
+    }
+
+    fn title(&self) -> &'static str {
+        "vouch"
+    }
+
+    fn source_url(&self) -> &'static str {
+        "docs/inert.md#rules-over-analysed-commands"
+    }
+
+    fn file(&self, _all_projects: bool) -> &'static str {
+        // A project overlay may not pass: the rules go in the user's
+        // trusted file either way.
+        "~/.config/vouch/config.toml"
+    }
+
+    fn format(&self) -> &'static str {
+        "toml"
+    }
+
+    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String> {
+        whole_template(template, blocked)
+    }
+
+    fn tool_rule(&self, _tool: &str) -> Result<String, String> {
+        Err("vouch's rules name commands; other tools are routed by `routing.surfaces`".to_owned())
+    }
+
+    fn snippet(&self, rules: &[Rule]) -> String {
+        let mut out = String::from("# Suggested by `vouch audit report --target vouch`.\n");
+        for rule in rules {
+            out.push_str("\n[[routing.rules]]\n");
+            out.push_str(&format!("command = {}\n", quoted(&rule.rule)));
+            out.push_str("policy = \"pass\"\n");
+            let note = format!("approved by hand {} times", rule.approvals);
+            out.push_str(&format!("note = {}\n", quoted(&note)));
         }
-        Target::Cursor => {
-            "`Shell(x)` allows every `x` command, whatever its arguments; only templates that \
-             already cover every argument (`x *`) are offered."
-        }
-        Target::Vouch => {
-            "Append to your user configuration (a project overlay may not pass); where it \
-             already has an inline `rules = [...]`, add these there as `{ command = …, policy = \
-             \"pass\" }`. A template passes a command only when every command it would run, after \
-             expansion, matches an allowing template or only reads; `*` stands for any words."
-        }
-    };
-    vec![specific.to_owned(), common.to_owned()]
+        out
+    }
+
+    fn note(&self) -> &'static str {
+        "Append to your user configuration (a project overlay may not pass); where it already \
+         has an inline `rules = [...]`, add these there as `{ command = …, policy = \"pass\" }`. \
+         A template passes a command only when every command it would run, after expansion, \
+         matches an allowing template or only reads; `*` stands for any words."
+    }
 }
 
 #[cfg(test)]

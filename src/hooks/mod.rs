@@ -2,74 +2,100 @@
 //! in, the canonical [`Request`] through the one engine call, the harness's
 //! own reply out — in the harness's fail-closed terms.
 //!
-//! One [`Harness`] per harness (its own file) does three things: parse an
-//! event (which tool, which turn, which transcript), map its tools onto
-//! surfaces, and render an [`Answer`] in the harness's reply schema. What is
+//! A harness is one file in `src/hooks/harnesses/` holding one [`Harness`]:
+//! its payload parsing and reply schema, its abstain/ask/deny forms per
+//! event, its hook timeout, its settings snippet, the configuration files
+//! the agent must not write ([`Protected`]), its transcript format and its
+//! audit rule language. `build.rs` lists the files into
+//! [`harnesses::ALL`], the one table every other part reads: the command
+//! line (`vouch hook <name>`, `vouch hook snippet <name>`), the
+//! trust-boundary hard denies and `vouch audit report --target`. What is
 //! shared lives here: turning a [`Decision`] into an answer (a `defer`
 //! becomes "ask" only where a human will really be asked, else a deny that
 //! says a human must approve), combining the decisions of a call that names
-//! several targets, and the fault replies. A new harness is its adapter file
-//! plus its entries in the tables that name every harness today (the
-//! `HarnessId` arms, the hook timeouts in [`run`], the snippets, the CLI
-//! variant, the trust-boundary files and the audit targets).
+//! several targets, and the fault replies.
 //!
 //! Faults never reach a harness's fail-open path: every parse error, config
 //! error, internal error or deadline is a well-formed deny (see [`run`]).
 
-pub mod claude_code;
-pub mod codex;
-pub mod cursor;
-pub mod gemini;
 pub mod run;
 pub mod snippet;
 pub mod tools;
 pub mod transcript;
 
+/// The adapters, one module per file of `src/hooks/harnesses/`, and
+/// [`harnesses::ALL`].
+pub mod harnesses {
+    include!(concat!(env!("OUT_DIR"), "/harnesses.rs"));
+}
+
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 
 use serde_json::Value;
 
+use crate::audit::targets::RuleLanguage;
 use crate::decision::{Decision, Outcome};
 use crate::request::{Request, RequestError};
 
 pub use run::{HookOptions, decide_call, run_hook};
+pub use snippet::{SnippetContext, SnippetOptions};
 
-/// The harnesses vouch has adapters for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HarnessId {
-    ClaudeCode,
-    Codex,
-    Gemini,
-    Cursor,
-}
+/// One harness of [`harnesses::ALL`], by name: what the command line, the
+/// HTTP route and a request's `source` carry.
+#[derive(Clone, Copy)]
+pub struct HarnessId(&'static dyn Harness);
 
 impl HarnessId {
-    pub const ALL: [HarnessId; 4] = [
-        HarnessId::ClaudeCode,
-        HarnessId::Codex,
-        HarnessId::Gemini,
-        HarnessId::Cursor,
-    ];
+    /// A harness by its adapter.
+    pub fn of(harness: &'static dyn Harness) -> HarnessId {
+        HarnessId(harness)
+    }
+
+    /// The harness named `name`, if vouch has its adapter.
+    pub fn named(name: &str) -> Option<HarnessId> {
+        HarnessId::all().find(|h| h.as_str() == name)
+    }
+
+    /// Every harness, in the registry's order.
+    pub fn all() -> impl Iterator<Item = HarnessId> {
+        harnesses::ALL.iter().map(|h| HarnessId(*h))
+    }
+
+    /// Every harness name, for messages and the command line.
+    pub fn names() -> Vec<&'static str> {
+        HarnessId::all().map(HarnessId::as_str).collect()
+    }
 
     /// The name on the command line, in the HTTP route and in `source`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            HarnessId::ClaudeCode => "claude-code",
-            HarnessId::Codex => "codex",
-            HarnessId::Gemini => "gemini",
-            HarnessId::Cursor => "cursor",
-        }
+        self.0.name()
     }
 
     /// The adapter.
     pub fn harness(self) -> &'static dyn Harness {
-        match self {
-            HarnessId::ClaudeCode => &claude_code::ClaudeCode,
-            HarnessId::Codex => &codex::Codex,
-            HarnessId::Gemini => &gemini::Gemini,
-            HarnessId::Cursor => &cursor::Cursor,
-        }
+        self.0
+    }
+}
+
+impl PartialEq for HarnessId {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for HarnessId {}
+
+impl Hash for HarnessId {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl fmt::Debug for HarnessId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HarnessId({})", self.as_str())
     }
 }
 
@@ -83,18 +109,35 @@ impl FromStr for HarnessId {
     type Err = HookError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        HarnessId::ALL
-            .into_iter()
-            .find(|h| h.as_str() == s)
-            .ok_or_else(|| HookError::UnknownHarness(s.to_owned()))
+        HarnessId::named(s).ok_or_else(|| HookError::UnknownHarness {
+            name: s.to_owned(),
+            known: HarnessId::names().join("`, `"),
+        })
     }
+}
+
+/// Configuration of one harness that the agent must not change: its
+/// permission rules, its hooks, anything that could switch vouch off or run
+/// code around it. Paths are components below a project or home directory
+/// (recognised wherever they appear in a path, as a project can sit
+/// anywhere); `*` in a component is a wildcard within that name, and a
+/// last component `**` is anything below.
+#[derive(Debug, Clone, Copy)]
+pub struct Protected {
+    /// What the hard deny calls it ("Codex's configuration").
+    pub what: &'static str,
+    /// Directories the harness owns whole (`.codex`): removing, replacing,
+    /// relinking or filling one replaces its rules.
+    pub dirs: &'static [&'static str],
+    /// Files and subtrees, as component lists.
+    pub files: &'static [&'static [&'static str]],
 }
 
 /// Why a hook call could not become canonical requests.
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
-    #[error("unknown harness `{0}`: expected `claude-code`, `codex`, `gemini` or `cursor`")]
-    UnknownHarness(String),
+    #[error("unknown harness `{name}`: expected one of `{known}`")]
+    UnknownHarness { name: String, known: String },
     #[error("hook input is not valid JSON: {0}")]
     Json(String),
     #[error("hook input is larger than the limit of {limit} bytes")]
@@ -217,9 +260,29 @@ impl Event {
     }
 }
 
-/// One harness's adapter.
+/// One harness's adapter: everything vouch knows about the harness.
 pub trait Harness: Sync {
-    fn id(&self) -> HarnessId;
+    /// The name on the command line, in the HTTP route and in `source`
+    /// (`claude-code`).
+    fn name(&self) -> &'static str;
+
+    /// One line for `vouch hook --help`: the harness and its events.
+    fn about(&self) -> &'static str;
+
+    /// The harness's own hook timeout, in seconds, when the command line
+    /// does not say (`--timeout`): vouch answers before it.
+    fn default_timeout_secs(&self) -> u64;
+
+    /// The settings fragment for the user's own harness configuration, and
+    /// notes for the user (where it goes, what to check).
+    fn snippet(&self, ctx: &SnippetContext<'_>) -> Result<(String, Vec<String>), String>;
+
+    /// The harness's configuration the agent must not write.
+    fn protected(&self) -> Protected;
+
+    /// The harness's own permission-rule language, for `vouch audit report
+    /// --target`, where it has one the audit can write.
+    fn rule_language(&self) -> Option<&'static dyn RuleLanguage>;
 
     /// Maps one hook input onto canonical requests. `input` is the parsed
     /// JSON object; fields vouch does not read are ignored (harnesses add
@@ -413,10 +476,19 @@ mod tests {
 
     #[test]
     fn harness_names_round_trip() {
-        for h in HarnessId::ALL {
-            assert_eq!(h.as_str().parse::<HarnessId>().unwrap(), h);
-            assert_eq!(h.harness().id(), h);
+        let names = HarnessId::names();
+        for required in ["claude-code", "codex", "cursor", "gemini"] {
+            assert!(names.contains(&required), "{names:?}");
         }
-        assert!("pi".parse::<HarnessId>().is_err());
+        for h in HarnessId::all() {
+            assert_eq!(h.as_str().parse::<HarnessId>().unwrap(), h);
+            assert_eq!(h.harness().name(), h.as_str());
+        }
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "two harnesses share a name");
+        let err = "pi".parse::<HarnessId>().unwrap_err().to_string();
+        assert!(err.contains("`claude-code`"), "{err}");
     }
 }

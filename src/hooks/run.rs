@@ -47,16 +47,6 @@ pub struct HookOptions {
     pub defer_as: DeferAs,
 }
 
-/// The harness's hook timeout when the command line does not say: the
-/// documented defaults (Claude Code 60 s in older and 600 s in newer
-/// releases: the smaller is assumed).
-pub fn default_timeout_secs(harness: HarnessId) -> u64 {
-    match harness {
-        HarnessId::ClaudeCode | HarnessId::Gemini | HarnessId::Cursor => 60,
-        HarnessId::Codex => 600,
-    }
-}
-
 /// Time the work gets when the trusted configuration cannot be read to learn
 /// `hooks.deadline_margin_ms`: the default margin.
 const FALLBACK_MARGIN_MS: u64 = 5000;
@@ -94,7 +84,7 @@ where
     };
     let timeout_ms = opts
         .timeout_secs
-        .unwrap_or_else(|| default_timeout_secs(opts.harness))
+        .unwrap_or_else(|| opts.harness.harness().default_timeout_secs())
         .saturating_mul(1000);
     let deadline = Duration::from_millis(timeout_ms.saturating_sub(margin).max(MIN_DEADLINE_MS));
     let flush = Duration::from_millis(match &trusted {

@@ -190,7 +190,7 @@ async fn hook_guard(State(state): State<AppState>, request: Request, next: Next)
             .metrics()
             .record_hook_fallback(metrics::HookFallback::RateLimited);
         axum::Json(
-            crate::hooks::claude_code::pre_tool_use(
+            crate::hooks::harnesses::claude_code::pre_tool_use(
                 "ask",
                 "vouch is rate limiting this agent (too many tool calls per second), so this \
                  call was not reviewed automatically and needs a human decision.",
@@ -211,7 +211,7 @@ async fn hook_guard(State(state): State<AppState>, request: Request, next: Next)
                     FailClosed::Defer => "ask",
                 };
                 axum::Json(
-                    crate::hooks::claude_code::pre_tool_use(
+                    crate::hooks::harnesses::claude_code::pre_tool_use(
                         decision,
                         &format!(
                             "Automatic review could not complete within {} ms, so this call \

@@ -266,7 +266,7 @@ fn report_options(pairs: Vec<(String, String)>) -> Result<crate::audit::report::
         top: report::DEFAULT_TOP,
         min_count: report::DEFAULT_MIN_COUNT,
         scope: Scope::All,
-        target: crate::audit::targets::Target::ClaudeCode,
+        target: crate::audit::targets::Target::of(&crate::hooks::harnesses::claude_code::HARNESS),
     };
     let mut scope = "current".to_owned();
     let mut cwd: Option<String> = None;
@@ -317,7 +317,7 @@ pub async fn claude_code_hook(
     headers: HeaderMap,
     body: Body,
 ) -> Json<Value> {
-    let claude = HarnessId::ClaudeCode.harness();
+    let claude = HarnessId::of(&hooks::harnesses::claude_code::HARNESS).harness();
     let reply = |event: &str, answer: &Answer| Json(claude.render(event, answer).to_json());
     let bytes = match body::read_limited(&state, &headers, body).await {
         Ok(bytes) => bytes,
@@ -357,9 +357,13 @@ pub async fn claude_code_hook(
     match event {
         Event::Decide(call) => {
             let name = call.event.clone();
-            let answer =
-                hooks::decide_call(state.engine(), HarnessId::ClaudeCode, call, DeferAs::Auto)
-                    .await;
+            let answer = hooks::decide_call(
+                state.engine(),
+                HarnessId::of(&hooks::harnesses::claude_code::HARNESS),
+                call,
+                DeferAs::Auto,
+            )
+            .await;
             reply(&name, &answer)
         }
         Event::Observe(observed) => {
@@ -379,7 +383,7 @@ pub async fn claude_code_hook(
 /// A Claude Code hook body as an event, or the error with the event name
 /// it carried (so the fault reply has the right shape).
 fn parse_claude_hook(bytes: &[u8]) -> Result<Event, (String, hooks::HookError)> {
-    let claude = HarnessId::ClaudeCode.harness();
+    let claude = HarnessId::of(&hooks::harnesses::claude_code::HARNESS).harness();
     let primary = claude.primary_event().to_owned();
     let value: Value = crate::json::from_slice(bytes)
         .map_err(|e| (primary.clone(), hooks::HookError::Json(e.to_string())))?;

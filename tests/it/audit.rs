@@ -17,6 +17,11 @@ use vouch::config::Config;
 use vouch::engine::{Engine, EngineOptions};
 use vouch::request::Request;
 
+/// A `--target` by name.
+fn target(name: &str) -> Target {
+    name.parse().unwrap()
+}
+
 /// 2026-12-01T12:00:00Z.
 const NOW_MS: u64 = 1_796_126_400_000;
 const DAY_MS: u64 = 86_400_000;
@@ -224,7 +229,7 @@ async fn keyed_hashes_are_stable_per_key_and_differ_across_keys() {
         );
     }
     // The stored scope is the HMAC of the project root under that home's key.
-    let report = a.report(Target::ClaudeCode, 1).await;
+    let report = a.report(target("claude-code"), 1).await;
     assert_eq!(
         report.scope.project.as_deref(),
         Some(
@@ -256,7 +261,7 @@ async fn the_same_batch_twice_counts_once() {
         (second.events, second.counted, second.duplicates),
         (7, 0, 7)
     );
-    let report = home.report(Target::ClaudeCode, 1).await;
+    let report = home.report(target("claude-code"), 1).await;
     assert_eq!(report.totals.observations, 7);
     let git = report
         .top_subjects
@@ -278,9 +283,9 @@ async fn min_count_is_a_threshold() {
         })
         .collect();
     home.ingest(events[..4].to_vec()).await;
-    assert!(rules(&home.report(Target::ClaudeCode, 5).await).is_empty());
+    assert!(rules(&home.report(target("claude-code"), 5).await).is_empty());
     home.ingest(events).await;
-    let report = home.report(Target::ClaudeCode, 5).await;
+    let report = home.report(target("claude-code"), 5).await;
     assert_eq!(rules(&report), vec!["Bash(git status --short)"]);
     assert_eq!(report.suggestions.rules[0].approvals, 5);
 }
@@ -307,7 +312,7 @@ async fn one_denial_in_the_window_blocks() {
             "d",
         ));
         home.ingest(events).await;
-        let report = home.report(Target::ClaudeCode, 5).await;
+        let report = home.report(target("claude-code"), 5).await;
         assert!(
             rules(&report).is_empty(),
             "{resolution}: {:?}",
@@ -336,12 +341,12 @@ async fn a_denied_variant_blocks_a_rule_that_would_cover_it() {
     home.ingest(events).await;
     // Claude Code's exact rule does not cover the denied variant.
     assert_eq!(
-        rules(&home.report(Target::ClaudeCode, 5).await),
+        rules(&home.report(target("claude-code"), 5).await),
         vec!["Bash(git push origin main)"]
     );
     // Codex's prefix rule `git push origin main` would: not suggested, and
     // the report says why.
-    let codex = home.report(Target::Codex, 5).await;
+    let codex = home.report(target("codex"), 5).await;
     assert!(rules(&codex).is_empty());
     let reason = &codex.suggestions.skipped[0].reason;
     assert!(reason.contains("git push origin main --force"), "{reason}");
@@ -368,7 +373,7 @@ async fn policy_allows_and_forwarded_approvals_do_not_count() {
         events.push(forwarded);
     }
     home.ingest(events).await;
-    let report = home.report(Target::Pi, 1).await;
+    let report = home.report(target("pi"), 1).await;
     assert!(rules(&report).is_empty(), "{:?}", rules(&report));
     let make = report
         .top_subjects
@@ -391,7 +396,7 @@ async fn structural_variants_never_become_rules() {
         })
         .collect();
     home.ingest(events).await;
-    let report = home.report(Target::ClaudeCode, 1).await;
+    let report = home.report(target("claude-code"), 1).await;
     assert_eq!(report.top_subjects[0].subject, "<compound>");
     assert!(rules(&report).is_empty());
 }
@@ -445,7 +450,7 @@ async fn v1_upgrades_in_place_and_its_rows_never_suggest() {
         "n",
     )])
     .await;
-    let report = home.report(Target::ClaudeCode, 1).await;
+    let report = home.report(target("claude-code"), 1).await;
     assert_eq!(report.totals.observations, 40 + 12 + 3 + 1);
     assert_eq!(report.totals.pre_migration, 55);
     assert_eq!(
@@ -498,7 +503,7 @@ async fn a_deferred_call_that_ran_is_a_human_approval() {
     // A call vouch did not defer proves nothing when it runs.
     home.engine.observe_ran(&request(9, "ls"));
     assert!(home.engine.flush_audit(std::time::Duration::from_secs(5)));
-    let report = home.report(Target::ClaudeCode, 5).await;
+    let report = home.report(target("claude-code"), 5).await;
     let make = report
         .top_subjects
         .iter()
@@ -548,7 +553,7 @@ async fn retention_prunes_on_write_and_projects_may_only_shorten_it() {
             top: 20,
             min_count: 1,
             scope: Scope::All,
-            target: Target::ClaudeCode,
+            target: target("claude-code"),
         })
         .await
         .unwrap_err();
@@ -567,7 +572,7 @@ async fn retention_prunes_on_write_and_projects_may_only_shorten_it() {
         "later",
     )])
     .await;
-    let report = home.report_days(Target::ClaudeCode, 1, 2).await;
+    let report = home.report_days(target("claude-code"), 1, 2).await;
     assert_eq!(report.retention_days, 2);
     let stored = |subject: &str| -> i64 {
         db.query_row(
@@ -588,7 +593,7 @@ async fn retention_prunes_on_write_and_projects_may_only_shorten_it() {
     )
     .unwrap();
     assert_eq!(
-        home.report_days(Target::ClaudeCode, 1, 2)
+        home.report_days(target("claude-code"), 1, 2)
             .await
             .retention_days,
         10
@@ -609,7 +614,10 @@ async fn a_project_that_turns_auditing_off_is_not_recorded() {
         .await;
     assert_eq!((summary.counted, summary.not_audited), (0, 1));
     assert_eq!(
-        home.report(Target::ClaudeCode, 1).await.totals.observations,
+        home.report(target("claude-code"), 1)
+            .await
+            .totals
+            .observations,
         0
     );
 }
@@ -650,7 +658,7 @@ async fn candidates_report(target: Target) -> Report {
 
 #[tokio::test]
 async fn claude_code_rules_parse_as_settings_json() {
-    let report = candidates_report(Target::ClaudeCode).await;
+    let report = candidates_report(target("claude-code")).await;
     let settings: Value = serde_json::from_str(&report.suggestions.snippet).unwrap();
     let allow: Vec<&str> = settings["permissions"]["allow"]
         .as_array()
@@ -674,7 +682,7 @@ async fn claude_code_rules_parse_as_settings_json() {
 
 #[tokio::test]
 async fn pi_rules_parse_as_a_permission_bash_map() {
-    let report = candidates_report(Target::Pi).await;
+    let report = candidates_report(target("pi")).await;
     let config: Value = serde_json::from_str(&report.suggestions.snippet).unwrap();
     let bash = config["permission"]["bash"].as_object().unwrap();
     assert_eq!(bash["git status --short"], "allow");
@@ -691,7 +699,7 @@ async fn pi_rules_parse_as_a_permission_bash_map() {
 
 #[tokio::test]
 async fn cursor_rules_parse_as_cli_config_json() {
-    let report = candidates_report(Target::Cursor).await;
+    let report = candidates_report(target("cursor")).await;
     let config: Value = serde_json::from_str(&report.suggestions.snippet).unwrap();
     let allow = config["permissions"]["allow"].as_array().unwrap();
     // Only `cat *` covers every argument: Shell(cat). The others would widen.
@@ -707,7 +715,7 @@ async fn cursor_rules_parse_as_cli_config_json() {
 
 #[tokio::test]
 async fn gemini_rules_parse_as_policy_toml() {
-    let report = candidates_report(Target::Gemini).await;
+    let report = candidates_report(target("gemini")).await;
     let policy: toml::Table = toml::from_str(&report.suggestions.snippet).unwrap();
     let rules = policy["rule"].as_array().unwrap();
     assert!(!rules.is_empty());
@@ -773,7 +781,7 @@ fn parse_starlark_calls(text: &str) -> Vec<(String, Vec<(String, Value)>)> {
 
 #[tokio::test]
 async fn codex_rules_parse_as_prefix_rule_calls() {
-    let report = candidates_report(Target::Codex).await;
+    let report = candidates_report(target("codex")).await;
     let calls = parse_starlark_calls(&report.suggestions.snippet);
     assert!(!calls.is_empty());
     for (name, args) in &calls {
@@ -813,7 +821,7 @@ async fn codex_rules_parse_as_prefix_rule_calls() {
 async fn codex_execpolicy_accepts_the_generated_rules() {
     let codex =
         std::env::var("VOUCH_CODEX_BIN").expect("VOUCH_CODEX_BIN must name the codex binary");
-    let report = candidates_report(Target::Codex).await;
+    let report = candidates_report(target("codex")).await;
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("vouch.rules");
     std::fs::write(&rules, &report.suggestions.snippet).unwrap();

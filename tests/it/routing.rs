@@ -227,7 +227,7 @@ fn an_audit_suggestion_for_vouch_takes_effect_when_pasted() {
         approvals: 7,
         sources: vec!["claude-code".to_owned()],
     };
-    let suggestions = suggest(Target::Vouch, &[candidate], &[], false);
+    let suggestions = suggest("vouch".parse::<Target>().unwrap(), &[candidate], &[], false);
     assert_eq!(suggestions.rules.len(), 1, "{suggestions:?}");
     assert!(
         suggestions.snippet.contains("command = \"npm test *\""),

@@ -11,6 +11,7 @@
 //! the pipeline lists the project's `.vouch` among the protected locations
 //! exactly when it exists.
 
+use crate::hooks::{HarnessId, Protected};
 use crate::request::Surface;
 use crate::shell::spec::{Modifier, Role};
 use crate::shell::{Seg, Text, Value};
@@ -170,12 +171,13 @@ fn secret_name(target: &Target) -> bool {
     }
 }
 
-/// An agent harness's permission configuration, by path shape.
+/// An agent harness's permission configuration, by path shape: each
+/// harness's [`Protected`] files (from its adapter), Pi's, and `.vouch`.
 fn harness_config(t: &Target, whole_tree: bool) -> Option<&'static str> {
     let parts = t.components();
     let n = parts.len();
     for (k, part) in parts.iter().enumerate() {
-        let rest = parts.get(k + 1..).unwrap_or(&[]);
+        let here = parts.get(k..).unwrap_or(&[]);
         if k + 1 == n && sweeps(part) {
             // `DIR/*`, `DIR/.[!.]*`: every entry of DIR, which names no
             // harness file or `.vouch` by itself (as `rm -rf DIR` does
@@ -183,58 +185,16 @@ fn harness_config(t: &Target, whole_tree: bool) -> Option<&'static str> {
             // it exists) are still checked against the pattern.
             break;
         }
-        let is = |name: &str| component_is(part, name);
-        let tail_is = |names: &[&str]| {
-            rest.len() == 1
-                && rest
-                    .first()
-                    .is_some_and(|c| names.iter().any(|x| component_is(c, x)))
-        };
-        if k + 1 == n && is(".claude.json") {
-            return Some("Claude Code's user configuration");
-        }
-        if is(".vouch") {
+        if component_is(part, ".vouch") {
             return Some("the project's `.vouch/` configuration");
         }
-        if is(".claude")
-            && rest.len() == 1
-            && rest.first().is_some_and(|c| {
-                ["settings.json", "settings.local.json"].iter().any(|x| component_is(c, x))
-                    || matches!(c.as_slice(), [Seg::Lit(s)] if s.starts_with("settings") && s.ends_with(".json"))
-            })
+        if let Some(what) = harnesses()
+            .find(|p| p.files.iter().any(|file| path_is(here, file)))
+            .map(|p| p.what)
         {
-            return Some("Claude Code's permission settings");
+            return Some(what);
         }
-        if is(".codex") && !rest.is_empty() {
-            return Some("Codex's configuration");
-        }
-        if is(".gemini") && tail_is(&["settings.json"]) {
-            return Some("Gemini CLI's settings");
-        }
-        if is(".cursor")
-            && tail_is(&[
-                "hooks.json",
-                "cli.json",
-                "cli-config.json",
-                "permissions.json",
-            ])
-        {
-            return Some("Cursor's hooks or permissions");
-        }
-        if is(".pi")
-            && rest.iter().any(|c| {
-                [
-                    "settings.json",
-                    "sandbox.json",
-                    "permissions.json",
-                    "pi-auto-review.json",
-                    "extensions",
-                ]
-                .iter()
-                .any(|x| component_is(c, x))
-                    || matches!(c.as_slice(), [Seg::Lit(s)] if s.contains("permission"))
-            })
-        {
+        if pi_config(part, here.get(1..).unwrap_or(&[])) {
             return Some("Pi's permission configuration");
         }
         if k + 1 == n && harness_dir_name(part) {
@@ -247,6 +207,62 @@ fn harness_config(t: &Target, whole_tree: bool) -> Option<&'static str> {
     None
 }
 
+/// Every harness adapter's protected configuration.
+fn harnesses() -> impl Iterator<Item = Protected> {
+    HarnessId::all().map(|h| h.harness().protected())
+}
+
+/// Can the components `here` be the protected path `pattern` exactly (a
+/// final `**`: anything below it)?
+fn path_is(here: &[Vec<Seg>], pattern: &[&str]) -> bool {
+    match pattern.split_last() {
+        Some((&"**", dir)) => {
+            here.len() > dir.len() && here.iter().zip(dir).all(|(p, name)| name_is(p, name))
+        }
+        Some(_) => {
+            here.len() == pattern.len()
+                && here.iter().zip(pattern).all(|(p, name)| name_is(p, name))
+        }
+        None => false,
+    }
+}
+
+/// One component against one protected name: `*` any name, `a*b` a name
+/// with that start and end, else the name itself. A component that is a
+/// pattern in the command counts when it can match the name (a `*` in a
+/// protected name stands for nothing there: `settings*.json` is probed as
+/// `settings.json`).
+fn name_is(part: &[Seg], name: &str) -> bool {
+    if name == "*" {
+        return true;
+    }
+    match (name.split_once('*'), part) {
+        (Some((start, end)), [Seg::Lit(s)]) => {
+            s.len() >= start.len() + end.len() && s.starts_with(start) && s.ends_with(end)
+        }
+        (Some((start, end)), _) => component_is(part, &format!("{start}{end}")),
+        (None, _) => component_is(part, name),
+    }
+}
+
+/// Pi's permission files under `.pi` (Pi has no `vouch hook` adapter: its
+/// authorizer chain calls `vouch serve`).
+fn pi_config(part: &[Seg], rest: &[Vec<Seg>]) -> bool {
+    component_is(part, ".pi")
+        && rest.iter().any(|c| {
+            [
+                "settings.json",
+                "sandbox.json",
+                "permissions.json",
+                "pi-auto-review.json",
+                "extensions",
+            ]
+            .iter()
+            .any(|x| component_is(c, x))
+                || matches!(c.as_slice(), [Seg::Lit(s)] if s.contains("permission"))
+        })
+}
+
 /// A last component matching every entry, or every hidden one of three
 /// characters or more (`*`, `.[!.]*`, `.??*`).
 fn sweeps(part: &[Seg]) -> bool {
@@ -257,9 +273,7 @@ fn sweeps(part: &[Seg]) -> bool {
 }
 
 fn harness_dir_name(part: &[Seg]) -> bool {
-    [".claude", ".codex", ".gemini", ".cursor", ".pi"]
-        .iter()
-        .any(|d| component_is(part, d))
+    component_is(part, ".pi") || harnesses().any(|p| p.dirs.iter().any(|d| component_is(part, d)))
 }
 
 /// A harness configuration directory receiving files.

@@ -18,14 +18,21 @@
 
 use serde_json::{Value, json};
 
-use super::tools::{self, Action, Ids};
-use super::transcript::Format;
-use super::{
-    Answer, Call, Event, Harness, HarnessId, HookError, Observed, Presence, Reply, TranscriptRef,
+use crate::hooks::tools::{self, Action, Ids};
+use crate::hooks::transcript::Format;
+use crate::hooks::{
+    Answer, Call, Event, Harness, HookError, Observed, Presence, Reply, TranscriptRef,
 };
 use crate::request::{Request, Surface};
+use crate::audit::subject::Kind;
+use crate::audit::targets::{self, Rule, RuleLanguage};
+use crate::hooks::snippet::{self, SnippetContext};
+use crate::hooks::Protected;
 
 pub struct Gemini;
+
+/// The adapter, for the registry (`build.rs`).
+pub static HARNESS: Gemini = Gemini;
 
 const QUIET_EVENTS: &[&str] = &[
     "BeforeAgent",
@@ -40,8 +47,36 @@ const QUIET_EVENTS: &[&str] = &[
 ];
 
 impl Harness for Gemini {
-    fn id(&self) -> HarnessId {
-        HarnessId::Gemini
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn about(&self) -> &'static str {
+        "Gemini CLI command hooks (BeforeTool, AfterTool)."
+    }
+
+    fn default_timeout_secs(&self) -> u64 {
+        60
+    }
+
+    fn snippet(&self, ctx: &SnippetContext<'_>) -> Result<(String, Vec<String>), String> {
+        let mut notes = vec!["Merge into ~/.gemini/settings.json (your user settings).".to_owned()];
+        if ctx.command.contains('$') {
+            notes.push(
+                "warning: Gemini CLI expands `$` in settings strings; move vouch to a path \
+                 without `$`."
+                    .to_owned(),
+            );
+        }
+        Ok((snippet::pretty(&hooks(&ctx.command, ctx.timeout_secs)), notes))
+    }
+
+    fn protected(&self) -> Protected {
+        PROTECTED
+    }
+
+    fn rule_language(&self) -> Option<&'static dyn RuleLanguage> {
+        Some(&HARNESS)
     }
 
     fn parse(&self, input: &Value) -> Result<Event, HookError> {
@@ -250,6 +285,87 @@ fn mcp(tool: &str, ti: &Value, ctx: &Value) -> Action {
         obj.insert("mcp_context".to_owned(), ctx.clone());
     }
     tools::mcp(tool, &input, ctx.get("url").and_then(Value::as_str))
+}
+
+/// Gemini CLI's settings (hooks, `hooksConfig`, tool permissions).
+const PROTECTED: Protected = Protected {
+    what: "Gemini CLI's settings",
+    dirs: &[".gemini"],
+    files: &[&[".gemini", "settings.json"]],
+};
+
+fn hooks(command: &str, timeout: u64) -> Value {
+    let ms = timeout.saturating_mul(1000);
+    let entry = || {
+        json!([{"matcher": "", "hooks": [{
+            "name": "vouch", "type": "command", "command": command, "timeout": ms,
+        }]}])
+    };
+    json!({
+        "hooks": {"BeforeTool": entry(), "AfterTool": entry()},
+        "hooksConfig": {"enabled": true},
+    })
+}
+
+/// Gemini CLI policy engine: TOML `[[rule]]` with `toolName`,
+/// `commandPrefix`, `decision`, `priority`.
+impl RuleLanguage for Gemini {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn title(&self) -> &'static str {
+        "Gemini CLI"
+    }
+
+    fn source_url(&self) -> &'static str {
+        "https://geminicli.com/docs/reference/policy-engine/"
+    }
+
+    fn file(&self, all_projects: bool) -> &'static str {
+        if all_projects {
+            "~/.gemini/policies/vouch.toml"
+        } else {
+            ".gemini/policies/vouch.toml"
+        }
+    }
+
+    fn format(&self) -> &'static str {
+        "toml"
+    }
+
+    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String> {
+        let prefix = targets::literal_prefix(template);
+        if let Some(why) = targets::blocked_by(blocked, |b| targets::prefix_covers(&prefix, b)) {
+            return Err(why);
+        }
+        // A prefix rule also matches any arguments after the prefix.
+        Ok((prefix.join(" "), true))
+    }
+
+    fn tool_rule(&self, tool: &str) -> Result<String, String> {
+        Ok(tool.to_owned())
+    }
+
+    fn snippet(&self, rules: &[Rule]) -> String {
+        let mut out = String::from("# Suggested by `vouch audit report --target gemini`.\n");
+        for rule in rules {
+            out.push_str("\n[[rule]]\n");
+            if rule.kind == Kind::Tool {
+                out.push_str(&format!("toolName = {}\n", targets::quoted(&rule.rule)));
+            } else {
+                out.push_str("toolName = \"run_shell_command\"\n");
+                out.push_str(&format!("commandPrefix = {}\n", targets::quoted(&rule.rule)));
+            }
+            out.push_str("decision = \"allow\"\npriority = 100\n");
+        }
+        out
+    }
+
+    fn note(&self) -> &'static str {
+        "`commandPrefix` also allows any arguments after the prefix. Workspace policies rank \
+         below user and admin policies."
+    }
 }
 
 #[cfg(test)]

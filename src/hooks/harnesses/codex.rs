@@ -15,16 +15,26 @@
 //!   (`auto_review`, `codex exec --approve-for-me`) a `defer` denies.
 //! - The turn is `turn_id`; the tool-use id is the model's `call_id`.
 
-use serde_json::{Value, json};
+use std::path::Path;
 
-use super::tools::{self, Action, Ids};
-use super::transcript::{Format, Transcript};
-use super::{
-    Answer, Call, Event, Harness, HarnessId, HookError, Observed, Presence, Reply, TranscriptRef,
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::hooks::tools::{self, Action, Ids};
+use crate::hooks::transcript::{Format, Transcript};
+use crate::hooks::{
+    Answer, Call, Event, Harness, HookError, Observed, Presence, Reply, TranscriptRef,
 };
 use crate::request::{Request, Surface};
+use crate::audit::targets::{self, Rule, RuleLanguage};
+use crate::request::canonical_json;
+use crate::hooks::snippet::SnippetContext;
+use crate::hooks::Protected;
 
 pub struct Codex;
+
+/// The adapter, for the registry (`build.rs`).
+pub static HARNESS: Codex = Codex;
 
 const QUIET_EVENTS: &[&str] = &[
     "SessionStart",
@@ -42,8 +52,37 @@ const QUIET_EVENTS: &[&str] = &[
 pub const PRE_TOOL_USE_NOBODY: &str = "Codex's PreToolUse hook cannot ask a human";
 
 impl Harness for Codex {
-    fn id(&self) -> HarnessId {
-        HarnessId::Codex
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn about(&self) -> &'static str {
+        "Codex CLI command hooks (PreToolUse, PermissionRequest, PostToolUse)."
+    }
+
+    fn default_timeout_secs(&self) -> u64 {
+        600
+    }
+
+    fn snippet(&self, ctx: &SnippetContext<'_>) -> Result<(String, Vec<String>), String> {
+        let note = format!(
+            "Append to {} (your user config). The [hooks.state] keys assume these are the first \
+             hooks of each event there; `codex app-server` `hooks/list` shows the hashes Codex \
+             expects.",
+            ctx.opts.codex_config.display()
+        );
+        Ok((
+            hooks_toml(&ctx.command, ctx.timeout_secs, &ctx.opts.codex_config),
+            vec![note],
+        ))
+    }
+
+    fn protected(&self) -> Protected {
+        PROTECTED
+    }
+
+    fn rule_language(&self) -> Option<&'static dyn RuleLanguage> {
+        Some(&HARNESS)
     }
 
     fn parse(&self, input: &Value) -> Result<Event, HookError> {
@@ -135,7 +174,7 @@ impl Harness for Codex {
     ) -> Presence {
         match event {
             // Codex's approval flow: a person only when the turn says so.
-            "PermissionRequest" => super::run::presence_from_reviewer(transcript, presence),
+            "PermissionRequest" => crate::hooks::run::presence_from_reviewer(transcript, presence),
             _ => presence,
         }
     }
@@ -259,6 +298,122 @@ pub fn patch_files(patch: &str) -> Vec<(Surface, String)> {
         }
     }
     out
+}
+
+/// Codex's configuration: everything under `.codex` (its config, hooks,
+/// rules and trusted hashes).
+const PROTECTED: Protected = Protected {
+    what: "Codex's configuration",
+    dirs: &[".codex"],
+    files: &[&[".codex", "**"]],
+};
+
+/// Codex's trusted hash of one hook group: `sha256:` + SHA-256 of the
+/// canonical JSON of `{event_name, matcher?, hooks: [{type, command,
+/// timeout, async}]}` (keys sorted, no spaces).
+pub fn trusted_hash(event_snake: &str, command: &str, timeout: u64) -> String {
+    let identity = json!({
+        "event_name": event_snake,
+        "hooks": [{"type": "command", "command": command, "timeout": timeout, "async": false}],
+    });
+    format!(
+        "sha256:{}",
+        hex::encode(Sha256::digest(canonical_json(&identity).as_bytes()))
+    )
+}
+
+fn hooks_toml(command: &str, timeout: u64, config_path: &Path) -> String {
+    let toml_str = |s: &str| Value::String(s.to_owned()).to_string();
+    let mut out = String::new();
+    let events = [
+        ("PreToolUse", "pre_tool_use"),
+        ("PermissionRequest", "permission_request"),
+        ("PostToolUse", "post_tool_use"),
+    ];
+    for (event, _) in events {
+        out.push_str(&format!(
+            "[[hooks.{event}]]\n[[hooks.{event}.hooks]]\ntype = \"command\"\ncommand = {}\ntimeout = {timeout}\n\n",
+            toml_str(command)
+        ));
+    }
+    for (_, snake) in events {
+        let key = format!("{}:{snake}:0:0", config_path.display());
+        out.push_str(&format!(
+            "[hooks.state.{}]\ntrusted_hash = {}\n\n",
+            toml_str(&key),
+            toml_str(&trusted_hash(snake, command, timeout))
+        ));
+    }
+    out
+}
+
+/// Codex execpolicy: Starlark `prefix_rule(pattern = [...], decision =
+/// "allow", justification = ..., match = [...])` in `rules/*.rules`.
+impl RuleLanguage for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn title(&self) -> &'static str {
+        "Codex"
+    }
+
+    fn source_url(&self) -> &'static str {
+        "https://developers.openai.com/codex/rules"
+    }
+
+    fn file(&self, all_projects: bool) -> &'static str {
+        if all_projects {
+            "~/.codex/rules/default.rules"
+        } else {
+            ".codex/rules/vouch.rules"
+        }
+    }
+
+    fn format(&self) -> &'static str {
+        "starlark"
+    }
+
+    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String> {
+        let prefix = targets::literal_prefix(template);
+        if let Some(why) = targets::blocked_by(blocked, |b| targets::prefix_covers(&prefix, b)) {
+            return Err(why);
+        }
+        // A prefix rule also matches any arguments after the prefix.
+        Ok((prefix.join(" "), true))
+    }
+
+    fn tool_rule(&self, _tool: &str) -> Result<String, String> {
+        Err("Codex rules cover shell commands only".to_owned())
+    }
+
+    fn snippet(&self, rules: &[Rule]) -> String {
+        let mut out = String::from("# Suggested by `vouch audit report --target codex`.\n");
+        for rule in rules {
+            let tokens: Vec<String> = rule.rule.split(' ').map(targets::quoted).collect();
+            let list = format!("[{}]", tokens.join(", "));
+            let why = format!(
+                "approved by hand {} times (vouch audit: {})",
+                rule.approvals,
+                rule.subjects
+                    .iter()
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            out.push_str(&format!(
+                "prefix_rule(\n    pattern = {list},\n    decision = \"allow\",\n    justification = {},\n    match = [{list}],\n)\n",
+                targets::quoted(&why)
+            ));
+        }
+        out
+    }
+
+    fn note(&self) -> &'static str {
+        "Prefix rules also allow any arguments after the prefix. Project rules in \
+         `.codex/rules/` load only for trusted projects; check a file with `codex execpolicy \
+         check --rules FILE <command>`."
+    }
 }
 
 #[cfg(test)]

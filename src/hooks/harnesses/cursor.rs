@@ -16,11 +16,17 @@
 
 use serde_json::{Value, json};
 
-use super::tools::{self, Action, Ids};
-use super::{Answer, Call, Event, Harness, HarnessId, HookError, Observed, Presence, Reply};
+use crate::hooks::tools::{self, Action, Ids};
+use crate::hooks::{Answer, Call, Event, Harness, HookError, Observed, Presence, Reply};
 use crate::request::{Request, Surface};
+use crate::audit::targets::{self, Rule, RuleLanguage};
+use crate::hooks::snippet::{self, SnippetContext};
+use crate::hooks::Protected;
 
 pub struct Cursor;
+
+/// The adapter, for the registry (`build.rs`).
+pub static HARNESS: Cursor = Cursor;
 
 /// Permission steps that are not about a tool vouch judges.
 const QUIET_EVENTS: &[&str] = &[
@@ -46,8 +52,31 @@ const AFTER_EVENTS: &[&str] = &[
 ];
 
 impl Harness for Cursor {
-    fn id(&self) -> HarnessId {
-        HarnessId::Cursor
+    fn name(&self) -> &'static str {
+        "cursor"
+    }
+
+    fn about(&self) -> &'static str {
+        "Cursor hooks (beforeShellExecution, beforeMCPExecution, beforeReadFile, preToolUse, after*)."
+    }
+
+    fn default_timeout_secs(&self) -> u64 {
+        60
+    }
+
+    fn snippet(&self, ctx: &SnippetContext<'_>) -> Result<(String, Vec<String>), String> {
+        Ok((
+            snippet::pretty(&hooks(&ctx.command, ctx.timeout_secs)),
+            vec!["Merge into ~/.cursor/hooks.json (your user hooks).".to_owned()],
+        ))
+    }
+
+    fn protected(&self) -> Protected {
+        PROTECTED
+    }
+
+    fn rule_language(&self) -> Option<&'static dyn RuleLanguage> {
+        Some(&HARNESS)
     }
 
     fn parse(&self, input: &Value) -> Result<Event, HookError> {
@@ -227,6 +256,103 @@ fn tool_action(tool: &str, ti: &Value, cwd: Option<&str>) -> Result<Action, Hook
         name if name.starts_with("MCP:") => tools::mcp(name, ti, None),
         name => tools::custom(name, ti),
     })
+}
+
+/// Cursor's hooks and permissions.
+const PROTECTED: Protected = Protected {
+    what: "Cursor's hooks or permissions",
+    dirs: &[".cursor"],
+    files: &[
+        &[".cursor", "hooks.json"],
+        &[".cursor", "cli.json"],
+        &[".cursor", "cli-config.json"],
+        &[".cursor", "permissions.json"],
+    ],
+};
+
+fn hooks(command: &str, timeout: u64) -> Value {
+    let gate = |matcher: Option<&str>| {
+        let mut e = json!({"command": command, "timeout": timeout, "failClosed": true});
+        if let (Some(m), Some(obj)) = (matcher, e.as_object_mut()) {
+            obj.insert("matcher".to_owned(), json!(m));
+        }
+        json!([e])
+    };
+    let after = || json!([{"command": command, "timeout": timeout}]);
+    json!({"version": 1, "hooks": {
+        "beforeShellExecution": gate(None),
+        "beforeMCPExecution": gate(None),
+        "beforeReadFile": gate(None),
+        "preToolUse": gate(Some("Write|Delete")),
+        "afterShellExecution": after(),
+        "afterMCPExecution": after(),
+        "afterFileEdit": after(),
+    }})
+}
+
+/// Cursor CLI: `permissions.allow` with `Shell(commandBase)`, the first
+/// token only.
+impl RuleLanguage for Cursor {
+    fn name(&self) -> &'static str {
+        "cursor"
+    }
+
+    fn title(&self) -> &'static str {
+        "Cursor CLI"
+    }
+
+    fn source_url(&self) -> &'static str {
+        "https://docs.cursor.com/en/cli/reference/permissions"
+    }
+
+    fn file(&self, all_projects: bool) -> &'static str {
+        if all_projects {
+            "~/.cursor/cli-config.json"
+        } else {
+            ".cursor/cli.json"
+        }
+    }
+
+    fn format(&self) -> &'static str {
+        "json"
+    }
+
+    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String> {
+        let mut tokens = template.split(' ');
+        let command = tokens.next().unwrap_or_default();
+        let rest: Vec<&str> = tokens.collect();
+        let broader = match rest.as_slice() {
+            ["*"] => false,
+            [] => true,
+            _ => {
+                return Err(format!(
+                    "Cursor's `Shell(…)` names only the command word: `Shell({command})` would \
+                     allow every `{command}` command, far more than `{template}`"
+                ));
+            }
+        };
+        match targets::blocked_by(blocked, |b| b.split(' ').next() == Some(command)) {
+            Some(why) => Err(why),
+            None => Ok((format!("Shell({command})"), broader)),
+        }
+    }
+
+    fn tool_rule(&self, _tool: &str) -> Result<String, String> {
+        Err(
+            "Cursor's `Mcp(server, tool)` needs the server name, which the audit does not keep"
+                .to_owned(),
+        )
+    }
+
+    fn snippet(&self, rules: &[Rule]) -> String {
+        let allow: Vec<&str> = rules.iter().map(|r| r.rule.as_str()).collect();
+        targets::pretty(&json!({ "permissions": { "allow": allow, "deny": [] } }))
+    }
+
+    fn note(&self) -> &'static str {
+        "`Shell(x)` allows every `x` command, whatever its arguments; only templates that \
+         already cover every argument (`x *`) are offered."
+    }
 }
 
 #[cfg(test)]

@@ -19,14 +19,21 @@
 
 use serde_json::{Value, json};
 
-use super::tools::{self, Action, Ids};
-use super::transcript::Format;
-use super::{
-    Answer, Call, Event, Harness, HarnessId, HookError, Observed, Presence, Reply, TranscriptRef,
+use crate::hooks::tools::{self, Action, Ids};
+use crate::hooks::transcript::Format;
+use crate::hooks::{
+    Answer, Call, Event, Harness, HookError, Observed, Presence, Reply, TranscriptRef,
 };
 use crate::request::Surface;
+use crate::audit::targets::{self, Rule, RuleLanguage};
+use crate::config::Config;
+use crate::hooks::snippet::{self, SnippetContext};
+use crate::hooks::Protected;
 
 pub struct ClaudeCode;
+
+/// The adapter, for the registry (`build.rs`).
+pub static HARNESS: ClaudeCode = ClaudeCode;
 
 /// Events that carry no tool call to decide.
 const QUIET_EVENTS: &[&str] = &[
@@ -50,8 +57,41 @@ const QUIET_EVENTS: &[&str] = &[
 ];
 
 impl Harness for ClaudeCode {
-    fn id(&self) -> HarnessId {
-        HarnessId::ClaudeCode
+    fn name(&self) -> &'static str {
+        "claude-code"
+    }
+
+    fn about(&self) -> &'static str {
+        "Claude Code command hooks (PreToolUse, PermissionRequest, PostToolUse)."
+    }
+
+    /// 60 s in older releases and 600 s in newer ones: the smaller is
+    /// assumed.
+    fn default_timeout_secs(&self) -> u64 {
+        60
+    }
+
+    fn snippet(&self, ctx: &SnippetContext<'_>) -> Result<(String, Vec<String>), String> {
+        if ctx.opts.http {
+            let note = "Claude Code `type: \"http\"` hook for `vouch serve`: export the adapter \
+                        token as VOUCH_ADAPTER_TOKEN in the environment Claude Code starts from.";
+            return Ok((
+                snippet::pretty(&http_hook(ctx.config, ctx.timeout_secs)),
+                vec![note.to_owned()],
+            ));
+        }
+        Ok((
+            snippet::pretty(&command_hooks(&ctx.command, ctx.timeout_secs)),
+            vec!["Merge into ~/.claude/settings.json (your user settings).".to_owned()],
+        ))
+    }
+
+    fn protected(&self) -> Protected {
+        PROTECTED
+    }
+
+    fn rule_language(&self) -> Option<&'static dyn RuleLanguage> {
+        Some(&HARNESS)
     }
 
     fn parse(&self, input: &Value) -> Result<Event, HookError> {
@@ -216,6 +256,108 @@ pub fn action(input: &Value) -> Result<Action, HookError> {
         name if name.starts_with("mcp__") => tools::mcp(tool, ti, None),
         name => tools::custom(name, ti),
     })
+}
+
+/// Claude Code's settings: its hooks, permission rules and modes.
+const PROTECTED: Protected = Protected {
+    what: "Claude Code's settings",
+    dirs: &[".claude"],
+    files: &[
+        &[".claude", "settings.json"],
+        &[".claude", "settings.local.json"],
+        &[".claude", "settings*.json"],
+        &[".claude.json"],
+    ],
+};
+
+fn command_hooks(command: &str, timeout: u64) -> Value {
+    let entry = |block: bool| {
+        let mut hook = json!({"type": "command", "command": command, "timeout": timeout});
+        if let (true, Some(obj)) = (block, hook.as_object_mut()) {
+            // Claude Code runs the tool when a hook cannot start or times
+            // out, unless told to block.
+            obj.insert("onFailure".to_owned(), json!("block"));
+        }
+        json!([{"matcher": "", "hooks": [hook]}])
+    };
+    json!({"hooks": {
+        "PreToolUse": entry(true),
+        "PermissionRequest": entry(true),
+        "PostToolUse": entry(false),
+    }})
+}
+
+fn http_hook(cfg: &Config, timeout: u64) -> Value {
+    let listen = &cfg.server.listen;
+    json!({"hooks": {"PreToolUse": [{"matcher": "", "hooks": [{
+        "type": "http",
+        "url": format!("http://{listen}/hooks/claude-code"),
+        "headers": {"Authorization": "Bearer $VOUCH_ADAPTER_TOKEN"},
+        "allowedEnvVars": ["VOUCH_ADAPTER_TOKEN"],
+        "timeout": timeout,
+        "onFailure": "block",
+    }]}]}})
+}
+
+/// Claude Code `permissions.allow`: `Bash(git status)` exact,
+/// `Bash(npm run:*)` prefix, `Bash(npm test * --token *)` wildcards, and
+/// bare tool names (`mcp__server__tool`).
+impl RuleLanguage for ClaudeCode {
+    fn name(&self) -> &'static str {
+        "claude-code"
+    }
+
+    fn title(&self) -> &'static str {
+        "Claude Code"
+    }
+
+    fn source_url(&self) -> &'static str {
+        "https://code.claude.com/docs/en/permissions"
+    }
+
+    fn file(&self, all_projects: bool) -> &'static str {
+        if all_projects {
+            "~/.claude/settings.json"
+        } else {
+            ".claude/settings.json"
+        }
+    }
+
+    fn format(&self) -> &'static str {
+        "json"
+    }
+
+    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String> {
+        // `Bash(p:*)` is a prefix rule; anything else matches the whole
+        // command, `*` spanning any characters.
+        let prefix = template.strip_suffix(" *").filter(|p| !p.contains('*'));
+        let rule = match prefix {
+            Some(prefix) => format!("Bash({prefix}:*)"),
+            None => format!("Bash({template})"),
+        };
+        let covers = |b: &str| match prefix {
+            Some(p) => b == p || targets::glob_matches(&format!("{p} *"), b),
+            None => targets::glob_matches(template, b),
+        };
+        match targets::blocked_by(blocked, covers) {
+            Some(why) => Err(why),
+            None => Ok((rule, false)),
+        }
+    }
+
+    fn tool_rule(&self, tool: &str) -> Result<String, String> {
+        Ok(tool.to_owned())
+    }
+
+    fn snippet(&self, rules: &[Rule]) -> String {
+        let allow: Vec<&str> = rules.iter().map(|r| r.rule.as_str()).collect();
+        targets::pretty(&json!({ "permissions": { "allow": allow } }))
+    }
+
+    fn note(&self) -> &'static str {
+        "Merge into `permissions.allow`. `Bash(x:*)` also matches `x` with no arguments; deny \
+         and ask rules still win over these."
+    }
 }
 
 #[cfg(test)]
