@@ -209,10 +209,10 @@ impl Reply {
 }
 
 /// Where the harness keeps its transcript, and in which format.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct TranscriptRef {
     pub path: String,
-    pub format: transcript::Format,
+    pub format: &'static dyn transcript::Format,
 }
 
 /// A tool call about to run: one or more canonical requests (a patch or a

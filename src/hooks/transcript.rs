@@ -22,15 +22,51 @@ use crate::request::{MAX_TRANSCRIPT_ENTRIES, TranscriptEntry};
 /// The first window read from the end of the file.
 const FIRST_WINDOW_BYTES: u64 = 64 * 1024;
 
-/// The transcript formats vouch reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Claude Code session JSONL (`~/.claude/projects/…/<session>.jsonl`).
-    ClaudeCode,
-    /// Codex rollout JSONL (`~/.codex/sessions/…/rollout-….jsonl`).
-    Codex,
-    /// Gemini CLI chat JSONL (`~/.gemini/tmp/<project>/chats/session-….jsonl`).
-    Gemini,
+/// A transcript format: what a window of JSONL records says. A harness
+/// names its own in [`super::TranscriptRef`]; the formats several harnesses
+/// share are here ([`CLAUDE_CODE`], [`CODEX`], [`GEMINI`]), a harness with
+/// its own implements this in its adapter file.
+pub trait Format: Sync + std::fmt::Debug {
+    /// The lines of a window's records (each a parsed JSON line, oldest
+    /// first; lines that were not JSON are already skipped).
+    fn lines(&self, records: Vec<Value>) -> Vec<Line>;
+}
+
+/// Claude Code session JSONL (`~/.claude/projects/…/<session>.jsonl`).
+#[derive(Debug)]
+pub struct ClaudeCodeJsonl;
+pub static CLAUDE_CODE: ClaudeCodeJsonl = ClaudeCodeJsonl;
+
+impl Format for ClaudeCodeJsonl {
+    fn lines(&self, records: Vec<Value>) -> Vec<Line> {
+        records.iter().map(claude_line).collect()
+    }
+}
+
+/// Codex rollout JSONL (`~/.codex/sessions/…/rollout-….jsonl`).
+#[derive(Debug)]
+pub struct CodexRollout;
+pub static CODEX: CodexRollout = CodexRollout;
+
+impl Format for CodexRollout {
+    fn lines(&self, records: Vec<Value>) -> Vec<Line> {
+        records.iter().map(codex_line).collect()
+    }
+}
+
+/// Gemini CLI chat JSONL (`~/.gemini/tmp/<project>/chats/session-….jsonl`).
+#[derive(Debug)]
+pub struct GeminiChat;
+pub static GEMINI: GeminiChat = GeminiChat;
+
+impl Format for GeminiChat {
+    fn lines(&self, records: Vec<Value>) -> Vec<Line> {
+        let mut fold = GeminiFold::default();
+        for record in &records {
+            fold.add(record);
+        }
+        fold.lines()
+    }
 }
 
 /// What the transcript says.
@@ -49,15 +85,16 @@ pub struct Transcript {
 
 /// One parsed line: entries (a line can hold several) and side facts.
 #[derive(Debug, Default)]
-struct Line {
-    entries: Vec<TranscriptEntry>,
+pub struct Line {
+    pub entries: Vec<TranscriptEntry>,
     /// A genuine user message, with its record id when there is one.
-    user_id: Option<Option<String>>,
-    approvals_reviewer: Option<String>,
+    pub user_id: Option<Option<String>>,
+    /// Codex: who reviews approval requests from here on.
+    pub approvals_reviewer: Option<String>,
 }
 
 /// Reads the tail of `path`. Never fails: what cannot be read is absent.
-pub fn read(path: &Path, format: Format, max_bytes: u64) -> Transcript {
+pub fn read(path: &Path, format: &dyn Format, max_bytes: u64) -> Transcript {
     let Ok(mut file) = File::open(path) else {
         return Transcript::default();
     };
@@ -98,7 +135,7 @@ fn tail(file: &mut File, size: u64, window: u64) -> Option<String> {
 /// Parses the lines of a window. Unless the window starts at the file's
 /// beginning, its first line is partial and skipped; a partial last line
 /// fails to parse and is skipped like any other bad line.
-pub fn parse(text: &str, format: Format, from_start: bool) -> Transcript {
+pub fn parse(text: &str, format: &dyn Format, from_start: bool) -> Transcript {
     let mut lines = text.split('\n');
     if !from_start {
         lines.next();
@@ -107,29 +144,15 @@ pub fn parse(text: &str, format: Format, from_start: bool) -> Transcript {
         read: true,
         ..Transcript::default()
     };
-    let mut gemini = GeminiFold::default();
-    for raw in lines {
-        let raw = raw.trim();
-        if raw.is_empty() {
-            continue;
-        }
-        let Ok(value) = serde_json::from_str::<Value>(raw) else {
-            continue;
-        };
-        let line = match format {
-            Format::ClaudeCode => claude_line(&value),
-            Format::Codex => codex_line(&value),
-            Format::Gemini => {
-                gemini.add(&value);
-                continue;
-            }
-        };
+    // A window holds at most `hooks.transcript_tail_bytes`, so its records
+    // are bounded by it.
+    let records: Vec<Value> = lines
+        .map(str::trim)
+        .filter(|raw| !raw.is_empty())
+        .filter_map(|raw| serde_json::from_str::<Value>(raw).ok())
+        .collect();
+    for line in format.lines(records) {
         absorb(&mut out, line);
-    }
-    if format == Format::Gemini {
-        for line in gemini.lines() {
-            absorb(&mut out, line);
-        }
     }
     let excess = out.entries.len().saturating_sub(MAX_TRANSCRIPT_ENTRIES);
     out.entries.drain(..excess);
@@ -147,7 +170,7 @@ fn absorb(out: &mut Transcript, line: Line) {
 }
 
 /// Text of a content value: a string, or the `text` of its text blocks.
-fn content_text(content: &Value, block_types: &[&str]) -> String {
+pub fn content_text(content: &Value, block_types: &[&str]) -> String {
     match content {
         Value::String(s) => s.clone(),
         Value::Array(blocks) => blocks
@@ -164,7 +187,7 @@ fn content_text(content: &Value, block_types: &[&str]) -> String {
     }
 }
 
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+pub fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
@@ -433,7 +456,7 @@ mod tests {
     fn claude_records_become_entries() {
         // Ends in the middle of a line, as a transcript being written does.
         let text = include_str!("../../tests/fixtures/harnesses/claude-code/transcript.cut.jsonl");
-        let t = parse(text, Format::ClaudeCode, true);
+        let t = parse(text, &CLAUDE_CODE, true);
         assert_eq!(t.latest_user_id.as_deref(), Some("p1"));
         assert_eq!(
             t.entries,
@@ -460,13 +483,13 @@ mod tests {
     #[test]
     fn a_window_skips_its_partial_first_line() {
         let text = "ial line\"}\n{\"type\":\"user\",\"message\":{\"content\":\"hi\"}}\n";
-        let t = parse(text, Format::ClaudeCode, false);
+        let t = parse(text, &CLAUDE_CODE, false);
         assert_eq!(t.entries.len(), 1);
     }
 
     #[test]
     fn missing_files_are_empty() {
-        let t = read(Path::new("/nonexistent/t.jsonl"), Format::Codex, 1 << 20);
+        let t = read(Path::new("/nonexistent/t.jsonl"), &CODEX, 1 << 20);
         assert_eq!(t, Transcript::default());
     }
 }

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::hooks::tools::{self, Action, Ids};
-use crate::hooks::transcript::{Format, Transcript};
+use crate::hooks::transcript::{self, Transcript};
 use crate::hooks::{
     Answer, Call, Event, Harness, HookError, Observed, Presence, Reply, TranscriptRef,
 };
@@ -203,7 +203,7 @@ fn ids(input: &Value) -> Result<Ids, HookError> {
 fn transcript(input: &Value) -> Option<TranscriptRef> {
     tools::first_text(input, &["transcript_path"]).map(|p| TranscriptRef {
         path: p.to_owned(),
-        format: Format::Codex,
+        format: &transcript::CODEX,
     })
 }
 

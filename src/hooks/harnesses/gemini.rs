@@ -19,7 +19,7 @@
 use serde_json::{Value, json};
 
 use crate::hooks::tools::{self, Action, Ids};
-use crate::hooks::transcript::Format;
+use crate::hooks::transcript;
 use crate::hooks::{
     Answer, Call, Event, Harness, HookError, Observed, Presence, Reply, TranscriptRef,
 };
@@ -158,7 +158,7 @@ fn ids(input: &Value) -> Result<Ids, HookError> {
 fn transcript(input: &Value) -> Option<TranscriptRef> {
     tools::first_text(input, &["transcript_path"]).map(|p| TranscriptRef {
         path: p.to_owned(),
-        format: Format::Gemini,
+        format: &transcript::GEMINI,
     })
 }
 
