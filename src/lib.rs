@@ -52,10 +52,13 @@
 //!   in `audit.sqlite`, and the report that suggests permission rules.
 //! - [`http`], [`server`]: the `vouch serve` HTTP service (one `AppError`,
 //!   one strict-body extractor).
-//! - [`hooks`]: the harness adapters (`vouch hook claude-code|codex|gemini|cursor`,
-//!   and `POST /hooks/claude-code` for Claude Code's `http` hook): harness
-//!   JSON → canonical request → the harness's own reply, transcripts,
-//!   snippets.
+//! - [`hooks`]: the harness adapters (`vouch hook <harness>`, and
+//!   `POST /hooks/claude-code` for Claude Code's `http` hook): harness JSON →
+//!   canonical request → the harness's own reply. Each harness is one file of
+//!   `src/hooks/harnesses/` (its parsing, replies, timeout, snippet,
+//!   protected files, transcript format and audit rule language), listed by
+//!   `build.rs` into the registry the command line, the trust-boundary hard
+//!   denies and the audit read.
 //! - [`cli`]: the command-line commands; [`telemetry`]: tracing setup and events.
 
 pub mod audit;
