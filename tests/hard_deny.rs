@@ -333,6 +333,67 @@ fn check_not_denied(file: &str, line: usize, case: &Case) -> Result<(), String> 
     }
 }
 
+/// Every harness adapter's protected configuration (its `Harness::protected`,
+/// so a new harness is covered by adding its file): writing each protected
+/// file, in the project and in the home directory, and removing each
+/// directory the harness owns, is a trust-boundary hard deny; reading the
+/// file is not.
+fn harness_trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let case = |command: String| Case {
+        command: Some(command),
+        surface: None,
+        path: None,
+        cwd: "/home/dev/project".to_owned(),
+        home: "/home/dev".to_owned(),
+        why: "a harness's protected configuration".to_owned(),
+        expect_category: Some(Expected::One("trust-boundary".to_owned())),
+        stretch: false,
+        note: None,
+        mechanism: None,
+        source: None,
+    };
+    for harness in vouch::hooks::HarnessId::all() {
+        let protected = harness.harness().protected();
+        for file in protected.files {
+            // A concrete path the pattern names: `**` any file below, a
+            // `*` in a name nothing.
+            let path: Vec<String> = file
+                .iter()
+                .map(|c| match *c {
+                    "**" | "*" => "probe.json".to_owned(),
+                    name => name.replace('*', ""),
+                })
+                .collect();
+            let path = path.join("/");
+            if !seen.insert((harness.as_str(), path.clone())) {
+                continue;
+            }
+            for at in ["/home/dev/project", "~"] {
+                let write = case(format!("printf x > {at}/{path}"));
+                let name = format!("harness {harness}: writing {at}/{path} is denied");
+                trials.push(Trial::test(name.clone(), move || {
+                    check_denies(&name, 0, &write).map_err(Failed::from)
+                }));
+                let read = case(format!("cat {at}/{path}"));
+                let name = format!("harness {harness}: reading {at}/{path} is not denied");
+                trials.push(Trial::test(name.clone(), move || {
+                    check_not_denied(&name, 0, &read).map_err(Failed::from)
+                }));
+            }
+        }
+        for dir in protected.dirs {
+            let remove = case(format!("rm -rf ~/{dir}"));
+            let name = format!("harness {harness}: removing ~/{dir} is denied");
+            trials.push(Trial::test(name.clone(), move || {
+                check_denies(&name, 0, &remove).map_err(Failed::from)
+            }));
+        }
+    }
+    trials
+}
+
 /// The red-team deny file covers all seven categories, and no command
 /// appears twice in the corpus with the same cwd and home (a copy tests
 /// nothing new, and a copy in both a deny and a benign file is a contradiction).
@@ -428,5 +489,6 @@ fn main() {
         }
     }
     trials.extend(coverage_trials(&all));
+    trials.extend(harness_trials());
     libtest_mimic::run(&args, trials).exit();
 }
