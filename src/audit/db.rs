@@ -69,6 +69,9 @@ pub struct Await {
 pub enum AwaitKind {
     Defer,
     Deny,
+    /// Only for harnesses whose after-event carries the arguments that ran
+    /// ([`crate::hooks::Harness::after_event_has_ran_arguments`]).
+    Allow,
 }
 
 impl AwaitKind {
@@ -76,6 +79,7 @@ impl AwaitKind {
         match self {
             AwaitKind::Defer => "defer",
             AwaitKind::Deny => "deny",
+            AwaitKind::Allow => "allow",
         }
     }
 }
@@ -98,6 +102,11 @@ pub enum Op {
         row: Row,
         retention_days: u32,
         once: Option<String>,
+        /// A ran event matching no decision of its session is counted
+        /// (`ran_unreviewed`) rather than dropped: its harness reports the
+        /// arguments that ran, so no match means they are not the ones
+        /// vouch decided on (or no vouch hook ran).
+        unreviewed_counts: bool,
     },
 }
 
@@ -715,7 +724,14 @@ fn apply(
             row,
             retention_days,
             once,
-        } => (row, retention_days, once, None, Some(key)),
+            unreviewed_counts,
+        } => (
+            row,
+            retention_days,
+            once,
+            None,
+            Some((key, unreviewed_counts)),
+        ),
     };
     let row_cutoff = cutoff(today, retention.min(global_retention_days));
     if row.day < row_cutoff {
@@ -732,7 +748,7 @@ fn apply(
             return Ok(None);
         }
     }
-    if let Some(key) = ran_key {
+    if let Some((key, unreviewed_counts)) = ran_key {
         // A decision of this batch awaiting this very event is stored
         // first, as it would have been in op order.
         awaiting.store(tx, &key)?;
@@ -742,10 +758,13 @@ fn apply(
             )?
             .query_row(params![key, crate::store::sql_ms(now_ms)], |r| r.get(0))
             .optional()?;
-        row.resolution = match awaited.as_deref() {
-            Some("defer") => "user_approved",
-            Some("deny") => "ran_after_deny",
-            Some(_) | None => {
+        row.resolution = match (awaited.as_deref(), unreviewed_counts) {
+            (Some("defer"), _) => "user_approved",
+            (Some("deny"), _) => "ran_after_deny",
+            // Ran as allowed: nothing new.
+            (Some("allow"), _) => return Ok(None),
+            (None, true) => "ran_unreviewed",
+            (Some(_), _) | (None, false) => {
                 summary.unmatched += 1;
                 return Ok(None);
             }

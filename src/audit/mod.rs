@@ -296,6 +296,10 @@ impl Observation {
         });
         let (surface, subject) = self.subject(root.as_deref(), derive.limits, &mut memo);
         let source = record::source(self.source.as_deref());
+        // The harness reports, after the fact, the arguments that ran, and
+        // something after vouch's check could have changed them.
+        let checks_ran = crate::hooks::HarnessId::named(&source)
+            .is_some_and(|h| h.harness().after_event_has_ran_arguments());
         let once = self.once_key(keys, &source);
         let pending_key = match (&self.session_id, &self.request_hash) {
             (Some(session), Some(hash)) => Some(memo.pending_key(keys, session, hash)),
@@ -329,6 +333,7 @@ impl Observation {
                 row,
                 retention_days,
                 once,
+                unreviewed_counts: checks_ran,
             });
         };
         let mut hashed = |domain, v: &Option<String>| {
@@ -344,6 +349,11 @@ impl Observation {
         let awaits = match (awaits_after_event, result, pending_key) {
             (true, record::ResultKind::Defer, Some(key)) => Some((key, db::AwaitKind::Defer)),
             (true, record::ResultKind::Deny, Some(key)) => Some((key, db::AwaitKind::Deny)),
+            // Remembered only where the after-event can tell it apart from
+            // a call whose arguments changed after the check.
+            (true, record::ResultKind::Allow, Some(key)) if checks_ran => {
+                Some((key, db::AwaitKind::Allow))
+            }
             _ => None,
         }
         .map(|(key, decision)| db::Await {

@@ -90,6 +90,10 @@ pub const RESOLUTIONS: &[(&str, Friction)] = &[
     ("gate_error", Friction::Blocks),
     // A call vouch denied ran anyway (the harness failed open).
     ("ran_after_deny", Friction::Blocks),
+    // A call ran whose arguments match no decision of vouch's in its
+    // session: changed after the check (a later hook or plugin), or no
+    // vouch hook ran. Only where the after-event carries what ran.
+    ("ran_unreviewed", Friction::Blocks),
     // A resolution this version does not know.
     ("other", Friction::Neutral),
     // vouch's own final decisions, by stage.

@@ -304,6 +304,15 @@ pub trait Harness: Sync {
     /// nothing, and some harnesses reject its shape).
     fn after_events(&self) -> &'static [&'static str];
 
+    /// Whether something after vouch's check can change a call's arguments
+    /// (a later hook's or plugin's rewrite) and the after-event reports the
+    /// arguments that actually ran. Then the audit remembers each allowed
+    /// call, and an after-event that matches no decision of its session is
+    /// recorded as `ran_unreviewed` instead of being dropped.
+    fn after_event_has_ran_arguments(&self) -> bool {
+        false
+    }
+
     /// The reply for an input that could not be read, for event `event`.
     fn fault_reply(&self, event: &str, why: &dyn fmt::Display) -> Reply {
         if self.after_events().contains(&event) {
