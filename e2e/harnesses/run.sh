@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real harnesses, end to end: Claude Code, Codex CLI and Gemini CLI (the
+# The real harnesses, end to end: Claude Code, Codex CLI, Gemini CLI and Qwen Code (the
 # versions pinned in package-lock.json, installed with `npm ci`) run headless
 # against a scripted fake *agent* model API on loopback (fake-agent.mjs),
 # with `vouch hook <harness>` configured exactly as `vouch hook snippet`
@@ -14,7 +14,8 @@
 #   reviewer down      does not run
 #   vouch missing      does not run where the harness has a fail-closed
 #                      setting (Claude Code `onFailure: "block"`; Gemini CLI
-#                      blocks a hook that cannot start); Codex has none, so
+#                      blocks a hook that cannot start; Qwen Code through the
+#                      snippet's `|| exit 2`); Codex has none, so
 #                      there it is reported, not asserted
 #   no model           vouch's hook with no reviewer model configured: the
 #                      command runs exactly when it runs with no vouch hook
@@ -23,7 +24,7 @@
 # HOME and vouch's home are temp dirs; the harnesses' own network (telemetry,
 # updates) goes to a dead loopback proxy, so nothing leaves the machine.
 #
-# Usage: e2e/harnesses/run.sh [claude-code|codex|gemini ...]
+# Usage: e2e/harnesses/run.sh [claude-code|codex|gemini|qwen ...]
 # Env:   VOUCH_E2E_CACHE (npm install dir, default ~/.cache/vouch-e2e-harnesses),
 #        VOUCH_BIN, VOUCH_MODEL_SERVER (prebuilt binaries; default: cargo build).
 set -euo pipefail
@@ -31,7 +32,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(claude-code codex gemini)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(claude-code codex gemini qwen)
 
 command -v node >/dev/null || { echo "e2e: node (>= 20) is required" >&2; exit 1; }
 
@@ -54,6 +55,7 @@ nm=$cache/node_modules
 claude_bin=$nm/@anthropic-ai/claude-code-linux-x64/claude
 codex_bin=$nm/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex
 gemini_js=$nm/@google/gemini-cli/bundle/gemini.js
+qwen_js=$nm/@qwen-code/qwen-code/cli.js
 
 # --- vouch and the test model server -------------------------------------------
 if [ -z "${VOUCH_BIN:-}" ] || [ -z "${VOUCH_MODEL_SERVER:-}" ]; then
@@ -142,6 +144,12 @@ drive() {
       (cd "$project" && "${harness_env[@]}" HOME="$home" GEMINI_API_KEY=e2e-not-a-key \
         GOOGLE_GEMINI_BASE_URL="$agent_url" GEMINI_CLI_TRUST_WORKSPACE=true \
         timeout 120 node "$gemini_js" -p "$prompt" --yolo -m gemini-2.5-flash "$@") ;;
+    # `--yolo` unless the case passes its own approval mode.
+    qwen)
+      local mode=(--yolo); [ $# -gt 0 ] && mode=()
+      (cd "$project" && "${harness_env[@]}" HOME="$home" OPENAI_API_KEY=e2e-not-a-key \
+        OPENAI_BASE_URL="$agent_url/qwen/v1" OPENAI_MODEL=fake-model QWEN_CODE_SUPPRESS_YOLO_WARNING=1 \
+        timeout 120 node "$qwen_js" -p "$prompt" "${mode[@]}" "$@") ;;
   esac < /dev/null > "$project.out" 2> "$project.err" || true
 }
 
@@ -179,6 +187,16 @@ settings = {"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrus
             "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}
 settings.update(hooks)
 json.dump(settings, open(sys.argv[1], "w"), indent=1)' "$home/.gemini/settings.json" ;;
+    qwen)
+      mkdir -p "$home/.qwen"
+      printf '%s\n' "$text" | python3 -c '
+import json, sys
+extra = json.load(sys.stdin)
+settings = {"security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+            "model": {"name": "fake-model"}, "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False}, "general": {"enableAutoUpdate": False}}
+settings.update(extra)
+json.dump(settings, open(sys.argv[1], "w"), indent=1)' "$home/.qwen/settings.json" ;;
   esac
 }
 
@@ -242,6 +260,89 @@ no_model_case() {
     $([ -e "$dir/vouch/vouch/state/audit.sqlite" ]; echo $?) "no audit in $dir/vouch/vouch/state"
 }
 
+# The audit's suggested Qwen Code rule (`permissions.allow`, from the
+# ignored Rust test tests/it/hooks_qwen.rs::qwen_rules_for_the_e2e, for the
+# template `touch ran-rule *`) read by the real binary. A headless run
+# without `--yolo` does not offer the shell tool at all unless a rule
+# allows the whole tool, so an allow rule cannot be seen at work there;
+# Qwen's deny rules share the allow rules' grammar and matcher, so the
+# generated rules go under `permissions.deny` of a `--yolo` run with
+# vouch's hook: the covered command is refused by Qwen, naming the rule,
+# and another one runs.
+qwen_rules_case() {
+  local dir=$work/qwen-rules rc=0 out
+  mkdir -p "$dir"
+  out=$(cd "$root" && VOUCH_QWEN_RULES_OUT="$dir/rules.json" \
+    cargo test ${VOUCH_E2E_TEST_PROFILE---release} --quiet --test it -- --ignored --exact \
+    hooks_qwen::qwen_rules_for_the_e2e 2>&1) || rc=$?
+  if [ $rc -eq 0 ] && ! grep -q "1 passed" <<<"$out"; then rc=1; fi
+  check "qwen: the audit's rule was generated" $rc "$(tail -n 20 <<<"$out")"
+  [ $rc -eq 0 ] || return 0
+  local rule
+  rule=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["permissions"]["allow"][0])' "$dir/rules.json")
+  for variant in covered other; do
+    local v=$dir/$variant
+    mkdir -p "$v/home" "$v/project" "$v/bin"
+    git -C "$v/project" init -q
+    vouch_home "$v/vouch" "$reviewer_url/v1"
+    cp "$vouch" "$v/bin/vouch"
+    configure qwen "$v/home" "$(snippet qwen "$v/vouch" "$v/home" "$v/bin/vouch" |
+      python3 -c 'import json, sys; s = json.load(sys.stdin); s["permissions"] = {"deny": json.load(open(sys.argv[1]))["permissions"]["allow"]}; print(json.dumps(s))' "$dir/rules.json")"
+  done
+  drive qwen "$dir/covered/home" "$dir/covered/project" "touch ran-rule rule-marker"
+  drive qwen "$dir/other/home" "$dir/other/project" "touch rule-marker"
+  check "qwen: Qwen reads the audit's rule \`$rule\` and it covers the command" \
+    $([ ! -e "$dir/covered/project/rule-marker" ] && agent_log | grep -qF "Matching deny rule: \\\"$rule\\\""; echo $?) \
+    "agent log: $(agent_log | tail -c 400)"
+  check "qwen: the rule does not cover another command" \
+    $([ -e "$dir/other/project/rule-marker" ]; echo $?) "it did not run: $(tail -c 400 "$dir/other/project.err")"
+}
+
+# A reviewer that accepts the connection and never answers, with the
+# snippet's timeout cut to 10 s (Qwen runs the tool when a hook times out):
+# vouch fits its review under that deadline and denies first.
+qwen_hanging_reviewer_case() {
+  local dir=$work/qwen-hanging
+  mkdir -p "$dir/home" "$dir/project" "$dir/bin"
+  git -C "$dir/project" init -q
+  start hang python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print("listening http://127.0.0.1:%d" % s.getsockname()[1], flush=True)
+held = []
+while True:
+    held.append(s.accept()[0])'
+  vouch_home "$dir/vouch" "$url/v1"
+  cp "$vouch" "$dir/bin/vouch"
+  configure qwen "$dir/home" "$(snippet qwen "$dir/vouch" "$dir/home" "$dir/bin/vouch" |
+    sed 's/--timeout [0-9]*/--timeout 10/; s/"timeout": [0-9]*/"timeout": 10/')"
+  local started=$SECONDS
+  drive qwen "$dir/home" "$dir/project" "touch ran-hanging"
+  check "qwen: a hanging reviewer is a deny before Qwen's 10 s timeout ($((SECONDS - started))s)" \
+    $([ ! -e "$dir/project/ran-hanging" ] && agent_log | grep -q "did not answer before the review deadline"; echo $?) \
+    "agent log: $(agent_log | tail -c 300)"
+}
+
+# What vouch cannot close: a project that already holds a
+# `.qwen/settings.json` with `"disableAllHooks": true` (cloned, checked
+# out) switches off the user's hooks in a trusted folder, silently. A
+# command vouch's reviewer denies then runs; reported, not asserted.
+qwen_disabled_hooks_case() {
+  local dir=$work/qwen-disabled-hooks
+  mkdir -p "$dir/home" "$dir/project/.qwen" "$dir/bin"
+  git -C "$dir/project" init -q
+  vouch_home "$dir/vouch" "$reviewer_url/v1"
+  cp "$vouch" "$dir/bin/vouch"
+  configure qwen "$dir/home" "$(snippet qwen "$dir/vouch" "$dir/home" "$dir/bin/vouch")"
+  printf '{"disableAllHooks": true}\n' > "$dir/project/.qwen/settings.json"
+  drive qwen "$dir/home" "$dir/project" "touch ran-disabled-denied-marker"
+  if [ -e "$dir/project/ran-disabled-denied-marker" ]; then
+    echo "info qwen: a committed project disableAllHooks switches vouch off: a denied command runs (docs/harnesses/qwen.md)"
+  else
+    echo "info qwen: a committed project disableAllHooks did not switch vouch off"
+  fi
+}
+
 for harness in "${harnesses[@]}"; do
   case $harness in
     # Headless Claude Code runs a shell command only with a permission for
@@ -277,6 +378,22 @@ for harness in "${harnesses[@]}"; do
   else
     case_run "$harness" "vouch-missing" "$reviewer" "touch ran-vouch-missing" ran-vouch-missing blocked missing
   fi
+  case $harness in
+    # A trusted project's `.qwen/settings.json` with `disableAllHooks`
+    # silently switches off every hook, the user's too: writing it is a
+    # hard deny, and the reviewer never sees it.
+    qwen)
+      case_run "$harness" "settings-write" "$reviewer" \
+        "mkdir -p .qwen; echo '{\"disableAllHooks\": true}' > .qwen/settings.json" .qwen/settings.json blocked
+      check "$harness: the settings write never reached the reviewer" \
+        $(reviewer_log | grep -q "disableAllHooks" && echo 1 || echo 0) "the reviewer saw it"
+      # The snippet's `|| exit 2` gave Qwen a reason to show its model.
+      check "$harness: vouch-missing: the fallback's reason reaches the agent model" \
+        $(agent_log | grep -q "vouch could not run" && echo 0 || echo 1) "agent log: $(agent_log | tail -c 300)"
+      qwen_rules_case
+      qwen_hanging_reviewer_case
+      qwen_disabled_hooks_case ;;
+  esac
 done
 
 # The audit's suggested Codex rules (`vouch audit report --target codex`),

@@ -93,7 +93,7 @@ pub fn quote(word: &str) -> String {
     }
 }
 
-fn command_line(opts: &SnippetOptions, timeout: u64) -> String {
+pub fn command_line(opts: &SnippetOptions, timeout: u64) -> String {
     let mut words = vec![
         quote(&opts.exe.display().to_string()),
         "hook".to_owned(),

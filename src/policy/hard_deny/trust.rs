@@ -227,8 +227,8 @@ fn path_is(here: &[Vec<Seg>], pattern: &[&str]) -> bool {
     }
 }
 
-/// One component against one protected name: `*` any name, `a*b` a name
-/// with that start and end, else the name itself. A component that is a
+/// One component against one protected name (ignoring case): `*` any
+/// name, `a*b` a name with that start and end, else the name itself. A component that is a
 /// pattern in the command counts when it can match the name (a `*` in a
 /// protected name stands for nothing there: `settings*.json` is probed as
 /// `settings.json`).
@@ -236,12 +236,14 @@ fn name_is(part: &[Seg], name: &str) -> bool {
     if name == "*" {
         return true;
     }
+    // Targets are compared in lower case ([`lower`]), so the names are too.
+    let name = name.to_ascii_lowercase();
     match (name.split_once('*'), part) {
         (Some((start, end)), [Seg::Lit(s)]) => {
             s.len() >= start.len() + end.len() && s.starts_with(start) && s.ends_with(end)
         }
         (Some((start, end)), _) => component_is(part, &format!("{start}{end}")),
-        (None, _) => component_is(part, name),
+        (None, _) => component_is(part, &name),
     }
 }
 
