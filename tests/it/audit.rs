@@ -623,7 +623,7 @@ async fn a_project_that_turns_auditing_off_is_not_recorded() {
 }
 
 /// A report with one candidate of every shape, for the format checks.
-async fn candidates_report(target: Target) -> Report {
+pub(crate) async fn candidates_report(target: Target) -> Report {
     let home = Home::new();
     let mut events = Vec::new();
     for (n, command) in [

@@ -28,6 +28,7 @@ mod decide;
 mod grants;
 mod hard_deny_wrapping;
 mod hooks;
+mod hooks_copilot;
 mod hooks_qwen;
 mod http_router;
 mod model_server_faults;

@@ -278,11 +278,25 @@ fn harness_dir_name(part: &[Seg]) -> bool {
     component_is(part, ".pi") || harnesses().any(|p| p.dirs.iter().any(|d| component_is(part, d)))
 }
 
-/// A harness configuration directory receiving files.
+/// A harness configuration directory receiving files: one a harness owns
+/// whole, `.vouch`, or a directory whose every file is protected (a
+/// protected path ending in `**`, such as Copilot's `.github/hooks`).
 fn harness_dir(t: &Target) -> Option<&'static str> {
     let parts = t.components();
     let last = parts.last().filter(|l| !sweeps(l))?;
-    (harness_dir_name(last) || component_is(last, ".vouch"))
+    let loads_every_file = || {
+        harnesses().any(|p| {
+            p.files.iter().any(|file| match file.split_last() {
+                Some((&"**", dir)) if !dir.is_empty() => parts
+                    .len()
+                    .checked_sub(dir.len())
+                    .and_then(|at| parts.get(at..))
+                    .is_some_and(|tail| path_is(tail, dir)),
+                Some(_) | None => false,
+            })
+        })
+    };
+    (harness_dir_name(last) || component_is(last, ".vouch") || loads_every_file())
         .then_some("an agent harness's configuration directory")
 }
 
