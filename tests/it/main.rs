@@ -29,6 +29,7 @@ mod grants;
 mod hard_deny_wrapping;
 mod hooks;
 mod hooks_copilot;
+mod hooks_opencode;
 mod hooks_qwen;
 mod http_router;
 mod model_server_faults;
