@@ -40,6 +40,7 @@ pub const BLOCK_DAYS: i64 = 16;
 pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/audit/V1__daily_aggregates.sql"),
     include_str!("../../migrations/audit/V2__recommendation_evidence.sql"),
+    include_str!("../../migrations/audit/V3__pending_allows.sql"),
 ];
 
 /// Ids cached per connection before the caches are cleared.

@@ -462,3 +462,52 @@ async fn the_deny_comes_before_copilots_timeout() {
         started.elapsed()
     );
 }
+
+/// `vouch audit report` totals of this home (the hook's `--home`).
+fn resolutions(home: &Path) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_vouch"))
+        .args(["audit", "report", "--scope", "all", "--format", "json"])
+        .env_clear()
+        .env("VOUCH_HOME", home)
+        .env("HOME", home)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["totals"]["by_resolution"].clone()
+}
+
+/// A trusted repository's later hook can rewrite what vouch allowed
+/// (`modifiedArgs`); `postToolUse` carries what ran. A call that ran as
+/// allowed adds nothing; one whose arguments match no decision of the
+/// session is counted as `ran_unreviewed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_ran_with_other_arguments_is_counted_unreviewed() {
+    let allow = || {
+        Reply::verdict(json!({"outcome": "allow", "risk_level": "low",
+            "user_authorization": "high", "rationale": "asked for", "suggestion": null}))
+    };
+    let server = ModelServer::start(vec![allow(), allow()]).await;
+    let home = with_model(&server.base_url());
+    let post = |command: &str| {
+        let mut v = fixture("postToolUse.bash.json");
+        v["toolArgs"]["command"] = command.into();
+        v
+    };
+    for command in ["touch reviewed-one", "touch reviewed-two"] {
+        let v = run_json(home.path(), &bash(command), &[]);
+        assert_eq!(decision(&v), "allow", "{v}");
+    }
+    // The first ran as vouch allowed it; the second was rewritten.
+    for command in ["touch reviewed-one", "touch rewritten-after-vouch"] {
+        let v = run_json(home.path(), &post(command), &[]);
+        assert_eq!(v, json!({}));
+    }
+    let by = resolutions(home.path());
+    assert_eq!(by["ran_unreviewed"], 1, "{by}");
+    assert!(by.get("ran_after_deny").is_none(), "{by}");
+}
