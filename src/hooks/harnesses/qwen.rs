@@ -161,9 +161,9 @@ impl Harness for Qwen {
     fn render(&self, _event: &str, answer: &Answer) -> Reply {
         match answer {
             Answer::Abstain => Reply::Json(json!({})),
-            Answer::Allow(reason) => pre_tool_use("allow", reason),
-            Answer::Deny(reason) => pre_tool_use("deny", reason),
-            Answer::Ask(reason) => pre_tool_use("ask", reason),
+            Answer::Allow(reason) => super::claude_code::pre_tool_use("allow", reason),
+            Answer::Deny(reason) => super::claude_code::pre_tool_use("deny", reason),
+            Answer::Ask(reason) => super::claude_code::pre_tool_use("ask", reason),
         }
     }
 
@@ -193,17 +193,6 @@ fn presence(mode: Option<&str>) -> Presence {
             Presence::Nobody("Qwen Code's hook input does not name a permission mode vouch knows")
         }
     }
-}
-
-/// A `PreToolUse` permission decision.
-fn pre_tool_use(decision: &str, reason: &str) -> Reply {
-    Reply::Json(json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": decision,
-            "permissionDecisionReason": reason,
-        }
-    }))
 }
 
 fn ids(input: &Value) -> Result<Ids, HookError> {

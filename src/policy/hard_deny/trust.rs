@@ -236,14 +236,21 @@ fn name_is(part: &[Seg], name: &str) -> bool {
     if name == "*" {
         return true;
     }
-    // Targets are compared in lower case ([`lower`]), so the names are too.
-    let name = name.to_ascii_lowercase();
+    // Targets are compared in lower case ([`lower`]), so the names are too
+    // (nearly all are already: no allocation on this per-target path).
+    let lowered;
+    let name = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        lowered = name.to_ascii_lowercase();
+        lowered.as_str()
+    } else {
+        name
+    };
     match (name.split_once('*'), part) {
         (Some((start, end)), [Seg::Lit(s)]) => {
             s.len() >= start.len() + end.len() && s.starts_with(start) && s.ends_with(end)
         }
         (Some((start, end)), _) => component_is(part, &format!("{start}{end}")),
-        (None, _) => component_is(part, &name),
+        (None, _) => component_is(part, name),
     }
 }
 
