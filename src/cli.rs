@@ -569,3 +569,100 @@ impl<R: BufRead> LineReader<R> {
         Ok(Some((self.number, Ok(text))))
     }
 }
+
+/// What `vouch eval` was asked.
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    pub sets: Vec<PathBuf>,
+    /// A second trusted overlay, run on the same cases beside the first.
+    pub compare: Option<PathBuf>,
+    pub concurrency: usize,
+    pub json: bool,
+}
+
+/// `vouch eval`: labelled cases through the whole pipeline, then the report
+/// (text, or the stable JSON document). Exit 0 with a report, 2 for bad
+/// sets, options or configuration.
+pub fn eval(
+    global: &Global,
+    options: &EvalOptions,
+    mut out: impl Write,
+    mut err: impl Write,
+) -> i32 {
+    use crate::eval::{self, Report, report};
+    let cases = match eval::load_sets(&options.sets) {
+        Ok(c) => c,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let (paths, base) = match load(global) {
+        Ok(loaded) => loaded,
+        Err(e) => return fail(&mut err, &e, 2),
+    };
+    let mut configs = vec![eval::eval_config(&base)];
+    if let Some(file) = &options.compare {
+        match load_process_config(&paths, Some(file)) {
+            Ok(loaded) => configs.push(eval::eval_config(&loaded)),
+            Err(e) => {
+                let e = format!("invalid `--compare` configuration: {e}");
+                return fail(&mut err, &e, 2);
+            }
+        }
+    }
+    let mut reports = Vec::new();
+    for config in &configs {
+        let progress = EvalProgress::on_terminal();
+        match eval::run(&cases, config, options.concurrency, &progress) {
+            Ok(results) => reports.push(Report::of(&cases, &results, config)),
+            Err(e) => return fail(&mut err, &e, 2),
+        }
+    }
+    let written = match (reports.as_slice(), options.json) {
+        ([one], true) => print_line(&mut out, one),
+        ([one], false) => out.write_all(report::render_text(one).as_bytes()),
+        ([a, b], true) => print_line(&mut out, &serde_json::json!({ "reports": [a, b] })),
+        ([a, b], false) => out.write_all(report::render_compare(a, b).as_bytes()),
+        // INVARIANT: one configuration, or two with `--compare`.
+        _ => return fail(&mut err, &"no report was made", 2),
+    };
+    match written {
+        Ok(()) => 0,
+        Err(e) => fail(&mut err, &e, 2),
+    }
+}
+
+/// `vouch eval`'s progress bar, on stderr when it is a terminal.
+struct EvalProgress(Option<indicatif::ProgressBar>);
+
+impl EvalProgress {
+    fn on_terminal() -> EvalProgress {
+        EvalProgress(std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new(0);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} cases, {elapsed} elapsed, about {eta} left",
+            ) {
+                bar.set_style(style);
+            }
+            bar
+        }))
+    }
+}
+
+impl crate::eval::Progress for EvalProgress {
+    fn started(&self, total: usize) {
+        if let Some(bar) = &self.0 {
+            bar.set_length(u64::try_from(total).unwrap_or(u64::MAX));
+        }
+    }
+
+    fn finished_one(&self) {
+        if let Some(bar) = &self.0 {
+            bar.inc(1);
+        }
+    }
+
+    fn done(&self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
+    }
+}

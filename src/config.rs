@@ -142,6 +142,10 @@ pub struct ReviewerConfig {
     pub max_output_tokens: u32,
     pub retries: u32,
     pub max_retry_after_ms: u64,
+    /// The model's prices, USD per million tokens: `vouch eval`'s cost
+    /// estimate (0 when unknown).
+    pub input_usd_per_mtok: f64,
+    pub output_usd_per_mtok: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

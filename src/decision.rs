@@ -54,6 +54,83 @@ named_enum! {
 }
 
 named_enum! {
+    /// Why vouch could not decide: the machine-readable kind every decision
+    /// that comes from a fault carries (`fault` in the decision JSON, and
+    /// [`Fault::tag`] at the start of the message a harness shows), so a
+    /// user or a script can tell "vouch could not decide" from "vouch
+    /// decided no". A decision on the action itself (a hard deny, a rule, a
+    /// verdict, a ceiling) has none.
+    pub enum Fault {
+        /// The reviewer could not be reached or refused the call
+        /// (connection, 5xx, 429, quota, auth, other HTTP errors).
+        ReviewerDown = "reviewer_down",
+        /// The review deadline passed.
+        ReviewerTimeout = "reviewer_timeout",
+        /// The reviewer answered, but not with a usable verdict (empty,
+        /// invalid, truncated, refused, too large).
+        ReviewerBadReply = "reviewer_bad_reply",
+        /// The reviewer could not be built (a missing API key, a bad URL).
+        ReviewerUnusable = "reviewer_unusable",
+        /// `turn.max_failures` reviewer failures this turn: not called again.
+        FailureBudgetSpent = "failure_budget_spent",
+        /// The state database could not be opened, read or written.
+        StateUnavailable = "state_unavailable",
+        /// The turn's circuit breaker is open after repeated denials.
+        BreakerOpen = "breaker_open",
+        /// The turn's review budget (`turn.max_reviews`) is spent.
+        BudgetSpent = "budget_spent",
+        /// The configuration could not be used or trusted.
+        ConfigError = "config_error",
+        /// The evidence packet or the grant token could not be made.
+        EvidenceUnavailable = "evidence_unavailable",
+        /// The hook's input could not be read or understood.
+        HookInput = "hook_input",
+        /// The harness's hook timeout, or the service's request timeout, ran
+        /// out before a decision.
+        Deadline = "deadline",
+        /// The service is rate limiting this caller: not reviewed.
+        RateLimited = "rate_limited",
+        /// vouch itself failed (a task died).
+        Internal = "internal",
+    }
+}
+
+impl Fault {
+    /// The kind as it starts a fault's message: `[vouch fault: breaker_open]`.
+    /// Every harness's reply schema has a reason string, and some reject any
+    /// field they do not know (Codex runs the tool on one), so the kind
+    /// travels in the text; `fault` in the decision JSON says the same.
+    pub fn tag(self) -> String {
+        format!("[vouch fault: {}]", self.as_str())
+    }
+
+    /// The kind of a reviewer failure.
+    pub fn of_failure(class: crate::reviewer::FailureClass) -> Fault {
+        use crate::reviewer::FailureClass as C;
+        match class {
+            C::Timeout => Fault::ReviewerTimeout,
+            C::Connect
+            | C::Http5xx
+            | C::RateLimited
+            | C::RetryAfterTooLong
+            | C::Quota
+            | C::Auth
+            | C::ClientError(_)
+            | C::UnexpectedStatus(_)
+            | C::Transport => Fault::ReviewerDown,
+            C::EmptyOutput
+            | C::InvalidJson
+            | C::SchemaInvalid
+            | C::Truncated
+            | C::Refusal
+            | C::MalformedResponse
+            | C::ResponseTooLarge => Fault::ReviewerBadReply,
+            C::PacketTooLarge => Fault::EvidenceUnavailable,
+        }
+    }
+}
+
+named_enum! {
     /// Risk taxonomy shared by the reviewer verdict and the host rules.
     pub enum RiskLevel {
         Low = "low",
@@ -153,6 +230,10 @@ pub struct Decision {
     /// harness's own rules decide. Adapters emit "no decision" for it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     abstain: bool,
+    /// Set when the decision comes from a fault, not a judgement of the
+    /// action ([`Fault`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fault: Option<Fault>,
     /// A safer alternative the reviewer offered, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     suggestion: Option<String>,
@@ -180,6 +261,7 @@ impl Decision {
             message: String::new(),
             rule_id: None,
             abstain: false,
+            fault: None,
             suggestion: None,
             grant: None,
             review: None,
@@ -191,16 +273,6 @@ impl Decision {
         }
         d.message = d.compose_message(hint);
         d
-    }
-
-    fn plain(outcome: Outcome, stage: Stage, hash: String, rationale: String) -> Decision {
-        let parts = Parts {
-            outcome,
-            stage,
-            request_hash: hash,
-            rationale,
-        };
-        Decision::build(parts, |_| {}, OverrideHint::None)
     }
 
     /// A deterministic hard deny: critical, never overridable.
@@ -254,25 +326,44 @@ impl Decision {
         Decision::build(parts, fill, OverrideHint::None)
     }
 
+    /// A decision that comes from a fault: no judgement of the action.
+    fn faulted(
+        action: FailClosed,
+        stage: Stage,
+        fault: Fault,
+        hash: String,
+        rationale: String,
+    ) -> Decision {
+        let parts = Parts {
+            outcome: action.outcome(),
+            stage,
+            request_hash: hash,
+            rationale,
+        };
+        Decision::build(parts, |d| d.fault = Some(fault), OverrideHint::None)
+    }
+
     /// The configuration for this request cannot be trusted or used.
     pub fn config_error(action: FailClosed, hash: String, rationale: String) -> Decision {
-        Decision::plain(action.outcome(), Stage::ConfigError, hash, rationale)
+        let stage = Stage::ConfigError;
+        Decision::faulted(action, stage, Fault::ConfigError, hash, rationale)
     }
 
     /// The turn's circuit breaker is open.
     pub fn breaker(action: FailClosed, hash: String, rationale: String) -> Decision {
-        Decision::plain(action.outcome(), Stage::Breaker, hash, rationale)
+        Decision::faulted(action, Stage::Breaker, Fault::BreakerOpen, hash, rationale)
     }
 
     /// The turn's review budget is spent.
     pub fn budget(action: FailClosed, hash: String, rationale: String) -> Decision {
-        Decision::plain(action.outcome(), Stage::Budget, hash, rationale)
+        Decision::faulted(action, Stage::Budget, Fault::BudgetSpent, hash, rationale)
     }
 
-    /// The review could not complete (or could not start); `review` is the
-    /// cost of the calls made, if any.
+    /// The review could not complete (or could not start) because of
+    /// `fault`; `review` is the cost of the calls made, if any.
     pub fn reviewer_failure(
         action: FailClosed,
+        fault: Fault,
         hash: String,
         rationale: String,
         review: Option<ReviewStats>,
@@ -283,7 +374,11 @@ impl Decision {
             request_hash: hash,
             rationale,
         };
-        Decision::build(parts, |d| d.review = review, OverrideHint::None)
+        let fill = |d: &mut Decision| {
+            d.review = review;
+            d.fault = Some(fault);
+        };
+        Decision::build(parts, fill, OverrideHint::None)
     }
 
     /// A human broke glass for this exact request: allow without the model.
@@ -397,24 +492,41 @@ impl Decision {
         self.review.as_ref()
     }
 
+    /// Why vouch could not decide, when the decision comes from a fault.
+    pub fn fault(&self) -> Option<Fault> {
+        self.fault
+    }
+
     fn compose_message(&self, hint: OverrideHint) -> String {
+        let message = self.judgement_message(hint);
+        match self.fault {
+            Some(fault) => format!("{} {message}", fault.tag()),
+            None => message,
+        }
+    }
+
+    fn judgement_message(&self, hint: OverrideHint) -> String {
         let rationale = self.rationale.as_str();
+        let what = |outcome: Outcome| match outcome {
+            Outcome::Defer => "it was handed to a human for approval",
+            Outcome::Deny | Outcome::Allow => "the action was blocked",
+        };
         match (self.decision, self.stage) {
             (Outcome::Allow, Stage::Routing) if self.abstain => {
                 "vouch has no opinion on this action; the harness's own permission rules decide."
                     .to_owned()
             }
             (Outcome::Allow, _) => format!("Automatic policy allowed this action: {rationale}"),
-            (outcome, Stage::ReviewerFailure | Stage::ConfigError) => {
-                let what = match outcome {
-                    Outcome::Defer => "it was handed to a human for approval",
-                    Outcome::Deny | Outcome::Allow => "the action was blocked",
-                };
-                format!(
-                    "Automatic review could not complete, so {what}. This is a failure of the \
-                     reviewer, not a judgement that the action is risky: {rationale}"
-                )
-            }
+            (outcome, Stage::ReviewerFailure | Stage::ConfigError) => format!(
+                "Automatic review could not complete, so {}. This is a failure of the reviewer, \
+                 not a judgement that the action is risky: {rationale}",
+                what(outcome)
+            ),
+            (outcome, Stage::Breaker | Stage::Budget) => format!(
+                "Automatic review is stopped for this turn, so {}. This action itself was not \
+                 judged: {rationale}",
+                what(outcome)
+            ),
             (Outcome::Defer, _) => format!(
                 "Automatic policy (not a human) did not approve this action and has handed it \
                  to a human for approval: {rationale}"
@@ -587,13 +699,47 @@ mod tests {
 
     #[test]
     fn failures_are_worded_as_failures() {
-        let d = Decision::reviewer_failure(FailClosed::Deny, "h".into(), "timeout".into(), None);
+        let fault = Fault::ReviewerTimeout;
+        let d = Decision::reviewer_failure(FailClosed::Deny, fault, "h".into(), "t".into(), None);
         assert!(d.message().contains("could not complete"));
         assert!(d.message().contains("blocked"));
         assert!(d.message().contains("failure of the reviewer"));
         assert!(!d.message().contains("Do not retry"));
         let d = Decision::config_error(FailClosed::Defer, "h".into(), "bad overlay".into());
         assert!(d.message().contains("handed to a human"));
+    }
+
+    #[test]
+    fn faults_carry_their_kind_and_judgements_none() {
+        let fault = Fault::ReviewerDown;
+        let d = Decision::reviewer_failure(FailClosed::Defer, fault, "h".into(), "c".into(), None);
+        assert_eq!(d.fault(), Some(Fault::ReviewerDown));
+        assert!(
+            d.message().starts_with("[vouch fault: reviewer_down] "),
+            "{}",
+            d.message()
+        );
+        let json = serde_json::to_value(&d).unwrap_or_default();
+        assert_eq!(json["fault"], "reviewer_down");
+        let d = Decision::breaker(FailClosed::Deny, "h".into(), "open".into());
+        assert!(d.message().starts_with("[vouch fault: breaker_open] "));
+        assert!(d.message().contains("not judged"));
+        assert!(!d.message().contains("Do not retry"));
+        let d = Decision::budget(FailClosed::Defer, "h".into(), "spent".into());
+        assert_eq!(d.fault(), Some(Fault::BudgetSpent));
+        let d = Decision::hard_deny("h".into(), "wipe-root-or-home/rm", "wipe".into());
+        assert_eq!(d.fault(), None);
+        assert!(!d.message().contains("[vouch fault"));
+        let json = serde_json::to_value(&d).unwrap_or_default();
+        assert!(json.get("fault").is_none());
+        let v = verdict(Outcome::Deny, RiskLevel::High);
+        let d = Decision::verdict(
+            &judged(&v, false),
+            VerdictSource::Model,
+            "h".into(),
+            extras(true),
+        );
+        assert_eq!(d.fault(), None);
     }
 
     #[test]

@@ -67,6 +67,7 @@ pub mod clock;
 pub mod config;
 pub mod decision;
 pub mod engine;
+pub mod eval;
 pub mod evidence;
 pub mod grants;
 pub mod hooks;

@@ -30,6 +30,22 @@ enum Command {
     },
     /// Decide one canonical request read from stdin; prints one JSON line.
     Review,
+    /// Measure the configured reviewer on labelled cases (docs/eval.md).
+    Eval {
+        /// A set of labelled cases, one JSON object per line; repeatable.
+        #[arg(long = "set", value_name = "FILE", required = true)]
+        sets: Vec<PathBuf>,
+        /// A second trusted overlay: run the same cases with it too and
+        /// report both side by side.
+        #[arg(long, value_name = "FILE")]
+        compare: Option<PathBuf>,
+        /// Cases reviewed at once, 1–64.
+        #[arg(long, default_value_t = 4)]
+        concurrency: usize,
+        /// `text` (a report) or `json` (stable, see docs/eval.md).
+        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+        format: String,
+    },
     /// One-use grants for sandbox brokers.
     Grant {
         #[command(subcommand)]
@@ -239,6 +255,20 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Serve { listen } => cli::serve(&global, listen.as_deref(), std::io::stderr()),
         Command::Review => cli::review(&global, stdin.lock(), std::io::stdout(), std::io::stderr()),
+        Command::Eval {
+            sets,
+            compare,
+            concurrency,
+            format,
+        } => {
+            let options = cli::EvalOptions {
+                sets,
+                compare,
+                concurrency,
+                json: format == "json",
+            };
+            cli::eval(&global, &options, std::io::stdout(), std::io::stderr())
+        }
         Command::Grant {
             command: GrantCommand::Consume { session, token },
         } => cli::grant_consume(

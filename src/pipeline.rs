@@ -25,7 +25,9 @@ use std::sync::Arc;
 use crate::config::{
     BreakerConfig, Config, ConfigError, LoadedConfig, Provider, RoutePolicy, WithoutModel,
 };
-use crate::decision::{Decision, Outcome, ReviewStats, RiskLevel, Routed, Stage, VerdictSource};
+use crate::decision::{
+    Decision, Fault, Outcome, ReviewStats, RiskLevel, Routed, Stage, VerdictSource,
+};
 use crate::evidence::packet::{Packet, PacketContext};
 use crate::evidence::redact;
 use crate::grants::GrantToken;
@@ -399,14 +401,16 @@ pub fn decide(i: &Inputs<'_>) -> Step {
     match i.reviewer {
         Gathered::NotYet => return Step::Gather(Need::Reviewer),
         Gathered::Unavailable(why) => {
-            return failure_step(i, cfg, format!("the reviewer is not usable: {why}"));
+            let why = format!("the reviewer is not usable: {why}");
+            return failure_step(i, cfg, Fault::ReviewerUnusable, why);
         }
         Gathered::Ready(()) => {}
     }
     match i.state {
         Gathered::NotYet => Step::Gather(Need::State),
         Gathered::Unavailable(why) => {
-            failure_step(i, cfg, format!("the state database is unavailable: {why}"))
+            let why = format!("the state database is unavailable: {why}");
+            failure_step(i, cfg, Fault::StateUnavailable, why)
         }
         Gathered::Ready(snapshot) => turn_stages(i, loaded, snapshot, parse_note),
     }
@@ -450,7 +454,7 @@ fn turn_stages(
     // so no stage that could allow may run without the token.
     if let GrantInput::Unavailable(why) = i.grant {
         let why = format!("no grant token could be minted, so the action was not reviewed: {why}");
-        return failure_step(i, cfg, why);
+        return failure_step(i, cfg, Fault::EvidenceUnavailable, why);
     }
     // A human broke glass for this exact request: allow without the model.
     // First, because a human decided: it wins over an open breaker and spent
@@ -478,7 +482,7 @@ fn turn_stages(
             "the reviewer failed {} times this turn, so it was not called again",
             turn.failures
         );
-        return failure_step(i, cfg, why);
+        return failure_step(i, cfg, Fault::FailureBudgetSpent, why);
     }
     // The turn's review budget is spent.
     if turn.reviews >= cfg.turn.max_reviews {
@@ -503,7 +507,7 @@ fn turn_stages(
             let why = format!(
                 "the evidence packet could not be built, so the model was not called: {why}"
             );
-            return failure_step(i, cfg, why);
+            return failure_step(i, cfg, Fault::EvidenceUnavailable, why);
         }
     };
     match approval {
@@ -685,10 +689,11 @@ pub fn failure(
     request_hash: String,
     now_ms: u64,
     cfg: &Config,
-    why: String,
+    (fault, why): (Fault, String),
     review: Option<ReviewStats>,
 ) -> Decided {
-    let decision = Decision::reviewer_failure(cfg.decision.failure_mode, request_hash, why, review);
+    let action = cfg.decision.failure_mode;
+    let decision = Decision::reviewer_failure(action, fault, request_hash, why, review);
     let mut effects = Vec::new();
     if cfg.audit.enabled {
         let record = AuditRecord::of(facts, now_ms, &decision);
@@ -706,9 +711,10 @@ fn finish(i: &Inputs<'_>, audit: bool, decision: Decision, mut effects: Vec<Effe
     Step::Decided(Decided { decision, effects })
 }
 
-fn failure_step(i: &Inputs<'_>, cfg: &Config, why: String) -> Step {
+fn failure_step(i: &Inputs<'_>, cfg: &Config, fault: Fault, why: String) -> Step {
     let d = Decision::reviewer_failure(
         cfg.decision.failure_mode,
+        fault,
         i.request_hash.to_owned(),
         why,
         None,

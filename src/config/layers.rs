@@ -481,9 +481,12 @@ fn parse_env_value(kind: Kind, raw: &str) -> Value {
             Some(Value::String(s)) => Value::String(s),
             _ => Value::String(raw.to_owned()),
         },
-        Kind::Int { .. } | Kind::Bool | Kind::Rules | Kind::Surfaces | Kind::Paths => {
-            as_toml().unwrap_or_else(|| Value::String(raw.to_owned()))
-        }
+        Kind::Int { .. }
+        | Kind::Price
+        | Kind::Bool
+        | Kind::Rules
+        | Kind::Surfaces
+        | Kind::Paths => as_toml().unwrap_or_else(|| Value::String(raw.to_owned())),
     }
 }
 

@@ -26,6 +26,9 @@ pub enum Kind {
     /// An array of paths (absolute, `~/…` or relative to the request's
     /// working directory), at most [`MAX_PATHS`] of at most 4,096 bytes.
     Paths,
+    /// A price in USD per million tokens: a number (integer or decimal) in
+    /// 0–[`MAX_PRICE`]. Read only by `vouch eval`'s cost estimate.
+    Price,
 }
 
 /// Entries a [`Kind::Paths`] key may hold.
@@ -92,6 +95,9 @@ const fn int(min: i64, max: i64) -> Kind {
     Kind::Int { min, max }
 }
 
+/// Largest price a `Kind::Price` key accepts, in USD per million tokens.
+pub const MAX_PRICE: f64 = 10_000.0;
+
 const fn spec(key: &'static str, kind: Kind, tighten: Tighten) -> KeySpec {
     KeySpec { key, kind, tighten }
 }
@@ -140,6 +146,8 @@ pub const KEYS: &[KeySpec] = &[
     spec("reviewer.max_output_tokens", int(64, 4096), Lower),
     spec("reviewer.retries", int(0, 2), Lower),
     spec("reviewer.max_retry_after_ms", int(0, 5000), Lower),
+    spec("reviewer.input_usd_per_mtok", Kind::Price, TrustedOnly),
+    spec("reviewer.output_usd_per_mtok", Kind::Price, TrustedOnly),
     spec("budget.max_reviewer_input_tokens", int(2048, 32_768), Lower),
     spec("budget.max_user_transcript_tokens", int(0, 32_768), Lower),
     spec("budget.max_tool_transcript_tokens", int(0, 32_768), Lower),
@@ -276,6 +284,7 @@ pub fn enum_rank(values: &[&str], value: &str) -> Option<usize> {
 pub fn describe(kind: Kind) -> String {
     match kind {
         Kind::Int { min, max } => format!("an integer in {min}–{max}"),
+        Kind::Price => format!("a price in USD per million tokens, 0–{MAX_PRICE}"),
         Kind::Bool => "`true` or `false`".to_owned(),
         Kind::Enum(values) => format!("one of {}", quoted_list(values)),
         Kind::Text(TextShape::Url) => "an `http://` or `https://` URL".to_owned(),

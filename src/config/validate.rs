@@ -93,6 +93,22 @@ pub fn validate_value(spec: &KeySpec, value: &Value) -> Result<(), Problem> {
                 ));
             }
         }
+        Kind::Price => {
+            let price = match value {
+                Value::Integer(n) => *n as f64,
+                Value::Float(f) => *f,
+                _ => return Err(wrong()),
+            };
+            if !(0.0..=spec::MAX_PRICE).contains(&price) {
+                return Err(Problem::new(
+                    key,
+                    format!(
+                        "`{price}` is out of range: expected {}",
+                        spec::describe(spec.kind)
+                    ),
+                ));
+            }
+        }
         Kind::Bool => {
             if !value.is_bool() {
                 return Err(wrong());

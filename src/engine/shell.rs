@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use super::{Engine, PendingReview, Prepared};
 use crate::config::{Config, LoadedConfig, ProjectConfig};
-use crate::decision::Decision;
+use crate::decision::{Decision, Fault};
 use crate::evidence::packet::{self, Packet, PacketContext};
 use crate::grants::GrantToken;
 use crate::pipeline::{
@@ -353,9 +353,10 @@ impl<'a> Fixed<'a> {
         }
     }
 
-    fn fail(&self, why: String) -> Decided {
+    fn fail(&self, fault: Fault, why: String) -> Decided {
         let facts = RequestFacts::of(self.request);
-        pipeline::failure(facts, self.hash.clone(), self.now, self.config(), why, None)
+        let (hash, now) = (self.hash.clone(), self.now);
+        pipeline::failure(facts, hash, now, self.config(), (fault, why), None)
     }
 }
 
@@ -419,7 +420,10 @@ pub(super) fn prepare(
             // commits, and reading it keeps the store.
             return decided(
                 engine,
-                fixed.fail("the state database was not opened".to_owned()),
+                fixed.fail(
+                    Fault::StateUnavailable,
+                    "the state database was not opened".to_owned(),
+                ),
             );
         };
         match commit_round(&store, &fixed, &g, durability) {
@@ -434,12 +438,12 @@ pub(super) fn prepare(
             Err(e) => {
                 tracing::warn!(error = %e, "session state transaction failed; failing closed");
                 let why = format!("the session state could not be read: {e}");
-                return decided(engine, fixed.fail(why));
+                return decided(engine, fixed.fail(Fault::StateUnavailable, why));
             }
         }
     }
     let why = "the session state kept changing while this request was prepared".to_owned();
-    decided(engine, fixed.fail(why))
+    decided(engine, fixed.fail(Fault::StateUnavailable, why))
 }
 
 /// Opens the store and reads the turn's state outside any write lock.
@@ -552,9 +556,15 @@ fn finish_step(
                 }))
             }
             // INVARIANT: the table reviews only with both ready.
-            _ => decided(engine, fixed.fail("the review was not ready".to_owned())),
+            _ => decided(
+                engine,
+                fixed.fail(Fault::Internal, "the review was not ready".to_owned()),
+            ),
         },
-        Step::Gather(_) => decided(engine, fixed.fail("the decision did not finish".to_owned())),
+        Step::Gather(_) => {
+            let why = "the decision did not finish".to_owned();
+            decided(engine, fixed.fail(Fault::Internal, why))
+        }
     }
 }
 
@@ -562,7 +572,9 @@ fn step_decided(step: Step, fixed: &Fixed<'_>) -> Decided {
     match step {
         Step::Decided(d) => d,
         // INVARIANT: only decisions without state effects get here.
-        Step::Review(_) | Step::Gather(_) => fixed.fail("the decision did not finish".to_owned()),
+        Step::Review(_) | Step::Gather(_) => {
+            fixed.fail(Fault::Internal, "the decision did not finish".to_owned())
+        }
     }
 }
 
@@ -670,7 +682,7 @@ fn settle(
                 job.request_hash.clone(),
                 now,
                 &job.config,
-                why,
+                (Fault::StateUnavailable, why),
                 review,
             );
             emit(engine, failed)
@@ -716,7 +728,7 @@ pub(super) fn task_failure(
         request.request_hash(),
         now,
         engine.config(),
-        why,
+        (Fault::Internal, why),
         None,
     );
     emit(engine, d)

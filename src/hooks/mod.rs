@@ -36,7 +36,7 @@ use std::str::FromStr;
 use serde_json::Value;
 
 use crate::audit::targets::RuleLanguage;
-use crate::decision::{Decision, Outcome};
+use crate::decision::{Decision, Fault, Outcome};
 use crate::request::{Request, RequestError};
 
 pub use run::{HookOptions, decide_call, run_hook};
@@ -313,15 +313,16 @@ pub trait Harness: Sync {
         false
     }
 
-    /// The reply for an input that could not be read, for event `event`.
-    fn fault_reply(&self, event: &str, why: &dyn fmt::Display) -> Reply {
+    /// The reply for a call vouch could not decide (`fault`: an input that
+    /// could not be read, the hook's deadline), for event `event`.
+    fn fault_reply(&self, event: &str, fault: Fault, why: &dyn fmt::Display) -> Reply {
         if self.after_events().contains(&event) {
             // The reason may quote the input (a URL), which the logs must not keep.
             let why = crate::evidence::redact::redact_text(&why.to_string()).into_owned();
             tracing::warn!(event, error = %why, "unreadable after-the-fact hook input");
             return self.no_op(event);
         }
-        self.render(event, &fault_answer(why))
+        self.render(event, &fault_answer(fault, why))
     }
 
     /// Whether `event`'s reply schema has an "ask" at all.
@@ -421,10 +422,11 @@ pub fn strictest(answers: Vec<Answer>) -> Answer {
 }
 
 /// A deny for a fault, worded as a failure rather than a risk judgement.
-pub fn fault_answer(why: &dyn fmt::Display) -> Answer {
+pub fn fault_answer(fault: Fault, why: &dyn fmt::Display) -> Answer {
     Answer::Deny(format!(
-        "vouch could not review this tool call, so it was blocked. This is a failure of the \
-         reviewer, not a judgement that the action is risky: {why}"
+        "{} vouch could not review this tool call, so it was blocked. This is a failure of the \
+         reviewer, not a judgement that the action is risky: {why}",
+        fault.tag()
     ))
 }
 

@@ -27,6 +27,7 @@ use super::{
     fault_answer, strictest,
 };
 use crate::config::{LoadedConfig, Source};
+use crate::decision::Fault;
 use crate::engine::{AuditDelivery, Engine, EngineOptions, ModelRuntime};
 use crate::paths::Paths;
 use crate::request::MAX_REQUEST_BYTES;
@@ -100,6 +101,7 @@ where
             render_fault(
                 opts.harness,
                 &slot.event,
+                Fault::Internal,
                 &format!("cannot start the hook watchdog: {e}"),
             ),
             None,
@@ -237,7 +239,8 @@ fn watch(
                      own hook timeout",
                     budget.as_millis()
                 );
-                if slot.answer(&render_fault(harness, &slot.event, &why)) {
+                let fault = Fault::Deadline;
+                if slot.answer(&render_fault(harness, &slot.event, fault, &why)) {
                     end_process();
                 }
                 // The work claimed the reply a moment earlier: time its audit.
@@ -277,8 +280,15 @@ fn event_name(event: &Mutex<String>) -> String {
         .clone()
 }
 
-fn render_fault(harness: HarnessId, event: &Mutex<String>, why: &dyn std::fmt::Display) -> Reply {
-    harness.harness().fault_reply(&event_name(event), why)
+fn render_fault(
+    harness: HarnessId,
+    event: &Mutex<String>,
+    fault: Fault,
+    why: &dyn std::fmt::Display,
+) -> Reply {
+    harness
+        .harness()
+        .fault_reply(&event_name(event), fault, why)
 }
 
 /// The trusted setup, read from the command line and `$HOME` only.
@@ -330,7 +340,9 @@ fn work<R: Read>(
     deadline: Duration,
 ) -> (Reply, Option<Engine>) {
     let harness = opts.harness.harness();
-    let fault = |event: &str, why: &dyn std::fmt::Display| (harness.fault_reply(event, why), None);
+    let fault = |event: &str, why: &dyn std::fmt::Display| {
+        (harness.fault_reply(event, Fault::HookInput, why), None)
+    };
     let value = match read_input(input) {
         Ok(v) => v,
         Err(e) => return fault(harness.primary_event(), &e),
@@ -426,7 +438,7 @@ fn hook_engine(
     // One decision, then exit: the audit is written on this thread after
     // the reply, with no writer thread.
     options.audit_delivery = AuditDelivery::AfterReply;
-    Engine::new(options).map_err(|e| fault_answer(&e))
+    Engine::new(options).map_err(|e| fault_answer(Fault::Internal, &e))
 }
 
 /// Decides a call in this process: the hook's configuration, an engine
@@ -556,8 +568,9 @@ impl Answers {
 
 fn config_error(why: &str) -> Answer {
     Answer::Deny(format!(
-        "vouch could not load its configuration, so this tool call was blocked. This is a \
-         failure of the reviewer setup, not a judgement that the action is risky: {why}"
+        "{} vouch could not load its configuration, so this tool call was blocked. This is a \
+         failure of the reviewer setup, not a judgement that the action is risky: {why}",
+        Fault::ConfigError.tag()
     ))
 }
 

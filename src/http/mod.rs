@@ -192,8 +192,11 @@ async fn hook_guard(State(state): State<AppState>, request: Request, next: Next)
         axum::Json(
             crate::hooks::harnesses::claude_code::pre_tool_use(
                 "ask",
-                "vouch is rate limiting this agent (too many tool calls per second), so this \
-                 call was not reviewed automatically and needs a human decision.",
+                &format!(
+                    "{} vouch is rate limiting this agent (too many tool calls per second), so \
+                     this call was not reviewed automatically and needs a human decision.",
+                    crate::decision::Fault::RateLimited.tag()
+                ),
             )
             .to_json(),
         )
@@ -214,9 +217,10 @@ async fn hook_guard(State(state): State<AppState>, request: Request, next: Next)
                     crate::hooks::harnesses::claude_code::pre_tool_use(
                         decision,
                         &format!(
-                            "Automatic review could not complete within {} ms, so this call \
+                            "{} Automatic review could not complete within {} ms, so this call \
                              was not approved. This is a failure of the reviewer, not a \
                              judgement that the action is risky.",
+                            crate::decision::Fault::Deadline.tag(),
                             after.as_millis()
                         ),
                     )

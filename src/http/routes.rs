@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::decision::Decision;
+use crate::decision::{Decision, Fault};
 use crate::engine::{HealthStatus, ListedDenial};
 use crate::hooks::{self, Answer, DeferAs, Event, HarnessId};
 use crate::request::Request;
@@ -329,7 +329,8 @@ pub async fn claude_code_hook(
             };
             state.metrics().record_hook_fallback(why);
             let why = format!("vouch could not read this hook call: {e}");
-            return reply(claude.primary_event(), &hooks::fault_answer(&why));
+            let answer = hooks::fault_answer(Fault::HookInput, &why);
+            return reply(claude.primary_event(), &answer);
         }
     };
     let parsed =
@@ -345,13 +346,14 @@ pub async fn claude_code_hook(
                 "malformed claude code hook body"
             );
             let why = format!("vouch could not understand this tool call: {e}");
-            return Json(claude.fault_reply(&event, &why).to_json());
+            return Json(claude.fault_reply(&event, Fault::HookInput, &why).to_json());
         }
         Err(e) => {
             state.metrics().record_hook_fallback(HookFallback::Internal);
             tracing::error!(cause = %e, "claude code hook parse failed");
             let why = "vouch could not parse this tool call because of an internal error";
-            return reply(claude.primary_event(), &hooks::fault_answer(&why));
+            let answer = hooks::fault_answer(Fault::Internal, &why);
+            return reply(claude.primary_event(), &answer);
         }
     };
     match event {

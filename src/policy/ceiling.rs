@@ -104,6 +104,7 @@ pub fn decide(result: &ReviewResult, config: &Config, request_hash: String) -> D
             let rationale = format!("reviewer failure (`{}`): {}", class.name(), class.phrase());
             Decision::reviewer_failure(
                 config.decision.failure_mode,
+                crate::decision::Fault::of_failure(*class),
                 request_hash,
                 rationale,
                 review,

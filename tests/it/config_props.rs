@@ -54,6 +54,7 @@ fn legal(kind: Kind, seed: u64) -> Option<Value> {
             Some(Value::Integer(min + (seed % span) as i64))
         }
         Kind::Bool => Some(Value::Boolean(seed.is_multiple_of(2))),
+        Kind::Price => Some(Value::Float((seed % 1000) as f64 / 8.0)),
         Kind::Enum(values) => Some(Value::String(pick(values, seed).to_owned())),
         Kind::Paths => Some(Value::Array(
             PATHS

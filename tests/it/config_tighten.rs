@@ -419,7 +419,7 @@ fn every_key_moves_only_in_its_direction() {
                 Tighten::TrustedOnly => (None, Some(base.clone())),
                 other => panic!("{}: unexpected {other:?}", spec.key),
             },
-            (Kind::Text(_) | Kind::Paths, _) => {
+            (Kind::Text(_) | Kind::Paths | Kind::Price, _) => {
                 assert_eq!(spec.tighten, Tighten::TrustedOnly, "{}", spec.key);
                 (None, Some(base.clone()))
             }

@@ -405,6 +405,8 @@ async fn hard_denies_never_reach_the_model() {
             !got.reason().contains("vouch approve"),
             "{harness}: no override"
         );
+        // A decision on the action carries no fault kind.
+        assert!(!got.reason().contains("[vouch fault"), "{harness}");
         assert!(server.requests().is_empty(), "{harness}");
     }
 }
@@ -421,6 +423,12 @@ fn reviewer_unreachable_is_each_harness_fail_closed_reply() {
         assert_eq!(got.kind(), "deny", "{harness}: {}", r.stdout);
         assert!(
             got.reason().contains("could not complete"),
+            "{harness}: {}",
+            got.reason()
+        );
+        // The fault's kind, machine-readable, where every harness keeps it.
+        assert!(
+            got.reason().starts_with("[vouch fault: reviewer_down] "),
             "{harness}: {}",
             got.reason()
         );
@@ -449,6 +457,11 @@ fn malformed_stdin_is_a_well_formed_deny() {
             let got = seen(harness, event, &r.stdout);
             assert_eq!(got.kind(), "deny", "{harness} {stdin:?}: {}", r.stdout);
             assert!(got.reason().contains("could not review"), "{harness}");
+            assert!(
+                got.reason().starts_with("[vouch fault: hook_input] "),
+                "{harness}: {}",
+                got.reason()
+            );
         }
         // A known event with a field missing names the field.
         let (mut input, _) = shell_event(harness, "ls");

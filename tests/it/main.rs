@@ -25,6 +25,7 @@ mod config_props;
 mod config_tighten;
 mod crash;
 mod decide;
+mod eval;
 mod grants;
 mod hard_deny_wrapping;
 mod hooks;
