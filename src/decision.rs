@@ -92,6 +92,10 @@ named_enum! {
         RateLimited = "rate_limited",
         /// vouch itself failed (a task died).
         Internal = "internal",
+        /// vouch could not be reached, or answered something unreadable:
+        /// said by a client (the Pi and sandbox-runtime clients, the
+        /// OpenCode plugin), never by vouch itself.
+        Unreachable = "unreachable",
     }
 }
 

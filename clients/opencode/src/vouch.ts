@@ -68,7 +68,7 @@ function text(value: unknown): string | undefined {
 
 function couldNotDecide(why: string): Error {
   return new Error(
-    `vouch could not decide on this tool call, so it was blocked (a failure of the reviewer, not a judgement of the action): ${why}`,
+    `[vouch fault: unreachable] vouch could not decide on this tool call, so it was blocked (a failure of the reviewer, not a judgement of the action): ${why}`,
   );
 }
 

@@ -142,7 +142,7 @@ describe("faults block the call", () => {
     test(name, async () => {
       const hooks = await plugin(withCommand(`cat > /dev/null; ${command}`));
       const message = await blockedWith(hooks, "touch x");
-      assert.match(message, /^vouch could not decide on this tool call, so it was blocked/);
+      assert.match(message, /^\[vouch fault: unreachable\] vouch could not decide on this tool call, so it was blocked/);
       assert.match(message, pattern);
     });
   }

@@ -15,10 +15,14 @@ import type { AuthorizerVerdict } from "./chain.ts";
 /** What a fault becomes: block the call, or hand it to the next authority. */
 export type FailureMode = "deny" | "defer";
 
-/** The reason the agent reads when a review could not complete. */
+/**
+ * The reason the agent reads when a review could not complete. It starts
+ * with the machine-readable fault kind, as vouch's own fault messages do
+ * (docs/eval.md): `unreachable`, vouch did not answer usably.
+ */
 export function faultMessage(reason: string): string {
   return (
-    `Automatic review could not complete, so vouch blocked this action (${reason}). ` +
+    `[vouch fault: unreachable] Automatic review could not complete, so vouch blocked this action (${reason}). ` +
     "This is a failure of the review, not a judgement of the action; do not retry it in another form."
   );
 }

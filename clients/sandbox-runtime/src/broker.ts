@@ -124,7 +124,13 @@ function readParams(params: unknown): Settled<{ host: string; port: number }> {
   return fault("sandbox-runtime asked without a host and port");
 }
 
-/** A denial worded as a failure of the review, never as a judgement of the destination. */
+/**
+ * A denial worded as a failure of the review, never as a judgement of the
+ * destination, led by its machine-readable fault kind (docs/eval.md).
+ */
 function refuse(reason: string): AskAnswer {
-  return { allow: false, reason: `Automatic review could not complete, so vouch blocked this connection (${reason}).` };
+  return {
+    allow: false,
+    reason: `[vouch fault: unreachable] Automatic review could not complete, so vouch blocked this connection (${reason}).`,
+  };
 }

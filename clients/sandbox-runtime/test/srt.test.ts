@@ -119,7 +119,7 @@ describe("vouch-srt with the real sandbox-runtime", () => {
   test("vouch down: not reached, and the violation says why", async () => {
     const run = await vouchSrt(curl("/allowed-dest/down"), { VOUCH_URL: `http://127.0.0.1:${await deadPort()}`, VOUCH_TOKEN: "t" });
     assert.deepEqual(hitsOf("/allowed-dest/down"), []);
-    assert.match(run.stderr, /deny network-outbound 127\.0\.0\.1:\d+ \(Automatic review could not complete, so vouch blocked this connection \(vouch is unreachable/);
+    assert.match(run.stderr, /deny network-outbound 127\.0\.0\.1:\d+ \(\[vouch fault: unreachable\] Automatic review could not complete, so vouch blocked this connection \(vouch is unreachable/);
   });
 
   test("the sandboxed command sees neither the token variables nor vouch's state directory", async () => {
