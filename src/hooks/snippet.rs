@@ -160,6 +160,10 @@ mod tests {
             hook["command"],
             "/usr/local/bin/vouch hook claude-code --home '/home/dev/.vouch home' --timeout 100"
         );
+        // The prompt hook: the same command, and never blocking the prompt.
+        let prompt = &v["hooks"]["UserPromptSubmit"][0]["hooks"][0];
+        assert_eq!(prompt["command"], hook["command"]);
+        assert_eq!(prompt.get("onFailure"), None);
     }
 
     #[test]
