@@ -332,8 +332,22 @@ pub trait Harness: Sync {
         false
     }
 
+    /// The prompt events (Claude Code's `UserPromptSubmit`): recorded,
+    /// never decided, and never blocked — an input vouch cannot read there
+    /// is answered with the no-op too.
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The reply for an input that could not be read, for event `event`.
     fn fault_reply(&self, event: &str, why: &dyn fmt::Display) -> Reply {
+        if self.prompt_events().contains(&event) {
+            // A prompt is never blocked (see `run::record_prompt`); the
+            // reason may quote the prompt, which the logs must not keep.
+            let why = crate::evidence::redact::redact_text(&why.to_string()).into_owned();
+            tracing::warn!(event, error = %why, "unreadable prompt event; the prompt goes through");
+            return self.no_op(event);
+        }
         if self.after_events().contains(&event) {
             // The reason may quote the input (a URL), which the logs must not keep.
             let why = crate::evidence::redact::redact_text(&why.to_string()).into_owned();

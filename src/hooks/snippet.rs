@@ -164,6 +164,17 @@ mod tests {
         let prompt = &v["hooks"]["UserPromptSubmit"][0]["hooks"][0];
         assert_eq!(prompt["command"], hook["command"]);
         assert_eq!(prompt.get("onFailure"), None);
+        let mut http = opts("claude-code");
+        http.http = true;
+        let (text, _) = render(&http, &cfg).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v["hooks"]["PreToolUse"][0]["hooks"][0]["onFailure"],
+            "block"
+        );
+        let prompt = &v["hooks"]["UserPromptSubmit"][0]["hooks"][0];
+        assert_eq!(prompt["type"], "http");
+        assert_eq!(prompt.get("onFailure"), None);
     }
 
     #[test]

@@ -1196,3 +1196,51 @@ async fn every_harnesses_prompt_event_reaches_the_packet() {
         assert!(body.contains(note), "{marker}: {body}");
     }
 }
+
+/// A prompt is never blocked: with a state directory that cannot be opened
+/// (and with a configuration that cannot be read) every harness's prompt
+/// event still gets its no-op.
+#[test]
+fn a_recording_fault_never_blocks_the_prompt() {
+    let broken_state = Home::fresh();
+    std::fs::write(broken_state.path().join("state"), b"not a directory").unwrap();
+    let broken_config = Home::fresh();
+    broken_config.write_config("[reviewer\n");
+    let transcript = broken_state.path().join("t.jsonl");
+    for home in [&broken_state, &broken_config] {
+        let r = run(
+            home,
+            "claude-code",
+            &claude_prompt(&transcript, "fix the build"),
+        );
+        assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
+        let r = run(
+            home,
+            "codex",
+            &fixture("codex", "UserPromptSubmit.stdin.json"),
+        );
+        assert_eq!((r.code, r.stdout.as_str()), (0, ""));
+        let r = run(
+            home,
+            "cursor",
+            &fixture("cursor", "beforeSubmitPrompt.json"),
+        );
+        assert_eq!((r.code, r.stdout.trim()), (0, r#"{"continue":true}"#));
+        let r = run(home, "gemini", &fixture("gemini", "before_agent.json"));
+        assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
+    }
+}
+
+/// A prompt event vouch cannot read (no session) still gets the no-op.
+#[test]
+fn an_unreadable_prompt_event_gets_the_no_op() {
+    let home = Home::fresh();
+    let mut v = claude_prompt(&home.path().join("t.jsonl"), "fix the build");
+    v.as_object_mut().unwrap().remove("session_id");
+    let r = run(&home, "claude-code", &v);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
+    let mut v = fixture("gemini", "before_agent.json");
+    v.as_object_mut().unwrap().remove("session_id");
+    let r = run(&home, "gemini", &v);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
+}

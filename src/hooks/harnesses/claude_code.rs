@@ -160,6 +160,10 @@ impl Harness for ClaudeCode {
         Reply::Json(json!({}))
     }
 
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &["UserPromptSubmit"]
+    }
+
     fn after_events(&self) -> &'static [&'static str] {
         &["PostToolUse", "PostToolUseFailure"]
     }
@@ -302,14 +306,22 @@ fn command_hooks(command: &str, timeout: u64) -> Value {
 
 fn http_hook(cfg: &Config, timeout: u64) -> Value {
     let listen = &cfg.server.listen;
-    json!({"hooks": {"PreToolUse": [{"matcher": "", "hooks": [{
+    let hook = json!({
         "type": "http",
         "url": format!("http://{listen}/hooks/claude-code"),
         "headers": {"Authorization": "Bearer $VOUCH_ADAPTER_TOKEN"},
         "allowedEnvVars": ["VOUCH_ADAPTER_TOKEN"],
         "timeout": timeout,
-        "onFailure": "block",
-    }]}]}})
+    });
+    let mut gate = hook.clone();
+    if let Some(obj) = gate.as_object_mut() {
+        obj.insert("onFailure".to_owned(), json!("block"));
+    }
+    // The prompt hook never blocks (see `command_hooks`).
+    json!({"hooks": {
+        "UserPromptSubmit": [{"hooks": [hook]}],
+        "PreToolUse": [{"matcher": "", "hooks": [gate]}],
+    }})
 }
 
 /// Claude Code `permissions.allow`: `Bash(git status)` exact,

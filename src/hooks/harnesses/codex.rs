@@ -160,6 +160,10 @@ impl Harness for Codex {
         Reply::Empty
     }
 
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &["UserPromptSubmit"]
+    }
+
     fn after_events(&self) -> &'static [&'static str] {
         &["PostToolUse"]
     }

@@ -213,6 +213,10 @@ impl Harness for Copilot {
         Reply::Json(json!({}))
     }
 
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &[PROMPT]
+    }
+
     fn after_events(&self) -> &'static [&'static str] {
         &[POST]
     }

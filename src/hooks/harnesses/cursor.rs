@@ -147,6 +147,10 @@ impl Harness for Cursor {
         }
     }
 
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &[PROMPT_EVENT]
+    }
+
     fn after_events(&self) -> &'static [&'static str] {
         AFTER_EVENTS
     }

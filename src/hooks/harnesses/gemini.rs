@@ -139,6 +139,10 @@ impl Harness for Gemini {
         Reply::Json(json!({}))
     }
 
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &["BeforeAgent"]
+    }
+
     fn after_events(&self) -> &'static [&'static str] {
         &["AfterTool"]
     }

@@ -180,6 +180,10 @@ impl Harness for Qwen {
         Reply::Json(json!({}))
     }
 
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &["UserPromptSubmit"]
+    }
+
     fn after_events(&self) -> &'static [&'static str] {
         &["PostToolUse", "PostToolUseFailure"]
     }
