@@ -19,6 +19,8 @@
 #                      that exits non-zero; vouch's OpenCode plugin throws when
 #                      it cannot run vouch); Codex has none, so
 #                      there it is reported, not asserted
+#   first call         the first reviewer packet holds the user's prompt (from
+#                      the transcript, or the prompt event's record)
 #   no model           vouch's hook with no reviewer model configured: the
 #                      command runs exactly when it runs with no vouch hook
 #                      at all (vouch abstains), and the hook was called
@@ -386,9 +388,10 @@ qwen_disabled_hooks_case() {
 # prompt (`RUN<<<touch ran-allowed>>>`) as fenced evidence: from the
 # transcript, or — when the harness had not written it yet, as Claude Code
 # often has not at the first PreToolUse of `claude -p` — from the prompt its
-# prompt event recorded. Asserted for Claude Code (whose prompt event must
-# also have been recorded); reported for the others. Prints the packet's
-# host notes, which say where the user message came from.
+# prompt event recorded (which must have been recorded too). Asserted for
+# every harness with a prompt event; reported for OpenCode, which has none
+# (docs/harnesses/opencode.md). Prints the packet's host notes, which say
+# where the user message came from.
 first_call_prompt() {
   local harness=$1 state=$work/$1-model-allowed/vouch/state/vouch.sqlite found
   found=$(reviewer_log | python3 -c '
@@ -408,10 +411,10 @@ try:
     print(c.execute("SELECT count(*) FROM recorded_prompts WHERE source = ?", (sys.argv[2],)).fetchone()[0])
 except Exception as e:
     print("unreadable: %s" % e)' "$state" "$harness")
-  if [ "$harness" = claude-code ]; then
+  if [ "$harness" != opencode ]; then
     check "$harness: the first reviewer packet holds the user's prompt ($found)" \
       $([[ $found == prompt* ]]; echo $?) "$found"
-    check "$harness: UserPromptSubmit recorded the prompt (rows: $recorded)" \
+    check "$harness: its prompt event recorded the prompt (rows: $recorded)" \
       $([ "$recorded" = 1 ]; echo $?) "recorded_prompts: $recorded"
   else
     echo "info $harness: first reviewer packet: $found; recorded prompts: $recorded"

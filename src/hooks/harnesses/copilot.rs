@@ -377,8 +377,14 @@ fn searched(tool: &str, args: &Value, cwd: Option<&str>) -> Result<Vec<Action>, 
 /// user. `postToolUse` tells the audit which deferred or denied calls ran
 /// anyway (the arguments it sees are the final ones, after any later hook).
 fn hook_file(command: &str, timeout_secs: u64) -> (String, Vec<String>) {
-    let entry = || json!([{"type": "command", "bash": command, "timeoutSec": timeout_secs}]);
-    let v = json!({"version": 1, "hooks": {PROMPT: entry(), PRE: entry(), POST: entry()}});
+    let entry = |command: &str| json!([{"type": "command", "bash": command, "timeoutSec": timeout_secs}]);
+    // Copilot blocks when a hook exits non-zero or cannot start.
+    let prompt = snippet::prompt_never_blocks(command);
+    let v = json!({"version": 1, "hooks": {
+        PROMPT: entry(&prompt),
+        PRE: entry(command),
+        POST: entry(command),
+    }});
     let text = snippet::pretty(&v);
     let notes = vec![
         "Save as ~/.copilot/hooks/vouch.json (your user hooks; $COPILOT_HOME/hooks/ when you set \

@@ -306,13 +306,19 @@ const PROTECTED: Protected = Protected {
 
 fn hooks(command: &str, timeout: u64) -> Value {
     let ms = timeout.saturating_mul(1000);
-    let entry = || {
+    let entry = |command: &str| {
         json!([{"matcher": "", "hooks": [{
             "name": "vouch", "type": "command", "command": command, "timeout": ms,
         }]}])
     };
+    // Gemini stops the agent when a `BeforeAgent` hook cannot start.
+    let prompt = snippet::prompt_never_blocks(command);
     json!({
-        "hooks": {"BeforeAgent": entry(), "BeforeTool": entry(), "AfterTool": entry()},
+        "hooks": {
+            "BeforeAgent": entry(&prompt),
+            "BeforeTool": entry(command),
+            "AfterTool": entry(command),
+        },
         "hooksConfig": {"enabled": true},
     })
 }
