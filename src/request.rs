@@ -211,6 +211,50 @@ pub struct Request {
     pub transcript: Vec<TranscriptEntry>,
     #[serde(default)]
     pub issue_grant: bool,
+    /// Where `transcript` came from, for the packet's host note. Only a
+    /// harness adapter sets it: it is never read from a request body (an
+    /// unknown field there), so a caller cannot word the host's note.
+    #[serde(skip)]
+    pub transcript_source: TranscriptSource,
+}
+
+/// Where a request's transcript evidence came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TranscriptSource {
+    /// The caller sent it with the request (HTTP, CLI): taken as sent.
+    #[default]
+    Caller,
+    /// A harness adapter read the harness's transcript file, and took the
+    /// latest user message from `prompt`.
+    Harness {
+        file: TranscriptFile,
+        prompt: PromptSource,
+    },
+}
+
+/// What became of the harness's transcript file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TranscriptFile {
+    /// The harness named none, or reading is switched off
+    /// (`hooks.transcript_tail_bytes = 0`).
+    NotRead,
+    /// Named, but not there (the harness had not written it yet) or not
+    /// readable.
+    Missing,
+    /// Read.
+    Read,
+}
+
+/// Where the latest user message of a harness's call came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptSource {
+    /// The transcript file holds it.
+    Transcript,
+    /// The transcript holds none; the prompt the harness's prompt hook
+    /// recorded for the session stands in for it.
+    Record,
+    /// Neither the transcript nor a record holds one.
+    Nowhere,
 }
 
 impl Request {

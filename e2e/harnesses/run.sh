@@ -19,6 +19,8 @@
 #                      that exits non-zero; vouch's OpenCode plugin throws when
 #                      it cannot run vouch); Codex has none, so
 #                      there it is reported, not asserted
+#   first call         the first reviewer packet holds the user's prompt (from
+#                      the transcript, or the prompt event's record)
 #   no model           vouch's hook with no reviewer model configured: the
 #                      command runs exactly when it runs with no vouch hook
 #                      at all (vouch abstains), and the hook was called
@@ -382,6 +384,43 @@ qwen_disabled_hooks_case() {
   fi
 }
 
+# The first reviewer packet of the model-allowed run holds the user's
+# prompt (`RUN<<<touch ran-allowed>>>`) as fenced evidence: from the
+# transcript, or — when the harness had not written it yet, as Claude Code
+# often has not at the first PreToolUse of `claude -p` — from the prompt its
+# prompt event recorded (which must have been recorded too). Asserted for
+# every harness with a prompt event; reported for OpenCode, which has none
+# (docs/harnesses/opencode.md). Prints the packet's host notes, which say
+# where the user message came from.
+first_call_prompt() {
+  local harness=$1 state=$work/$1-model-allowed/vouch/state/vouch.sqlite found
+  found=$(reviewer_log | python3 -c '
+import json, sys
+bodies = [r["body"] for r in json.load(sys.stdin) if "touch ran-allowed" in r["body"]]
+if not bodies:
+    print("no reviewer request"); sys.exit()
+user = "\n".join(m.get("content") or "" for m in json.loads(bodies[0])["messages"] if m["role"] == "user")
+fenced = user.split("<<<EVIDENCE", 1)[-1]
+notes = " ".join(l for l in user.splitlines() if l.startswith("Host note:")) or "no host note"
+print(("prompt" if "RUN<<<touch ran-allowed>>>" in fenced else "no prompt") + " | " + notes)')
+  local recorded
+  recorded=$(python3 -c '
+import sqlite3, sys
+try:
+    c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+    print(c.execute("SELECT count(*) FROM recorded_prompts WHERE source = ?", (sys.argv[2],)).fetchone()[0])
+except Exception as e:
+    print("unreadable: %s" % e)' "$state" "$harness")
+  if [ "$harness" != opencode ]; then
+    check "$harness: the first reviewer packet holds the user's prompt ($found)" \
+      $([[ $found == prompt* ]]; echo $?) "$found"
+    check "$harness: its prompt event recorded the prompt (rows: $recorded)" \
+      $([ "$recorded" = 1 ]; echo $?) "recorded_prompts: $recorded"
+  else
+    echo "info $harness: first reviewer packet: $found; recorded prompts: $recorded"
+  fi
+}
+
 for harness in "${harnesses[@]}"; do
   case $harness in
     # Headless Claude Code runs a shell command only with a permission for
@@ -404,6 +443,7 @@ for harness in "${harnesses[@]}"; do
   # It ran because vouch's reviewer allowed it, not because no hook ran.
   check "$harness: the allowed command was reviewed through the hook" \
     $(reviewer_log | grep -q "touch ran-allowed" && echo 0 || echo 1) "the reviewer never saw it"
+  first_call_prompt "$harness"
   case_run "$harness" "model-denied" "$reviewer" "touch ran-denied-marker" ran-denied-marker blocked
   seen=$(agent_log | python3 -c "import json,sys; print(sum('E2E-DENY-REASON' in r['text'] for r in json.load(sys.stdin) if r['harness']=='$harness'))")
   check "$harness: the deny reason reaches the agent model" $([ "$seen" -ge 1 ]; echo $?) \

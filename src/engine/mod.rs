@@ -42,6 +42,7 @@ use crate::reviewer::{
     self, FailureClass, ModelInput, ReviewOutcome, ReviewResult, Reviewer, ReviewerError,
 };
 use crate::session::overrides::{self, Approval, Challenge, DenialView, OverrideError, Selector};
+use crate::session::prompts::{self, PromptKey, RecordedPrompt, Recording};
 use crate::store::{Store, StoreError};
 
 pub use crate::audit::AuditDelivery;
@@ -430,6 +431,30 @@ impl Engine {
         });
         *slot = Some(Arc::clone(&store));
         Ok(store)
+    }
+
+    /// Records a harness session's latest user prompt, redacted and fitted
+    /// to the user-message budget ([`prompts::record`]). Blocking (SQLite).
+    pub fn record_prompt(
+        &self,
+        key: PromptKey<'_>,
+        turn: Option<&str>,
+        prompt: &str,
+    ) -> Result<Recording, StoreError> {
+        let store = self.store()?;
+        let now = self.clock().now_ms();
+        prompts::record(&store, now, key, turn, prompt, &self.config().budget)
+    }
+
+    /// The session's recorded prompt for `turn`, unless expired
+    /// ([`prompts::latest`]). Blocking (SQLite).
+    pub fn recorded_prompt(
+        &self,
+        key: PromptKey<'_>,
+        turn: Option<&str>,
+    ) -> Result<Option<RecordedPrompt>, StoreError> {
+        let store = self.store()?;
+        prompts::latest(&store, self.clock().now_ms(), key, turn)
     }
 
     /// Decides one request. Never fails: faults become fail-closed decisions.

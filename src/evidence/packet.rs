@@ -30,7 +30,9 @@ use sha2::{Digest, Sha256};
 use crate::config::{BudgetConfig, Estimator};
 use crate::evidence::estimate::json_escaped;
 use crate::evidence::redact::{self, RedactionReport};
-use crate::request::{Request, TranscriptEntry, canonical_json};
+use crate::request::{
+    PromptSource, Request, TranscriptEntry, TranscriptFile, TranscriptSource, canonical_json,
+};
 
 /// The fixed reviewer policy, sent as the system message.
 pub const POLICY: &str = include_str!("../../prompts/policy.md");
@@ -396,6 +398,7 @@ fn redacted_head(
             .transcript
             .iter()
             .any(|e| matches!(e, TranscriptEntry::User { .. })),
+        transcript_source: req.transcript_source,
     };
     (req, head, redactions)
 }
@@ -911,6 +914,32 @@ fn cut_to_fit(item: &mut Item, room: u64, est: Estimator) -> bool {
     false
 }
 
+/// `text` as the latest user message, fitted to the user-message cap
+/// (`budget.max_user_transcript_tokens`) on its own: whole when it fits,
+/// else cut around an `[… N bytes omitted]` marker exactly as the packet
+/// cuts evidence. `None` when not even the marker fits (a cap of 0).
+pub fn fit_user_message(text: &str, budget: &BudgetConfig) -> Option<String> {
+    let est = budget.estimator;
+    let cap = u64::from(budget.max_user_transcript_tokens);
+    let mut item = Item::new(
+        Role::LatestUser,
+        (0, 0, 0),
+        None,
+        Content::Text(text.to_owned()),
+    );
+    item.render(est);
+    if item.cost > cap && !cut_to_fit(&mut item, cap, est) {
+        return None;
+    }
+    match item.content {
+        Content::Text(fitted) => Some(fitted),
+        Content::Input(_)
+        | Content::InputSameAsRequest
+        | Content::InputExcerpt(_)
+        | Content::None => None,
+    }
+}
+
 /// The head and tail of `text` with `keep` bytes in all, around a marker
 /// saying how many bytes were left out.
 fn excerpt(text: &str, keep: usize) -> String {
@@ -994,6 +1023,48 @@ struct Head {
     trusted_override: Option<String>,
     parse_note: Option<String>,
     has_latest_user: bool,
+    transcript_source: TranscriptSource,
+}
+
+/// The host's note on where the latest user message came from, when that
+/// is worth saying: it is missing, or it is a harness's recorded prompt
+/// rather than the transcript's.
+fn user_message_note(head: &Head) -> Option<&'static str> {
+    let (file, prompt) = match head.transcript_source {
+        TranscriptSource::Caller => {
+            return (!head.has_latest_user).then_some("the transcript holds no user message.");
+        }
+        TranscriptSource::Harness { file, prompt } => (file, prompt),
+    };
+    match (prompt, file) {
+        // The transcript says it itself; a message the packet dropped has
+        // the budget note.
+        (PromptSource::Transcript, _) => None,
+        (PromptSource::Record, TranscriptFile::Missing) => Some(
+            "the harness had not written its transcript file yet; the latest user message in \
+             the evidence is the prompt the harness's prompt hook recorded for this session.",
+        ),
+        (PromptSource::Record, TranscriptFile::Read) => Some(
+            "the harness's transcript file holds no user message; the latest user message in \
+             the evidence is the prompt the harness's prompt hook recorded for this session.",
+        ),
+        (PromptSource::Record, TranscriptFile::NotRead) => Some(
+            "the harness's transcript was not read; the latest user message in the evidence is \
+             the prompt the harness's prompt hook recorded for this session.",
+        ),
+        (PromptSource::Nowhere, TranscriptFile::Missing) => Some(
+            "no user message: the harness had not written its transcript file yet, and no \
+             prompt was recorded for this session.",
+        ),
+        (PromptSource::Nowhere, TranscriptFile::Read) => Some(
+            "no user message: the harness's transcript file exists but holds none, and no \
+             prompt was recorded for this session.",
+        ),
+        (PromptSource::Nowhere, TranscriptFile::NotRead) => Some(
+            "no user message: the harness's transcript was not read, and no prompt was \
+             recorded for this session.",
+        ),
+    }
 }
 
 /// What the host tells the reviewer about shortened or missing evidence.
@@ -1028,8 +1099,10 @@ fn assemble(head: &Head, items: &[Item], notes: &Notes, nonce: &str) -> String {
         out.push_str(text);
         out.push_str("\n\n");
     }
-    if !head.has_latest_user {
-        out.push_str("Host note: the transcript holds no user message.\n\n");
+    if let Some(note) = user_message_note(head) {
+        out.push_str("Host note: ");
+        out.push_str(note);
+        out.push_str("\n\n");
     }
     out.push_str("Evidence (untrusted, one JSON item per line):\n<<<EVIDENCE ");
     out.push_str(nonce);

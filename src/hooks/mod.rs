@@ -39,7 +39,7 @@ use crate::audit::targets::RuleLanguage;
 use crate::decision::{Decision, Fault, Outcome};
 use crate::request::{Request, RequestError};
 
-pub use run::{HookOptions, decide_call, run_hook};
+pub use run::{HookOptions, decide_call, record_prompt, run_hook};
 pub use snippet::{SnippetContext, SnippetOptions};
 
 /// One harness of [`harnesses::ALL`], by name: what the command line, the
@@ -239,6 +239,21 @@ pub struct Observed {
     pub succeeded: Option<bool>,
 }
 
+/// A user prompt the harness has accepted (Claude Code's
+/// `UserPromptSubmit` and its counterparts): recorded as the session's
+/// latest prompt for the turn's tool calls, whose transcript may not hold
+/// it yet. Never decided.
+#[derive(Debug, Clone)]
+pub struct Prompt {
+    pub event: String,
+    pub session_id: String,
+    /// The harness's turn id for the prompt, when the event names one (the
+    /// same id its tool calls carry).
+    pub turn_id: Option<String>,
+    /// The prompt as the user wrote it (redacted before it is stored).
+    pub text: String,
+}
+
 /// What one hook call asks of vouch.
 #[derive(Debug, Clone)]
 pub enum Event {
@@ -246,7 +261,10 @@ pub enum Event {
     Decide(Call),
     /// A tool ran: record it; answer the harness's no-op.
     Observe(Box<Observed>),
-    /// Session, prompt, stop and similar events: nothing to decide.
+    /// The user submitted a prompt: record it; answer the harness's no-op
+    /// (a prompt is never blocked, see [`run::record_prompt`]).
+    Prompt(Box<Prompt>),
+    /// Session, stop and similar events: nothing to decide.
     Ignore { event: String },
 }
 
@@ -255,6 +273,7 @@ impl Event {
         match self {
             Event::Decide(c) => &c.event,
             Event::Observe(o) => &o.event,
+            Event::Prompt(p) => &p.event,
             Event::Ignore { event } => event,
         }
     }
@@ -313,9 +332,23 @@ pub trait Harness: Sync {
         false
     }
 
+    /// The prompt events (Claude Code's `UserPromptSubmit`): recorded,
+    /// never decided, and never blocked — an input vouch cannot read there
+    /// is answered with the no-op too.
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The reply for a call vouch could not decide (`fault`: an input that
     /// could not be read, the hook's deadline), for event `event`.
     fn fault_reply(&self, event: &str, fault: Fault, why: &dyn fmt::Display) -> Reply {
+        if self.prompt_events().contains(&event) {
+            // A prompt is never blocked (see `run::record_prompt`); the
+            // reason may quote the prompt, which the logs must not keep.
+            let why = crate::evidence::redact::redact_text(&why.to_string()).into_owned();
+            tracing::warn!(event, error = %why, "unreadable prompt event; the prompt goes through");
+            return self.no_op(event);
+        }
         if self.after_events().contains(&event) {
             // The reason may quote the input (a URL), which the logs must not keep.
             let why = crate::evidence::redact::redact_text(&why.to_string()).into_owned();

@@ -23,15 +23,18 @@ use serde_json::Value;
 
 use super::transcript::{self, Transcript};
 use super::{
-    Answer, Call, DeferAs, Event, HarnessId, HookError, Observed, Presence, Reply, answer_for,
-    fault_answer, strictest,
+    Answer, Call, DeferAs, Event, HarnessId, HookError, Observed, Presence, Prompt, Reply,
+    TranscriptRef, answer_for, fault_answer, strictest,
 };
 use crate::config::{LoadedConfig, Source};
 use crate::decision::Fault;
 use crate::engine::{AuditDelivery, Engine, EngineOptions, ModelRuntime};
 use crate::paths::Paths;
-use crate::request::MAX_REQUEST_BYTES;
-use crate::request::Request;
+use crate::request::{
+    MAX_REQUEST_BYTES, MAX_TRANSCRIPT_ENTRIES, PromptSource, Request, TranscriptEntry,
+    TranscriptFile, TranscriptSource,
+};
+use crate::session::prompts::{PromptKey, Recording};
 
 /// What the hook command line says.
 #[derive(Debug, Clone)]
@@ -365,6 +368,19 @@ fn work<R: Read>(
             let engine = observe(&env, trusted, &observed, remaining);
             (harness.no_op(&observed.event), engine)
         }
+        Event::Prompt(prompt) => {
+            let engine = match hook_engine(&env, trusted, remaining) {
+                Ok(engine) => {
+                    record_prompt(&engine, opts.harness, &prompt);
+                    Some(engine)
+                }
+                Err(why) => {
+                    tracing::warn!(problem = ?why, "the prompt was not recorded; it goes through");
+                    None
+                }
+            };
+            (harness.no_op(&prompt.event), engine)
+        }
         Event::Decide(call) => {
             let name = call.event.clone();
             let (answer, engine) = decide(opts, &env, trusted, call, remaining);
@@ -422,6 +438,41 @@ fn observe(
     }
 }
 
+/// Records a submitted prompt as its session's latest (blocking: SQLite).
+///
+/// The harness's reply to a prompt event is always its no-op, whatever
+/// happens here: a fault is logged and the prompt goes through. Blocking
+/// the user's prompt would stop the person from talking to the agent at
+/// all, and it would protect nothing: a prompt runs no tool, and every tool
+/// call the prompt leads to is still reviewed (fail-closed) on its own
+/// event. The record only adds evidence to those reviews; without it they
+/// read the transcript alone and their packet says so.
+pub fn record_prompt(engine: &Engine, harness: HarnessId, prompt: &Prompt) {
+    let key = PromptKey {
+        source: harness.as_str(),
+        session: &prompt.session_id,
+    };
+    match engine.record_prompt(key, prompt.turn_id.as_deref(), &prompt.text) {
+        Ok(Recording::Stored) => tracing::debug!(event = %prompt.event, "prompt recorded"),
+        Ok(Recording::Empty) => {
+            tracing::debug!(event = %prompt.event, "empty prompt: the session's prompt is kept");
+        }
+        Ok(Recording::NoBudget) => tracing::debug!(
+            event = %prompt.event,
+            "the user-message budget is 0: no prompt is kept"
+        ),
+        Ok(Recording::BadSession) => tracing::warn!(
+            event = %prompt.event,
+            "the prompt's session id is empty or too long; the prompt was not recorded"
+        ),
+        Err(e) => tracing::warn!(
+            event = %prompt.event,
+            error = %e,
+            "the prompt was not recorded; it goes through"
+        ),
+    }
+}
+
 /// An engine over the shared state with the hook's configuration.
 fn hook_engine(
     env: &Env,
@@ -470,16 +521,12 @@ pub async fn decide_call(
     call: Call,
     defer_as: DeferAs,
 ) -> Answer {
-    let tail = engine.config().hooks.transcript_tail_bytes;
-    let transcript = match (call.transcript.clone(), tail) {
-        (Some(t), 1..) => tokio::task::spawn_blocking(move || {
-            transcript::read(Path::new(&t.path), t.format, tail)
-        })
+    let wanted = Wanted::of(harness_id, &call);
+    let this = engine.clone();
+    let evidence = tokio::task::spawn_blocking(move || wanted.gather(&this))
         .await
-        .unwrap_or_default(),
-        (Some(_) | None, _) => Transcript::default(),
-    };
-    let mut answers = Answers::new(harness_id, &call, defer_as, transcript);
+        .unwrap_or_default();
+    let mut answers = Answers::new(harness_id, &call, defer_as, evidence);
     for request in call.requests {
         let decision = engine.review(answers.with_transcript(request)).await;
         if answers.push(&decision) {
@@ -498,12 +545,8 @@ pub fn decide_call_here(
     defer_as: DeferAs,
     runtime: &mut ModelRuntime,
 ) -> Answer {
-    let tail = engine.config().hooks.transcript_tail_bytes;
-    let transcript = match (&call.transcript, tail) {
-        (Some(t), 1..) => transcript::read(Path::new(&t.path), t.format, tail),
-        (Some(_) | None, _) => Transcript::default(),
-    };
-    let mut answers = Answers::new(harness_id, &call, defer_as, transcript);
+    let evidence = Wanted::of(harness_id, &call).gather(engine);
+    let mut answers = Answers::new(harness_id, &call, defer_as, evidence);
     for request in call.requests {
         let decision = engine.review_here(answers.with_transcript(request), runtime);
         if answers.push(&decision) {
@@ -513,26 +556,114 @@ pub fn decide_call_here(
     answers.strictest()
 }
 
+/// What a call's evidence is gathered from: its transcript file, and its
+/// session's recorded prompt.
+struct Wanted {
+    source: &'static str,
+    transcript: Option<TranscriptRef>,
+    session: Option<String>,
+    turn: Option<String>,
+}
+
+/// A call's transcript as its requests get it, and where it came from.
+#[derive(Debug, Default)]
+struct Evidence {
+    transcript: Transcript,
+    source: TranscriptSource,
+}
+
+impl Wanted {
+    fn of(harness_id: HarnessId, call: &Call) -> Wanted {
+        let first = call.requests.first();
+        Wanted {
+            source: harness_id.as_str(),
+            transcript: call.transcript.clone(),
+            session: first.map(|r| r.session_id.clone()),
+            turn: first.and_then(|r| r.turn_id.clone()),
+        }
+    }
+
+    /// Reads the transcript's tail; when it holds no user message (the
+    /// harness may not have written the file yet), the session's recorded
+    /// prompt stands in for it, as untrusted evidence like any transcript
+    /// text. Blocking (file, SQLite); never fails.
+    fn gather(self, engine: &Engine) -> Evidence {
+        let tail = engine.config().hooks.transcript_tail_bytes;
+        let (mut transcript, file) = match (&self.transcript, tail) {
+            (Some(t), 1..) => {
+                let read = transcript::read(Path::new(&t.path), t.format, tail);
+                let file = match read.read {
+                    true => TranscriptFile::Read,
+                    false => TranscriptFile::Missing,
+                };
+                (read, file)
+            }
+            (Some(_) | None, _) => (Transcript::default(), TranscriptFile::NotRead),
+        };
+        let has_user = transcript
+            .entries
+            .iter()
+            .any(|e| matches!(e, TranscriptEntry::User { .. }));
+        // The store is read only when the transcript has no user message.
+        let recorded = match has_user {
+            true => None,
+            false => self.recorded(engine),
+        };
+        let prompt = match (has_user, recorded) {
+            (true, _) => PromptSource::Transcript,
+            (false, Some(text)) => {
+                // Before the turn's tool calls, which it led to; the
+                // oldest entry makes room when the window is full.
+                if transcript.entries.len() >= MAX_TRANSCRIPT_ENTRIES {
+                    transcript.entries.remove(0);
+                }
+                transcript.entries.insert(0, TranscriptEntry::User { text });
+                PromptSource::Record
+            }
+            (false, None) => PromptSource::Nowhere,
+        };
+        Evidence {
+            transcript,
+            source: TranscriptSource::Harness { file, prompt },
+        }
+    }
+
+    /// The session's recorded prompt for this turn, if any. A store that
+    /// cannot be read leaves the transcript as it is (the review goes on,
+    /// and its packet says no user message was found).
+    fn recorded(&self, engine: &Engine) -> Option<String> {
+        let session = self.session.as_deref()?;
+        let key = PromptKey {
+            source: self.source,
+            session,
+        };
+        match engine.recorded_prompt(key, self.turn.as_deref()) {
+            Ok(found) => found.map(|p| p.text),
+            Err(e) => {
+                tracing::warn!(error = %e, "the recorded prompt could not be read");
+                None
+            }
+        }
+    }
+}
+
 /// One call's answers so far, and what each of its requests is given.
 struct Answers {
     transcript: Transcript,
+    transcript_source: TranscriptSource,
     presence: Presence,
     turn_from_transcript: bool,
     answers: Vec<Answer>,
 }
 
 impl Answers {
-    fn new(
-        harness_id: HarnessId,
-        call: &Call,
-        defer_as: DeferAs,
-        transcript: Transcript,
-    ) -> Answers {
+    fn new(harness_id: HarnessId, call: &Call, defer_as: DeferAs, evidence: Evidence) -> Answers {
         let harness = harness_id.harness();
-        let presence = harness.refine_presence(&call.event, call.presence, &transcript);
+        let presence = harness.refine_presence(&call.event, call.presence, &evidence.transcript);
         let presence = defer_as.presence(presence, harness.can_ask(&call.event));
         Answers {
-            transcript,
+            transcript: evidence.transcript,
+            transcript_source: evidence.source,
             presence,
             turn_from_transcript: call.turn_from_transcript,
             answers: Vec::new(),
@@ -543,6 +674,7 @@ impl Answers {
     /// harness gave none).
     fn with_transcript(&self, mut request: Request) -> Request {
         request.transcript.clone_from(&self.transcript.entries);
+        request.transcript_source = self.transcript_source;
         if self.turn_from_transcript && request.turn_id.is_none() {
             request.turn_id = self
                 .transcript

@@ -80,6 +80,16 @@ pub fn pretty(v: &Value) -> String {
     s
 }
 
+/// The command line for a prompt event in a harness that blocks when a
+/// hook cannot start (Gemini CLI stops the agent, Copilot CLI the prompt):
+/// vouch never blocks a prompt, so a vouch that cannot run (missing,
+/// crashed, killed; vouch itself always exits 0) answers the no-op `{}`
+/// through the shell instead. The tool calls that follow still fail closed
+/// on their own events.
+pub fn prompt_never_blocks(command: &str) -> String {
+    format!("{command} || echo '{{}}'")
+}
+
 /// `'…'`-quotes a word for the harness's shell when it needs it.
 pub fn quote(word: &str) -> String {
     if !word.is_empty()
@@ -160,6 +170,21 @@ mod tests {
             hook["command"],
             "/usr/local/bin/vouch hook claude-code --home '/home/dev/.vouch home' --timeout 100"
         );
+        // The prompt hook: the same command, and never blocking the prompt.
+        let prompt = &v["hooks"]["UserPromptSubmit"][0]["hooks"][0];
+        assert_eq!(prompt["command"], hook["command"]);
+        assert_eq!(prompt.get("onFailure"), None);
+        let mut http = opts("claude-code");
+        http.http = true;
+        let (text, _) = render(&http, &cfg).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v["hooks"]["PreToolUse"][0]["hooks"][0]["onFailure"],
+            "block"
+        );
+        let prompt = &v["hooks"]["UserPromptSubmit"][0]["hooks"][0];
+        assert_eq!(prompt["type"], "http");
+        assert_eq!(prompt.get("onFailure"), None);
     }
 
     #[test]
@@ -191,9 +216,20 @@ mod tests {
         let (text, _) = render(&opts("gemini"), &cfg).unwrap();
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"], 100_000);
+        // Gemini stops the agent when a hook cannot start: the prompt
+        // event falls back to the no-op.
+        let prompt = v["hooks"]["BeforeAgent"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap();
+        assert!(prompt.ends_with(" || echo '{}'"), "{prompt}");
+        let tool = v["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap();
+        assert!(!tool.contains("||"), "{tool}");
         let (text, _) = render(&opts("cursor"), &cfg).unwrap();
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["hooks"]["beforeShellExecution"][0]["failClosed"], true);
+        assert_eq!(v["hooks"]["beforeSubmitPrompt"][0].get("failClosed"), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::HookError;
+use super::{Event, HookError, Prompt};
 use crate::request::{Request, Surface};
 
 /// Most targets one call may name (files of a patch, URLs of a fetch,
@@ -70,6 +70,33 @@ pub fn turn_and_agent(input: &Value, turn_field: &str) -> (Option<String>, Optio
     (turn_id, agent)
 }
 
+/// A prompt event's [`Prompt`]: the session from the first of
+/// `session_keys`, the turn from `turn_key` (when the harness names one
+/// there), the text from `prompt` (absent reads as empty: nothing to
+/// record).
+pub fn prompt(
+    input: &Value,
+    event: String,
+    session_keys: &[&'static str],
+    turn_key: Option<&str>,
+) -> Result<Event, HookError> {
+    let session_id = first_text(input, session_keys)
+        .ok_or(HookError::MissingField(
+            session_keys.first().copied().unwrap_or("session_id"),
+        ))?
+        .to_owned();
+    Ok(Event::Prompt(Box::new(Prompt {
+        session_id,
+        turn_id: turn_key
+            .and_then(|key| first_text(input, &[key]))
+            .map(str::to_owned),
+        text: first_text(input, &["prompt"])
+            .unwrap_or_default()
+            .to_owned(),
+        event,
+    })))
+}
+
 /// The canonical request for one action.
 pub fn request(ids: &Ids, action: Action) -> Result<Request, HookError> {
     let request = Request {
@@ -91,6 +118,7 @@ pub fn request(ids: &Ids, action: Action) -> Result<Request, HookError> {
         reason: action.reason,
         transcript: Vec::new(),
         issue_grant: false,
+        transcript_source: crate::request::TranscriptSource::default(),
     };
     request.validate()?;
     Ok(request)

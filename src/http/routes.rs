@@ -377,6 +377,18 @@ pub async fn claude_code_hook(
                 tokio::task::spawn_blocking(move || engine.observe_ran(&observed.request)).await;
             Json(claude.no_op(&name).to_json())
         }
+        // Recorded for the turn's tool calls; never blocked (see
+        // `hooks::record_prompt`).
+        Event::Prompt(prompt) => {
+            let engine = state.engine().clone();
+            let name = prompt.event.clone();
+            let harness = HarnessId::of(&hooks::harnesses::claude_code::HARNESS);
+            let _ = tokio::task::spawn_blocking(move || {
+                hooks::record_prompt(&engine, harness, &prompt);
+            })
+            .await;
+            Json(claude.no_op(&name).to_json())
+        }
         // Nothing to decide.
         Event::Ignore { event } => Json(claude.no_op(&event).to_json()),
     }

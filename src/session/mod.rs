@@ -16,6 +16,7 @@
 
 pub mod operator;
 pub mod overrides;
+pub mod prompts;
 
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;

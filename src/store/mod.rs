@@ -80,6 +80,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/state/V1__session_state.sql"),
     include_str!("../../migrations/state/V2__grants_without_expiry_index.sql"),
     include_str!("../../migrations/state/V3__verdict_cache_size.sql"),
+    include_str!("../../migrations/state/V4__recorded_prompts.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -909,11 +909,351 @@ fn snippets_are_parseable_and_fail_closed() {
         match harness {
             "codex" => {
                 let t: toml::Table = toml::from_str(&text).unwrap();
-                assert!(t["hooks"]["state"].as_table().unwrap().len() == 3);
+                assert!(t["hooks"]["state"].as_table().unwrap().len() == 4);
             }
             "claude-code" => assert!(text.contains("\"onFailure\": \"block\"")),
             "cursor" => assert!(text.contains("\"failClosed\": true")),
             _ => assert!(text.contains("\"timeout\": 100000")),
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// The user's prompt, recorded by each harness's prompt event
+// ---------------------------------------------------------------------------
+
+/// Claude Code's `UserPromptSubmit` for `session`, naming `transcript`.
+fn claude_prompt(transcript: &Path, prompt: &str) -> Value {
+    let mut v = fixture("claude-code", "userpromptsubmit.json");
+    v["transcript_path"] = transcript.display().to_string().into();
+    v["prompt"] = prompt.into();
+    v
+}
+
+/// Claude Code's `PreToolUse` running `command`, naming `transcript`.
+fn claude_call(transcript: &Path, command: &str) -> Value {
+    let (mut v, _) = shell_event("claude-code", command);
+    v["transcript_path"] = transcript.display().to_string().into();
+    v
+}
+
+/// Every byte of the state database (the database, its log and index).
+fn state_bytes(home: &Home) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for entry in std::fs::read_dir(home.path().join("state")).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("vouch.sqlite")
+        {
+            bytes.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    bytes
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+const NOT_WRITTEN_YET: &str = "the harness had not written its transcript file yet; the latest \
+                               user message in the evidence is the prompt the harness's prompt \
+                               hook recorded for this session.";
+const FILE_WITHOUT_USER: &str = "the harness's transcript file holds no user message; the latest \
+                                 user message in the evidence is the prompt the harness's prompt \
+                                 hook recorded for this session.";
+
+/// The first `PreToolUse` of a `claude -p` run often comes before Claude
+/// Code has written the transcript: the prompt its `UserPromptSubmit`
+/// recorded is then the packet's latest user message, inside the fence,
+/// and the host note says where it came from — also when the file exists
+/// but holds no user message. With no record, the note says whether the
+/// file existed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_codes_first_call_gets_the_prompt_its_prompt_hook_recorded() {
+    let server = ModelServer::start(vec![model_allow(), model_allow(), model_allow()]).await;
+    let home = Home::with_model(&server.base_url());
+    let transcript = home.path().join("not-written-yet.jsonl");
+    let prompt = "PROMPT-MARKER: please create the marker file ran-c";
+
+    let r = run(&home, "claude-code", &claude_prompt(&transcript, prompt));
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "{}\n"),
+        "a prompt is never blocked"
+    );
+    let r = run(
+        &home,
+        "claude-code",
+        &claude_call(&transcript, "touch ran-c"),
+    );
+    assert_eq!(seen("claude-code", "PreToolUse", &r.stdout), Seen::Allow);
+
+    // Now the file is there, with the call but not (yet) the prompt.
+    let line = json!({"type": "assistant", "message": {"content": [{"type": "tool_use",
+        "id": "toolu_vouchcheck01", "name": "Bash", "input": {"command": "touch ran-d"}}]}});
+    std::fs::write(&transcript, format!("{line}\n")).unwrap();
+    let r = run(
+        &home,
+        "claude-code",
+        &claude_call(&transcript, "touch ran-d"),
+    );
+    assert_eq!(seen("claude-code", "PreToolUse", &r.stdout), Seen::Allow);
+
+    // Another session: no record, no file.
+    let mut other = claude_call(&home.path().join("missing.jsonl"), "touch ran-e");
+    other["session_id"] = "another-session".into();
+    let r = run(&home, "claude-code", &other);
+    assert_eq!(seen("claude-code", "PreToolUse", &r.stdout), Seen::Allow);
+
+    let bodies: Vec<String> = server.requests().into_iter().map(|r| r.raw_body).collect();
+    assert_eq!(bodies.len(), 3);
+    let packet = |body: &str| -> String {
+        let v: Value = serde_json::from_str(body).unwrap();
+        v["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let first = packet(&bodies[0]);
+    assert!(first.contains(NOT_WRITTEN_YET), "{first}");
+    let fenced = first.split("<<<EVIDENCE").nth(1).unwrap();
+    assert!(
+        fenced.contains(r#""item":"latest user message","text":"PROMPT-MARKER: please create"#),
+        "the recorded prompt is fenced evidence: {first}"
+    );
+    let second = packet(&bodies[1]);
+    assert!(second.contains(FILE_WITHOUT_USER), "{second}");
+    assert!(second.contains("PROMPT-MARKER"), "{second}");
+    let third = packet(&bodies[2]);
+    assert!(
+        third.contains(
+            "Host note: no user message: the harness had not written its transcript file yet, \
+             and no prompt was recorded for this session."
+        ),
+        "{third}"
+    );
+    assert!(
+        !third.contains("PROMPT-MARKER"),
+        "another session's prompt: {third}"
+    );
+}
+
+/// A secret in the prompt is redacted before the prompt is stored: not one
+/// byte of the state database (its log included) holds it, while the rest
+/// of the prompt is there.
+#[test]
+fn a_secret_in_the_prompt_never_reaches_the_state_database() {
+    let home = Home::fresh();
+    let secret = "ghp_pfJBd0Kh8oOOL8dKLzdocJ2isAjIhKtJ0Rlg";
+    let prompt = format!("STORED-PROMPT-MARKER deploy with GITHUB_TOKEN={secret} now");
+    let transcript = home.path().join("t.jsonl");
+    let r = run(&home, "claude-code", &claude_prompt(&transcript, &prompt));
+    assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
+    let bytes = state_bytes(&home);
+    assert!(
+        contains(&bytes, "STORED-PROMPT-MARKER"),
+        "the prompt was recorded"
+    );
+    assert!(
+        !contains(&bytes, secret),
+        "the secret reached the state database"
+    );
+    assert!(!contains(&bytes, "pfJBd0Kh8oOOL8dKLzdocJ2isAjIhKtJ0Rlg"));
+}
+
+/// An oversized prompt is cut to the user-message budget with the packet's
+/// visible marker; an empty one records nothing (the earlier prompt stays,
+/// as Qwen Code's second, empty `UserPromptSubmit` needs); a record past
+/// the idle expiry of turns is not used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_empty_and_expired_prompts() {
+    let server = ModelServer::start(vec![model_allow(), model_allow()]).await;
+    let home = Home::with_model(&server.base_url());
+    let transcript = home.path().join("not-written-yet.jsonl");
+    let long = format!(
+        "HEAD-MARKER {} TAIL-MARKER",
+        "lorem ipsum dolor ".repeat(20_000)
+    );
+    assert!(run(&home, "claude-code", &claude_prompt(&transcript, &long)).code == 0);
+    let r = run(&home, "claude-code", &claude_prompt(&transcript, ""));
+    assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
+    let r = run(
+        &home,
+        "claude-code",
+        &claude_call(&transcript, "touch ran-c"),
+    );
+    assert_eq!(seen("claude-code", "PreToolUse", &r.stdout), Seen::Allow);
+    let bytes = state_bytes(&home);
+    assert!(
+        !contains(&bytes, &"lorem ipsum dolor ".repeat(2_000)),
+        "the stored prompt is cut"
+    );
+
+    // Age the record past the idle expiry of turns (24 h).
+    let conn = rusqlite::Connection::open(home.path().join("state/vouch.sqlite")).unwrap();
+    let aged = conn
+        .execute("UPDATE recorded_prompts SET recorded_at_ms = 1", [])
+        .unwrap();
+    assert_eq!(aged, 1);
+    drop(conn);
+    let r = run(
+        &home,
+        "claude-code",
+        &claude_call(&transcript, "touch ran-d"),
+    );
+    assert_eq!(seen("claude-code", "PreToolUse", &r.stdout), Seen::Allow);
+
+    let bodies: Vec<String> = server.requests().into_iter().map(|r| r.raw_body).collect();
+    assert_eq!(bodies.len(), 2);
+    let cut = &bodies[0];
+    assert!(cut.contains("HEAD-MARKER"), "{cut}");
+    assert!(cut.contains("TAIL-MARKER"), "{cut}");
+    assert!(cut.contains("bytes omitted]"), "cut visibly: {cut}");
+    assert!(cut.len() < 40_000, "{}", cut.len());
+    let expired = &bodies[1];
+    assert!(!expired.contains("HEAD-MARKER"), "{expired}");
+    assert!(
+        expired.contains("no user message: the harness had not written its transcript file yet"),
+        "{expired}"
+    );
+}
+
+/// The other harnesses' prompt events: Codex `UserPromptSubmit`, Qwen
+/// Code's (the second, empty one ignored), Gemini CLI `BeforeAgent`,
+/// Cursor `beforeSubmitPrompt` (Cursor's transcript is never read) and
+/// Copilot's `userPromptSubmitted`. Each is answered with the harness's
+/// no-op, and the next call's packet holds the prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_harnesses_prompt_event_reaches_the_packet() {
+    let server = ModelServer::start(vec![model_allow(); 5]).await;
+    let home = Home::with_model(&server.base_url());
+    let missing = home.path().join("missing.jsonl").display().to_string();
+
+    let mut prompt = fixture("codex", "UserPromptSubmit.stdin.json");
+    prompt["transcript_path"] = missing.clone().into();
+    prompt["prompt"] = "CODEX-PROMPT-MARKER please touch ran-all-events".into();
+    let r = run(&home, "codex", &prompt);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, ""),
+        "Codex's no-op is empty"
+    );
+    let (mut call, _) = shell_event("codex", "touch ran-all-events");
+    call["transcript_path"] = missing.clone().into();
+    call["permission_mode"] = "default".into();
+    let r = run(&home, "codex", &call);
+    assert_eq!(r.code, 0);
+
+    for name in [
+        "UserPromptSubmit.json",
+        "UserPromptSubmit.second_empty_after_tool.json",
+    ] {
+        let mut prompt = fixture("qwen", name);
+        prompt["transcript_path"] = missing.clone().into();
+        let r = run(&home, "qwen", &prompt);
+        assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"), "{name}");
+    }
+    let mut call = fixture("qwen", "PreToolUse.run_shell_command.json");
+    call["transcript_path"] = missing.clone().into();
+    call["permission_mode"] = "default".into();
+    assert_eq!(run(&home, "qwen", &call).code, 0);
+
+    let mut prompt = fixture("gemini", "before_agent.json");
+    prompt["transcript_path"] = missing.clone().into();
+    prompt["prompt"] = "GEMINI-PROMPT-MARKER please touch ran-x".into();
+    let r = run(&home, "gemini", &prompt);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
+    let (mut call, _) = shell_event("gemini", "touch ran-x");
+    call["transcript_path"] = missing.clone().into();
+    assert_eq!(run(&home, "gemini", &call).code, 0);
+
+    let mut prompt = fixture("cursor", "beforeSubmitPrompt.json");
+    prompt["prompt"] = "CURSOR-PROMPT-MARKER please touch ran-c".into();
+    let r = run(&home, "cursor", &prompt);
+    assert_eq!((r.code, r.stdout.trim()), (0, r#"{"continue":true}"#));
+    let (call, _) = shell_event("cursor", "touch ran-c");
+    assert_eq!(run(&home, "cursor", &call).code, 0);
+
+    let mut prompt = fixture("copilot", "userPromptSubmitted.json");
+    prompt["prompt"] = "COPILOT-PROMPT-MARKER please touch ran-1".into();
+    let r = run(&home, "copilot", &prompt);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
+    let mut call = fixture("copilot", "preToolUse.bash.json");
+    call["sessionId"] = prompt["sessionId"].clone();
+    call["toolArgs"]["command"] = "touch ran-1".into();
+    assert_eq!(run(&home, "copilot", &call).code, 0);
+
+    let bodies: Vec<String> = server.requests().into_iter().map(|r| r.raw_body).collect();
+    assert_eq!(bodies.len(), 5);
+    let expect = [
+        ("CODEX-PROMPT-MARKER", NOT_WRITTEN_YET),
+        ("please run the command", NOT_WRITTEN_YET),
+        ("GEMINI-PROMPT-MARKER", NOT_WRITTEN_YET),
+        (
+            "CURSOR-PROMPT-MARKER",
+            "the harness's transcript was not read; the latest user message in the evidence is \
+             the prompt the harness's prompt hook recorded for this session.",
+        ),
+        ("COPILOT-PROMPT-MARKER", NOT_WRITTEN_YET),
+    ];
+    for (body, (marker, note)) in bodies.iter().zip(expect) {
+        assert!(body.contains(marker), "{marker}: {body}");
+        assert!(body.contains(note), "{marker}: {body}");
+    }
+}
+
+/// A prompt is never blocked: with a state directory that cannot be opened
+/// (and with a configuration that cannot be read) every harness's prompt
+/// event still gets its no-op.
+#[test]
+fn a_recording_fault_never_blocks_the_prompt() {
+    let broken_state = Home::fresh();
+    std::fs::write(broken_state.path().join("state"), b"not a directory").unwrap();
+    let broken_config = Home::fresh();
+    broken_config.write_config("[reviewer\n");
+    let transcript = broken_state.path().join("t.jsonl");
+    for home in [&broken_state, &broken_config] {
+        let r = run(
+            home,
+            "claude-code",
+            &claude_prompt(&transcript, "fix the build"),
+        );
+        assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
+        let r = run(
+            home,
+            "codex",
+            &fixture("codex", "UserPromptSubmit.stdin.json"),
+        );
+        assert_eq!((r.code, r.stdout.as_str()), (0, ""));
+        let r = run(
+            home,
+            "cursor",
+            &fixture("cursor", "beforeSubmitPrompt.json"),
+        );
+        assert_eq!((r.code, r.stdout.trim()), (0, r#"{"continue":true}"#));
+        let r = run(home, "gemini", &fixture("gemini", "before_agent.json"));
+        assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
+    }
+}
+
+/// A prompt event vouch cannot read (no session) still gets the no-op.
+#[test]
+fn an_unreadable_prompt_event_gets_the_no_op() {
+    let home = Home::fresh();
+    let mut v = claude_prompt(&home.path().join("t.jsonl"), "fix the build");
+    v.as_object_mut().unwrap().remove("session_id");
+    let r = run(&home, "claude-code", &v);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
+    let mut v = fixture("gemini", "before_agent.json");
+    v.as_object_mut().unwrap().remove("session_id");
+    let r = run(&home, "gemini", &v);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
 }

@@ -761,3 +761,29 @@ async fn hook_answers_200_deny_when_the_pipeline_errors() {
     assert_eq!(v["status"], "degraded");
     assert_eq!(v["store"], "unavailable");
 }
+
+/// `UserPromptSubmit` over HTTP is recorded and answered `{}`; with a state
+/// database that cannot be opened the prompt still goes through (a
+/// recording fault never blocks the user's prompt).
+#[tokio::test]
+async fn a_prompt_is_answered_with_the_no_op_even_when_recording_fails() {
+    let body = json!({
+        "session_id": "abc", "transcript_path": "/tmp/t.jsonl", "cwd": "/srv/app",
+        "hook_event_name": "UserPromptSubmit", "prompt": "please fix the build"
+    })
+    .to_string();
+    for h in [harness(), broken_state_harness()] {
+        let (status, v) = send_json(
+            &h.app,
+            req(
+                Method::POST,
+                "/hooks/claude-code",
+                Some(ADAPTER),
+                body.clone(),
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(v, json!({}));
+    }
+}

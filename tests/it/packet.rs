@@ -271,6 +271,68 @@ fn no_user_message_is_noted() {
     assert!(p.user.contains("the transcript holds no user message"));
 }
 
+/// A harness's call says where its latest user message came from: the
+/// transcript (no note), the prompt hook's record (with the file missing,
+/// read, or not read), or nowhere (saying whether the file existed). The
+/// note is trusted host text, outside the fence.
+#[test]
+fn the_note_says_where_a_harness_calls_user_message_came_from() {
+    use vouch::request::{PromptSource, TranscriptFile, TranscriptSource};
+    let cases = [
+        (TranscriptFile::Read, PromptSource::Transcript, None),
+        (
+            TranscriptFile::Missing,
+            PromptSource::Record,
+            Some("the harness had not written its transcript file yet; the latest user message"),
+        ),
+        (
+            TranscriptFile::Read,
+            PromptSource::Record,
+            Some("the harness's transcript file holds no user message; the latest user message"),
+        ),
+        (
+            TranscriptFile::NotRead,
+            PromptSource::Record,
+            Some("the harness's transcript was not read; the latest user message"),
+        ),
+        (
+            TranscriptFile::Missing,
+            PromptSource::Nowhere,
+            Some("no user message: the harness had not written its transcript file yet, and no"),
+        ),
+        (
+            TranscriptFile::Read,
+            PromptSource::Nowhere,
+            Some("no user message: the harness's transcript file exists but holds none"),
+        ),
+        (
+            TranscriptFile::NotRead,
+            PromptSource::Nowhere,
+            Some("no user message: the harness's transcript was not read"),
+        ),
+    ];
+    for (file, prompt, note) in cases {
+        let mut r = request(base());
+        if prompt == PromptSource::Nowhere {
+            r.transcript.clear();
+        }
+        r.transcript_source = TranscriptSource::Harness { file, prompt };
+        let p = build_ok(&r, &budget(8192, Estimator::Utf8));
+        let (s, _) = fence(&p);
+        assert!(!p.user.contains("the transcript holds no user message"));
+        match note {
+            Some(note) => {
+                let at = p
+                    .user
+                    .find(note)
+                    .unwrap_or_else(|| panic!("{note}: {}", p.user));
+                assert!(at < s, "the note is outside the fence");
+            }
+            None => assert!(!p.user.contains("Host note: "), "{}", p.user),
+        }
+    }
+}
+
 /// A transcript far beyond any budget: many matching calls with long
 /// results, a long summary, long older messages, a long reason, and noise.
 fn oversized() -> Request {

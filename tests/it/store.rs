@@ -417,7 +417,8 @@ fn schema_v3_starts_the_cache_size_row_from_the_rows_already_cached() {
         let conn = rusqlite::Connection::open(dir.join(DATABASE_FILE)).unwrap();
         conn.execute_batch(
             "DROP TRIGGER verdict_cache_inserted; DROP TRIGGER verdict_cache_deleted; \
-             DROP TABLE verdict_cache_size; PRAGMA user_version = 2;",
+             DROP TABLE verdict_cache_size; DROP TABLE recorded_prompts; \
+             PRAGMA user_version = 2;",
         )
         .unwrap();
         for key in ["k1", "k2"] {
@@ -433,4 +434,22 @@ fn schema_v3_starts_the_cache_size_row_from_the_rows_already_cached() {
         .read(|tx| tx.query_row("SELECT entries FROM verdict_cache_size", [], |r| r.get(0)))
         .unwrap();
     assert_eq!(entries, 2);
+}
+
+#[test]
+fn schema_v4_adds_the_prompt_table_to_a_v3_database() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("state");
+    drop(Store::open(&dir).unwrap());
+    {
+        // Back to schema v3, as a v3 vouch left it.
+        let conn = rusqlite::Connection::open(dir.join(DATABASE_FILE)).unwrap();
+        conn.execute_batch("DROP TABLE recorded_prompts; PRAGMA user_version = 3;")
+            .unwrap();
+    }
+    let store = Store::open(&dir).unwrap();
+    let rows: i64 = store
+        .read(|tx| tx.query_row("SELECT count(*) FROM recorded_prompts", [], |r| r.get(0)))
+        .unwrap();
+    assert_eq!(rows, 0);
 }

@@ -1,6 +1,12 @@
-//! Claude Code (`PreToolUse`, `PermissionRequest`, `PostToolUse`), as
-//! 2.1.332 behaves (`shared/harnesses/claude-code/PROTOCOL.md`).
+//! Claude Code (`PreToolUse`, `PermissionRequest`, `PostToolUse`,
+//! `UserPromptSubmit`), as 2.1.332 behaves
+//! (`shared/harnesses/claude-code/PROTOCOL.md`).
 //!
+//! - `UserPromptSubmit` (`session_id, transcript_path, cwd, hook_event_name,
+//!   prompt`) records the session's latest prompt and answers `{}`: the
+//!   first `PreToolUse` of a `claude -p` run often arrives before Claude
+//!   Code has written the transcript, and the record stands in for its user
+//!   message. A prompt is never blocked, also when recording fails.
 //! - The turn is `prompt_id` (it changes with every user prompt); a
 //!   subagent's calls carry `agent_id`/`agent_type` and get their own turn.
 //! - `PreToolUse` answers `hookSpecificOutput.permissionDecision`
@@ -44,7 +50,6 @@ const QUIET_EVENTS: &[&str] = &[
     "SubagentStop",
     "SessionStart",
     "SessionEnd",
-    "UserPromptSubmit",
     "UserPromptExpansion",
     "PreCompact",
     "PostCompact",
@@ -62,7 +67,7 @@ impl Harness for ClaudeCode {
     }
 
     fn about(&self) -> &'static str {
-        "Claude Code command hooks (PreToolUse, PermissionRequest, PostToolUse)."
+        "Claude Code command hooks (PreToolUse, PermissionRequest, PostToolUse, UserPromptSubmit)."
     }
 
     /// 60 s in older releases and 600 s in newer ones: the smaller is
@@ -126,6 +131,9 @@ impl Harness for ClaudeCode {
                     event,
                 })))
             }
+            // Recorded for the turn's first tool calls: Claude Code often
+            // has not written the transcript when they arrive.
+            "UserPromptSubmit" => tools::prompt(input, event, &["session_id"], Some("prompt_id")),
             name if QUIET_EVENTS.contains(&name) => Ok(Event::Ignore { event }),
             _ => Err(HookError::UnknownEvent(event)),
         }
@@ -150,6 +158,10 @@ impl Harness for ClaudeCode {
 
     fn no_op(&self, _event: &str) -> Reply {
         Reply::Json(json!({}))
+    }
+
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &["UserPromptSubmit"]
     }
 
     fn after_events(&self) -> &'static [&'static str] {
@@ -280,7 +292,12 @@ fn command_hooks(command: &str, timeout: u64) -> Value {
         }
         json!([{"matcher": "", "hooks": [hook]}])
     };
+    // No matcher for prompts, and no `onFailure: "block"`: vouch never
+    // blocks a prompt (the prompt only feeds the reviews of the tool calls
+    // that follow, which are blocked on failure themselves).
+    let prompt = json!([{"hooks": [{"type": "command", "command": command, "timeout": timeout}]}]);
     json!({"hooks": {
+        "UserPromptSubmit": prompt,
         "PreToolUse": entry(true),
         "PermissionRequest": entry(true),
         "PostToolUse": entry(false),
@@ -289,14 +306,22 @@ fn command_hooks(command: &str, timeout: u64) -> Value {
 
 fn http_hook(cfg: &Config, timeout: u64) -> Value {
     let listen = &cfg.server.listen;
-    json!({"hooks": {"PreToolUse": [{"matcher": "", "hooks": [{
+    let hook = json!({
         "type": "http",
         "url": format!("http://{listen}/hooks/claude-code"),
         "headers": {"Authorization": "Bearer $VOUCH_ADAPTER_TOKEN"},
         "allowedEnvVars": ["VOUCH_ADAPTER_TOKEN"],
         "timeout": timeout,
-        "onFailure": "block",
-    }]}]}})
+    });
+    let mut gate = hook.clone();
+    if let Some(obj) = gate.as_object_mut() {
+        obj.insert("onFailure".to_owned(), json!("block"));
+    }
+    // The prompt hook never blocks (see `command_hooks`).
+    json!({"hooks": {
+        "UserPromptSubmit": [{"hooks": [hook]}],
+        "PreToolUse": [{"matcher": "", "hooks": [gate]}],
+    }})
 }
 
 /// Claude Code `permissions.allow`: `Bash(git status)` exact,
@@ -474,6 +499,26 @@ mod tests {
             ClaudeCode.parse(&v),
             Err(HookError::UnknownEvent(_))
         ));
+    }
+
+    #[test]
+    fn a_prompt_is_recorded_not_decided() {
+        let v = json!({"session_id": "abc", "transcript_path": "/tmp/t.jsonl", "cwd": "/srv/app",
+            "hook_event_name": "UserPromptSubmit", "prompt": "fix the build"});
+        let Ok(Event::Prompt(p)) = ClaudeCode.parse(&v) else {
+            panic!("not a prompt")
+        };
+        assert_eq!(
+            (p.session_id.as_str(), p.text.as_str(), p.turn_id),
+            ("abc", "fix the build", None)
+        );
+        let mut v = v;
+        v["prompt_id"] = "p-1".into();
+        let Ok(Event::Prompt(p)) = ClaudeCode.parse(&v) else {
+            panic!("not a prompt")
+        };
+        assert_eq!(p.turn_id.as_deref(), Some("p-1"));
+        assert_eq!(ClaudeCode.no_op("UserPromptSubmit"), Reply::Json(json!({})));
     }
 
     #[test]

@@ -14,6 +14,10 @@
 //!   `approvals_reviewer` (read from the rollout) is `user`; otherwise
 //!   (`auto_review`, `codex exec --approve-for-me`) a `defer` denies.
 //! - The turn is `turn_id`; the tool-use id is the model's `call_id`.
+//! - `UserPromptSubmit` (`session_id, turn_id, prompt`) records the
+//!   session's latest prompt for the turn's tool calls (used when the
+//!   rollout holds no user message yet); the reply is always the empty
+//!   no-op, so a prompt is never blocked.
 
 use std::path::Path;
 
@@ -39,7 +43,6 @@ pub static HARNESS: Codex = Codex;
 const QUIET_EVENTS: &[&str] = &[
     "SessionStart",
     "SessionEnd",
-    "UserPromptSubmit",
     "Stop",
     "SubagentStart",
     "SubagentStop",
@@ -57,7 +60,7 @@ impl Harness for Codex {
     }
 
     fn about(&self) -> &'static str {
-        "Codex CLI command hooks (PreToolUse, PermissionRequest, PostToolUse)."
+        "Codex CLI command hooks (PreToolUse, PermissionRequest, PostToolUse, UserPromptSubmit)."
     }
 
     fn default_timeout_secs(&self) -> u64 {
@@ -120,6 +123,9 @@ impl Harness for Codex {
                     event,
                 })))
             }
+            // Recorded for the turn's tool calls, in case the rollout does
+            // not hold the prompt yet when they arrive.
+            "UserPromptSubmit" => tools::prompt(input, event, &["session_id"], Some("turn_id")),
             name if QUIET_EVENTS.contains(&name) => Ok(Event::Ignore { event }),
             _ => Err(HookError::UnknownEvent(event)),
         }
@@ -152,6 +158,10 @@ impl Harness for Codex {
 
     fn no_op(&self, _event: &str) -> Reply {
         Reply::Empty
+    }
+
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &["UserPromptSubmit"]
     }
 
     fn after_events(&self) -> &'static [&'static str] {
@@ -326,6 +336,7 @@ fn hooks_toml(command: &str, timeout: u64, config_path: &Path) -> String {
     let toml_str = |s: &str| Value::String(s.to_owned()).to_string();
     let mut out = String::new();
     let events = [
+        ("UserPromptSubmit", "user_prompt_submit"),
         ("PreToolUse", "pre_tool_use"),
         ("PermissionRequest", "permission_request"),
         ("PostToolUse", "post_tool_use"),

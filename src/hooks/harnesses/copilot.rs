@@ -25,6 +25,10 @@
 //!   (`$COPILOT_HOME`, else `$HOME/.copilot`), read when it is there. Copilot
 //!   writes it in batches, so at `preToolUse` it may be missing or lag
 //!   behind; the turn is then unknown.
+//! - `userPromptSubmitted` (`{sessionId, timestamp, cwd, prompt}`, told
+//!   apart by its `prompt`) records the session's latest prompt for the
+//!   turn's tool calls, used when the session log holds no user message;
+//!   the reply is always `{}`, so a prompt is never blocked.
 //! - A Claude-style hook configuration (`PreToolUse` with a `matcher`) gets
 //!   a Claude-shaped payload: vouch refuses it with a deny in the Claude
 //!   shape that configuration honours, naming the native form to use.
@@ -53,6 +57,8 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
 const PRE: &str = "preToolUse";
 /// The after-the-fact event.
 const POST: &str = "postToolUse";
+/// The prompt event (named on no payload either: the one with `prompt`).
+const PROMPT: &str = "userPromptSubmitted";
 /// The event a Claude-style configuration names.
 const CLAUDE_PRE: &str = "PreToolUse";
 
@@ -94,7 +100,7 @@ impl Harness for Copilot {
     }
 
     fn about(&self) -> &'static str {
-        "GitHub Copilot CLI command hooks (preToolUse, postToolUse; the event from the payload's shape)."
+        "GitHub Copilot CLI command hooks (preToolUse, postToolUse, userPromptSubmitted; the event from the payload's shape)."
     }
 
     fn default_timeout_secs(&self) -> u64 {
@@ -132,6 +138,11 @@ impl Harness for Copilot {
             });
         }
         if let Some(event) = quiet(input) {
+            if event == PROMPT {
+                // Recorded for the turn's tool calls: the session log may
+                // not hold the prompt yet when they arrive.
+                return tools::prompt(input, event, &["sessionId"], None);
+            }
             return Ok(Event::Ignore { event });
         }
         if input.get("toolResult").is_some() {
@@ -202,6 +213,10 @@ impl Harness for Copilot {
         Reply::Json(json!({}))
     }
 
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &[PROMPT]
+    }
+
     fn after_events(&self) -> &'static [&'static str] {
         &[POST]
     }
@@ -225,7 +240,7 @@ fn quiet(input: &Value) -> Option<String> {
     let session_keys: &[(&str, &str)] = &[
         ("initialPrompt", "sessionStart"),
         ("stopReason", "agentStop"),
-        ("prompt", "userPromptSubmitted"),
+        ("prompt", PROMPT),
         ("reason", "sessionEnd"),
     ];
     if names_tool {
@@ -362,8 +377,14 @@ fn searched(tool: &str, args: &Value, cwd: Option<&str>) -> Result<Vec<Action>, 
 /// user. `postToolUse` tells the audit which deferred or denied calls ran
 /// anyway (the arguments it sees are the final ones, after any later hook).
 fn hook_file(command: &str, timeout_secs: u64) -> (String, Vec<String>) {
-    let entry = || json!([{"type": "command", "bash": command, "timeoutSec": timeout_secs}]);
-    let v = json!({"version": 1, "hooks": {PRE: entry(), POST: entry()}});
+    let entry = |command: &str| json!([{"type": "command", "bash": command, "timeoutSec": timeout_secs}]);
+    // Copilot blocks when a hook exits non-zero or cannot start.
+    let prompt = snippet::prompt_never_blocks(command);
+    let v = json!({"version": 1, "hooks": {
+        PROMPT: entry(&prompt),
+        PRE: entry(command),
+        POST: entry(command),
+    }});
     let text = snippet::pretty(&v);
     let notes = vec![
         "Save as ~/.copilot/hooks/vouch.json (your user hooks; $COPILOT_HOME/hooks/ when you set \
@@ -662,10 +683,15 @@ mod tests {
                 .parse(&json!({"sessionId": "s", "cwd": "/p"}))
                 .is_err()
         );
-        assert!(matches!(
-            Copilot.parse(&json!({"sessionId": "s", "prompt": "hi"})),
-            Ok(Event::Ignore { .. })
-        ));
+        let Ok(Event::Prompt(prompt)) = Copilot.parse(&json!({"sessionId": "s", "prompt": "hi"}))
+        else {
+            panic!("a payload with `prompt` is the prompt event");
+        };
+        assert_eq!(
+            (prompt.event.as_str(), prompt.session_id.as_str(), prompt.text.as_str()),
+            (PROMPT, "s", "hi")
+        );
+        assert!(Copilot.parse(&json!({"prompt": "hi"})).is_err(), "no session");
         // A prompt key does not hide a tool.
         assert!(matches!(
             Copilot.parse(&json!({"sessionId": "s", "cwd": "/p", "prompt": "hi",

@@ -10,7 +10,10 @@
 //!   output let the command run: `vouch hook snippet cursor` sets it.
 //! - The session is `conversation_id`, the turn `generation_id` (it changes
 //!   with every user message). Cursor's transcript format is not documented,
-//!   so it is not read.
+//!   so it is not read: `beforeSubmitPrompt` (`conversation_id`,
+//!   `generation_id`, `prompt`) records the session's latest prompt, the
+//!   user message of the turn's reviews, and is answered `{"continue":
+//!   true}` (a prompt is never blocked).
 //! - `beforeReadFile` hands over the file's `content`: it never leaves this
 //!   module (only the path is judged).
 
@@ -30,7 +33,6 @@ pub static HARNESS: Cursor = Cursor;
 
 /// Permission steps that are not about a tool vouch judges.
 const QUIET_EVENTS: &[&str] = &[
-    "beforeSubmitPrompt",
     "sessionStart",
     "sessionEnd",
     "stop",
@@ -40,6 +42,9 @@ const QUIET_EVENTS: &[&str] = &[
     "afterAgentThought",
     "preCompact",
 ];
+
+/// The prompt event: recorded, never blocked.
+const PROMPT_EVENT: &str = "beforeSubmitPrompt";
 
 /// After-the-fact events, for the audit.
 const AFTER_EVENTS: &[&str] = &[
@@ -57,7 +62,7 @@ impl Harness for Cursor {
     }
 
     fn about(&self) -> &'static str {
-        "Cursor hooks (beforeShellExecution, beforeMCPExecution, beforeReadFile, preToolUse, after*)."
+        "Cursor hooks (beforeShellExecution, beforeMCPExecution, beforeReadFile, preToolUse, after*, beforeSubmitPrompt)."
     }
 
     fn default_timeout_secs(&self) -> u64 {
@@ -84,6 +89,16 @@ impl Harness for Cursor {
             .ok_or(HookError::MissingField("hook_event_name"))?
             .to_owned();
         let name = event.as_str();
+        if name == PROMPT_EVENT {
+            // Recorded for the turn's tool calls: Cursor's transcript is
+            // not read, so this is their only user message.
+            return tools::prompt(
+                input,
+                event,
+                &["conversation_id", "session_id"],
+                Some("generation_id"),
+            );
+        }
         if QUIET_EVENTS.contains(&name) {
             return Ok(Event::Ignore { event });
         }
@@ -124,8 +139,16 @@ impl Harness for Cursor {
         })
     }
 
-    fn no_op(&self, _event: &str) -> Reply {
-        Reply::Json(json!({}))
+    fn no_op(&self, event: &str) -> Reply {
+        match event {
+            // The prompt goes on, whatever vouch made of it.
+            PROMPT_EVENT => Reply::Json(json!({"continue": true})),
+            _ => Reply::Json(json!({})),
+        }
+    }
+
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &[PROMPT_EVENT]
     }
 
     fn after_events(&self) -> &'static [&'static str] {
@@ -280,6 +303,8 @@ fn hooks(command: &str, timeout: u64) -> Value {
     };
     let after = || json!([{"command": command, "timeout": timeout}]);
     json!({"version": 1, "hooks": {
+        // No `failClosed`: a prompt is never blocked.
+        "beforeSubmitPrompt": after(),
         "beforeShellExecution": gate(None),
         "beforeMCPExecution": gate(None),
         "beforeReadFile": gate(None),

@@ -15,6 +15,10 @@
 //! - `tool_input` is the model's raw arguments: relative paths are resolved
 //!   against `cwd`; `web_fetch` names its URLs inside `prompt`; MCP tools are
 //!   `mcp_<server>_<tool>` with `mcp_context`.
+//! - `BeforeAgent` (`session_id, prompt`, before the agent loop of a
+//!   prompt) records the session's latest prompt for its tool calls, used
+//!   when the chat file holds no user message; the reply is always `{}`, so
+//!   a prompt is never blocked.
 
 use serde_json::{Value, json};
 
@@ -35,7 +39,6 @@ pub struct Gemini;
 pub static HARNESS: Gemini = Gemini;
 
 const QUIET_EVENTS: &[&str] = &[
-    "BeforeAgent",
     "AfterAgent",
     "BeforeModel",
     "AfterModel",
@@ -52,7 +55,7 @@ impl Harness for Gemini {
     }
 
     fn about(&self) -> &'static str {
-        "Gemini CLI command hooks (BeforeTool, AfterTool)."
+        "Gemini CLI command hooks (BeforeTool, AfterTool, BeforeAgent)."
     }
 
     fn default_timeout_secs(&self) -> u64 {
@@ -112,6 +115,9 @@ impl Harness for Gemini {
                     event,
                 })))
             }
+            // Recorded for the turn's tool calls, in case the chat file
+            // does not hold the prompt when they arrive.
+            "BeforeAgent" => tools::prompt(input, event, &["session_id"], None),
             name if QUIET_EVENTS.contains(&name) => Ok(Event::Ignore { event }),
             _ => Err(HookError::UnknownEvent(event)),
         }
@@ -131,6 +137,10 @@ impl Harness for Gemini {
 
     fn no_op(&self, _event: &str) -> Reply {
         Reply::Json(json!({}))
+    }
+
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &["BeforeAgent"]
     }
 
     fn after_events(&self) -> &'static [&'static str] {
@@ -296,13 +306,19 @@ const PROTECTED: Protected = Protected {
 
 fn hooks(command: &str, timeout: u64) -> Value {
     let ms = timeout.saturating_mul(1000);
-    let entry = || {
+    let entry = |command: &str| {
         json!([{"matcher": "", "hooks": [{
             "name": "vouch", "type": "command", "command": command, "timeout": ms,
         }]}])
     };
+    // Gemini stops the agent when a `BeforeAgent` hook cannot start.
+    let prompt = snippet::prompt_never_blocks(command);
     json!({
-        "hooks": {"BeforeTool": entry(), "AfterTool": entry()},
+        "hooks": {
+            "BeforeAgent": entry(&prompt),
+            "BeforeTool": entry(command),
+            "AfterTool": entry(command),
+        },
         "hooksConfig": {"enabled": true},
     })
 }

@@ -25,6 +25,11 @@
 //! - `PreToolUse` fires after Qwen's own parameter checks and approval, just
 //!   before the tool runs, and argument rewriting by hooks is not honoured:
 //!   what vouch judged is what runs.
+//! - `UserPromptSubmit` (`session_id, prompt_id, prompt`) records the
+//!   session's latest prompt for the turn's tool calls (used when the chat
+//!   file holds no user message); it fires a second time with an empty
+//!   prompt, which is ignored. The reply is always `{}`: a prompt is never
+//!   blocked.
 
 use serde_json::{Value, json};
 
@@ -71,7 +76,6 @@ const PROTECTED: Protected = Protected {
 const QUIET_EVENTS: &[&str] = &[
     "PostToolBatch",
     "Notification",
-    "UserPromptSubmit",
     "UserPromptExpansion",
     "SessionStart",
     "SessionEnd",
@@ -97,7 +101,7 @@ impl Harness for Qwen {
     }
 
     fn about(&self) -> &'static str {
-        "Qwen Code command hooks (PreToolUse, PostToolUse, PostToolUseFailure)."
+        "Qwen Code command hooks (PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit)."
     }
 
     fn default_timeout_secs(&self) -> u64 {
@@ -153,6 +157,11 @@ impl Harness for Qwen {
                     event,
                 })))
             }
+            // Recorded for the turn's tool calls. Qwen sends it twice per
+            // prompt, the second time with `"prompt": ""` when a tool
+            // result goes back: an empty prompt is not recorded (see
+            // `session::prompts`), so the first one stays.
+            "UserPromptSubmit" => tools::prompt(input, event, &["session_id"], Some("prompt_id")),
             name if QUIET_EVENTS.contains(&name) => Ok(Event::Ignore { event }),
             _ => Err(HookError::UnknownEvent(event)),
         }
@@ -169,6 +178,10 @@ impl Harness for Qwen {
 
     fn no_op(&self, _event: &str) -> Reply {
         Reply::Json(json!({}))
+    }
+
+    fn prompt_events(&self) -> &'static [&'static str] {
+        &["UserPromptSubmit"]
     }
 
     fn after_events(&self) -> &'static [&'static str] {
@@ -345,7 +358,9 @@ fn hooks(command: &str, timeout_secs: u64) -> (String, Vec<String>) {
             "type": "command", "name": "vouch", "command": command, "timeout": timeout,
         }]}])
     };
+    // The prompt hook has no exit-2 fallback: a prompt is never blocked.
     let value = json!({"hooks": {
+        "UserPromptSubmit": entry(command),
         "PreToolUse": entry(&gate),
         "PostToolUse": entry(command),
         "PostToolUseFailure": entry(command),
