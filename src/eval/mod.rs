@@ -10,7 +10,8 @@
 //! differ from a live request, both so that every case is judged on its own:
 //! each case gets its own session and turn (budgets and the breaker start
 //! fresh), and the verdict cache is off (two cases with the same packet are
-//! both sent to the model). [`report`] turns the results into the figures.
+//! both sent to the model). The policy audit is off too: the cases are not
+//! the user's traffic. [`report`] turns the results into the figures.
 
 pub mod report;
 
@@ -191,10 +192,13 @@ pub trait Progress: Sync {
 pub struct Quiet;
 impl Progress for Quiet {}
 
-/// The configuration a run uses: the user's, with the verdict cache off.
+/// The configuration a run uses: the user's, with the verdict cache off and
+/// no policy audit (a run's cases are not the user's traffic, and the
+/// private directory is gone when the run ends).
 pub fn eval_config(loaded: &LoadedConfig) -> Config {
     let mut config = (*loaded.config).clone();
     config.cache.ttl_ms = 0;
+    config.audit.enabled = false;
     config
 }
 
