@@ -69,6 +69,7 @@ pub mod decision;
 pub mod engine;
 pub mod eval;
 pub mod evidence;
+pub mod feed;
 pub mod grants;
 pub mod hooks;
 pub mod http;
