@@ -12,6 +12,7 @@
 //   VOUCH_BIN            default target/release/vouch
 //   VOUCH_MODEL_SERVER   default target/release/examples/model_server
 //   CHROMIUM             default /usr/bin/chromium
+//   VOUCH_CONSOLE_SHOTS  where the screenshots go, default docs/console
 //
 // Exits non-zero on any failure.
 
@@ -28,7 +29,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const VOUCH_BIN = process.env.VOUCH_BIN || join(root, 'target/release/vouch');
 const MODEL_SERVER = process.env.VOUCH_MODEL_SERVER || join(root, 'target/release/examples/model_server');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const SHOTS = join(root, 'docs/console');
+const SHOTS = process.env.VOUCH_CONSOLE_SHOTS || join(root, 'docs/console');
 const SECRET = 'ghp_' + 'Zq7Xw2Lm9Pk4Rt8Vb3Nc6Hd1Jf5Gs0Ya2Ue7';
 const STEP_TIMEOUT = 15000;
 
@@ -117,6 +118,7 @@ async function main() {
   const ingest = await fetch(`${base}/v1/audit/events`, { method: 'POST', headers: { Authorization: `Bearer ${ADAPTER}`, 'Content-Type': 'application/json' }, body: JSON.stringify(events) });
   assert.equal(ingest.status, 200, await ingest.text());
 
+  mkdirSync(SHOTS, { recursive: true });
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', timezoneId: 'Europe/Berlin' });
   const page = await context.newPage();
@@ -247,12 +249,21 @@ async function main() {
   assert.equal(headers.get('cache-control'), 'no-store');
   log('refusals ok');
 
-  // 7. Sessions and audit views; keyboard use; narrow and dark.
+  // 7. Sessions and audit views; keyboard use; narrow and dark. Three
+  // model denials in a row open one turn's breaker; the view shows it.
+  for (const n of [1, 2, 3]) {
+    const d = await review('agent-epsilon', `./deploy.sh console-approve-me --region ${n}`, 'turn-4');
+    assert.equal(d.decision, 'deny');
+  }
+  const tripped = await review('agent-epsilon', './deploy.sh --region 4', 'turn-4');
+  assert.equal(tripped.stage, 'breaker', JSON.stringify(tripped));
+
+  // Then the views.
   await page.focus('#tab-pending');
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('ArrowRight');
   assert.equal(await page.getAttribute('#tab-sessions', 'aria-selected'), 'true', 'arrow keys move between views');
-  await page.waitForSelector('#sessions-table tbody tr');
+  await page.waitForSelector('#sessions-table tbody tr[data-session="agent-epsilon"] .open');
   await page.screenshot({ path: join(SHOTS, 'sessions.png') });
   await page.keyboard.press('ArrowRight');
   await page.waitForSelector('#chart-days svg rect');

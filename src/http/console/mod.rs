@@ -209,9 +209,11 @@ async fn api_guard(
     request: Request,
     next: Next,
 ) -> Result<Response, AppError> {
-    let session = cookie_session(request.headers())
-        .and_then(|id| state.console().get(id, Instant::now()))
-        .ok_or(AppError::Unauthorized)?;
+    let Some(session) =
+        cookie_session(request.headers()).and_then(|id| state.console().get(id, Instant::now()))
+    else {
+        return Ok(signed_out());
+    };
     if changes_state(request.method()) {
         let presented = request
             .headers()
@@ -228,6 +230,17 @@ async fn api_guard(
     let mut response = next.run(request).await;
     response.extensions_mut().insert(Role::Operator);
     Ok(response)
+}
+
+/// 401 for a request without a live console session. Not
+/// [`AppError::Unauthorized`]: that one asks for a bearer token, which the
+/// console does not take.
+fn signed_out() -> Response {
+    let body = serde_json::json!({"error": {
+        "code": "unauthorized",
+        "message": "no console session: sign in at /console with the operator token",
+    }});
+    (StatusCode::UNAUTHORIZED, Json(body)).into_response()
 }
 
 fn html(status: StatusCode, body: String) -> Response {
