@@ -13,8 +13,8 @@
 //! oldest items and is told how many ([`Received::Missed`]); nothing ever
 //! waits for a watcher.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use tokio::sync::{broadcast, watch};
@@ -128,7 +128,9 @@ pub struct Feed {
 }
 
 struct FeedInner {
-    sender: broadcast::Sender<Arc<FeedItem>>,
+    /// Made on the first subscription: a `vouch hook` process, which
+    /// nobody watches, never allocates the channel's slots.
+    sender: OnceLock<broadcast::Sender<Arc<FeedItem>>>,
     /// Live [`Subscription`]s: the decision path reads only this.
     watchers: AtomicUsize,
     /// Set once at shutdown so open streams end and the drain is not held.
@@ -151,11 +153,10 @@ impl Default for Feed {
 
 impl Feed {
     pub fn new() -> Feed {
-        let (sender, _) = broadcast::channel(FEED_CAPACITY);
         let (closed, _) = watch::channel(false);
         Feed {
             inner: Arc::new(FeedInner {
-                sender,
+                sender: OnceLock::new(),
                 watchers: AtomicUsize::new(0),
                 closed,
             }),
@@ -176,7 +177,7 @@ impl Feed {
             return;
         }
         let raw = Raw::of(request, decision, at_ms);
-        let sender = self.inner.sender.clone();
+        let sender = self.inner.sender().clone();
         let send = move || {
             // No receiver left is not an error: the item is simply unseen.
             let _ = sender.send(Arc::new(raw.redacted()));
@@ -193,7 +194,7 @@ impl Feed {
     pub fn subscribe(&self) -> Subscription {
         self.inner.watchers.fetch_add(1, Ordering::Relaxed);
         Subscription {
-            receiver: self.inner.sender.subscribe(),
+            receiver: self.inner.sender().subscribe(),
             closed: self.inner.closed.subscribe(),
             feed: Arc::clone(&self.inner),
         }
@@ -202,6 +203,13 @@ impl Feed {
     /// Ends every open subscription (at shutdown).
     pub fn close(&self) {
         self.inner.closed.send_replace(true);
+    }
+}
+
+impl FeedInner {
+    fn sender(&self) -> &broadcast::Sender<Arc<FeedItem>> {
+        self.sender
+            .get_or_init(|| broadcast::channel(FEED_CAPACITY).0)
     }
 }
 
@@ -289,7 +297,7 @@ mod tests {
             // Inline sends (no blocking pool) keep the order exact.
             let _ = feed
                 .inner
-                .sender
+                .sender()
                 .send(Arc::new(Raw::of(&r, &d, i).redacted()));
         }
         assert_eq!(sub.next().await, Received::Missed(5));
