@@ -202,6 +202,18 @@ async fn the_api_needs_the_cookie_and_every_change_the_csrf_token() {
         assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
         assert!(body.contains("CSRF"), "{body}");
     }
+    // A list index is not a request hash: the console names denials by hash.
+    let index = Request::builder()
+        .method(Method::POST)
+        .uri("/console/api/approve")
+        .header(header::COOKIE, &cookie)
+        .header("x-csrf-token", &csrf)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(
+            json!({"session_id": "s-1", "request_hash": "1"}).to_string(),
+        ))
+        .unwrap();
+    assert_eq!(send(&c.app, index).await.0, StatusCode::BAD_REQUEST);
     // With it, the request reaches the override rules (no such denial).
     let (status, _, body) = send(
         &c.app,

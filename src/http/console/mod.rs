@@ -477,6 +477,19 @@ struct DenialRef {
     request_hash: String,
 }
 
+/// A request hash as the console sends it: 8–64 hex digits, so it is
+/// always read as a hash, never as `vouch approve`'s list index.
+fn request_hash(hash: &str) -> Result<&str, AppError> {
+    let hex = (8..=64).contains(&hash.len()) && hash.bytes().all(|b| b.is_ascii_hexdigit());
+    if hex {
+        Ok(hash)
+    } else {
+        Err(AppError::BadRequest(
+            "`request_hash` must be 8–64 hex digits".to_owned(),
+        ))
+    }
+}
+
 /// `POST /console/api/approve {session_id, request_hash}`: one exact retry
 /// of that denial (the override `vouch approve` makes; critical denials are
 /// refused there).
@@ -486,7 +499,10 @@ async fn approve(
 ) -> Result<Json<Approval>, AppError> {
     let session = super::routes::session_id(&body.session_id)?;
     Ok(Json(
-        state.engine().approve(session, &body.request_hash).await?,
+        state
+            .engine()
+            .approve(session, request_hash(&body.request_hash)?)
+            .await?,
     ))
 }
 
@@ -500,7 +516,7 @@ async fn break_glass(
     Ok(Json(
         state
             .engine()
-            .break_glass_challenge(session, Some(&body.request_hash))
+            .break_glass_challenge(session, Some(request_hash(&body.request_hash)?))
             .await?,
     ))
 }
