@@ -51,7 +51,9 @@
 //! - [`audit`]: redacted daily aggregates of every decision and after-event
 //!   in `audit.sqlite`, and the report that suggests permission rules.
 //! - [`http`], [`server`]: the `vouch serve` HTTP service (one `AppError`,
-//!   one strict-body extractor).
+//!   one strict-body extractor), with the operator console at `/console`
+//!   (`http::console`); [`feed`]: the live decision feed the console
+//!   watches (a relaxed load per decision while nobody does).
 //! - [`hooks`]: the harness adapters (`vouch hook <harness>`, and
 //!   `POST /hooks/claude-code` for Claude Code's `http` hook): harness JSON →
 //!   canonical request → the harness's own reply. Each harness is one file of
@@ -69,6 +71,7 @@ pub mod decision;
 pub mod engine;
 pub mod eval;
 pub mod evidence;
+pub mod feed;
 pub mod grants;
 pub mod hooks;
 pub mod http;

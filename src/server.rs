@@ -221,9 +221,12 @@ pub async fn run(
     let fired_at = Arc::new(OnceLock::<Instant>::new());
     let signal = {
         let fired_at = Arc::clone(&fired_at);
+        let feed = state.engine().feed().clone();
         async move {
             shutdown.await;
             tracing::info!("shutdown requested; no longer accepting connections");
+            // Open console streams end, so they do not hold the drain.
+            feed.close();
             let _ = fired_at.set(Instant::now());
             let _ = fired_tx.send(());
         }

@@ -187,6 +187,9 @@ struct Inner {
     /// free. Sized on the first [`Engine::review_late`], from the runtime
     /// it runs on: a hook process, which never calls it, pays nothing.
     prepare_slots: OnceLock<tokio::sync::Semaphore>,
+    /// The live decision feed (the operator console watches it): a relaxed
+    /// load per decision while nobody watches.
+    feed: crate::feed::Feed,
 }
 
 /// Concurrent blocking preparations a runtime worker ([`Inner::prepare_slots`]).
@@ -305,8 +308,26 @@ impl Engine {
                 early_hard_denies,
                 model_slots: tokio::sync::Semaphore::new(slots),
                 prepare_slots: OnceLock::new(),
+                feed: crate::feed::Feed::new(),
             }),
         })
+    }
+
+    /// The live decision feed of [`Engine::review_early`] and
+    /// [`Engine::review_late`] (the service's decisions).
+    pub fn feed(&self) -> &crate::feed::Feed {
+        &self.inner.feed
+    }
+
+    /// Hands `decision` to the feed when someone watches; the decision path
+    /// pays one relaxed load otherwise.
+    fn published(&self, request: &Request, decision: Decision) -> Decision {
+        if self.inner.feed.watched() {
+            self.inner
+                .feed
+                .publish(request, &decision, self.clock().now_ms());
+        }
+        decision
     }
 
     /// The policy audit of this engine.
@@ -480,9 +501,9 @@ impl Engine {
     /// [`Engine::review_late`], so the command is analysed once per request.
     pub fn review_early(&self, request: &Request) -> Result<Decision, Undecided> {
         match caught(|| shell::decide_early(self, request)) {
-            Ok(Ok(decision)) => Ok(decision),
+            Ok(Ok(decision)) => Ok(self.published(request, decision)),
             Ok(Err(analysis)) => Err(Undecided(analysis)),
-            Err(why) => Ok(shell::task_failure(self, request, &why)),
+            Err(why) => Ok(self.published(request, shell::task_failure(self, request, &why))),
         }
     }
 
@@ -491,10 +512,16 @@ impl Engine {
     /// blocking pool, the model call, the record of its verdict.
     pub async fn review_late(&self, request: Request, early: Undecided) -> Decision {
         // Shared with the blocking task rather than copied up front: only a
-        // task that dies needs the request again (for its failure decision).
+        // task that dies needs the request again (for its failure decision),
+        // and the feed reads it after the decision.
         let request = Arc::new(request);
+        let decision = self.review_late_shared(&request, early).await;
+        self.published(&request, decision)
+    }
+
+    async fn review_late_shared(&self, request: &Arc<Request>, early: Undecided) -> Decision {
         let this = self.clone();
-        let shared = Arc::clone(&request);
+        let shared = Arc::clone(request);
         let slots = self.inner.prepare_slots.get_or_init(|| {
             let workers = tokio::runtime::Handle::try_current()
                 .map_or(1, |runtime| runtime.metrics().num_workers());
@@ -510,7 +537,7 @@ impl Engine {
         let pending = match prepared {
             Ok(Prepared::Decided(decision)) => return *decision,
             Ok(Prepared::Review(pending)) => pending,
-            Err(join) => return shell::task_failure(self, &request, &join),
+            Err(join) => return shell::task_failure(self, request, &join),
         };
         let result = self.call_model_in_slot(&pending).await;
         // Recording the verdict is queued for the store's recorder thread
@@ -518,7 +545,7 @@ impl Engine {
         // fails closed, as a failed task does.
         match futures_catch(shell::finish_queued(self, *pending, result)).await {
             Ok(decision) => decision,
-            Err(why) => shell::task_failure(self, &request, &why),
+            Err(why) => shell::task_failure(self, request, &why),
         }
     }
 
@@ -788,6 +815,49 @@ impl Engine {
                 .collect())
         })
         .await
+    }
+
+    /// The newest model denials of every session, newest first, with what
+    /// an operator can do about each (the console's list).
+    pub async fn recent_denials(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<overrides::RecentDenial>, EngineError> {
+        self.blocking(move |this| {
+            let store = this.store()?;
+            Ok(overrides::recent_denials(
+                &store,
+                this.clock(),
+                this.config(),
+                limit,
+            )?)
+        })
+        .await
+    }
+
+    /// The turns of every session active in the last `within_ms`, newest
+    /// first: breaker and budget counters (the console's sessions view).
+    pub async fn recent_turns(
+        &self,
+        within_ms: u64,
+        limit: u32,
+    ) -> Result<Vec<crate::session::TurnRow>, EngineError> {
+        self.blocking(move |this| {
+            let store = this.store()?;
+            let since = this.clock().now_ms().saturating_sub(within_ms);
+            Ok(crate::session::recent_turns(
+                &store,
+                this.config(),
+                since,
+                limit,
+            )?)
+        })
+        .await
+    }
+
+    /// The engine's clock reading, in ms since the epoch.
+    pub fn now_ms(&self) -> u64 {
+        self.clock().now_ms()
     }
 
     /// Approves one exact retry of a listed denial (`selector`: 1-based index

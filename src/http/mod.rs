@@ -14,6 +14,9 @@
 //! - operator (operator token only): `/v1/sessions/{id}/…`, `GET /v1/audit/report`;
 //! - hook (adapter or operator token): `POST /hooks/claude-code`, which past
 //!   authentication answers 200 with a Claude Code decision on every path;
+//! - console (a login cookie, and a CSRF header on every change; see
+//!   [`console`]): `GET /console`, `POST /console/login`,
+//!   `/console/assets/…`, `/console/api/…`;
 //! - open: `GET /livez` (the process answers HTTP; touches nothing else),
 //!   `GET /healthz` (the store opens and the reviewer is usable), and
 //!   `GET /metrics` unless `server.allow_remote` is
@@ -22,6 +25,7 @@
 
 pub mod auth;
 pub mod body;
+pub mod console;
 pub mod errors;
 pub mod limits;
 pub mod metrics;
@@ -56,6 +60,7 @@ struct Shared {
     limits: Limits,
     metrics: Metrics,
     metrics_open: bool,
+    console: console::Sessions,
 }
 
 impl AppState {
@@ -71,6 +76,7 @@ impl AppState {
                 limits,
                 metrics: Metrics::new(),
                 metrics_open,
+                console: console::Sessions::default(),
             }),
         })
     }
@@ -89,6 +95,11 @@ impl AppState {
 
     pub fn metrics(&self) -> &Metrics {
         &self.inner.metrics
+    }
+
+    /// The operator console's logins.
+    pub fn console(&self) -> &console::Sessions {
+        &self.inner.console
     }
 
     fn failure_mode(&self) -> FailClosed {
@@ -131,6 +142,7 @@ pub fn app(state: AppState) -> Router {
         .merge(operator)
         .merge(hooks)
         .merge(open)
+        .merge(console::router(state.clone()))
         .fallback(routes::not_found)
         .method_not_allowed_fallback(routes::method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), access_log))
@@ -262,7 +274,7 @@ async fn access_log(State(state): State<AppState>, request: Request, next: Next)
 }
 
 /// The route table, as `'static` labels for logs and metrics.
-const ROUTES: [&str; 14] = [
+const ROUTES: [&str; 24] = [
     "/v1/review",
     "/v1/grants/consume",
     "/v1/audit/events",
@@ -275,6 +287,16 @@ const ROUTES: [&str; 14] = [
     "/livez",
     "/healthz",
     "/metrics",
+    "/console",
+    "/console/login",
+    "/console/assets/{name}",
+    "/console/api/overview",
+    "/console/api/events",
+    "/console/api/audit",
+    "/console/api/approve",
+    "/console/api/break-glass",
+    "/console/api/break-glass/confirm",
+    "/console/api/logout",
     "unmatched",
     "other",
 ];

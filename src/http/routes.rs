@@ -28,7 +28,7 @@ use super::metrics::HookFallback;
 /// Largest accepted `{id}` path segment, matching `session_id`'s limit.
 const MAX_SESSION_ID_BYTES: usize = 256;
 
-fn session_id(id: &str) -> Result<&str, AppError> {
+pub(super) fn session_id(id: &str) -> Result<&str, AppError> {
     if id.is_empty() || id.len() > MAX_SESSION_ID_BYTES || id.chars().any(char::is_control) {
         return Err(AppError::BadRequest(format!(
             "session id in the path must be 1–{MAX_SESSION_ID_BYTES} bytes without control \
@@ -259,7 +259,9 @@ pub async fn audit_report(
     Ok(Json(state.engine().audit_report(options).await?))
 }
 
-fn report_options(pairs: Vec<(String, String)>) -> Result<crate::audit::report::Options, AppError> {
+pub(super) fn report_options(
+    pairs: Vec<(String, String)>,
+) -> Result<crate::audit::report::Options, AppError> {
     use crate::audit::report::{self, Scope};
     let mut options = report::Options {
         days: report::DEFAULT_DAYS,

@@ -244,6 +244,52 @@ impl TurnState {
     }
 }
 
+/// One turn's counters as the operator console lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TurnRow {
+    pub session_id: String,
+    pub turn_id: String,
+    #[serde(flatten)]
+    pub status: TurnStatus,
+    pub updated_at_ms: u64,
+}
+
+/// The most recently active turns of every session, newest first, at most
+/// `limit`, updated at or after `since_ms`.
+pub fn recent_turns(
+    store: &Store,
+    cfg: &Config,
+    since_ms: u64,
+    limit: u32,
+) -> Result<Vec<TurnRow>, StoreError> {
+    store.read(|tx| {
+        let mut stmt = tx.prepare_cached(
+            "SELECT session_id, turn_id, reviews, failures, verdicts, denials, \
+             consecutive_denials, recent, breaker_open, updated_at_ms FROM turn_state \
+             WHERE updated_at_ms >= ?1 ORDER BY updated_at_ms DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![sql_ms(since_ms), limit], |row| {
+            let state = TurnState {
+                reviews: row.get(2)?,
+                failures: row.get(3)?,
+                verdicts: row.get(4)?,
+                denials: row.get(5)?,
+                consecutive_denials: row.get(6)?,
+                recent: row.get(7)?,
+                breaker_open: row.get(8)?,
+                stored: true,
+            };
+            Ok(TurnRow {
+                session_id: row.get(0)?,
+                turn_id: row.get(1)?,
+                status: state.status(&cfg.breaker),
+                updated_at_ms: ms_column(row, 9)?,
+            })
+        })?;
+        rows.collect()
+    })
+}
+
 /// Reads the turn and the authorizations pending for `request_hash`.
 pub fn read_snapshot(
     tx: &Transaction<'_>,

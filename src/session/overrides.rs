@@ -276,6 +276,82 @@ fn listed_for_approval(denials: Vec<DenialView>, cfg: &Config) -> Vec<DenialView
         .collect()
 }
 
+/// What an operator can do about a listed denial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Remedy {
+    /// A non-critical denial: `approve` one exact retry (if its approval
+    /// state allows).
+    Approve,
+    /// A critical denial inside the window while break glass is enabled.
+    BreakGlass,
+    /// A critical denial outside the window, or break glass disabled.
+    None,
+}
+
+/// A denial of any session with what may be done about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecentDenial {
+    #[serde(flatten)]
+    pub denial: DenialView,
+    pub remedy: Remedy,
+}
+
+/// The newest denial of each action of every session, newest first, at
+/// most `limit`: the operator console's list (the CLI lists one session).
+pub fn recent_denials(
+    store: &Store,
+    clock: &dyn Clock,
+    cfg: &Config,
+    limit: u32,
+) -> Result<Vec<RecentDenial>, StoreError> {
+    let now = clock.now_ms();
+    let denials = store.read(|tx| {
+        let mut stmt = tx.prepare_cached(
+            "SELECT d.id, d.request_hash, d.session_id, d.turn_id, d.risk_level, d.surface, \
+             d.cwd, d.summary, d.rationale, d.created_at_ms FROM denials d \
+             WHERE d.created_at_ms >= ?1 \
+             AND d.id = (SELECT max(d2.id) FROM denials d2 \
+                         WHERE d2.session_id = d.session_id AND d2.request_hash = d.request_hash) \
+             ORDER BY d.id DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(
+            params![sql_ms(now.saturating_sub(DENIAL_RETENTION_MS)), limit],
+            |row| {
+                Ok(DenialView {
+                    denial_id: row.get(0)?,
+                    request_hash: row.get(1)?,
+                    session_id: row.get(2)?,
+                    turn_id: row.get(3)?,
+                    risk_level: column(row, 4)?,
+                    surface: row.get(5)?,
+                    cwd: row.get(6)?,
+                    summary: row.get(7)?,
+                    rationale: row.get(8)?,
+                    created_at_ms: ms_column(row, 9)?,
+                    approval: ApprovalState::Available,
+                })
+            },
+        )?;
+        let mut denials = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        for denial in &mut denials {
+            denial.approval = approval_state(tx, denial, now)?;
+        }
+        Ok(denials)
+    })?;
+    Ok(denials
+        .into_iter()
+        .map(|denial| {
+            let remedy = match (is_critical(&denial), cfg.overrides.break_glass_enabled) {
+                (false, _) => Remedy::Approve,
+                (true, true) if within_window(&denial, cfg, now) => Remedy::BreakGlass,
+                (true, true | false) => Remedy::None,
+            };
+            RecentDenial { denial, remedy }
+        })
+        .collect())
+}
+
 /// A session's critical model denials eligible for break glass, newest first.
 pub fn list_critical_denials(
     store: &Store,

@@ -23,6 +23,7 @@ mod cli_review;
 mod config_layers;
 mod config_props;
 mod config_tighten;
+mod console;
 mod crash;
 mod decide;
 mod eval;
