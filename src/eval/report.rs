@@ -82,6 +82,18 @@ impl Spread {
     }
 }
 
+impl std::fmt::Display for Spread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "median {}, p90 {}, total {}",
+            opt(self.median),
+            opt(self.p90),
+            self.total
+        )
+    }
+}
+
 /// The value at rank ⌈p·n/100⌉ of sorted `values`.
 pub fn nearest_rank(sorted: &[u64], p: usize) -> Option<u64> {
     let n = sorted.len();
@@ -474,24 +486,8 @@ fn summary(r: &Report) -> Vec<(&'static str, String)> {
         ),
         ("model calls", r.model_calls.to_string()),
         ("failures", failures),
-        (
-            "input tokens",
-            format!(
-                "median {}, p90 {}, total {}",
-                opt(r.tokens.input.median),
-                opt(r.tokens.input.p90),
-                r.tokens.input.total
-            ),
-        ),
-        (
-            "output tokens",
-            format!(
-                "median {}, p90 {}, total {}",
-                opt(r.tokens.output.median),
-                opt(r.tokens.output.p90),
-                r.tokens.output.total
-            ),
-        ),
+        ("input tokens", r.tokens.input.to_string()),
+        ("output tokens", r.tokens.output.to_string()),
         (
             "latency",
             format!(

@@ -122,23 +122,27 @@ pub struct TurnState {
 }
 
 impl TurnState {
+    /// A stored turn whose columns `reviews, failures, verdicts, denials,
+    /// consecutive_denials, recent, breaker_open` start at `first`.
+    fn stored_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<TurnState> {
+        Ok(TurnState {
+            reviews: row.get(first)?,
+            failures: row.get(first + 1)?,
+            verdicts: row.get(first + 2)?,
+            denials: row.get(first + 3)?,
+            consecutive_denials: row.get(first + 4)?,
+            recent: row.get(first + 5)?,
+            breaker_open: row.get(first + 6)?,
+            stored: true,
+        })
+    }
+
     fn load(tx: &Transaction<'_>, key: TurnKey<'_>) -> rusqlite::Result<TurnState> {
         tx.prepare_cached(
             "SELECT reviews, failures, verdicts, denials, consecutive_denials, recent, breaker_open \
              FROM turn_state WHERE session_id = ?1 AND turn_id = ?2",
         )?
-        .query_row(params![key.session, key.turn], |row| {
-            Ok(TurnState {
-                reviews: row.get(0)?,
-                failures: row.get(1)?,
-                verdicts: row.get(2)?,
-                denials: row.get(3)?,
-                consecutive_denials: row.get(4)?,
-                recent: row.get(5)?,
-                breaker_open: row.get(6)?,
-                stored: true,
-            })
-        })
+        .query_row(params![key.session, key.turn], |row| TurnState::stored_at(row, 0))
         .optional()
         .map(Option::unwrap_or_default)
     }
@@ -269,16 +273,7 @@ pub fn recent_turns(
              WHERE updated_at_ms >= ?1 ORDER BY updated_at_ms DESC LIMIT ?2",
         )?;
         let rows = stmt.query_map(params![sql_ms(since_ms), limit], |row| {
-            let state = TurnState {
-                reviews: row.get(2)?,
-                failures: row.get(3)?,
-                verdicts: row.get(4)?,
-                denials: row.get(5)?,
-                consecutive_denials: row.get(6)?,
-                recent: row.get(7)?,
-                breaker_open: row.get(8)?,
-                stored: true,
-            };
+            let state = TurnState::stored_at(row, 2)?;
             Ok(TurnRow {
                 session_id: row.get(0)?,
                 turn_id: row.get(1)?,

@@ -180,6 +180,32 @@ pub struct Challenge {
     pub denial: DenialView,
 }
 
+/// The columns [`denial_row`] reads, in its order.
+const DENIAL_COLUMNS: &str = "d.id, d.request_hash, d.session_id, d.turn_id, d.risk_level, \
+     d.surface, d.cwd, d.summary, d.rationale, d.created_at_ms";
+
+/// Keeps only the newest denial of each action (session and request hash).
+const NEWEST_OF_ACTION: &str = "d.id = (SELECT max(d2.id) FROM denials d2 \
+     WHERE d2.session_id = d.session_id AND d2.request_hash = d.request_hash)";
+
+/// One denial selected with [`DENIAL_COLUMNS`]; its approval state is
+/// worked out afterwards.
+fn denial_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<DenialView> {
+    Ok(DenialView {
+        denial_id: row.get(0)?,
+        request_hash: row.get(1)?,
+        session_id: row.get(2)?,
+        turn_id: row.get(3)?,
+        risk_level: column(row, 4)?,
+        surface: row.get(5)?,
+        cwd: row.get(6)?,
+        summary: row.get(7)?,
+        rationale: row.get(8)?,
+        created_at_ms: ms_column(row, 9)?,
+        approval: ApprovalState::Available,
+    })
+}
+
 /// The newest denial of each action in `session` still within retention,
 /// newest first, with its approval state.
 fn newest_denials(
@@ -187,32 +213,13 @@ fn newest_denials(
     session: &str,
     now: u64,
 ) -> rusqlite::Result<Vec<DenialView>> {
-    let mut stmt = tx.prepare_cached(
-        "SELECT d.id, d.request_hash, d.turn_id, d.risk_level, d.surface, d.cwd, d.summary, \
-         d.rationale, d.created_at_ms FROM denials d \
-         WHERE d.session_id = ?1 AND d.created_at_ms >= ?2 \
-         AND d.id = (SELECT max(d2.id) FROM denials d2 \
-                     WHERE d2.session_id = d.session_id AND d2.request_hash = d.request_hash) \
-         ORDER BY d.id DESC",
-    )?;
-    let rows = stmt.query_map(
-        params![session, sql_ms(now.saturating_sub(DENIAL_RETENTION_MS))],
-        |row| {
-            Ok(DenialView {
-                denial_id: row.get(0)?,
-                request_hash: row.get(1)?,
-                session_id: session.to_owned(),
-                turn_id: row.get(2)?,
-                risk_level: column(row, 3)?,
-                surface: row.get(4)?,
-                cwd: row.get(5)?,
-                summary: row.get(6)?,
-                rationale: row.get(7)?,
-                created_at_ms: ms_column(row, 8)?,
-                approval: ApprovalState::Available,
-            })
-        },
-    )?;
+    let mut stmt = tx.prepare_cached(&format!(
+        "SELECT {DENIAL_COLUMNS} FROM denials d \
+         WHERE d.session_id = ?1 AND d.created_at_ms >= ?2 AND {NEWEST_OF_ACTION} \
+         ORDER BY d.id DESC"
+    ))?;
+    let since = sql_ms(now.saturating_sub(DENIAL_RETENTION_MS));
+    let rows = stmt.query_map(params![session, since], denial_row)?;
     let mut denials = rows.collect::<rusqlite::Result<Vec<_>>>()?;
     for denial in &mut denials {
         denial.approval = approval_state(tx, denial, now)?;
@@ -307,32 +314,13 @@ pub fn recent_denials(
 ) -> Result<Vec<RecentDenial>, StoreError> {
     let now = clock.now_ms();
     let denials = store.read(|tx| {
-        let mut stmt = tx.prepare_cached(
-            "SELECT d.id, d.request_hash, d.session_id, d.turn_id, d.risk_level, d.surface, \
-             d.cwd, d.summary, d.rationale, d.created_at_ms FROM denials d \
-             WHERE d.created_at_ms >= ?1 \
-             AND d.id = (SELECT max(d2.id) FROM denials d2 \
-                         WHERE d2.session_id = d.session_id AND d2.request_hash = d.request_hash) \
-             ORDER BY d.id DESC LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(
-            params![sql_ms(now.saturating_sub(DENIAL_RETENTION_MS)), limit],
-            |row| {
-                Ok(DenialView {
-                    denial_id: row.get(0)?,
-                    request_hash: row.get(1)?,
-                    session_id: row.get(2)?,
-                    turn_id: row.get(3)?,
-                    risk_level: column(row, 4)?,
-                    surface: row.get(5)?,
-                    cwd: row.get(6)?,
-                    summary: row.get(7)?,
-                    rationale: row.get(8)?,
-                    created_at_ms: ms_column(row, 9)?,
-                    approval: ApprovalState::Available,
-                })
-            },
-        )?;
+        let mut stmt = tx.prepare_cached(&format!(
+            "SELECT {DENIAL_COLUMNS} FROM denials d \
+             WHERE d.created_at_ms >= ?1 AND {NEWEST_OF_ACTION} \
+             ORDER BY d.id DESC LIMIT ?2"
+        ))?;
+        let since = sql_ms(now.saturating_sub(DENIAL_RETENTION_MS));
+        let rows = stmt.query_map(params![since, limit], denial_row)?;
         let mut denials = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         for denial in &mut denials {
             denial.approval = approval_state(tx, denial, now)?;
