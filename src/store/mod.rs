@@ -384,14 +384,6 @@ impl Store {
         }
     }
 
-    /// The PostgreSQL backend, when this store is one.
-    pub(crate) fn postgres(&self) -> Option<&postgres::PgDb> {
-        match &self.backend {
-            Backend::Sqlite(_) => None,
-            Backend::Postgres(db) => Some(db),
-        }
-    }
-
     pub(crate) fn backend(&self) -> &Backend {
         &self.backend
     }
