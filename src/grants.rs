@@ -125,7 +125,7 @@ pub fn mint(
     let now = clock.now_ms();
     let token = GrantToken::mint()?;
     let grant = token.grant(now, ttl_ms);
-    db.write(Durability::Full, |tx| {
+    db.write_atomic(Durability::Full, |tx| {
         store(
             tx,
             now,
@@ -160,7 +160,7 @@ pub fn consume(
     // A plain DELETE and its change count: `RETURNING` would make SQLite
     // build an ephemeral table (its own pager and a page-sized buffer) on
     // every consume, ~10 % of a mint + consume pair's instructions.
-    let spent = db.write(Durability::Full, |tx| {
+    let spent = db.write_atomic(Durability::Full, |tx| {
         tx.execute(
             "DELETE FROM grants WHERE token_hash = ?1 AND session_id = ?2 \
              AND request_hash = ?3 AND expires_at_ms > ?4",

@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use crate::audit::{self as policy_audit, Audit, AuditStatus, Observation, ProjectAudit};
 use crate::clock::{Clock, SystemClock};
-use crate::config::{Config, ConfigError, LoadedConfig, Provider};
+use crate::config::{Config, ConfigError, LoadedConfig, Provider, StoreBackend};
 use crate::decision::{Decision, Grant};
 use crate::evidence::packet::Packet;
 use crate::grants;
@@ -99,6 +99,11 @@ pub struct EngineOptions {
     /// service, which opens it at start). Short-lived processes skip it: it
     /// reads every page of the database.
     pub check_store_on_open: bool,
+    /// Whether `env` may supply the PostgreSQL URL (`store.url_env`). Not
+    /// in a hook process: its environment is the harness's, which the
+    /// project can set, and a URL of the project's choosing would be state
+    /// of the project's choosing (a forged break glass, say).
+    pub store_url_from_env: bool,
 }
 
 impl EngineOptions {
@@ -124,6 +129,7 @@ impl EngineOptions {
             audit: Arc::new(NoAudit),
             audit_delivery: AuditDelivery::Background,
             check_store_on_open: true,
+            store_url_from_env: true,
         })
     }
 
@@ -138,6 +144,7 @@ impl EngineOptions {
             audit: Arc::new(NoAudit),
             audit_delivery: AuditDelivery::Background,
             check_store_on_open: false,
+            store_url_from_env: true,
         }
     }
 }
@@ -445,9 +452,19 @@ impl Engine {
         if let Some(store) = slot.as_ref() {
             return Ok(Arc::clone(store));
         }
+        let cfg = &self.inner.options.trusted.config.store;
+        if cfg.backend == StoreBackend::Postgres && !self.inner.options.store_url_from_env {
+            return Err(StoreError::Unavailable {
+                at: "postgresql".to_owned(),
+                detail: "a hook process does not take the PostgreSQL URL from the harness's \
+                         environment, which the project can set; point the hook at the team's \
+                         service instead (`vouch hook <harness> --server URL`)"
+                    .to_owned(),
+            });
+        }
         let store = Arc::new(Store::open_configured(
             self.state_dir(),
-            &self.inner.options.trusted.config.store,
+            cfg,
             &|name| (self.inner.options.env)(name),
             self.inner.options.check_store_on_open,
         )?);

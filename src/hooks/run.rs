@@ -484,8 +484,10 @@ fn hook_engine(
         .map_err(|why| config_error(&why))?;
     let paths = env.paths.clone().map_err(|e| config_error(&e))?;
     let mut options = EngineOptions::from_process(paths, loaded);
-    // The project can set the hook's environment: no development escape.
+    // The project can set the hook's environment: no development escape,
+    // and no PostgreSQL URL from it.
     options.allow_untrusted_dev = false;
+    options.store_url_from_env = false;
     // One decision, then exit: the audit is written on this thread after
     // the reply, with no writer thread.
     options.audit_delivery = AuditDelivery::AfterReply;

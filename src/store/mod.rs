@@ -373,6 +373,24 @@ impl Store {
         }
     }
 
+    /// [`Store::write`] for a transaction of statements that are each
+    /// atomic on their own and write nothing they read first (a grant's
+    /// insert, a grant's conditional delete): on PostgreSQL it takes no
+    /// advisory lock, so such commits run side by side and share WAL
+    /// flushes (two consumes of one grant still meet at its row: one
+    /// deletes it, the other finds nothing). SQLite serializes every write
+    /// anyway.
+    pub fn write_atomic<T>(
+        &self,
+        durability: Durability,
+        f: impl FnOnce(&Transaction<'_>) -> DbResult<T>,
+    ) -> Result<T, StoreError> {
+        match &self.backend {
+            Backend::Sqlite(db) => db.write(durability, f),
+            Backend::Postgres(db) => db.write_unlocked(durability, f),
+        }
+    }
+
     /// Runs `f` inside one read transaction (a consistent snapshot).
     pub fn read<T>(
         &self,

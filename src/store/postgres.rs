@@ -200,6 +200,20 @@ impl PgDb {
         self.transaction(&begin, "COMMIT", f)
     }
 
+    /// Runs `f` in one write transaction that takes no advisory lock
+    /// ([`super::Store::write_atomic`]).
+    pub fn write_unlocked<T>(
+        &self,
+        durability: Durability,
+        f: impl FnOnce(&Transaction<'_>) -> DbResult<T>,
+    ) -> Result<T, StoreError> {
+        let begin = match durability {
+            Durability::Normal => "BEGIN; SET LOCAL synchronous_commit = off",
+            Durability::Full => "BEGIN",
+        };
+        self.transaction(begin, "COMMIT", f)
+    }
+
     /// Runs `f` in one read-only snapshot.
     pub fn read<T>(
         &self,
@@ -219,15 +233,23 @@ impl PgDb {
         f: impl FnOnce(&Transaction<'_>) -> DbResult<T>,
     ) -> Result<T, StoreError> {
         let mut conn = self.checkout()?;
-        let done = conn
-            .client
-            .batch_execute(begin)
-            .map_err(DbError::from)
-            .and_then(|()| f(&Transaction::postgres(&mut conn)))
-            .and_then(|value| {
-                conn.client.batch_execute(end)?;
-                Ok(value)
-            });
+        if let Err(e) = conn.client.batch_execute(begin) {
+            if !conn.client.is_closed() {
+                return Err(self.error(&DbError::from(e)));
+            }
+            // A connection the server closed (a restart, a failover) since
+            // it was pooled: nothing ran on it, so the transaction starts
+            // again once on a fresh one (the pool discards the closed one).
+            drop(conn);
+            conn = self.checkout()?;
+            conn.client
+                .batch_execute(begin)
+                .map_err(|e| self.error(&DbError::from(e)))?;
+        }
+        let done = f(&Transaction::postgres(&mut conn)).and_then(|value| {
+            conn.client.batch_execute(end)?;
+            Ok(value)
+        });
         match done {
             Ok(value) => Ok(value),
             Err(e) => {
