@@ -161,6 +161,37 @@ pub(super) fn decide_early(
     }
 }
 
+/// [`Engine::floor_here`]: the table with nothing gathered, kept only when
+/// it answers with a hard deny or a configuration refusal (both need no
+/// state, reviewer or model); anything else is the service's to decide.
+pub(super) fn floor(engine: &Engine, request: &Request) -> Option<Decision> {
+    let fixed = Fixed::new(engine, request, None);
+    let g = Gathering::default();
+    match pipeline::decide(&fixed.inputs(&g, Gathered::NotYet, None)) {
+        Step::Decided(d) if !d.effects.iter().any(Effect::is_state) => {
+            match d.decision.stage() {
+                // Judged with this machine's files: the service cannot see them.
+                crate::decision::Stage::HardDeny | crate::decision::Stage::ConfigError => {
+                    Some(emit(engine, d))
+                }
+                // The trusted and central configuration decide these.
+                crate::decision::Stage::Inert
+                | crate::decision::Stage::Routing
+                | crate::decision::Stage::Breaker
+                | crate::decision::Stage::Budget
+                | crate::decision::Stage::Cache
+                | crate::decision::Stage::Override
+                | crate::decision::Stage::BreakGlass
+                | crate::decision::Stage::Reviewer
+                | crate::decision::Stage::RiskCeiling
+                | crate::decision::Stage::ReviewerFailure => None,
+            }
+        }
+        // The service gathers state, the packet and the model.
+        Step::Decided(_) | Step::Gather(_) | Step::Review(_) => None,
+    }
+}
+
 /// The inert stage and routing's units on a bash command whose hard denies
 /// are clear, from one pass over the analysis. The verdict only when the
 /// trusted configuration has the stage on (a project overlay may still
