@@ -348,6 +348,7 @@ pub fn decide_call(
         .filter(|h| h.starts_with('/'));
     for request in call.requests {
         let mut request = answers.with_transcript(request);
+        redact_evidence(&mut request.transcript);
         if request.home.is_none() {
             request.home.clone_from(&home);
         }
@@ -382,6 +383,32 @@ pub fn decide_call(
         }
     }
     answers.strictest()
+}
+
+/// Redacts the transcript before it leaves this machine: the service
+/// redacts the whole request again before anything reaches its packet,
+/// state or logs, but a secret the agent saw has no business crossing the
+/// network. The action fields are sent as they are (the service's hard
+/// denies and the request hash read them).
+fn redact_evidence(transcript: &mut [TranscriptEntry]) {
+    use crate::evidence::redact::{redact_text, redact_value};
+    for entry in transcript {
+        match entry {
+            TranscriptEntry::User { text }
+            | TranscriptEntry::Assistant { text }
+            | TranscriptEntry::Summary { text }
+            | TranscriptEntry::ToolResult { text, .. } => {
+                if let std::borrow::Cow::Owned(redacted) = redact_text(text) {
+                    *text = redacted;
+                }
+            }
+            TranscriptEntry::ToolCall { input, .. } => {
+                if let Some(input) = input.as_mut() {
+                    *input = redact_value(input);
+                }
+            }
+        }
+    }
 }
 
 /// Runs the call, turning a panic inside it (the HTTP stack's) into an
