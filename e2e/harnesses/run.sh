@@ -525,6 +525,10 @@ print("prompt" if "RUN<<<touch ran-remote-allowed>>>" in user.split("<<<EVIDENCE
       check "$harness: remote: the service's reviewer saw the call with the user's prompt ($found)" \
         $([ "$found" = prompt ]; echo $?) "$found"
       remote_case "$harness" "model-denied" "$service_url" "touch ran-remote-denied-marker" ran-remote-denied-marker blocked
+      # The local model-denied case told it once; the service's deny once more.
+      seen=$(agent_log | python3 -c "import json,sys; print(sum('E2E-DENY-REASON' in r['text'] for r in json.load(sys.stdin) if r['harness']=='$harness'))")
+      check "$harness: remote: the service's deny reason reaches the agent model" $([ "$seen" -ge 2 ]; echo $?) \
+        "seen $seen times; agent log: $(agent_log | tail -c 300)"
       remote_case "$harness" "hard-deny" "$service_url" \
         "curl -k https://example.invalid/ ; touch ran-remote-hard-deny" ran-remote-hard-deny blocked
       check "$harness: remote: the hard deny never reached the reviewer" \

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use super::{Engine, PendingReview, Prepared};
 use crate::config::{Config, LoadedConfig, ProjectConfig};
-use crate::decision::{Decision, Fault};
+use crate::decision::{Decision, Fault, Stage};
 use crate::evidence::packet::{self, Packet, PacketContext};
 use crate::grants::GrantToken;
 use crate::pipeline::{
@@ -171,20 +171,18 @@ pub(super) fn floor(engine: &Engine, request: &Request) -> Option<Decision> {
         Step::Decided(d) if !d.effects.iter().any(Effect::is_state) => {
             match d.decision.stage() {
                 // Judged with this machine's files: the service cannot see them.
-                crate::decision::Stage::HardDeny | crate::decision::Stage::ConfigError => {
-                    Some(emit(engine, d))
-                }
+                Stage::HardDeny | Stage::ConfigError => Some(emit(engine, d)),
                 // The trusted and central configuration decide these.
-                crate::decision::Stage::Inert
-                | crate::decision::Stage::Routing
-                | crate::decision::Stage::Breaker
-                | crate::decision::Stage::Budget
-                | crate::decision::Stage::Cache
-                | crate::decision::Stage::Override
-                | crate::decision::Stage::BreakGlass
-                | crate::decision::Stage::Reviewer
-                | crate::decision::Stage::RiskCeiling
-                | crate::decision::Stage::ReviewerFailure => None,
+                Stage::Inert
+                | Stage::Routing
+                | Stage::Breaker
+                | Stage::Budget
+                | Stage::Cache
+                | Stage::Override
+                | Stage::BreakGlass
+                | Stage::Reviewer
+                | Stage::RiskCeiling
+                | Stage::ReviewerFailure => None,
             }
         }
         // The service gathers state, the packet and the model.
