@@ -325,33 +325,50 @@ pub fn audit_report(
 
 /// `vouch hook <harness>`: one hook call. Always exit 0: every fault is a
 /// fail-closed reply in the harness's own schema (see [`crate::hooks::run`]).
-pub fn hook<R, W>(
-    global: &Global,
-    harness: crate::hooks::HarnessId,
-    home: Option<PathBuf>,
-    timeout_secs: Option<u64>,
-    defer_as: &str,
-    input: R,
-    out: W,
-) -> i32
+pub fn hook<R, W>(global: &Global, request: HookRequest, input: R, out: W) -> i32
 where
     R: Read,
     W: Write + Send + 'static,
 {
     // An unknown `--defer-as` must not make the hook fail open: the
     // strictest reading (never ask) is used, and said on stderr.
-    let defer_as = defer_as.parse().unwrap_or_else(|e: String| {
+    let defer_as = request.defer_as.parse().unwrap_or_else(|e: String| {
         tracing::warn!(problem = %e, "using `--defer-as deny`");
         crate::hooks::DeferAs::Deny
     });
     let opts = crate::hooks::HookOptions {
-        harness,
-        home,
+        harness: request.harness,
+        home: request.home,
         config: global.config.clone(),
-        timeout_secs,
+        timeout_secs: request.timeout_secs,
         defer_as,
+        remote: request.remote,
     };
     crate::hooks::run_hook(&opts, input, out)
+}
+
+/// What `vouch hook <harness>` was given on its command line.
+#[derive(Debug, Clone)]
+pub struct HookRequest {
+    pub harness: crate::hooks::HarnessId,
+    /// `--home DIR`.
+    pub home: Option<PathBuf>,
+    /// `--timeout SECONDS`.
+    pub timeout_secs: Option<u64>,
+    /// `--defer-as MODE`, as written.
+    pub defer_as: String,
+    /// `--server URL` and its options.
+    pub remote: Option<crate::hooks::remote::RemoteOptions>,
+}
+
+/// What `vouch hook snippet <harness>` was given on its command line.
+#[derive(Debug, Clone)]
+pub struct SnippetRequest {
+    pub harness: String,
+    /// `--http`: Claude Code's `type: "http"` form.
+    pub http: bool,
+    /// `--server URL` and its options, pinned into the hook command line.
+    pub remote: Option<crate::hooks::remote::RemoteOptions>,
 }
 
 /// `vouch hook snippet <harness>`: the settings fragment on stdout, notes on
@@ -359,13 +376,13 @@ where
 /// pinned into the hook command line.
 pub fn hook_snippet(
     global: &Global,
-    harness: &str,
-    http: bool,
+    request: &SnippetRequest,
     mut out: impl Write,
     mut err: impl Write,
 ) -> i32 {
     use crate::hooks::snippet::{SnippetOptions, render};
-    let harness: crate::hooks::HarnessId = match harness.parse() {
+    let http = request.http;
+    let harness: crate::hooks::HarnessId = match request.harness.parse() {
         Ok(h) => h,
         Err(e) => return fail(&mut err, &e, 2),
     };
@@ -396,6 +413,13 @@ pub fn hook_snippet(
         config: global.config.as_deref().map(absolute),
         http,
         codex_config: codex_home.join("config.toml"),
+        remote: request.remote.clone().map(|mut r| {
+            // Pinned in the harness's settings: absolute, as the hook's
+            // working directory is the project's.
+            r.token_file = r.token_file.as_deref().map(absolute);
+            r.ca_file = r.ca_file.as_deref().map(absolute);
+            r
+        }),
     };
     let (text, notes) = match render(&opts, &loaded.config) {
         Ok(rendered) => rendered,

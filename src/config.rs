@@ -282,6 +282,8 @@ pub struct InertConfig {
 pub struct HooksConfig {
     pub transcript_tail_bytes: u64,
     pub deadline_margin_ms: u64,
+    /// `--server`: the connect timeout to the central service.
+    pub server_connect_timeout_ms: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

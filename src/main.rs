@@ -181,8 +181,42 @@ struct SnippetArgs {
     #[arg(value_parser = clap::builder::PossibleValuesParser::new(vouch::hooks::HarnessId::names()))]
     harness: String,
     /// Claude Code: the `type: "http"` form for `vouch serve`.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "server")]
     http: bool,
+    #[command(flatten)]
+    remote: RemoteArgs,
+}
+
+/// `--server URL` and its token and TLS options (docs/remote-hook.md).
+#[derive(clap::Args)]
+struct RemoteArgs {
+    /// Have a central `vouch serve` decide: tool calls go to
+    /// `URL/v1/review` (hard denies are still decided here first).
+    #[arg(long, value_name = "URL")]
+    server: Option<String>,
+    /// The service's adapter token, in a file; else the
+    /// `VOUCH_ADAPTER_TOKEN` variable.
+    #[arg(long, value_name = "FILE", requires = "server")]
+    token_file: Option<PathBuf>,
+    /// The only CA certificates (PEM) trusted for an `https://` server;
+    /// else the system's.
+    #[arg(long, value_name = "FILE", requires = "server")]
+    ca_file: Option<PathBuf>,
+    /// Allow plain `http://` to a host that is not loopback.
+    #[arg(long, requires = "server")]
+    allow_plain_http: bool,
+}
+
+impl RemoteArgs {
+    fn options(self) -> Option<vouch::hooks::remote::RemoteOptions> {
+        let server = self.server?;
+        Some(vouch::hooks::remote::RemoteOptions {
+            server,
+            token_file: self.token_file,
+            ca_file: self.ca_file,
+            allow_plain_http: self.allow_plain_http,
+        })
+    }
 }
 
 #[derive(clap::Args)]
@@ -198,6 +232,8 @@ struct HookArgs {
     /// `ask` (a person always watches), `deny`.
     #[arg(long, value_name = "MODE", default_value = "auto")]
     defer_as: String,
+    #[command(flatten)]
+    remote: RemoteArgs,
 }
 
 #[derive(Subcommand)]
@@ -226,19 +262,27 @@ enum ConfigCommand {
 fn hook(global: &Global, command: HookCommand) -> i32 {
     let (harness, args) = match command {
         HookCommand::Run(harness, args) => (harness, args),
-        HookCommand::Snippet(SnippetArgs { harness, http }) => {
-            return cli::hook_snippet(global, &harness, http, std::io::stdout(), std::io::stderr());
+        HookCommand::Snippet(SnippetArgs {
+            harness,
+            http,
+            remote,
+        }) => {
+            let snippet = cli::SnippetRequest {
+                harness,
+                http,
+                remote: remote.options(),
+            };
+            return cli::hook_snippet(global, &snippet, std::io::stdout(), std::io::stderr());
         }
     };
-    cli::hook(
-        global,
+    let hook = cli::HookRequest {
         harness,
-        args.home,
-        args.timeout,
-        &args.defer_as,
-        std::io::stdin(),
-        std::io::stdout(),
-    )
+        home: args.home,
+        timeout_secs: args.timeout,
+        defer_as: args.defer_as,
+        remote: args.remote.options(),
+    };
+    cli::hook(global, hook, std::io::stdin(), std::io::stdout())
 }
 
 fn main() -> ExitCode {

@@ -24,6 +24,14 @@
 #   no model           vouch's hook with no reviewer model configured: the
 #                      command runs exactly when it runs with no vouch hook
 #                      at all (vouch abstains), and the hook was called
+#   remote (Claude Code) the hook as `vouch hook snippet claude-code --server
+#                      URL --token-file F` prints it, against a running
+#                      `vouch serve` replica: the allowed command runs after
+#                      the service's reviewer saw it with the user's prompt,
+#                      the model deny and the hard deny are blocked, and with
+#                      the service down the tool is denied
+#                      (`[vouch fault: unreachable]`); the token is never in
+#                      the service's log
 #
 # HOME and vouch's home are temp dirs; the harnesses' own network (telemetry,
 # updates) goes to a dead loopback proxy, so nothing leaves the machine.
@@ -238,6 +246,50 @@ JSON
       echo '{"dependencies": {"@opencode-ai/plugin": "1.18.33"}}' > "$dir/package.json"
       echo '{"packages": {"": {"dependencies": {"@opencode-ai/plugin": "1.18.33"}}}}' > "$dir/package-lock.json"
       [ "$text" = "{}" ] || printf '%s\n' "$text" > "$dir/plugins/vouch.ts" ;;
+  esac
+}
+
+# A `vouch serve` replica reviewing with the test model server: sets
+# `service_url` and `service_token` (the adapter token a team hands out).
+start_service() {
+  local dir=$work/service
+  mkdir -p "$dir/home"
+  printf '[reviewer]\nprovider = "openai"\nbase_url = "%s"\napi_key_env = ""\ntimeout_ms = 20000\n' \
+    "$reviewer_url/v1" > "$dir/config.toml"
+  env -i PATH=/usr/bin:/bin HOME="$dir/home" VOUCH_HOME="$dir" RUST_LOG=info \
+    "$vouch" serve --listen 127.0.0.1:0 < /dev/null > "$dir.out" 2> "$dir.err" &
+  pids+=($!)
+  service_url=
+  for _ in $(seq 100); do
+    service_url=$(sed -n 's|^vouch: listening on |http://|p' "$dir.err" | head -n 1)
+    [ -n "$service_url" ] && break
+    sleep 0.1
+  done
+  [ -n "$service_url" ] || { echo "e2e: vouch serve did not start:" >&2; cat "$dir.err" >&2; exit 1; }
+  service_token=$(cat "$dir/state/adapter.token")
+}
+
+# One remote case: harness $1 with the hook as `vouch hook snippet $1
+# --server $3 --token-file F` prints it (no reviewer configured on this
+# machine: the service reviews), asking for command $4 (marker $5,
+# expectation $6 as in case_run).
+remote_case() {
+  local harness=$1 name=$2 server=$3 command=$4 marker=$5 expect=$6
+  local dir=$work/$harness-remote-$name
+  mkdir -p "$dir/home" "$dir/project" "$dir/vouch" "$dir/bin"
+  git -C "$dir/project" init -q
+  cp "$vouch" "$dir/bin/vouch"
+  # Under vouch's own home, where the agent may not read it.
+  printf '%s\n' "$service_token" > "$dir/vouch/adapter.token" && chmod 600 "$dir/vouch/adapter.token"
+  configure "$harness" "$dir/home" "$(VOUCH_HOME=$dir/vouch HOME=$dir/home "$dir/bin/vouch" hook snippet \
+    "$harness" --server "$server" --token-file "$dir/vouch/adapter.token" 2>/dev/null)"
+  local started=$SECONDS
+  drive "$harness" "$dir/home" "$dir/project" "$command"
+  local took=$((SECONDS - started))
+  local ran=1; [ -e "$dir/project/$marker" ] && ran=0
+  case $expect in
+    runs) check "$harness: remote $name runs (${took}s)" $ran "marker $marker missing; $(tail -c 400 "$dir/project.err")" ;;
+    blocked) check "$harness: remote $name does not run (${took}s)" $((1 - ran)) "marker $marker was created" ;;
   esac
 }
 
@@ -458,6 +510,34 @@ for harness in "${harnesses[@]}"; do
     case_run "$harness" "vouch-missing" "$reviewer" "touch ran-vouch-missing" ran-vouch-missing blocked missing
   fi
   case $harness in
+    # The hook asking a central `vouch serve` (docs/remote-hook.md).
+    claude-code)
+      [ -n "${service_url:-}" ] || start_service
+      curl -s --noproxy '*' -X DELETE "$reviewer_url/_requests" > /dev/null
+      remote_case "$harness" "allowed" "$service_url" "touch ran-remote-allowed" ran-remote-allowed runs
+      found=$(reviewer_log | python3 -c '
+import json, sys
+bodies = [r["body"] for r in json.load(sys.stdin) if "touch ran-remote-allowed" in r["body"]]
+if not bodies:
+    print("no reviewer request"); sys.exit()
+user = "\n".join(m.get("content") or "" for m in json.loads(bodies[0])["messages"] if m["role"] == "user")
+print("prompt" if "RUN<<<touch ran-remote-allowed>>>" in user.split("<<<EVIDENCE", 1)[-1] else "no prompt")')
+      check "$harness: remote: the service's reviewer saw the call with the user's prompt ($found)" \
+        $([ "$found" = prompt ]; echo $?) "$found"
+      remote_case "$harness" "model-denied" "$service_url" "touch ran-remote-denied-marker" ran-remote-denied-marker blocked
+      # The local model-denied case told it once; the service's deny once more.
+      seen=$(agent_log | python3 -c "import json,sys; print(sum('E2E-DENY-REASON' in r['text'] for r in json.load(sys.stdin) if r['harness']=='$harness'))")
+      check "$harness: remote: the service's deny reason reaches the agent model" $([ "$seen" -ge 2 ]; echo $?) \
+        "seen $seen times; agent log: $(agent_log | tail -c 300)"
+      remote_case "$harness" "hard-deny" "$service_url" \
+        "curl -k https://example.invalid/ ; touch ran-remote-hard-deny" ran-remote-hard-deny blocked
+      check "$harness: remote: the hard deny never reached the reviewer" \
+        $(reviewer_log | grep -q "ran-remote-hard-deny" && echo 1 || echo 0) "the reviewer saw it"
+      remote_case "$harness" "service-down" "http://127.0.0.1:$dead_port" "touch ran-remote-down" ran-remote-down blocked
+      check "$harness: remote: the agent model is told the service was unreachable" \
+        $(agent_log | grep -qF "[vouch fault: unreachable]" && echo 0 || echo 1) "agent log: $(agent_log | tail -c 300)"
+      check "$harness: remote: the service never logged the adapter token" \
+        $(grep -qF "$service_token" "$work/service.err" && echo 1 || echo 0) "the token is in its log" ;;
     # A trusted project's `.qwen/settings.json` with `disableAllHooks`
     # silently switches off every hook, the user's too: writing it is a
     # hard deny, and the reviewer never sees it.

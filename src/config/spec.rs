@@ -203,6 +203,7 @@ pub const KEYS: &[KeySpec] = &[
         Lower,
     ),
     spec("hooks.deadline_margin_ms", int(500, 60_000), Higher),
+    spec("hooks.server_connect_timeout_ms", int(100, 60_000), Lower),
     spec("server.listen", Kind::Text(TextShape::Listen), TrustedOnly),
     spec("server.allow_remote", Kind::Bool, TrustedOnly),
     spec("server.max_body_bytes", int(1024, 1_048_576), TrustedOnly),

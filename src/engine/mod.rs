@@ -567,6 +567,22 @@ impl Engine {
         }
     }
 
+    /// The decisions a remote hook (`vouch hook <harness> --server URL`)
+    /// keeps for itself before it asks the central service: the hard-deny
+    /// stage with this machine's view of the request (its files and
+    /// symlinks, the project's `.vouch/`, vouch's own files under this
+    /// home), and the refusals to decide that only this machine can see (a
+    /// trusted file of vouch's inside the project, a project overlay that
+    /// tries to loosen). `None` when none of them answers: the service
+    /// decides. Writes no state; the audit observes a decision made here,
+    /// and a panic inside becomes a fail-closed decision.
+    pub fn floor_here(&self, request: &Request) -> Option<Decision> {
+        match caught(|| shell::floor(self, request)) {
+            Ok(found) => found.map(|decision| self.published(request, decision)),
+            Err(why) => Some(self.published(request, shell::task_failure(self, request, &why))),
+        }
+    }
+
     /// [`Engine::review`] on the calling thread, for a short-lived process
     /// that decides and exits (`vouch hook`): the stages before and after
     /// the model run here, and only a model call needs an async runtime —

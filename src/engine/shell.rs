@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use super::{Engine, PendingReview, Prepared};
 use crate::config::{Config, LoadedConfig, ProjectConfig};
-use crate::decision::{Decision, Fault};
+use crate::decision::{Decision, Fault, Stage};
 use crate::evidence::packet::{self, Packet, PacketContext};
 use crate::grants::GrantToken;
 use crate::pipeline::{
@@ -158,6 +158,35 @@ pub(super) fn decide_early(
         Step::Decided(d) if !d.effects.iter().any(Effect::is_state) => Ok(emit(engine, d)),
         // INVARIANT: the table answers a hard deny at once, without state.
         Step::Decided(_) | Step::Gather(_) | Step::Review(_) => Err(None),
+    }
+}
+
+/// [`Engine::floor_here`]: the table with nothing gathered, kept only when
+/// it answers with a hard deny or a configuration refusal (both need no
+/// state, reviewer or model); anything else is the service's to decide.
+pub(super) fn floor(engine: &Engine, request: &Request) -> Option<Decision> {
+    let fixed = Fixed::new(engine, request, None);
+    let g = Gathering::default();
+    match pipeline::decide(&fixed.inputs(&g, Gathered::NotYet, None)) {
+        Step::Decided(d) if !d.effects.iter().any(Effect::is_state) => {
+            match d.decision.stage() {
+                // Judged with this machine's files: the service cannot see them.
+                Stage::HardDeny | Stage::ConfigError => Some(emit(engine, d)),
+                // The trusted and central configuration decide these.
+                Stage::Inert
+                | Stage::Routing
+                | Stage::Breaker
+                | Stage::Budget
+                | Stage::Cache
+                | Stage::Override
+                | Stage::BreakGlass
+                | Stage::Reviewer
+                | Stage::RiskCeiling
+                | Stage::ReviewerFailure => None,
+            }
+        }
+        // The service gathers state, the packet and the model.
+        Step::Decided(_) | Step::Gather(_) | Step::Review(_) => None,
     }
 }
 

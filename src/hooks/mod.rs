@@ -18,6 +18,7 @@
 //! Faults never reach a harness's fail-open path: every parse error, config
 //! error, internal error or deadline is a well-formed deny (see [`run`]).
 
+pub mod remote;
 pub mod run;
 pub mod snippet;
 pub mod tools;
@@ -417,19 +418,30 @@ impl DeferAs {
 
 /// The answer for one pipeline decision.
 pub fn answer_for(decision: &Decision, presence: Presence) -> Answer {
-    match decision.outcome() {
+    answer_from(
+        decision.outcome(),
+        decision.abstain(),
+        decision.message(),
+        presence,
+    )
+}
+
+/// The answer for a decision's outcome, abstain flag and message: what
+/// [`answer_for`] reads of a [`Decision`], and all a remote hook reads of
+/// the decision JSON the central service returns ([`remote`]).
+pub fn answer_from(outcome: Outcome, abstain: bool, message: &str, presence: Presence) -> Answer {
+    match outcome {
         // An abstain (`pass` routing, or no model): the harness's own rules decide.
-        Outcome::Allow if decision.abstain() => Answer::Abstain,
-        Outcome::Allow => Answer::Allow(decision.message().to_owned()),
-        Outcome::Deny => Answer::Deny(decision.message().to_owned()),
+        Outcome::Allow if abstain => Answer::Abstain,
+        Outcome::Allow => Answer::Allow(message.to_owned()),
+        Outcome::Deny => Answer::Deny(message.to_owned()),
         // A person will see the harness's prompt.
         Outcome::Defer => match presence {
-            Presence::Human => Answer::Ask(decision.message().to_owned()),
+            Presence::Human => Answer::Ask(message.to_owned()),
             // Nobody to ask: "ask" would hang or be refused; say so.
             Presence::Nobody(why) => Answer::Deny(format!(
-                "{} No human can be asked here ({why}), so vouch blocked it: a human must \
-                 approve this action before it runs.",
-                decision.message()
+                "{message} No human can be asked here ({why}), so vouch blocked it: a human \
+                 must approve this action before it runs."
             )),
         },
     }

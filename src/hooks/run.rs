@@ -49,6 +49,10 @@ pub struct HookOptions {
     /// written in its settings; else the harness's default.
     pub timeout_secs: Option<u64>,
     pub defer_as: DeferAs,
+    /// `--server URL` (and its token and TLS options): tool calls are
+    /// decided by a central `vouch serve` rather than in this process
+    /// ([`super::remote`]).
+    pub remote: Option<super::remote::RemoteOptions>,
 }
 
 /// Time the work gets when the trusted configuration cannot be read to learn
@@ -383,7 +387,8 @@ fn work<R: Read>(
         }
         Event::Decide(call) => {
             let name = call.event.clone();
-            let (answer, engine) = decide(opts, &env, trusted, call, remaining);
+            let until = Instant::now() + remaining;
+            let (answer, engine) = decide(opts, &env, trusted, call, until);
             (harness.render(&name, &answer), engine)
         }
     }
@@ -494,23 +499,46 @@ fn hook_engine(
     Engine::new(options).map_err(|e| fault_answer(Fault::Internal, &e))
 }
 
-/// Decides a call in this process: the hook's configuration, an engine
-/// over the shared state, then [`decide_call_here`].
+/// Decides a call: the hook's configuration, an engine over the shared
+/// state, then [`decide_call_here`] in this process, or with `--server`
+/// [`super::remote::decide_call`] (the central service decides; the floor
+/// and the evidence stay here). `until` is the hook's deadline.
 fn decide(
     opts: &HookOptions,
     env: &Env,
     trusted: Result<LoadedConfig, String>,
     call: Call,
-    remaining: Duration,
+    until: Instant,
 ) -> (Answer, Option<Engine>) {
+    let remaining = until.saturating_duration_since(Instant::now());
     let engine = match hook_engine(env, trusted, remaining) {
         Ok(e) => e,
         Err(answer) => return (answer, None),
     };
-    let mut runtime = ModelRuntime::default();
-    let answer = decide_call_here(&engine, opts.harness, call, opts.defer_as, &mut runtime);
-    // Dropped without waiting: the reply must not wait on blocking tasks.
-    drop(runtime);
+    let answer = match &opts.remote {
+        Some(remote) => {
+            let local = super::remote::Local {
+                home: env.paths.as_ref().ok().and_then(|p| p.home.clone()),
+                env: &|name| std::env::var(name).ok(),
+            };
+            super::remote::decide_call(
+                &engine,
+                opts.harness,
+                call,
+                opts.defer_as,
+                remote,
+                &local,
+                until,
+            )
+        }
+        None => {
+            let mut runtime = ModelRuntime::default();
+            let answer = decide_call_here(&engine, opts.harness, call, opts.defer_as, &mut runtime);
+            // Dropped without waiting: the reply must not wait on blocking tasks.
+            drop(runtime);
+            answer
+        }
+    };
     (answer, Some(engine))
 }
 
@@ -560,7 +588,7 @@ pub fn decide_call_here(
 
 /// What a call's evidence is gathered from: its transcript file, and its
 /// session's recorded prompt.
-struct Wanted {
+pub(super) struct Wanted {
     source: &'static str,
     transcript: Option<TranscriptRef>,
     session: Option<String>,
@@ -569,13 +597,13 @@ struct Wanted {
 
 /// A call's transcript as its requests get it, and where it came from.
 #[derive(Debug, Default)]
-struct Evidence {
+pub(super) struct Evidence {
     transcript: Transcript,
     source: TranscriptSource,
 }
 
 impl Wanted {
-    fn of(harness_id: HarnessId, call: &Call) -> Wanted {
+    pub(super) fn of(harness_id: HarnessId, call: &Call) -> Wanted {
         let first = call.requests.first();
         Wanted {
             source: harness_id.as_str(),
@@ -589,7 +617,7 @@ impl Wanted {
     /// harness may not have written the file yet), the session's recorded
     /// prompt stands in for it, as untrusted evidence like any transcript
     /// text. Blocking (file, SQLite); never fails.
-    fn gather(self, engine: &Engine) -> Evidence {
+    pub(super) fn gather(self, engine: &Engine) -> Evidence {
         let tail = engine.config().hooks.transcript_tail_bytes;
         let (mut transcript, file) = match (&self.transcript, tail) {
             (Some(t), 1..) => {
@@ -650,7 +678,7 @@ impl Wanted {
 }
 
 /// One call's answers so far, and what each of its requests is given.
-struct Answers {
+pub(super) struct Answers {
     transcript: Transcript,
     transcript_source: TranscriptSource,
     presence: Presence,
@@ -659,7 +687,12 @@ struct Answers {
 }
 
 impl Answers {
-    fn new(harness_id: HarnessId, call: &Call, defer_as: DeferAs, evidence: Evidence) -> Answers {
+    pub(super) fn new(
+        harness_id: HarnessId,
+        call: &Call,
+        defer_as: DeferAs,
+        evidence: Evidence,
+    ) -> Answers {
         let harness = harness_id.harness();
         let presence = harness.refine_presence(&call.event, call.presence, &evidence.transcript);
         let presence = defer_as.presence(presence, harness.can_ask(&call.event));
@@ -674,7 +707,7 @@ impl Answers {
 
     /// The request with the transcript's evidence (and turn, where the
     /// harness gave none).
-    fn with_transcript(&self, mut request: Request) -> Request {
+    pub(super) fn with_transcript(&self, mut request: Request) -> Request {
         request.transcript.clone_from(&self.transcript.entries);
         request.transcript_source = self.transcript_source;
         if self.turn_from_transcript && request.turn_id.is_none() {
@@ -688,19 +721,29 @@ impl Answers {
     }
 
     /// Keeps a decision's answer; `true` when it denies (the call ends).
-    fn push(&mut self, decision: &crate::decision::Decision) -> bool {
-        let answer = answer_for(decision, self.presence);
+    pub(super) fn push(&mut self, decision: &crate::decision::Decision) -> bool {
+        self.push_answer(answer_for(decision, self.presence))
+    }
+
+    /// Keeps an answer made elsewhere (a remote decision, a fault); `true`
+    /// when it denies (the call ends).
+    pub(super) fn push_answer(&mut self, answer: Answer) -> bool {
         let denied = matches!(answer, Answer::Deny(_));
         self.answers.push(answer);
         denied
     }
 
-    fn strictest(self) -> Answer {
+    /// Whom an "ask" reaches in this call.
+    pub(super) fn presence(&self) -> Presence {
+        self.presence
+    }
+
+    pub(super) fn strictest(self) -> Answer {
         strictest(self.answers)
     }
 }
 
-fn config_error(why: &str) -> Answer {
+pub(super) fn config_error(why: &str) -> Answer {
     Answer::Deny(format!(
         "{} vouch could not load its configuration, so this tool call was blocked. This is a \
          failure of the reviewer setup, not a judgement that the action is risky: {why}",

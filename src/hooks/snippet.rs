@@ -35,6 +35,9 @@ pub struct SnippetOptions {
     /// Codex: the `config.toml` the fragment goes in (its path is part of
     /// the trusted-hash key).
     pub codex_config: PathBuf,
+    /// `--server URL` and its token and TLS options, for a hook that asks
+    /// a central `vouch serve` (docs/remote-hook.md).
+    pub remote: Option<super::remote::RemoteOptions>,
 }
 
 /// The harness hook timeout, in seconds, for a configuration: the review
@@ -70,7 +73,33 @@ pub fn render(opts: &SnippetOptions, cfg: &Config) -> Result<(String, Vec<String
         command: command_line(opts, timeout),
         timeout_secs: timeout,
     };
-    opts.harness.harness().snippet(&ctx)
+    let (text, mut notes) = opts.harness.harness().snippet(&ctx)?;
+    if let Some(remote) = &opts.remote {
+        notes.push(remote_note(remote));
+    }
+    Ok((text, notes))
+}
+
+/// What a user of a `--server` fragment must still do.
+fn remote_note(remote: &super::remote::RemoteOptions) -> String {
+    let token = match &remote.token_file {
+        Some(file) => format!(
+            "the adapter token is read from `{}` on every call: copy the service's \
+             `adapter.token` there (mode 0600; under vouch's own config directory the agent \
+             cannot read it)",
+            file.display()
+        ),
+        None => format!(
+            "the adapter token is read from `{}` in the environment the harness starts from \
+             (or pass `--token-file`)",
+            super::remote::TOKEN_ENV
+        ),
+    };
+    format!(
+        "Tool calls are decided by the vouch service at `{}`; {token}. When the service cannot \
+         be reached the hook denies with `[vouch fault: unreachable]` (docs/remote-hook.md).",
+        remote.server
+    )
 }
 
 /// Pretty JSON with a final newline.
@@ -109,14 +138,23 @@ pub fn command_line(opts: &SnippetOptions, timeout: u64) -> String {
         "hook".to_owned(),
         opts.harness.as_str().to_owned(),
     ];
-    let mut flag = |name: &str, value: Option<&Path>| {
+    let mut flag = |name: &str, value: Option<String>| {
         if let Some(v) = value {
             words.push(name.to_owned());
-            words.push(quote(&v.display().to_string()));
+            words.push(quote(&v));
         }
     };
-    flag("--home", opts.home.as_deref());
-    flag("--config", opts.config.as_deref());
+    let shown = |p: Option<&Path>| p.map(|p| p.display().to_string());
+    flag("--home", shown(opts.home.as_deref()));
+    flag("--config", shown(opts.config.as_deref()));
+    if let Some(remote) = &opts.remote {
+        flag("--server", Some(remote.server.clone()));
+        flag("--token-file", shown(remote.token_file.as_deref()));
+        flag("--ca-file", shown(remote.ca_file.as_deref()));
+        if remote.allow_plain_http {
+            words.push("--allow-plain-http".to_owned());
+        }
+    }
     words.push("--timeout".to_owned());
     words.push(timeout.to_string());
     words.join(" ")
@@ -140,6 +178,7 @@ mod tests {
             config: None,
             http: false,
             codex_config: PathBuf::from("/home/dev/.codex/config.toml"),
+            remote: None,
         }
     }
 

@@ -135,12 +135,15 @@ impl PgDb {
         // past the timeout fails (and the request fails closed) instead of
         // holding the request past its deadline; a transaction left idle by
         // a stalled client is ended by the server.
+        // Appended to the URL's own `options` (a `search_path`, say).
         let ms = cfg.timeout_ms;
-        config.options(&format!(
-            "-c statement_timeout={ms} -c lock_timeout={ms} \
+        let options = format!(
+            "{} -c statement_timeout={ms} -c lock_timeout={ms} \
              -c idle_in_transaction_session_timeout={}",
+            config.get_options().unwrap_or_default(),
             ms.saturating_mul(4)
-        ));
+        );
+        config.options(options.trim_start());
         let pool = r2d2::Pool::builder()
             .max_size(cfg.pool_size)
             .min_idle(Some(0))

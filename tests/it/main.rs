@@ -33,6 +33,7 @@ mod hooks;
 mod hooks_copilot;
 mod hooks_opencode;
 mod hooks_qwen;
+mod hooks_remote;
 mod http_router;
 mod model_server_faults;
 mod multiprocess;

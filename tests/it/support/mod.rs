@@ -7,3 +7,4 @@ pub mod model_server;
 pub mod proof;
 pub mod serve;
 pub mod state;
+pub mod tls;
