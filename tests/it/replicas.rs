@@ -752,7 +752,7 @@ async fn kill_9_of_one_replica_under_load_spends_no_grant_twice(backend: Backend
             r.adapter.clone(),
         );
         consumes.push(tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(u64::try_from(i).unwrap() * 3)).await;
+            tokio::time::sleep(Duration::from_millis(u64::try_from(i).unwrap() * 4)).await;
             consume(&http, &url, &token, &body).await
         }));
         let (http, url, token) = (r.http.clone(), r.url(i, "/v1/review"), r.adapter.clone());
@@ -766,7 +766,7 @@ async fn kill_9_of_one_replica_under_load_spends_no_grant_twice(backend: Backend
             let _ = post(&http, &url, &token, &body).await;
         });
     }
-    tokio::time::sleep(Duration::from_millis(60)).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
     r.kill9(victim);
     let (mut consumed, mut lost) = (Vec::new(), 0);
     for (i, t) in consumes.into_iter().enumerate() {
@@ -842,7 +842,7 @@ async fn kill_9_of_one_replica_under_load_spends_no_grant_twice(backend: Backend
         assert_eq!(check, "ok");
     }
     eprintln!(
-        "replicas kill -9 ({backend:?}): {} grants consumed before the kill, {lost} in flight on the victim, \
+        "replicas kill -9 ({backend:?}): {} grants consumed before the kill, {lost} unanswered by the victim, \
          none twice; {acknowledged} audit events acknowledged, total {total}",
         consumed.iter().filter(|c| **c).count()
     );
