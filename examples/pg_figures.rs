@@ -43,8 +43,7 @@ mod postgres;
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing,
-    dead_code
+    clippy::indexing_slicing
 )]
 #[path = "../tests/it/support/model_server.rs"]
 mod model_server;
@@ -153,6 +152,24 @@ fn main() -> anyhow::Result<()> {
         replicas.stop();
     }
 
+    print_table(&rows, bound, args.model_delay_ms);
+    println!(
+        "target: postgres ratio >= 0.8 (a pair is two commits; the bound is one commit a client)"
+    );
+    let errors: u64 = rows
+        .iter()
+        .map(|r| r.1.errors + r.2.errors + r.3.errors)
+        .sum();
+    if errors > 0 {
+        bail!("{errors} failed or wrong answers");
+    }
+    Ok(())
+}
+
+type Row = (Backend, Cell, Cell, Cell);
+
+/// One line per backend: (b) and its ratio, then (c).
+fn print_table(rows: &[Row], bound: f64, model_delay_ms: u64) {
     println!();
     println!(
         "{:<9} {:>11} {:>13} {:>11} {:>10} {:>10} {:>11} {:>10} {:>10} {:>7}",
@@ -167,7 +184,7 @@ fn main() -> anyhow::Result<()> {
         "model p99",
         "errors"
     );
-    for (backend, pairs, cached, model) in &rows {
+    for (backend, pairs, cached, model) in rows {
         println!(
             "{:<9} {:>11.0} {:>13.2} {:>11.0} {:>8.2}ms {:>8.2}ms {:>11.0} {:>8.2}ms {:>8.2}ms {:>7}",
             backend.name(),
@@ -190,20 +207,9 @@ fn main() -> anyhow::Result<()> {
             "postgres - sqlite p50: cached {:+.2} ms, model {:+.2} ms (model delay {} ms)",
             pg.2.percentile(50.0) - sqlite.2.percentile(50.0),
             pg.3.percentile(50.0) - sqlite.3.percentile(50.0),
-            args.model_delay_ms
+            model_delay_ms
         );
     }
-    println!(
-        "target: postgres ratio >= 0.8 (a pair is two commits; the bound is one commit a client)"
-    );
-    let errors: u64 = rows
-        .iter()
-        .map(|r| r.1.errors + r.2.errors + r.3.errors)
-        .sum();
-    if errors > 0 {
-        bail!("{errors} failed or wrong answers");
-    }
-    Ok(())
 }
 
 /// Whether this build has the PostgreSQL store.
@@ -213,11 +219,12 @@ fn postgres_store_built() -> bool {
 
 /// `pgbench` on a one-row table in its own database: commits/s.
 fn pgbench_bound(cluster: &Cluster, clients: usize, seconds: f64) -> anyhow::Result<f64> {
-    for sql in ["CREATE DATABASE bench"] {
-        let out = cluster.psql("postgres", sql);
-        if !out.status.success() {
-            bail!("{sql}: {}", String::from_utf8_lossy(&out.stderr));
-        }
+    let out = cluster.psql("postgres", "CREATE DATABASE bench");
+    if !out.status.success() {
+        bail!(
+            "CREATE DATABASE bench: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let out = cluster.psql(
         "bench",
