@@ -288,11 +288,11 @@ fn fill_cache(engine: &Engine, entries: u32) {
         .store()
         .unwrap()
         .write(Durability::Normal, |tx| {
-            let mut insert = tx.prepare(
-                "INSERT INTO verdict_cache VALUES (?1, 'allow', 'low', 'unknown', 'bench', NULL, ?2, ?3)",
-            )?;
             for i in 0..entries {
-                insert.execute(rusqlite::params![format!("{i:064x}"), at, at + 3_600_000])?;
+                tx.execute(
+                    "INSERT INTO verdict_cache VALUES (?1, 'allow', 'low', 'unknown', 'bench', NULL, ?2, ?3)",
+                    &[&format!("{i:064x}"), &at, &(at + 3_600_000)],
+                )?;
             }
             Ok(())
         })

@@ -51,6 +51,8 @@ pub struct Config {
     pub inert: InertConfig,
     pub hooks: HooksConfig,
     pub server: ServerConfig,
+    /// Where the state lives (design §6.3; docs/deploy.md).
+    pub store: StoreConfig,
     /// Budgets of the bash analysis behind hard denies (trusted layers only).
     pub analysis: crate::shell::Limits,
 }
@@ -291,6 +293,32 @@ pub struct ServerConfig {
     pub rate_limit_per_second: u32,
     pub max_concurrent_reviews: u32,
     pub shutdown_grace_ms: u64,
+}
+
+named_enum! {
+    /// Where the state (turns, cache, denials, authorizations, grants,
+    /// prompts, audit aggregates) lives.
+    pub enum StoreBackend {
+        /// `<state_dir>/vouch.sqlite` and `audit.sqlite`: one machine.
+        Sqlite = "sqlite",
+        /// One PostgreSQL database shared by every replica of a service.
+        Postgres = "postgres",
+    }
+}
+
+/// `[store]`: the state backend. Trusted layers only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    pub backend: StoreBackend,
+    /// Name of the environment variable that holds the PostgreSQL
+    /// connection URL (it may carry a password: never stored in a file by
+    /// vouch, never logged, never shown).
+    pub url_env: String,
+    /// PostgreSQL connections per process, at most.
+    pub pool_size: u32,
+    /// Longest wait for a PostgreSQL connection, statement or lock, in ms.
+    pub timeout_ms: u64,
 }
 
 /// Why a configuration layer was rejected. Every message names the layer

@@ -15,12 +15,14 @@
 //! store effect, which the engine applies in the decision's transaction
 //! through [`store`].
 
-use rusqlite::params;
 use sha2::{Digest, Sha256};
 
 use crate::clock::Clock;
 use crate::decision::Grant;
-use crate::store::{self, Durability, PruneClock, Store, StoreError, Transaction, sql_ms};
+use crate::store::sql::params;
+use crate::store::{
+    self, DbResult, Durability, PruneClock, Store, StoreError, Transaction, sql_ms,
+};
 
 /// A freshly minted token, not yet stored.
 #[derive(Clone, PartialEq, Eq)]
@@ -90,27 +92,24 @@ pub(crate) fn store(
     session: &str,
     request_hash: &str,
     expires_at_ms: u64,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     if GRANT_PRUNE.claim(now_ms) {
         prune(tx, now_ms)?;
     }
-    tx.prepare_cached(
+    tx.execute(
         "INSERT INTO grants (token_hash, session_id, request_hash, expires_at_ms) \
          VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![
-        token_sha256,
-        session,
-        request_hash,
-        sql_ms(expires_at_ms)
-    ])?;
+        params![token_sha256, session, request_hash, sql_ms(expires_at_ms)],
+    )?;
     Ok(())
 }
 
 /// Deletes every grant expired at `now_ms` (a scan of the table).
-fn prune(tx: &Transaction<'_>, now_ms: u64) -> rusqlite::Result<usize> {
-    tx.prepare_cached("DELETE FROM grants WHERE expires_at_ms <= ?1")?
-        .execute(params![sql_ms(now_ms)])
+fn prune(tx: &Transaction<'_>, now_ms: u64) -> DbResult<usize> {
+    tx.execute(
+        "DELETE FROM grants WHERE expires_at_ms <= ?1",
+        params![sql_ms(now_ms)],
+    )
 }
 
 /// Mints and stores a grant for `request_hash` in `session`, valid for
@@ -162,11 +161,11 @@ pub fn consume(
     // build an ephemeral table (its own pager and a page-sized buffer) on
     // every consume, ~10 % of a mint + consume pair's instructions.
     let spent = db.write(Durability::Full, |tx| {
-        tx.prepare_cached(
+        tx.execute(
             "DELETE FROM grants WHERE token_hash = ?1 AND session_id = ?2 \
              AND request_hash = ?3 AND expires_at_ms > ?4",
-        )?
-        .execute(params![hash, session, request_hash, sql_ms(now)])
+            params![hash, session, request_hash, sql_ms(now)],
+        )
     })?;
     Ok(spent == 1)
 }

@@ -32,6 +32,9 @@ const NON_CONFIG_VARS: &[&str] = &[
     "VOUCH_HOME",
     "VOUCH_ALLOW_UNTRUSTED_DEV",
     "VOUCH_REVIEWER_API_KEY",
+    "VOUCH_STORE_URL",
+    // `vouch hook --server`'s adapter token.
+    "VOUCH_ADAPTER_TOKEN",
 ];
 
 /// Which layer set a key's effective value.
@@ -384,19 +387,22 @@ fn apply(fold: &mut Fold, layer: &Table, source: &Source) -> Result<(), ConfigEr
 }
 
 /// Variables that are never configuration: the fixed set, plus whatever
-/// `reviewer.api_key_env` names (before or in the environment layer), since
-/// a user may keep the key in any `VOUCH_…` variable.
+/// `reviewer.api_key_env` and `store.url_env` name (before or in the
+/// environment layer), since a user may keep the key or the URL in any
+/// `VOUCH_…` variable.
 fn ignored_vars(table: &Table, vars: &[(String, String)]) -> Vec<String> {
     let mut ignored: Vec<String> = NON_CONFIG_VARS.iter().map(|s| (*s).to_owned()).collect();
-    if let Some(name) = table
-        .get("reviewer")
-        .and_then(|r| r.get("api_key_env"))
-        .and_then(Value::as_str)
-    {
-        ignored.push(name.to_owned());
+    for (section, key) in [("reviewer", "api_key_env"), ("store", "url_env")] {
+        if let Some(name) = table
+            .get(section)
+            .and_then(|r| r.get(key))
+            .and_then(Value::as_str)
+        {
+            ignored.push(name.to_owned());
+        }
     }
     for (var, value) in vars {
-        if var == "VOUCH_REVIEWER__API_KEY_ENV" {
+        if var == "VOUCH_REVIEWER__API_KEY_ENV" || var == "VOUCH_STORE__URL_ENV" {
             ignored.push(value.clone());
         }
     }

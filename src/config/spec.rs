@@ -102,7 +102,7 @@ const fn spec(key: &'static str, kind: Kind, tighten: Tighten) -> KeySpec {
     KeySpec { key, kind, tighten }
 }
 
-use super::{Estimator, FailClosed, Provider, RoutePolicy, RuleField, WithoutModel};
+use super::{Estimator, FailClosed, Provider, RoutePolicy, RuleField, StoreBackend, WithoutModel};
 use crate::decision::{Outcome, RiskLevel};
 use Tighten::{AppendRules, DisableOnly, Higher, Lower, StricterSurfaces, TrustedOnly};
 
@@ -209,6 +209,18 @@ pub const KEYS: &[KeySpec] = &[
     spec("server.rate_limit_per_second", int(1, 100_000), TrustedOnly),
     spec("server.max_concurrent_reviews", int(1, 1024), TrustedOnly),
     spec("server.shutdown_grace_ms", int(0, 600_000), TrustedOnly),
+    spec(
+        "store.backend",
+        Kind::Enum(StoreBackend::NAMES),
+        TrustedOnly,
+    ),
+    spec(
+        "store.url_env",
+        Kind::Text(TextShape::EnvVarName),
+        TrustedOnly,
+    ),
+    spec("store.pool_size", int(1, 256), TrustedOnly),
+    spec("store.timeout_ms", int(100, 60_000), TrustedOnly),
     spec(
         "analysis.max_parse_operations",
         int(10_000, 1_000_000_000),

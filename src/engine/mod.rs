@@ -445,11 +445,12 @@ impl Engine {
         if let Some(store) = slot.as_ref() {
             return Ok(Arc::clone(store));
         }
-        let store = Arc::new(if self.inner.options.check_store_on_open {
-            Store::open_checked(self.state_dir())?
-        } else {
-            Store::open(self.state_dir())?
-        });
+        let store = Arc::new(Store::open_configured(
+            self.state_dir(),
+            &self.inner.options.trusted.config.store,
+            &|name| (self.inner.options.env)(name),
+            self.inner.options.check_store_on_open,
+        )?);
         *slot = Some(Arc::clone(&store));
         Ok(store)
     }
@@ -935,7 +936,9 @@ impl Engine {
     /// database opens and the reviewer configuration is usable, else
     /// `degraded` (hard denies still answer; model reviews fail closed).
     pub async fn health(&self) -> Health {
-        let store = self.blocking(|this| Ok(this.store().map(drop)?)).await;
+        let store = self
+            .blocking(|this| Ok(this.store().and_then(|store| store.ping())?))
+            .await;
         let cfg = self.config();
         // `none` is a configuration, not a fault: reviews defer to the human.
         let unconfigured = cfg.reviewer.provider == Provider::None;

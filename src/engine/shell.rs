@@ -600,12 +600,9 @@ pub(super) async fn finish_queued(
         Ok(outcome) => outcome,
         // The recorder dropped the write unanswered (a panic in its
         // transaction, or its store is gone): not recorded.
-        Err(_) => Err(StoreError::Sqlite {
-            path: pending.store.path().display().to_string(),
-            source: rusqlite::Error::SqliteFailure(
-                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ABORT),
-                Some("the recorder did not answer".to_owned()),
-            ),
+        Err(_) => Err(StoreError::Unavailable {
+            at: pending.store.describe().to_owned(),
+            detail: "the recorder did not answer".to_owned(),
         }),
     };
     settle(engine, &pending, concluded, outcome)

@@ -18,7 +18,6 @@ pub mod operator;
 pub mod overrides;
 pub mod prompts;
 
-use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
 use crate::config::{BreakerConfig, Config};
@@ -26,6 +25,7 @@ use crate::decision::{Outcome, RiskLevel};
 use crate::names::named_enum;
 use crate::pipeline::{DenialRecord, Effect};
 use crate::reviewer::Verdict;
+use crate::store::sql::{DbError, DbResult, Row, params};
 use crate::store::{PruneClock, Store, StoreError, Transaction, ms_from_sql, sql_ms};
 
 /// How long a turn's counters are kept after their last update. A turn that
@@ -124,7 +124,7 @@ pub struct TurnState {
 impl TurnState {
     /// A stored turn whose columns `reviews, failures, verdicts, denials,
     /// consecutive_denials, recent, breaker_open` start at `first`.
-    fn stored_at(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<TurnState> {
+    fn stored_at(row: &Row<'_>, first: usize) -> DbResult<TurnState> {
         Ok(TurnState {
             reviews: row.get(first)?,
             failures: row.get(first + 1)?,
@@ -137,25 +137,27 @@ impl TurnState {
         })
     }
 
-    fn load(tx: &Transaction<'_>, key: TurnKey<'_>) -> rusqlite::Result<TurnState> {
-        tx.prepare_cached(
+    fn load(tx: &Transaction<'_>, key: TurnKey<'_>) -> DbResult<TurnState> {
+        tx.query_opt(
             "SELECT reviews, failures, verdicts, denials, consecutive_denials, recent, breaker_open \
              FROM turn_state WHERE session_id = ?1 AND turn_id = ?2",
-        )?
-        .query_row(params![key.session, key.turn], |row| TurnState::stored_at(row, 0))
-        .optional()
+            params![key.session, key.turn],
+            |row| TurnState::stored_at(row, 0),
+        )
         .map(Option::unwrap_or_default)
     }
 
-    fn save(&self, tx: &Transaction<'_>, key: TurnKey<'_>, now: u64) -> rusqlite::Result<()> {
+    fn save(&self, tx: &Transaction<'_>, key: TurnKey<'_>, now: u64) -> DbResult<()> {
         if !self.stored && TURN_PRUNE.claim(now) {
             // A new turn is the moment old ones pile up; pruning here (at
             // most once a minute) keeps the table bounded without an index
             // write on every review.
-            tx.prepare_cached("DELETE FROM turn_state WHERE updated_at_ms < ?1")?
-                .execute(params![sql_ms(now.saturating_sub(TURN_STATE_RETENTION_MS))])?;
+            tx.execute(
+                "DELETE FROM turn_state WHERE updated_at_ms < ?1",
+                params![sql_ms(now.saturating_sub(TURN_STATE_RETENTION_MS))],
+            )?;
         }
-        tx.prepare_cached(
+        tx.execute(
             "INSERT INTO turn_state (session_id, turn_id, reviews, failures, verdicts, denials, \
              consecutive_denials, recent, breaker_open, updated_at_ms) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
@@ -164,19 +166,19 @@ impl TurnState {
              denials = excluded.denials, consecutive_denials = excluded.consecutive_denials, \
              recent = excluded.recent, breaker_open = excluded.breaker_open, \
              updated_at_ms = excluded.updated_at_ms",
-        )?
-        .execute(params![
-            key.session,
-            key.turn,
-            self.reviews,
-            self.failures,
-            self.verdicts,
-            self.denials,
-            self.consecutive_denials,
-            self.recent,
-            self.breaker_open,
-            sql_ms(now)
-        ])?;
+            params![
+                key.session,
+                key.turn,
+                self.reviews,
+                self.failures,
+                self.verdicts,
+                self.denials,
+                self.consecutive_denials,
+                self.recent,
+                self.breaker_open,
+                sql_ms(now)
+            ],
+        )?;
         Ok(())
     }
 
@@ -267,21 +269,21 @@ pub fn recent_turns(
     limit: u32,
 ) -> Result<Vec<TurnRow>, StoreError> {
     store.read(|tx| {
-        let mut stmt = tx.prepare_cached(
+        tx.query_all(
             "SELECT session_id, turn_id, reviews, failures, verdicts, denials, \
              consecutive_denials, recent, breaker_open, updated_at_ms FROM turn_state \
              WHERE updated_at_ms >= ?1 ORDER BY updated_at_ms DESC LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![sql_ms(since_ms), limit], |row| {
-            let state = TurnState::stored_at(row, 2)?;
-            Ok(TurnRow {
-                session_id: row.get(0)?,
-                turn_id: row.get(1)?,
-                status: state.status(&cfg.breaker),
-                updated_at_ms: ms_column(row, 9)?,
-            })
-        })?;
-        rows.collect()
+            params![sql_ms(since_ms), limit],
+            |row| {
+                let state = TurnState::stored_at(row, 2)?;
+                Ok(TurnRow {
+                    session_id: row.get(0)?,
+                    turn_id: row.get(1)?,
+                    status: state.status(&cfg.breaker),
+                    updated_at_ms: ms_column(row, 9)?,
+                })
+            },
+        )
     })
 }
 
@@ -291,48 +293,44 @@ pub fn read_snapshot(
     key: TurnKey<'_>,
     request_hash: &str,
     now: u64,
-) -> rusqlite::Result<Snapshot> {
+) -> DbResult<Snapshot> {
     let turn = TurnState::load(tx, key)?;
-    let mut stmt = tx.prepare_cached(
+    let pending = tx.query_all(
         "SELECT a.id, a.kind, a.created_at_ms, d.rationale, d.risk_level FROM authorizations a \
          LEFT JOIN denials d ON d.id = a.denial_id \
          WHERE a.session_id = ?1 AND a.request_hash = ?2 AND a.used_at_ms IS NULL \
          AND a.expires_at_ms > ?3 ORDER BY a.id",
+        params![key.session, request_hash, sql_ms(now)],
+        |row| {
+            let risk: Option<String> = row.get(4)?;
+            Ok(PendingAuthorization {
+                id: row.get(0)?,
+                kind: column(row, 1)?,
+                created_at_ms: ms_column(row, 2)?,
+                denied_rationale: row.get(3)?,
+                denied_risk_level: risk.as_deref().and_then(RiskLevel::from_name),
+            })
+        },
     )?;
-    let rows = stmt.query_map(params![key.session, request_hash, sql_ms(now)], |row| {
-        let risk: Option<String> = row.get(4)?;
-        Ok(PendingAuthorization {
-            id: row.get(0)?,
-            kind: column(row, 1)?,
-            created_at_ms: ms_column(row, 2)?,
-            denied_rationale: row.get(3)?,
-            denied_risk_level: risk.as_deref().and_then(RiskLevel::from_name),
-        })
-    })?;
-    let pending = rows.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(Snapshot { turn, pending })
 }
 
 /// The verdict cached under `cache_key`, if it has not expired.
-pub fn cache_lookup(
-    tx: &Transaction<'_>,
-    cache_key: &str,
-    now: u64,
-) -> rusqlite::Result<Option<Verdict>> {
-    tx.prepare_cached(
+pub fn cache_lookup(tx: &Transaction<'_>, cache_key: &str, now: u64) -> DbResult<Option<Verdict>> {
+    tx.query_opt(
         "SELECT outcome, risk_level, user_authorization, rationale, suggestion \
          FROM verdict_cache WHERE cache_key = ?1 AND expires_at_ms > ?2",
-    )?
-    .query_row(params![cache_key, sql_ms(now)], |row| {
-        Ok(Verdict {
-            outcome: column(row, 0)?,
-            risk_level: column(row, 1)?,
-            user_authorization: column(row, 2)?,
-            rationale: row.get(3)?,
-            suggestion: row.get(4)?,
-        })
-    })
-    .optional()
+        params![cache_key, sql_ms(now)],
+        |row| {
+            Ok(Verdict {
+                outcome: column(row, 0)?,
+                risk_level: column(row, 1)?,
+                user_authorization: column(row, 2)?,
+                rationale: row.get(3)?,
+                suggestion: row.get(4)?,
+            })
+        },
+    )
 }
 
 /// Whose state the effects of one decision touch.
@@ -346,7 +344,7 @@ pub struct Scope<'a> {
 /// Applies the state effects of one decision inside the caller's
 /// transaction: the turn row is loaded once, changed by every counting
 /// effect, and saved once. `Audit` is not state and is skipped.
-pub fn apply(tx: &Transaction<'_>, scope: Scope<'_>, effects: &[Effect]) -> rusqlite::Result<()> {
+pub fn apply(tx: &Transaction<'_>, scope: Scope<'_>, effects: &[Effect]) -> DbResult<()> {
     let mut turn = TurnState::load(tx, scope.key)?;
     let mut turn_changed = false;
     for effect in effects {
@@ -368,8 +366,10 @@ pub fn apply(tx: &Transaction<'_>, scope: Scope<'_>, effects: &[Effect]) -> rusq
                 turn_changed = true;
             }
             Effect::SpendAuthorization { id } => {
-                tx.prepare_cached("UPDATE authorizations SET used_at_ms = ?2 WHERE id = ?1")?
-                    .execute(params![id, sql_ms(scope.now)])?;
+                tx.execute(
+                    "UPDATE authorizations SET used_at_ms = ?2 WHERE id = ?1",
+                    params![*id, sql_ms(scope.now)],
+                )?;
             }
             Effect::RecordDenial(denial) => insert_denial(tx, scope, denial)?,
             Effect::CacheVerdict {
@@ -408,36 +408,32 @@ pub fn turn_status(
     store.read(|tx| TurnState::load(tx, key).map(|row| row.status(&cfg.breaker)))
 }
 
-fn insert_denial(
-    tx: &Transaction<'_>,
-    scope: Scope<'_>,
-    denial: &DenialRecord,
-) -> rusqlite::Result<()> {
+fn insert_denial(tx: &Transaction<'_>, scope: Scope<'_>, denial: &DenialRecord) -> DbResult<()> {
     let key = scope.key;
-    tx.prepare_cached(
+    tx.execute(
         "INSERT INTO denials (session_id, turn_id, request_hash, risk_level, surface, cwd, \
          summary, rationale, created_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    )?
-    .execute(params![
-        key.session,
-        key.turn,
-        scope.request_hash,
-        denial.risk_level.as_str(),
-        bounded_text(&denial.surface),
-        denial.cwd.as_deref().map(bounded_text),
-        bounded_text(&denial.summary),
-        bounded_text(&denial.rationale),
-        sql_ms(scope.now)
-    ])?;
-    tx.prepare_cached(
+        params![
+            key.session,
+            key.turn,
+            scope.request_hash,
+            denial.risk_level.as_str(),
+            bounded_text(&denial.surface),
+            denial.cwd.as_deref().map(bounded_text),
+            bounded_text(&denial.summary),
+            bounded_text(&denial.rationale),
+            sql_ms(scope.now)
+        ],
+    )?;
+    tx.execute(
         "DELETE FROM denials WHERE session_id = ?1 AND id NOT IN \
          (SELECT id FROM denials WHERE session_id = ?1 ORDER BY id DESC LIMIT ?2)",
-    )?
-    .execute(params![key.session, MAX_DENIALS_PER_SESSION])?;
-    tx.prepare_cached("DELETE FROM denials WHERE created_at_ms < ?1")?
-        .execute(params![sql_ms(
-            scope.now.saturating_sub(DENIAL_RETENTION_MS)
-        )])?;
+        params![key.session, MAX_DENIALS_PER_SESSION],
+    )?;
+    tx.execute(
+        "DELETE FROM denials WHERE created_at_ms < ?1",
+        params![sql_ms(scope.now.saturating_sub(DENIAL_RETENTION_MS))],
+    )?;
     Ok(())
 }
 
@@ -448,11 +444,11 @@ fn cache_store(
     now: u64,
     expires_at_ms: u64,
     max_entries: u32,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     // An upsert, not `INSERT OR REPLACE`: a replace deletes the old row
     // without firing delete triggers, and the cache's size row
     // (`verdict_cache_size`, kept by triggers) would count it twice.
-    tx.prepare_cached(
+    tx.execute(
         "INSERT INTO verdict_cache (cache_key, outcome, risk_level, \
          user_authorization, rationale, suggestion, created_at_ms, expires_at_ms) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
@@ -460,19 +456,21 @@ fn cache_store(
          risk_level = excluded.risk_level, user_authorization = excluded.user_authorization, \
          rationale = excluded.rationale, suggestion = excluded.suggestion, \
          created_at_ms = excluded.created_at_ms, expires_at_ms = excluded.expires_at_ms",
-    )?
-    .execute(params![
-        cache_key,
-        verdict.outcome.as_str(),
-        verdict.risk_level.as_str(),
-        verdict.user_authorization.as_str(),
-        bounded_text(&verdict.rationale),
-        verdict.suggestion.as_deref().map(bounded_text),
-        sql_ms(now),
-        sql_ms(expires_at_ms)
-    ])?;
-    tx.prepare_cached("DELETE FROM verdict_cache WHERE expires_at_ms <= ?1")?
-        .execute(params![sql_ms(now)])?;
+        params![
+            cache_key,
+            verdict.outcome.as_str(),
+            verdict.risk_level.as_str(),
+            verdict.user_authorization.as_str(),
+            bounded_text(&verdict.rationale),
+            verdict.suggestion.as_deref().map(bounded_text),
+            sql_ms(now),
+            sql_ms(expires_at_ms)
+        ],
+    )?;
+    tx.execute(
+        "DELETE FROM verdict_cache WHERE expires_at_ms <= ?1",
+        params![sql_ms(now)],
+    )?;
     // Oldest first: every entry of one config has the same TTL, so the
     // earliest expiry is the earliest insert. The size is one row the
     // cache's triggers keep (schema v3; counting the cache here scanned its
@@ -481,25 +479,24 @@ fn cache_store(
     // review adds one entry), the last entry to go is found by an index
     // seek and everything up to it removed by an index range, rather than
     // an `IN (subquery)` that builds a temporary table on every review.
-    let entries: i64 = tx
-        .prepare_cached("SELECT entries FROM verdict_cache_size WHERE id = 0")?
-        .query_row([], |row| row.get(0))?;
+    let entries: i64 = tx.query_one(
+        "SELECT entries FROM verdict_cache_size WHERE id = 0",
+        params![],
+        |row| row.get(0),
+    )?;
     let excess = entries.saturating_sub(i64::from(max_entries));
     if excess > 0 {
-        let last: Option<(i64, String)> = tx
-            .prepare_cached(
-                "SELECT expires_at_ms, cache_key FROM verdict_cache \
-                 ORDER BY expires_at_ms, cache_key LIMIT 1 OFFSET ?1",
-            )?
-            .query_row(params![excess.saturating_sub(1)], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
-            .optional()?;
+        let last: Option<(i64, String)> = tx.query_opt(
+            "SELECT expires_at_ms, cache_key FROM verdict_cache \
+             ORDER BY expires_at_ms, cache_key LIMIT 1 OFFSET ?1",
+            params![excess.saturating_sub(1)],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
         if let Some((expires_at_ms, cache_key)) = last {
-            tx.prepare_cached(
+            tx.execute(
                 "DELETE FROM verdict_cache WHERE (expires_at_ms, cache_key) <= (?1, ?2)",
-            )?
-            .execute(params![expires_at_ms, cache_key])?;
+                params![expires_at_ms, cache_key],
+            )?;
         }
     }
     Ok(())
@@ -525,23 +522,17 @@ pub(crate) fn bounded_text(text: &str) -> String {
 
 /// Reads a text column holding a wire name; an unknown value is an error
 /// (the schema's CHECK constraints make it unreachable), never a default.
-pub(crate) fn column<T: std::str::FromStr>(
-    row: &rusqlite::Row<'_>,
-    idx: usize,
-) -> rusqlite::Result<T> {
+pub(crate) fn column<T: std::str::FromStr>(row: &Row<'_>, idx: usize) -> DbResult<T> {
     let raw: String = row.get(idx)?;
-    raw.parse::<T>().map_err(|_| {
-        rusqlite::Error::FromSqlConversionFailure(
-            idx,
-            rusqlite::types::Type::Text,
-            format!("unexpected value `{raw}`").into(),
-        )
+    raw.parse::<T>().map_err(|_| DbError::BadValue {
+        column: idx,
+        value: raw,
     })
 }
 
 /// Reads a stored millisecond column.
-pub(crate) fn ms_column(row: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<u64> {
-    row.get::<_, i64>(idx).map(ms_from_sql)
+pub(crate) fn ms_column(row: &Row<'_>, idx: usize) -> DbResult<u64> {
+    row.get::<i64>(idx).map(ms_from_sql)
 }
 
 #[cfg(test)]

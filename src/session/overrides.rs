@@ -21,7 +21,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use rusqlite::{OptionalExtension, params};
+use crate::store::sql::{DbResult, Row, params};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -190,7 +190,7 @@ const NEWEST_OF_ACTION: &str = "d.id = (SELECT max(d2.id) FROM denials d2 \
 
 /// One denial selected with [`DENIAL_COLUMNS`]; its approval state is
 /// worked out afterwards.
-fn denial_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<DenialView> {
+fn denial_row(row: &Row<'_>) -> DbResult<DenialView> {
     Ok(DenialView {
         denial_id: row.get(0)?,
         request_hash: row.get(1)?,
@@ -208,50 +208,40 @@ fn denial_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<DenialView> {
 
 /// The newest denial of each action in `session` still within retention,
 /// newest first, with its approval state.
-fn newest_denials(
-    tx: &Transaction<'_>,
-    session: &str,
-    now: u64,
-) -> rusqlite::Result<Vec<DenialView>> {
-    let mut stmt = tx.prepare_cached(&format!(
-        "SELECT {DENIAL_COLUMNS} FROM denials d \
-         WHERE d.session_id = ?1 AND d.created_at_ms >= ?2 AND {NEWEST_OF_ACTION} \
-         ORDER BY d.id DESC"
-    ))?;
+fn newest_denials(tx: &Transaction<'_>, session: &str, now: u64) -> DbResult<Vec<DenialView>> {
     let since = sql_ms(now.saturating_sub(DENIAL_RETENTION_MS));
-    let rows = stmt.query_map(params![session, since], denial_row)?;
-    let mut denials = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut denials = tx.query_all(
+        &format!(
+            "SELECT {DENIAL_COLUMNS} FROM denials d \
+             WHERE d.session_id = ?1 AND d.created_at_ms >= ?2 AND {NEWEST_OF_ACTION} \
+             ORDER BY d.id DESC"
+        ),
+        params![session, since],
+        denial_row,
+    )?;
     for denial in &mut denials {
         denial.approval = approval_state(tx, denial, now)?;
     }
     Ok(denials)
 }
 
-fn approval_state(
-    tx: &Transaction<'_>,
-    denial: &DenialView,
-    now: u64,
-) -> rusqlite::Result<ApprovalState> {
-    let pending: Option<i64> = tx
-        .prepare_cached(
-            "SELECT max(expires_at_ms) FROM authorizations WHERE session_id = ?1 \
-             AND request_hash = ?2 AND used_at_ms IS NULL AND expires_at_ms > ?3",
-        )?
-        .query_row(
-            params![denial.session_id, denial.request_hash, sql_ms(now)],
-            |row| row.get(0),
-        )?;
+fn approval_state(tx: &Transaction<'_>, denial: &DenialView, now: u64) -> DbResult<ApprovalState> {
+    let pending: Option<i64> = tx.query_one(
+        "SELECT max(expires_at_ms) FROM authorizations WHERE session_id = ?1 \
+         AND request_hash = ?2 AND used_at_ms IS NULL AND expires_at_ms > ?3",
+        params![denial.session_id, denial.request_hash, sql_ms(now)],
+        |row| row.get(0),
+    )?;
     if let Some(expires) = pending {
         return Ok(ApprovalState::Pending {
             expires_at_ms: crate::store::ms_from_sql(expires),
         });
     }
-    let used: Option<i64> = tx
-        .prepare_cached(
-            "SELECT id FROM authorizations WHERE denial_id = ?1 AND used_at_ms IS NOT NULL LIMIT 1",
-        )?
-        .query_row(params![denial.denial_id], |row| row.get(0))
-        .optional()?;
+    let used: Option<i64> = tx.query_opt(
+        "SELECT id FROM authorizations WHERE denial_id = ?1 AND used_at_ms IS NOT NULL LIMIT 1",
+        params![denial.denial_id],
+        |row| row.get(0),
+    )?;
     Ok(match used {
         Some(_) => ApprovalState::Used,
         None => ApprovalState::Available,
@@ -314,14 +304,16 @@ pub fn recent_denials(
 ) -> Result<Vec<RecentDenial>, StoreError> {
     let now = clock.now_ms();
     let denials = store.read(|tx| {
-        let mut stmt = tx.prepare_cached(&format!(
-            "SELECT {DENIAL_COLUMNS} FROM denials d \
-             WHERE d.created_at_ms >= ?1 AND {NEWEST_OF_ACTION} \
-             ORDER BY d.id DESC LIMIT ?2"
-        ))?;
         let since = sql_ms(now.saturating_sub(DENIAL_RETENTION_MS));
-        let rows = stmt.query_map(params![since, limit], denial_row)?;
-        let mut denials = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut denials = tx.query_all(
+            &format!(
+                "SELECT {DENIAL_COLUMNS} FROM denials d \
+                 WHERE d.created_at_ms >= ?1 AND {NEWEST_OF_ACTION} \
+                 ORDER BY d.id DESC LIMIT ?2"
+            ),
+            params![since, limit],
+            denial_row,
+        )?;
         for denial in &mut denials {
             denial.approval = approval_state(tx, denial, now)?;
         }
@@ -401,21 +393,23 @@ fn insert_authorization(
     denial: &DenialView,
     now: u64,
     expires_at_ms: u64,
-) -> rusqlite::Result<()> {
-    tx.prepare_cached("DELETE FROM authorizations WHERE created_at_ms < ?1")?
-        .execute(params![sql_ms(now.saturating_sub(DENIAL_RETENTION_MS))])?;
-    tx.prepare_cached(
+) -> DbResult<()> {
+    tx.execute(
+        "DELETE FROM authorizations WHERE created_at_ms < ?1",
+        params![sql_ms(now.saturating_sub(DENIAL_RETENTION_MS))],
+    )?;
+    tx.execute(
         "INSERT INTO authorizations (kind, session_id, request_hash, denial_id, created_at_ms, \
          expires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![
-        kind.as_str(),
-        denial.session_id,
-        denial.request_hash,
-        denial.denial_id,
-        sql_ms(now),
-        sql_ms(expires_at_ms)
-    ])?;
+        params![
+            kind.as_str(),
+            denial.session_id,
+            denial.request_hash,
+            denial.denial_id,
+            sql_ms(now),
+            sql_ms(expires_at_ms)
+        ],
+    )?;
     Ok(())
 }
 
@@ -563,20 +557,22 @@ pub fn break_glass_challenge(
             if let Err(e) = check_approvable(&chosen, now) {
                 return Ok(Err(e));
             }
-            tx.prepare_cached("DELETE FROM break_glass_challenges WHERE expires_at_ms <= ?1")?
-                .execute(params![sql_ms(now)])?;
-            tx.prepare_cached(
+            tx.execute(
+                "DELETE FROM break_glass_challenges WHERE expires_at_ms <= ?1",
+                params![sql_ms(now)],
+            )?;
+            tx.execute(
                 "INSERT INTO break_glass_challenges (id, session_id, denial_id, phrase_sha256, \
                  created_at_ms, expires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![
-                id,
-                session,
-                chosen.denial_id,
-                phrase_digest(&phrase),
-                sql_ms(now),
-                sql_ms(expires_at_ms)
-            ])?;
+                params![
+                    id,
+                    session,
+                    chosen.denial_id,
+                    phrase_digest(&phrase),
+                    sql_ms(now),
+                    sql_ms(expires_at_ms)
+                ],
+            )?;
             Ok(Ok(Challenge {
                 id: id.clone(),
                 phrase: phrase.clone(),
@@ -608,15 +604,12 @@ pub fn break_glass_confirm(
     let expires_at_ms = now.saturating_add(cfg.overrides.ttl_ms);
     store
         .write(Durability::Full, |tx| {
-            let challenge: Option<(i64, String, u64)> = tx
-                .prepare_cached(
-                    "DELETE FROM break_glass_challenges WHERE id = ?1 AND session_id = ?2 \
-                     RETURNING denial_id, phrase_sha256, expires_at_ms",
-                )?
-                .query_row(params![challenge_id, session], |row| {
-                    Ok((row.get(0)?, row.get(1)?, ms_column(row, 2)?))
-                })
-                .optional()?;
+            let challenge: Option<(i64, String, u64)> = tx.query_opt(
+                "DELETE FROM break_glass_challenges WHERE id = ?1 AND session_id = ?2 \
+                 RETURNING denial_id, phrase_sha256, expires_at_ms",
+                params![challenge_id, session],
+                |row| Ok((row.get(0)?, row.get(1)?, ms_column(row, 2)?)),
+            )?;
             let Some((denial_id, expected_digest, challenge_expires)) = challenge else {
                 return Ok(Err(OverrideError::NoSuchChallenge {
                     id: challenge_id.to_owned(),

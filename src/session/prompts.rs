@@ -17,7 +17,7 @@
 //! is not used, and a record idle for [`PROMPT_RETENTION_MS`] (the idle
 //! expiry of turns) is neither used nor kept.
 
-use rusqlite::{OptionalExtension, params};
+use crate::store::sql::params;
 
 use crate::config::BudgetConfig;
 use crate::evidence::{packet, redact};
@@ -98,23 +98,25 @@ pub fn record(
     let text = prepare(prompt, budget);
     store.write(Durability::Normal, |tx| {
         if PROMPT_PRUNE.claim(now) {
-            tx.prepare_cached("DELETE FROM recorded_prompts WHERE recorded_at_ms < ?1")?
-                .execute(params![sql_ms(now.saturating_sub(PROMPT_RETENTION_MS))])?;
+            tx.execute(
+                "DELETE FROM recorded_prompts WHERE recorded_at_ms < ?1",
+                params![sql_ms(now.saturating_sub(PROMPT_RETENTION_MS))],
+            )?;
         }
         let Some(text) = &text else {
-            tx.prepare_cached(
+            tx.execute(
                 "DELETE FROM recorded_prompts WHERE source = ?1 AND session_id = ?2",
-            )?
-            .execute(params![key.source, key.session])?;
+                params![key.source, key.session],
+            )?;
             return Ok(Recording::NoBudget);
         };
-        tx.prepare_cached(
+        tx.execute(
             "INSERT INTO recorded_prompts (source, session_id, turn_id, prompt, recorded_at_ms) \
              VALUES (?1, ?2, ?3, ?4, ?5) \
              ON CONFLICT (source, session_id) DO UPDATE SET turn_id = excluded.turn_id, \
              prompt = excluded.prompt, recorded_at_ms = excluded.recorded_at_ms",
-        )?
-        .execute(params![key.source, key.session, turn, text, sql_ms(now)])?;
+            params![key.source, key.session, turn, text, sql_ms(now)],
+        )?;
         Ok(Recording::Stored)
     })
 }
@@ -129,11 +131,9 @@ pub fn latest(
     turn: Option<&str>,
 ) -> Result<Option<RecordedPrompt>, StoreError> {
     let found = store.read(|tx| {
-        tx.prepare_cached(
+        tx.query_opt(
             "SELECT turn_id, prompt, recorded_at_ms FROM recorded_prompts \
              WHERE source = ?1 AND session_id = ?2 AND recorded_at_ms >= ?3",
-        )?
-        .query_row(
             params![
                 key.source,
                 key.session,
@@ -147,7 +147,6 @@ pub fn latest(
                 })
             },
         )
-        .optional()
     })?;
     Ok(found.filter(|p| match (turn, p.turn_id.as_deref()) {
         // A subagent's turn is `<turn>/<agent>`: the prompt that started
@@ -243,9 +242,9 @@ mod tests {
         record(&store, after_prune_interval, later, None, "new", &b).unwrap();
         let rows: i64 = store
             .read(|tx| {
-                tx.query_row(
+                tx.query_one(
                     "SELECT count(*) FROM recorded_prompts WHERE session_id = 's-1'",
-                    [],
+                    &[],
                     |r| r.get(0),
                 )
             })

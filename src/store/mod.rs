@@ -36,7 +36,9 @@
 //!   that meets it (`SQLITE_CORRUPT`, rolled back), which fails closed.
 
 pub(crate) mod files;
+pub mod postgres;
 mod queued;
+pub mod sql;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -51,6 +53,7 @@ pub use files::{
     load_or_create_token, mint_token, random_bytes,
 };
 pub use queued::{QueuedWrite, Recorded};
+pub use sql::{DbError, DbResult, Dialect, Row, Transaction};
 
 /// File name of the state database inside the state directory.
 pub const DATABASE_FILE: &str = "vouch.sqlite";
@@ -121,12 +124,36 @@ pub enum StoreError {
         path: String,
         source: rusqlite::Error,
     },
+    /// The state store cannot be reached or did not complete a
+    /// transaction (PostgreSQL down, restarting or failing over; a pool
+    /// with no connection free in time). Requests that need state fail
+    /// closed; the next one tries again.
+    #[error("state store unavailable ({at}): {detail}")]
+    Unavailable { at: String, detail: String },
     #[error("state database `{path}`: field `{field}` holds an unexpected value `{value}`")]
     BadValue {
         path: String,
         field: &'static str,
         value: String,
     },
+}
+
+impl StoreError {
+    /// This error for each of several callers it failed (the error is not
+    /// `Clone`: an unavailable store keeps its fields, anything else its
+    /// text).
+    pub fn shared(&self) -> StoreError {
+        match self {
+            StoreError::Unavailable { at, detail } => StoreError::Unavailable {
+                at: at.clone(),
+                detail: detail.clone(),
+            },
+            other => StoreError::Unavailable {
+                at: String::new(),
+                detail: other.to_string(),
+            },
+        }
+    }
 }
 
 /// How hard a commit must reach the disk before it returns (ordered: `Full`
@@ -160,23 +187,6 @@ impl Pooled {
     }
 }
 
-/// An open transaction on one of the store's connections: what
-/// [`Store::write`] and [`Store::read`] hand their closure (it derefs to the
-/// connection). The store begins and ends it with statements prepared once
-/// per connection: `rusqlite::Transaction` parses `BEGIN` and `COMMIT` afresh
-/// each time, which was a tenth of a grant pair's instructions.
-pub struct Transaction<'c> {
-    conn: &'c Connection,
-}
-
-impl std::ops::Deref for Transaction<'_> {
-    type Target = Connection;
-
-    fn deref(&self) -> &Connection {
-        self.conn
-    }
-}
-
 /// Runs `f` between `begin` and `end` (both kept prepared on `conn`). On an
 /// error the transaction is rolled back before the error is returned (the
 /// caller then drops the connection, which would roll back as well).
@@ -184,10 +194,10 @@ fn in_transaction<T>(
     conn: &Connection,
     begin: &str,
     end: &str,
-    f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
-) -> rusqlite::Result<T> {
+    f: impl FnOnce(&Transaction<'_>) -> DbResult<T>,
+) -> DbResult<T> {
     conn.prepare_cached(begin)?.execute([])?;
-    let done = f(&Transaction { conn }).and_then(|value| {
+    let done = f(&Transaction::sqlite(conn)).and_then(|value| {
         conn.prepare_cached(end)?.execute([])?;
         Ok(value)
     });
@@ -198,17 +208,21 @@ fn in_transaction<T>(
     done
 }
 
-/// The shared state database. Cheap to share (`Arc<Store>`); `Send + Sync`.
+/// The shared state store. Cheap to share (`Arc<Store>`); `Send + Sync`.
+/// One of two backends ([`Backend`]): the embedded SQLite file (the
+/// default, for one machine) or a PostgreSQL database shared by every
+/// replica of a team's service ([`postgres`]). Both run the same statements
+/// through the same [`Transaction`].
 pub struct Store {
-    db_path: PathBuf,
-    display_path: String,
-    idle: Mutex<Vec<Pooled>>,
-    /// The connection every write transaction of this process uses, and the
-    /// lock that queues them (`None` until the first write, or after a
-    /// failed one).
-    writer: parking_lot::Mutex<Option<Pooled>>,
+    backend: Backend,
     /// Writes waiting for the recorder thread ([`Store::write_queued`]).
     queue: std::sync::Arc<queued::Queue>,
+}
+
+/// Where the state lives.
+pub(crate) enum Backend {
+    Sqlite(SqliteDb),
+    Postgres(postgres::PgDb),
 }
 
 impl Drop for Store {
@@ -221,9 +235,169 @@ impl Drop for Store {
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
-            .field("path", &self.display_path)
+            .field("at", &self.describe())
             .finish_non_exhaustive()
     }
+}
+
+impl Store {
+    fn with(backend: Backend) -> Store {
+        Store {
+            backend,
+            queue: std::sync::Arc::default(),
+        }
+    }
+
+    /// [`Store::open`], then `PRAGMA quick_check(1)` (it reads every page:
+    /// for the service's start, not for every short-lived process).
+    pub fn open_checked(state_dir: &Path) -> Result<Store, StoreError> {
+        Ok(Store::with(Backend::Sqlite(SqliteDb::open_checked(
+            state_dir,
+        )?)))
+    }
+
+    /// Opens (creating if needed) `<state_dir>/vouch.sqlite`: private
+    /// directory and files, WAL, a read of the schema, migrations.
+    pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
+        Ok(Store::with(Backend::Sqlite(SqliteDb::open(state_dir)?)))
+    }
+
+    /// Opens the backend `[store]` configures: the SQLite file in
+    /// `state_dir` (checked as [`Store::open_checked`] when `checked`), or
+    /// the PostgreSQL database whose URL is in the environment variable
+    /// `store.url_env` names (read through `env`; never logged).
+    pub fn open_configured(
+        state_dir: &Path,
+        cfg: &crate::config::StoreConfig,
+        env: &dyn Fn(&str) -> Option<String>,
+        checked: bool,
+    ) -> Result<Store, StoreError> {
+        match cfg.backend {
+            crate::config::StoreBackend::Sqlite if checked => Store::open_checked(state_dir),
+            crate::config::StoreBackend::Sqlite => Store::open(state_dir),
+            crate::config::StoreBackend::Postgres => {
+                let url = env(&cfg.url_env)
+                    .filter(|u| !u.trim().is_empty())
+                    .ok_or_else(|| StoreError::Unavailable {
+                        at: "postgresql".to_owned(),
+                        detail: format!(
+                            "`store.backend` is \"postgres\" but the environment variable `{}` \
+                             (`store.url_env`) holds no connection URL",
+                            cfg.url_env
+                        ),
+                    })?;
+                let db = postgres::PgDb::open(&url, cfg)?;
+                Ok(Store::with(Backend::Postgres(db)))
+            }
+        }
+    }
+
+    /// Where the state lives, for messages: the SQLite file's path, or
+    /// `postgresql://host/db` (never the user name or password).
+    pub fn describe(&self) -> &str {
+        match &self.backend {
+            Backend::Sqlite(db) => &db.display_path,
+            Backend::Postgres(db) => db.describe(),
+        }
+    }
+
+    /// Path of the SQLite database file (`None` for PostgreSQL).
+    pub fn path(&self) -> Option<&Path> {
+        match &self.backend {
+            Backend::Sqlite(db) => Some(&db.db_path),
+            Backend::Postgres(_) => None,
+        }
+    }
+
+    /// Which backend this is: `sqlite` or `postgres`.
+    pub fn backend_name(&self) -> &'static str {
+        match &self.backend {
+            Backend::Sqlite(_) => "sqlite",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+
+    /// For a short-lived process after its reply: folds a long SQLite log
+    /// back into the database ([`truncate_long_log`]). Nothing to do for
+    /// PostgreSQL.
+    pub fn truncate_long_log(&self) {
+        match &self.backend {
+            Backend::Sqlite(db) => db.truncate_long_log(),
+            Backend::Postgres(_) => {}
+        }
+    }
+
+    /// SQLite's full `PRAGMA integrity_check` (`["ok"]` when healthy); for
+    /// PostgreSQL, whether the database answers (the server checks its own
+    /// pages).
+    pub fn integrity_check(&self) -> Result<Vec<String>, StoreError> {
+        match &self.backend {
+            Backend::Sqlite(db) => db.integrity_check(),
+            Backend::Postgres(db) => db.ping().map(|()| vec!["ok".to_owned()]),
+        }
+    }
+
+    /// Verifies that the SQLite database and its `-wal`/`-shm` files are
+    /// `0600` (nothing to check for PostgreSQL).
+    pub fn verify_file_modes(&self) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Sqlite(db) => db.verify_file_modes(),
+            Backend::Postgres(_) => Ok(()),
+        }
+    }
+
+    /// Whether the store answers now: for PostgreSQL a round trip on a
+    /// pooled connection (what `/healthz` asks); SQLite is a local file
+    /// that opened, so it answers.
+    pub fn ping(&self) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Sqlite(_) => Ok(()),
+            Backend::Postgres(db) => db.ping(),
+        }
+    }
+
+    /// Runs `f` inside one write transaction and commits it. An error from
+    /// `f` rolls everything back. Writes are serialized: SQLite admits one
+    /// writer at a time, and on PostgreSQL every write transaction first
+    /// takes one advisory lock, so the replicas of a team's service apply
+    /// their writes one at a time too (no lost update of a turn's counters,
+    /// no grant spent twice).
+    pub fn write<T>(
+        &self,
+        durability: Durability,
+        f: impl FnOnce(&Transaction<'_>) -> DbResult<T>,
+    ) -> Result<T, StoreError> {
+        match &self.backend {
+            Backend::Sqlite(db) => db.write(durability, f),
+            Backend::Postgres(db) => db.write(postgres::Lock::State, durability, f),
+        }
+    }
+
+    /// Runs `f` inside one read transaction (a consistent snapshot).
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> DbResult<T>,
+    ) -> Result<T, StoreError> {
+        match &self.backend {
+            Backend::Sqlite(db) => db.read(f),
+            Backend::Postgres(db) => db.read(f),
+        }
+    }
+
+    pub(crate) fn backend(&self) -> &Backend {
+        &self.backend
+    }
+}
+
+/// The embedded backend: `<state_dir>/vouch.sqlite`.
+pub(crate) struct SqliteDb {
+    db_path: PathBuf,
+    display_path: String,
+    idle: Mutex<Vec<Pooled>>,
+    /// The connection every write transaction of this process uses, and the
+    /// lock that queues them (`None` until the first write, or after a
+    /// failed one).
+    writer: parking_lot::Mutex<Option<Pooled>>,
 }
 
 /// An exclusive OS lock on a database's open lock file (such as
@@ -275,32 +449,27 @@ impl Drop for InitLock {
     }
 }
 
-impl Store {
-    /// [`Store::open`], then `PRAGMA quick_check(1)` (it reads every page:
-    /// for the service's start, not for every short-lived process).
-    pub fn open_checked(state_dir: &Path) -> Result<Store, StoreError> {
-        let store = Store::open(state_dir)?;
+impl SqliteDb {
+    fn open_checked(state_dir: &Path) -> Result<SqliteDb, StoreError> {
+        let store = SqliteDb::open(state_dir)?;
         let pooled = store.checkout()?;
         store.quick_check(&pooled.conn)?;
         store.checkin(pooled);
         Ok(store)
     }
 
-    /// Opens (creating if needed) `<state_dir>/vouch.sqlite`: private
-    /// directory and files, WAL, a read of the schema, migrations.
-    pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
+    fn open(state_dir: &Path) -> Result<SqliteDb, StoreError> {
         files::ensure_private_dir(state_dir)?;
         let db_path = state_dir.join(DATABASE_FILE);
         // Created 0600 here, before SQLite touches it: SQLite gives the
         // `-wal` and `-shm` files the main file's mode.
         files::ensure_private_file(&db_path)?;
         let _init = InitLock::acquire(&state_dir.join(OPEN_LOCK_FILE))?;
-        let store = Store {
+        let store = SqliteDb {
             display_path: db_path.display().to_string(),
             db_path,
             idle: Mutex::new(Vec::new()),
             writer: parking_lot::Mutex::new(None),
-            queue: std::sync::Arc::default(),
         };
         let mut first = store.connect()?;
         // Read before anything is written: a file that is not a database,
@@ -326,31 +495,18 @@ impl Store {
         Ok(store)
     }
 
-    /// Path of the database file.
-    pub fn path(&self) -> &Path {
-        &self.db_path
-    }
-
-    /// For a short-lived process after its reply: folds a long log back
-    /// into the database ([`truncate_long_log`]).
-    pub fn truncate_long_log(&self) {
+    fn truncate_long_log(&self) {
         if let Ok(pooled) = self.checkout() {
             truncate_long_log(&pooled.conn, &self.db_path, BUSY_TIMEOUT);
             self.checkin(pooled);
         }
     }
 
-    /// Runs the full `PRAGMA integrity_check`; `["ok"]` when healthy.
-    pub fn integrity_check(&self) -> Result<Vec<String>, StoreError> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare("PRAGMA integrity_check")?;
-            let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
-            rows.collect()
-        })
+    fn integrity_check(&self) -> Result<Vec<String>, StoreError> {
+        self.read(|tx| tx.query_all("PRAGMA integrity_check", &[], |row| row.get::<String>(0)))
     }
 
-    /// Verifies that the database and its `-wal`/`-shm` files are `0600`.
-    pub fn verify_file_modes(&self) -> Result<(), StoreError> {
+    fn verify_file_modes(&self) -> Result<(), StoreError> {
         files::verify_database_modes(&self.db_path)
     }
 
@@ -358,10 +514,10 @@ impl Store {
     /// An error from `f` rolls everything back. Writers of this process take
     /// turns on one connection; waiting for the turn longer than the busy
     /// timeout fails as SQLite's own busy error would.
-    pub fn write<T>(
+    fn write<T>(
         &self,
         durability: Durability,
-        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+        f: impl FnOnce(&Transaction<'_>) -> DbResult<T>,
     ) -> Result<T, StoreError> {
         let Some(mut slot) = self.writer.try_lock_for(BUSY_TIMEOUT) else {
             let busy = rusqlite::Error::SqliteFailure(
@@ -376,6 +532,7 @@ impl Store {
         };
         let result = pooled
             .set_durability(durability)
+            .map_err(DbError::from)
             .and_then(|()| in_transaction(&pooled.conn, "BEGIN IMMEDIATE", "COMMIT", f));
         match result {
             Ok(value) => {
@@ -384,15 +541,11 @@ impl Store {
             }
             // A connection that failed mid-transaction is dropped rather than
             // reused: whatever state it is in, a fresh one is known-good.
-            Err(e) => Err(self.sql_error(e)),
+            Err(e) => Err(self.db_error(e)),
         }
     }
 
-    /// Runs `f` inside one read transaction (a consistent snapshot).
-    pub fn read<T>(
-        &self,
-        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
-    ) -> Result<T, StoreError> {
+    fn read<T>(&self, f: impl FnOnce(&Transaction<'_>) -> DbResult<T>) -> Result<T, StoreError> {
         let pooled = self.checkout()?;
         // Ended by a rollback: a read commits nothing.
         let result = in_transaction(&pooled.conn, "BEGIN DEFERRED", "ROLLBACK", f);
@@ -401,7 +554,7 @@ impl Store {
                 self.checkin(pooled);
                 Ok(value)
             }
-            Err(e) => Err(self.sql_error(e)),
+            Err(e) => Err(self.db_error(e)),
         }
     }
 
@@ -510,6 +663,17 @@ impl Store {
                     }
                 }
             }
+        }
+    }
+
+    /// A statement's error as the store reports it.
+    fn db_error(&self, e: DbError) -> StoreError {
+        match e {
+            DbError::Sqlite(e) => self.sql_error(e),
+            other => StoreError::Unavailable {
+                at: self.display_path.clone(),
+                detail: other.to_string(),
+            },
         }
     }
 

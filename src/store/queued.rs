@@ -18,7 +18,10 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 
-use super::{BUSY_TIMEOUT, Durability, Pooled, Store, StoreError, Transaction, in_transaction};
+use super::{
+    BUSY_TIMEOUT, Backend, DbError, DbResult, Durability, Pooled, SqliteDb, Store, StoreError,
+    Transaction, in_transaction,
+};
 
 /// Writes committed in one transaction at most.
 const MAX_BATCH: usize = 64;
@@ -28,7 +31,7 @@ const MAX_BATCH: usize = 64;
 const BATCHES_PER_TURN: usize = 4;
 
 /// A queued write: owns what it writes.
-pub type QueuedWrite = Box<dyn FnOnce(&Transaction<'_>) -> rusqlite::Result<()> + Send>;
+pub type QueuedWrite = Box<dyn FnOnce(&Transaction<'_>) -> DbResult<()> + Send>;
 
 /// What a queued write's caller receives once its transaction is over.
 pub type Recorded = tokio::sync::oneshot::Receiver<Result<(), StoreError>>;
@@ -110,9 +113,10 @@ impl Store {
                     pending.writes.drain(..).collect()
                 };
                 for q in failed {
-                    let _ = q
-                        .done
-                        .send(Err(self.busy(&format!("cannot start the recorder: {e}"))));
+                    let _ = q.done.send(Err(StoreError::Unavailable {
+                        at: self.describe().to_owned(),
+                        detail: format!("cannot start the recorder: {e}"),
+                    }));
                 }
             }
         } else if wake {
@@ -121,11 +125,86 @@ impl Store {
         recorded
     }
 
+    /// The recorder's turn: up to [`BATCHES_PER_TURN`] transactions of
+    /// queued writes.
+    fn commit_queued(&self) {
+        match self.backend() {
+            Backend::Sqlite(db) => db.commit_queued(&self.queue),
+            Backend::Postgres(db) => {
+                for _ in 0..BATCHES_PER_TURN {
+                    let batch = self.queue.take_front(MAX_BATCH);
+                    if batch.is_empty() {
+                        break;
+                    }
+                    let durability = strongest(&batch);
+                    let mut dones = Vec::with_capacity(batch.len());
+                    let result = db.write(super::postgres::Lock::State, durability, |tx| {
+                        run_batch(tx, batch, &mut dones)
+                    });
+                    match result {
+                        Ok(outcomes) => {
+                            for (done, outcome) in dones.into_iter().zip(outcomes) {
+                                let _ = done.send(outcome.map_err(|e| db.error(&e)));
+                            }
+                        }
+                        Err(e) => {
+                            for done in dones {
+                                let _ = done.send(Err(e.shared()));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The strongest durability any write of `batch` asked for.
+fn strongest(batch: &[Queued]) -> Durability {
+    batch
+        .iter()
+        .map(|q| q.durability)
+        .max()
+        .unwrap_or(Durability::Normal)
+}
+
+/// Runs every write of `batch` in `tx`, each in its own savepoint (a write
+/// alone in its transaction needs none: its error rolls the transaction
+/// back). `dones` receives the writes' senders in order; the result holds
+/// their outcomes in the same order.
+fn run_batch(
+    tx: &Transaction<'_>,
+    batch: Vec<Queued>,
+    dones: &mut Vec<tokio::sync::oneshot::Sender<Result<(), StoreError>>>,
+) -> DbResult<Vec<DbResult<()>>> {
+    let single = batch.len() == 1;
+    let mut outcomes = Vec::with_capacity(batch.len());
+    for q in batch {
+        dones.push(q.done);
+        if single {
+            (q.write)(tx)?;
+            outcomes.push(Ok(()));
+            continue;
+        }
+        tx.execute("SAVEPOINT queued", &[])?;
+        match (q.write)(tx) {
+            Ok(()) => outcomes.push(Ok(())),
+            Err(e) => {
+                tx.execute("ROLLBACK TO SAVEPOINT queued", &[])?;
+                outcomes.push(Err(e));
+            }
+        }
+        tx.execute("RELEASE SAVEPOINT queued", &[])?;
+    }
+    Ok(outcomes)
+}
+
+impl SqliteDb {
     /// The recorder's turn on the write connection: up to
     /// [`BATCHES_PER_TURN`] transactions of queued writes.
-    fn commit_queued(&self) {
+    fn commit_queued(&self, queue: &Queue) {
         let Some(mut slot) = self.writer.try_lock_for(BUSY_TIMEOUT) else {
-            for q in self.queue.take_front(usize::MAX) {
+            for q in queue.take_front(usize::MAX) {
                 let _ = q.done.send(Err(
                     self.busy("other writers of this process held the database for too long")
                 ));
@@ -133,7 +212,7 @@ impl Store {
             return;
         };
         for _ in 0..BATCHES_PER_TURN {
-            let batch = self.queue.take_front(MAX_BATCH);
+            let batch = queue.take_front(MAX_BATCH);
             if batch.is_empty() {
                 break;
             }
@@ -164,41 +243,20 @@ impl Store {
     /// when the transaction itself failed (the connection is then not
     /// reused).
     fn commit_batch(&self, pooled: &mut Pooled, batch: Vec<Queued>) -> bool {
-        let durability = batch
-            .iter()
-            .map(|q| q.durability)
-            .max()
-            .unwrap_or(Durability::Normal);
+        let durability = strongest(&batch);
         let mut dones = Vec::with_capacity(batch.len());
-        let single = batch.len() == 1;
-        let result = pooled.set_durability(durability).and_then(|()| {
-            in_transaction(&pooled.conn, "BEGIN IMMEDIATE", "COMMIT", |tx| {
-                let mut outcomes = Vec::with_capacity(batch.len());
-                for q in batch {
-                    dones.push(q.done);
-                    if single {
-                        // Alone in its transaction: its error rolls it back.
-                        (q.write)(tx)?;
-                        outcomes.push(Ok(()));
-                        continue;
-                    }
-                    tx.prepare_cached("SAVEPOINT queued")?.execute([])?;
-                    match (q.write)(tx) {
-                        Ok(()) => outcomes.push(Ok(())),
-                        Err(e) => {
-                            tx.prepare_cached("ROLLBACK TO queued")?.execute([])?;
-                            outcomes.push(Err(e));
-                        }
-                    }
-                    tx.prepare_cached("RELEASE queued")?.execute([])?;
-                }
-                Ok(outcomes)
-            })
-        });
+        let result = pooled
+            .set_durability(durability)
+            .map_err(DbError::from)
+            .and_then(|()| {
+                in_transaction(&pooled.conn, "BEGIN IMMEDIATE", "COMMIT", |tx| {
+                    run_batch(tx, batch, &mut dones)
+                })
+            });
         match result {
             Ok(outcomes) => {
                 for (done, outcome) in dones.into_iter().zip(outcomes) {
-                    let _ = done.send(outcome.map_err(|e| self.sql_error(e)));
+                    let _ = done.send(outcome.map_err(|e| self.db_error(e)));
                 }
                 true
             }
@@ -213,7 +271,13 @@ impl Store {
 
     /// `e` for each of the writes it failed (`rusqlite::Error` is not
     /// `Clone`: its code and text are kept).
-    fn shared_error(&self, e: &rusqlite::Error) -> StoreError {
+    fn shared_error(&self, e: &DbError) -> StoreError {
+        let DbError::Sqlite(e) = e else {
+            return StoreError::Unavailable {
+                at: self.display_path.clone(),
+                detail: e.to_string(),
+            };
+        };
         if super::is_corruption(e) {
             return self.sql_error_ref(e);
         }

@@ -275,9 +275,9 @@ fn the_cache_size_row_counts_exactly_the_cached_entries() {
         s.store()
             .read(|tx| {
                 let rows: i64 =
-                    tx.query_row("SELECT count(*) FROM verdict_cache", [], |r| r.get(0))?;
+                    tx.query_one("SELECT count(*) FROM verdict_cache", &[], |r| r.get(0))?;
                 let kept: i64 =
-                    tx.query_row("SELECT entries FROM verdict_cache_size", [], |r| r.get(0))?;
+                    tx.query_one("SELECT entries FROM verdict_cache_size", &[], |r| r.get(0))?;
                 Ok((rows, kept))
             })
             .unwrap()

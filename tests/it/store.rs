@@ -62,7 +62,7 @@ fn state_dir_is_0700_and_database_files_0600() {
     let dir = deep.join("state");
     assert_eq!(mode(&dir), 0o700);
     let db = dir.join(DATABASE_FILE);
-    assert_eq!(store.path(), db);
+    assert_eq!(store.path(), Some(db.as_path()));
     for suffix in ["", "-wal", "-shm"] {
         let path = Path::new(&format!("{}{suffix}", db.display())).to_path_buf();
         assert!(path.exists(), "{} should exist while open", path.display());
@@ -247,7 +247,8 @@ fn queued_writes_waiting_together_commit_or_fail_one_by_one() {
     let store = Arc::new(Store::open(&dir).unwrap());
     store
         .write(Durability::Normal, |tx| {
-            tx.execute_batch("CREATE TABLE queued_test (n INTEGER NOT NULL)")
+            tx.execute("CREATE TABLE queued_test (n INTEGER NOT NULL)", &[])
+                .map(drop)
         })
         .unwrap();
     let (held, hold) = std::sync::mpsc::channel();
@@ -256,7 +257,7 @@ fn queued_writes_waiting_together_commit_or_fail_one_by_one() {
         std::thread::spawn(move || {
             store
                 .write(Durability::Normal, |tx| {
-                    tx.execute("INSERT INTO queued_test (n) VALUES (-1)", [])?;
+                    tx.execute("INSERT INTO queued_test (n) VALUES (-1)", &[])?;
                     held.send(()).unwrap();
                     std::thread::sleep(std::time::Duration::from_millis(300));
                     Ok(())
@@ -278,9 +279,9 @@ fn queued_writes_waiting_together_commit_or_fail_one_by_one() {
                     .write_queued(
                         durability,
                         Box::new(move |tx| {
-                            tx.execute("INSERT INTO queued_test (n) VALUES (?1)", [n])?;
+                            tx.execute("INSERT INTO queued_test (n) VALUES (?1)", &[&n])?;
                             if n == 7 {
-                                tx.execute("INSERT INTO no_such_table (n) VALUES (1)", [])?;
+                                tx.execute("INSERT INTO no_such_table (n) VALUES (1)", &[])?;
                             }
                             Ok(())
                         }),
@@ -302,9 +303,9 @@ fn queued_writes_waiting_together_commit_or_fail_one_by_one() {
     }
     let written: Vec<i64> = store
         .read(|tx| {
-            let mut stmt = tx.prepare("SELECT n FROM queued_test ORDER BY n")?;
-            let rows = stmt.query_map([], |row| row.get(0))?;
-            rows.collect()
+            tx.query_all("SELECT n FROM queued_test ORDER BY n", &[], |row| {
+                row.get(0)
+            })
         })
         .unwrap();
     let expected: Vec<i64> = std::iter::once(-1)
@@ -431,7 +432,7 @@ fn schema_v3_starts_the_cache_size_row_from_the_rows_already_cached() {
     }
     let store = Store::open(&dir).unwrap();
     let entries: i64 = store
-        .read(|tx| tx.query_row("SELECT entries FROM verdict_cache_size", [], |r| r.get(0)))
+        .read(|tx| tx.query_one("SELECT entries FROM verdict_cache_size", &[], |r| r.get(0)))
         .unwrap();
     assert_eq!(entries, 2);
 }
@@ -449,7 +450,7 @@ fn schema_v4_adds_the_prompt_table_to_a_v3_database() {
     }
     let store = Store::open(&dir).unwrap();
     let rows: i64 = store
-        .read(|tx| tx.query_row("SELECT count(*) FROM recorded_prompts", [], |r| r.get(0)))
+        .read(|tx| tx.query_one("SELECT count(*) FROM recorded_prompts", &[], |r| r.get(0)))
         .unwrap();
     assert_eq!(rows, 0);
 }
