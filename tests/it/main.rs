@@ -41,6 +41,7 @@ mod packet;
 mod pipeline;
 mod races;
 mod redaction;
+mod replicas;
 mod reviewer;
 mod reviewer_vectors;
 mod routing;

@@ -4,6 +4,7 @@
 
 pub mod fixtures;
 pub mod model_server;
+pub mod postgres;
 pub mod proof;
 pub mod serve;
 pub mod state;
