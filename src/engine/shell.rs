@@ -528,7 +528,7 @@ fn commit_round(
     durability: Durability,
 ) -> Result<Round, StoreError> {
     let key = turn_key(fixed.request);
-    store.write(durability, |tx| {
+    store.write_session(key.session, durability, |tx| {
         let fresh = session::read_snapshot(tx, key, &fixed.hash, fixed.now)?;
         let cached = match &g.packet {
             Some(Ok((_, packet))) => session::cache_lookup(tx, &packet.cache_key, fixed.now)?,
@@ -611,7 +611,10 @@ fn step_decided(step: Step, fixed: &Fixed<'_>) -> Decided {
 /// record is a transaction of its own on the calling thread).
 pub(super) fn finish(engine: &Engine, pending: PendingReview, result: ReviewResult) -> Decision {
     let (concluded, record) = conclude(engine, &pending, result);
-    let outcome = pending.store.write(concluded.durability, |tx| record(tx));
+    let session = &pending.job.facts.session_id;
+    let outcome = pending
+        .store
+        .write_session(session, concluded.durability, |tx| record(tx));
     settle(engine, &pending, concluded, outcome)
 }
 
@@ -624,7 +627,10 @@ pub(super) async fn finish_queued(
     result: ReviewResult,
 ) -> Decision {
     let (concluded, record) = conclude(engine, &pending, result);
-    let recorded = pending.store.write_queued(concluded.durability, record);
+    let session = &pending.job.facts.session_id;
+    let recorded = pending
+        .store
+        .write_queued_session(session, concluded.durability, record);
     let outcome = match recorded.await {
         Ok(outcome) => outcome,
         // The recorder dropped the write unanswered (a panic in its

@@ -424,7 +424,7 @@ pub fn approve(
     let now = clock.now_ms();
     let expires_at_ms = now.saturating_add(cfg.overrides.ttl_ms);
     store
-        .write(Durability::Full, |tx| {
+        .write_session(session, Durability::Full, |tx| {
             let all = newest_denials(tx, session, now)?;
             let chosen = match selector {
                 Selector::Index(index) => {
@@ -512,7 +512,7 @@ pub fn break_glass_challenge(
     let phrase = format!("BREAK-GLASS {}", random_code()?);
     let expires_at_ms = now.saturating_add(CHALLENGE_TTL_MS);
     store
-        .write(Durability::Full, |tx| {
+        .write_session(session, Durability::Full, |tx| {
             let all = newest_denials(tx, session, now)?;
             let eligible: Vec<&DenialView> = all
                 .iter()
@@ -603,7 +603,7 @@ pub fn break_glass_confirm(
     let typed_digest = phrase_digest(typed.trim());
     let expires_at_ms = now.saturating_add(cfg.overrides.ttl_ms);
     store
-        .write(Durability::Full, |tx| {
+        .write_session(session, Durability::Full, |tx| {
             let challenge: Option<(i64, String, u64)> = tx.query_opt(
                 "DELETE FROM break_glass_challenges WHERE id = ?1 AND session_id = ?2 \
                  RETURNING denial_id, phrase_sha256, expires_at_ms",

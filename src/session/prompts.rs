@@ -96,7 +96,7 @@ pub fn record(
     }
     let turn = turn.filter(|t| !t.is_empty() && t.len() <= MAX_ID_BYTES);
     let text = prepare(prompt, budget);
-    store.write(Durability::Normal, |tx| {
+    store.write_atomic(Durability::Normal, |tx| {
         if PROMPT_PRUNE.claim(now) {
             tx.execute(
                 "DELETE FROM recorded_prompts WHERE recorded_at_ms < ?1",

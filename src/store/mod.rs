@@ -373,6 +373,24 @@ impl Store {
         }
     }
 
+    /// [`Store::write`] for a transaction that reads and writes the rows of
+    /// one session only (its turns, authorizations, denials; grants and the
+    /// shared verdict cache ride along, being safe on their own): on
+    /// PostgreSQL it takes that session's advisory lock, so writes of one
+    /// session apply one at a time across replicas while other sessions'
+    /// commits run beside them.
+    pub fn write_session<T>(
+        &self,
+        session: &str,
+        durability: Durability,
+        f: impl FnOnce(&Transaction<'_>) -> DbResult<T>,
+    ) -> Result<T, StoreError> {
+        match &self.backend {
+            Backend::Sqlite(db) => db.write(durability, f),
+            Backend::Postgres(db) => db.write(postgres::session_lock(session), durability, f),
+        }
+    }
+
     /// [`Store::write`] for a transaction of statements that are each
     /// atomic on their own and write nothing they read first (a grant's
     /// insert, a grant's conditional delete): on PostgreSQL it takes no

@@ -31,12 +31,15 @@ use super::{Durability, StoreError};
 use crate::config::StoreConfig;
 
 /// The advisory locks write transactions take (keys of
-/// `pg_advisory_xact_lock`; "vouch" in ASCII, then a small number).
+/// `pg_advisory_xact_lock`; "vouch" in ASCII, then a small number, or a
+/// session's own key).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lock {
-    /// Session state: turns, cache, denials, authorizations, grants,
-    /// prompts.
+    /// State written outside any one session's rows (tools, tests).
     State,
+    /// One session's rows: its turns' counters, its authorizations and
+    /// denials ([`session_lock`]).
+    Session(i64),
     /// The audit's aggregates.
     Audit,
     /// Schema migrations.
@@ -44,14 +47,30 @@ pub enum Lock {
 }
 
 impl Lock {
-    fn key(self) -> i64 {
+    pub(crate) fn key(self) -> i64 {
         const BASE: i64 = 0x766f_7563_6800;
         match self {
             Lock::State => BASE + 1,
+            Lock::Session(key) => key,
             Lock::Audit => BASE + 2,
             Lock::Migrate => BASE + 3,
         }
     }
+}
+
+/// The lock of one session's rows: the first 8 bytes of a SHA-256 of its
+/// id. Two sessions whose keys collide only wait for each other.
+pub fn session_lock(session: &str) -> Lock {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::new()
+        .chain_update(b"vouch session\0")
+        .chain_update(session.as_bytes())
+        .finalize();
+    let mut first = [0u8; 8];
+    for (to, from) in first.iter_mut().zip(digest.iter()) {
+        *to = *from;
+    }
+    Lock::Session(i64::from_be_bytes(first))
 }
 
 /// Opens connections for the pool.
@@ -193,13 +212,28 @@ impl PgDb {
         durability: Durability,
         f: impl FnOnce(&Transaction<'_>) -> DbResult<T>,
     ) -> Result<T, StoreError> {
-        let begin = match durability {
-            Durability::Normal => format!(
-                "BEGIN; SET LOCAL synchronous_commit = off; SELECT pg_advisory_xact_lock({})",
-                lock.key()
-            ),
-            Durability::Full => format!("BEGIN; SELECT pg_advisory_xact_lock({})", lock.key()),
+        self.write_holding(&[lock], durability, f)
+    }
+
+    /// Runs `f` in one write transaction that first takes every lock of
+    /// `locks`, in ascending key order (so two transactions that need some
+    /// of the same locks never wait for each other in a circle).
+    pub fn write_holding<T>(
+        &self,
+        locks: &[Lock],
+        durability: Durability,
+        f: impl FnOnce(&Transaction<'_>) -> DbResult<T>,
+    ) -> Result<T, StoreError> {
+        let mut keys: Vec<i64> = locks.iter().map(|l| l.key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut begin = match durability {
+            Durability::Normal => "BEGIN; SET LOCAL synchronous_commit = off".to_owned(),
+            Durability::Full => "BEGIN".to_owned(),
         };
+        for key in keys {
+            begin.push_str(&format!("; SELECT pg_advisory_xact_lock({key})"));
+        }
         self.transaction(&begin, "COMMIT", f)
     }
 

@@ -57,6 +57,8 @@ struct Pending {
 struct Queued {
     write: QueuedWrite,
     durability: Durability,
+    /// The PostgreSQL lock the write needs ([`Store::write_queued_session`]).
+    lock: super::postgres::Lock,
     done: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
 }
 
@@ -86,12 +88,35 @@ impl Store {
     /// changes. The recorder waits for the write connection at most the busy
     /// timeout, then fails the writes queued as [`Store::write`] would.
     pub fn write_queued(self: &Arc<Store>, durability: Durability, write: QueuedWrite) -> Recorded {
+        self.queue_write(durability, super::postgres::Lock::State, write)
+    }
+
+    /// [`Store::write_queued`] for a write of one session's rows (as
+    /// [`Store::write_session`]): on PostgreSQL its transaction holds that
+    /// session's lock (a shared transaction holds the lock of every session
+    /// it writes).
+    pub fn write_queued_session(
+        self: &Arc<Store>,
+        session: &str,
+        durability: Durability,
+        write: QueuedWrite,
+    ) -> Recorded {
+        self.queue_write(durability, super::postgres::session_lock(session), write)
+    }
+
+    fn queue_write(
+        self: &Arc<Store>,
+        durability: Durability,
+        lock: super::postgres::Lock,
+        write: QueuedWrite,
+    ) -> Recorded {
         let (done, recorded) = tokio::sync::oneshot::channel();
         let (start, wake) = {
             let mut pending = self.queue.lock();
             pending.writes.push_back(Queued {
                 write,
                 durability,
+                lock,
                 done,
             });
             let start = !pending.started;
@@ -137,10 +162,10 @@ impl Store {
                         break;
                     }
                     let durability = strongest(&batch);
+                    let locks: Vec<super::postgres::Lock> = batch.iter().map(|q| q.lock).collect();
                     let mut dones = Vec::with_capacity(batch.len());
-                    let result = db.write(super::postgres::Lock::State, durability, |tx| {
-                        run_batch(tx, batch, &mut dones)
-                    });
+                    let result =
+                        db.write_holding(&locks, durability, |tx| run_batch(tx, batch, &mut dones));
                     match result {
                         Ok(outcomes) => {
                             for (done, outcome) in dones.into_iter().zip(outcomes) {
