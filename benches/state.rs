@@ -292,7 +292,11 @@ fn fill_cache(engine: &Engine, entries: u32) {
                 "INSERT INTO verdict_cache VALUES (?1, 'allow', 'low', 'unknown', 'bench', NULL, ?2, ?3)",
             )?;
             for i in 0..entries {
-                insert.execute(rusqlite::params![format!("{i:064x}"), at, at + 3_600_000])?;
+                insert.execute(vouch::store::sql::params![
+                    format!("{i:064x}"),
+                    at,
+                    at + 3_600_000
+                ])?;
             }
             Ok(())
         })

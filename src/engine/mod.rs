@@ -281,6 +281,9 @@ impl Engine {
         let policy_audit = Audit::new(
             &options.paths.state_dir,
             &options.trusted.config.audit,
+            policy_audit::db::Location::from_config(&options.trusted.config.store, &|name| {
+                (options.env)(name)
+            }),
             Arc::clone(&options.clock),
             options.audit_delivery,
         );

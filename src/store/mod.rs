@@ -53,7 +53,7 @@ pub use files::{
     load_or_create_token, mint_token, random_bytes,
 };
 pub use queued::{QueuedWrite, Recorded};
-pub use sql::{DbError, DbResult, Dialect, Row, Transaction};
+pub use sql::{DbError, DbResult, Dialect, Row, Statement, Transaction};
 
 /// File name of the state database inside the state directory.
 pub const DATABASE_FILE: &str = "vouch.sqlite";
@@ -385,6 +385,10 @@ impl Store {
     }
 
     /// The PostgreSQL backend, when this store is one.
+    #[expect(
+        dead_code,
+        reason = "kept for callers that need the pool itself; none on this branch yet"
+    )]
     pub(crate) fn postgres(&self) -> Option<&postgres::PgDb> {
         match &self.backend {
             Backend::Sqlite(_) => None,
