@@ -308,7 +308,8 @@ impl Audit {
     /// Writes what [`AuditDelivery::AfterReply`] held, on this thread, in
     /// one transaction; a failure turns auditing off as the writer would.
     /// SQLite's busy timeout (`audit.lock_timeout_ms`) bounds the wait for
-    /// another process's lock.
+    /// another process's lock; on PostgreSQL, `store.timeout_ms` bounds the
+    /// wait for the audit's advisory lock (and every statement).
     fn write_held(&self) -> bool {
         let held = std::mem::take(
             &mut *self

@@ -481,3 +481,108 @@ fn dump_tables(client: &mut postgres::Client) -> String {
 fn hex_of(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// `vouch audit <args>` as its own process of replica `home`, on the
+/// PostgreSQL database at `url`.
+fn vouch_audit(home: &Path, url: &str, args: &[&str], stdin: &str) -> Value {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vouch"))
+        .arg("audit")
+        .args(args)
+        .env("VOUCH_HOME", home)
+        .env("HOME", home)
+        .env("VOUCH_STORE__BACKEND", "postgres")
+        // Not the default `VOUCH_STORE_URL`: the configuration's
+        // environment layer rejects that name as a malformed `VOUCH_…`
+        // setting.
+        .env("VOUCH_STORE__URL_ENV", "AUDIT_TEST_DATABASE_URL")
+        .env("AUDIT_TEST_DATABASE_URL", url)
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn processes_of_two_replicas_ingesting_at_once_add_up() {
+    let Some(cluster) = Cluster::start("processes_of_two_replicas_ingesting_at_once_add_up") else {
+        return;
+    };
+    let url = cluster.url();
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let (a, b) = (root.path().join("a"), root.path().join("b"));
+    let lines = |tag: &str, n: usize| -> String {
+        (0..n)
+            .map(|i| {
+                let templates = ["git status", "cargo test", "npm run build"];
+                let event = pi(
+                    &project,
+                    &format!("{tag}-{i}"),
+                    templates[i % templates.len()],
+                    "user_approved",
+                );
+                format!("{event}\n")
+            })
+            .collect()
+    };
+    // Replica a's first process mints the key; b gets a copy.
+    let first = vouch_audit(&a, &url, &["ingest"], &lines("first", 3));
+    assert_eq!(first["counted"], 3, "{first}");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(b.join("state"))
+        .unwrap();
+    std::fs::copy(
+        a.join("state").join(KEY_FILE),
+        b.join("state").join(KEY_FILE),
+    )
+    .unwrap();
+    // Six processes at once, three per replica, each with its own writer
+    // and caches.
+    const EACH: usize = 60;
+    let processes: Vec<_> = (0..6)
+        .map(|p| {
+            let home = if p % 2 == 0 { a.clone() } else { b.clone() };
+            let (url, input) = (url.clone(), lines(&format!("p{p}"), EACH));
+            std::thread::spawn(move || vouch_audit(&home, &url, &["ingest"], &input))
+        })
+        .collect();
+    for process in processes {
+        let summary = process.join().unwrap();
+        assert_eq!(summary["counted"], EACH, "{summary}");
+    }
+    for home in [&a, &b] {
+        let report = vouch_audit(
+            home,
+            &url,
+            &[
+                "report", "--scope", "all", "--format", "json", "--days", "30",
+            ],
+            "",
+        );
+        assert_eq!(report["totals"]["observations"], 3 + 6 * EACH, "{report:#}");
+    }
+    assert!(
+        !a.join("state")
+            .join(vouch::audit::db::DATABASE_FILE)
+            .exists()
+    );
+}
