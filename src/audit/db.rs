@@ -364,20 +364,28 @@ impl Db {
                 at: self.display.clone(),
                 detail: "the key check value did not derive".to_owned(),
             })?;
-        let recorded = pg
-            .write(Lock::Audit, Durability::Full, |tx| {
-                tx.execute(
-                    "INSERT INTO meta (key, value) VALUES ('key_check', ?1) \
-                     ON CONFLICT (key) DO NOTHING",
-                    params![mine],
-                )?;
-                tx.query_one(
-                    "SELECT value FROM meta WHERE key = 'key_check'",
-                    params![],
-                    |r| r.get::<i64>(0),
-                )
-            })
-            .map_err(|e| AuditError::from_store(&e))?;
+        let read = |tx: &Transaction<'_>| {
+            tx.query_opt(
+                "SELECT value FROM meta WHERE key = 'key_check'",
+                params![],
+                |r| r.get::<i64>(0),
+            )
+        };
+        // Read first: once recorded (nearly always), a process opening the
+        // audit writes nothing and waits for no lock.
+        let recorded = match pg.read(read).map_err(|e| AuditError::from_store(&e))? {
+            Some(recorded) => recorded,
+            None => pg
+                .write(Lock::Audit, Durability::Full, |tx| {
+                    tx.execute(
+                        "INSERT INTO meta (key, value) VALUES ('key_check', ?1) \
+                         ON CONFLICT (key) DO NOTHING",
+                        params![mine],
+                    )?;
+                    read(tx)?.ok_or(DbError::NoRow)
+                })
+                .map_err(|e| AuditError::from_store(&e))?,
+        };
         if recorded == mine {
             Ok(())
         } else {
