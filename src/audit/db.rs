@@ -11,22 +11,43 @@
 //! Writes come in batches, one `BEGIN IMMEDIATE` transaction each, with
 //! identical rows coalesced first; retention is applied in the same
 //! transaction, at most once per day per cutoff.
+//!
+//! Every statement goes through the store's [`Transaction`] seam, so the
+//! same bodies serve the second backend: with `[store] backend =
+//! "postgres"` the audit's tables live in the state's PostgreSQL database
+//! ([`Location::Postgres`], `migrations/postgres/audit/`, translations of
+//! `migrations/audit/` that `tests/it/store_schema.rs` checks), shared by
+//! every replica of the service. There each write batch is one transaction
+//! that first takes the audit's advisory lock ([`Lock::Audit`]), so batches
+//! of all replicas apply one at a time and their counts add up; a report
+//! reads one snapshot per query. Interned subjects and hashes are never
+//! deleted (retention prunes only counts, ids and pending asks), so an id a
+//! process cached stays valid whatever another replica writes; a batch
+//! that hands a new id to the caches commits synchronously, so a server
+//! crash cannot take back a row a cache still names, and a batch that finds
+//! the audit recreated (another `collecting_since`) starts with empty
+//! caches. `hmac.key` stays a file in each replica's state directory — never
+//! in the database — and replicas hold copies of one key ([`Db::check_key`]
+//! refuses a replica with another one). A failure on
+//! PostgreSQL (server down, lock wait past `store.timeout_ms`) turns
+//! auditing off as a local failure does.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::config::DbConfig;
-use rusqlite::{
-    Connection, ErrorCode, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
-};
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 use rusqlite_migration::{M, Migrations};
 
 use super::AuditError;
+use super::keys::{Domain, Keys};
 use super::record::{CURRENT_GENERATION, Row, day_of};
 use super::subject::{Kind, Subject};
-use crate::store::InitLock;
-use crate::store::files;
+use crate::config::{StoreBackend, StoreConfig};
+use crate::store::postgres::{self, Lock, PgDb};
+use crate::store::sql::{DbError, DbResult, Statement, params};
+use crate::store::{Durability, InitLock, StoreError, Transaction, files};
 
 /// File name of the audit database inside the state directory.
 pub const DATABASE_FILE: &str = "audit.sqlite";
@@ -42,6 +63,16 @@ pub const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/audit/V2__recommendation_evidence.sql"),
     include_str!("../../migrations/audit/V3__pending_allows.sql"),
 ];
+
+/// The same schema for PostgreSQL, step for step.
+pub(crate) const PG_MIGRATIONS: postgres::Migrations = postgres::Migrations {
+    component: "audit",
+    steps: &[
+        include_str!("../../migrations/postgres/audit/V1__daily_aggregates.sql"),
+        include_str!("../../migrations/postgres/audit/V2__recommendation_evidence.sql"),
+        include_str!("../../migrations/postgres/audit/V3__pending_allows.sql"),
+    ],
+};
 
 /// Ids cached per connection before the caches are cleared.
 const CACHE_LIMIT: usize = 100_000;
@@ -154,28 +185,19 @@ impl Groups {
         self.strings.len() - 1
     }
 
-    fn add(&mut self, row: &rusqlite::Row<'_>) -> rusqlite::Result<()> {
-        let text = |i: usize| -> rusqlite::Result<&str> {
-            row.get_ref(i)?.as_str().map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    i,
-                    rusqlite::types::Type::Text,
-                    Box::new(e),
-                )
-            })
-        };
-        let source = self.intern(text(1)?);
-        let result = self.intern(text(2)?);
-        let resolution = self.intern(text(3)?);
+    fn add(&mut self, row: &crate::store::Row<'_>) -> DbResult<()> {
+        let source = self.intern(row.text(1)?);
+        let result = self.intern(row.text(2)?);
+        let resolution = self.intern(row.text(3)?);
         let key = (
-            row.get::<_, i64>(0)?,
+            row.get::<i64>(0)?,
             source,
             result,
             resolution,
-            row.get::<_, i64>(4)? != 0,
-            row.get::<_, i64>(5)?,
+            row.get::<i64>(4)? != 0,
+            row.get::<i64>(5)?,
         );
-        *self.sums.entry(key).or_insert(0) += row.get::<_, i64>(6)?;
+        *self.sums.entry(key).or_insert(0) += row.get::<i64>(6)?;
         Ok(())
     }
 
@@ -215,18 +237,69 @@ pub struct Meta {
     pub recommendations_since_ms: Option<i64>,
 }
 
+/// Where the audit is kept: the backend `[store]` configures.
+#[derive(Clone, Default)]
+pub enum Location {
+    /// `<state_dir>/audit.sqlite`.
+    #[default]
+    Sqlite,
+    /// Tables in the state's PostgreSQL database. `url` was read from the
+    /// environment variable `store.url_env` names (`None`: unset, and the
+    /// audit fails to open, which turns auditing off); never shown.
+    Postgres {
+        url: Option<String>,
+        store: StoreConfig,
+    },
+}
+
+impl Location {
+    /// The location `[store]` names, its URL read through `env`.
+    pub fn from_config(store: &StoreConfig, env: &dyn Fn(&str) -> Option<String>) -> Location {
+        match store.backend {
+            StoreBackend::Sqlite => Location::Sqlite,
+            StoreBackend::Postgres => Location::Postgres {
+                url: env(&store.url_env).filter(|u| !u.trim().is_empty()),
+                store: store.clone(),
+            },
+        }
+    }
+}
+
+impl std::fmt::Debug for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URL may carry a password: never printed.
+        match self {
+            Location::Sqlite => f.write_str("Sqlite"),
+            Location::Postgres { store, .. } => f
+                .debug_struct("Postgres")
+                .field("url_env", &store.url_env)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+/// The connection of an open audit database.
+enum Backend {
+    Sqlite { conn: Connection, path: PathBuf },
+    Postgres(PgDb),
+}
+
 /// An open audit database.
 pub struct Db {
-    conn: Connection,
-    path: PathBuf,
+    backend: Backend,
+    /// The file's path, or `postgresql://host:port/db`: for messages.
+    display: String,
     subjects: HashMap<(String, Kind, String), i64>,
     hashes: HashMap<String, i64>,
+    /// PostgreSQL: the `collecting_since` the caches were filled under (a
+    /// different one means the audit was recreated, and its ids with it).
+    epoch: Option<i64>,
 }
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Db")
-            .field("path", &self.path)
+            .field("at", &self.display)
             .finish_non_exhaustive()
     }
 }
@@ -246,6 +319,111 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 }
 
 impl Db {
+    /// Opens the audit at `location`: [`Db::open`] for SQLite,
+    /// [`Db::open_postgres`] for PostgreSQL.
+    pub fn open_at(
+        location: &Location,
+        state_dir: &Path,
+        lock_timeout: Duration,
+    ) -> Result<Db, AuditError> {
+        match location {
+            Location::Sqlite => Db::open(state_dir, lock_timeout),
+            Location::Postgres { url, store } => Db::open_postgres(url.as_deref(), store),
+        }
+    }
+
+    /// [`Db::open_existing`] at `location`. On PostgreSQL the tables are
+    /// created when missing (the database is the state's, which exists).
+    pub fn open_existing_at(
+        location: &Location,
+        state_dir: &Path,
+        lock_timeout: Duration,
+    ) -> Result<Option<Db>, AuditError> {
+        match location {
+            Location::Sqlite => Db::open_existing(state_dir, lock_timeout),
+            Location::Postgres { url, store } => Db::open_postgres(url.as_deref(), store).map(Some),
+        }
+    }
+
+    /// On PostgreSQL, checks that `keys` is the key the other replicas
+    /// write with: keyed hashes (project scopes, event ids, pending asks)
+    /// add up across replicas only under one key. The first writer records
+    /// a check value (60 bits of an HMAC of a constant: says nothing about
+    /// the key); a replica holding another key — one that minted its own —
+    /// is refused, which turns its auditing off. Nothing to check on SQLite,
+    /// whose key sits next to its file.
+    pub fn check_key(&self, keys: &Keys, state_dir: &Path) -> Result<(), AuditError> {
+        let Backend::Postgres(pg) = &self.backend else {
+            return Ok(());
+        };
+        let digest = keys.digest(Domain::KeyCheck, "");
+        let mine = digest
+            .get(..15)
+            .and_then(|h| i64::from_str_radix(h, 16).ok())
+            .ok_or_else(|| AuditError::Database {
+                at: self.display.clone(),
+                detail: "the key check value did not derive".to_owned(),
+            })?;
+        let read = |tx: &Transaction<'_>| {
+            tx.query_opt(
+                "SELECT value FROM meta WHERE key = 'key_check'",
+                params![],
+                |r| r.get::<i64>(0),
+            )
+        };
+        // Read first: once recorded (nearly always), a process opening the
+        // audit writes nothing and waits for no lock.
+        let recorded = match pg.read(read).map_err(|e| AuditError::from_store(&e))? {
+            Some(recorded) => recorded,
+            None => pg
+                .write(Lock::Audit, Durability::Full, |tx| {
+                    tx.execute(
+                        "INSERT INTO meta (key, value) VALUES ('key_check', ?1) \
+                         ON CONFLICT (key) DO NOTHING",
+                        params![mine],
+                    )?;
+                    read(tx)?.ok_or(DbError::NoRow)
+                })
+                .map_err(|e| AuditError::from_store(&e))?,
+        };
+        if recorded == mine {
+            Ok(())
+        } else {
+            Err(AuditError::Key {
+                path: state_dir.join(super::keys::KEY_FILE).display().to_string(),
+                problem: format!(
+                    "is not the key the other replicas writing to `{}` use; copy one \
+                     replica's `{}` to every replica",
+                    self.display,
+                    super::keys::KEY_FILE
+                ),
+            })
+        }
+    }
+
+    /// Connects to the PostgreSQL database at `url` and applies the audit's
+    /// pending migrations ([`PG_MIGRATIONS`], under the migration lock).
+    pub fn open_postgres(url: Option<&str>, store: &StoreConfig) -> Result<Db, AuditError> {
+        let url = url.ok_or_else(|| AuditError::Database {
+            at: "postgresql".to_owned(),
+            detail: format!(
+                "`store.backend` is \"postgres\" but the environment variable `{}` \
+                 (`store.url_env`) holds no connection URL",
+                store.url_env
+            ),
+        })?;
+        let pg = PgDb::connect(url, store).map_err(|e| AuditError::from_store(&e))?;
+        pg.migrate(&PG_MIGRATIONS)
+            .map_err(|e| AuditError::from_store(&e))?;
+        Ok(Db {
+            display: pg.describe().to_owned(),
+            backend: Backend::Postgres(pg),
+            subjects: HashMap::new(),
+            hashes: HashMap::new(),
+            epoch: None,
+        })
+    }
+
     /// Opens `<state_dir>/audit.sqlite`, creating it (mode `0600`) and
     /// migrating it to the latest schema. Waits at most `lock_timeout` for
     /// another process's lock.
@@ -326,26 +504,49 @@ impl Db {
         migrate(&mut conn, &display, lock_timeout)?;
         files::verify_database_modes(&path)?;
         Ok(Db {
-            conn,
-            path,
+            backend: Backend::Sqlite { conn, path },
+            display,
             subjects: HashMap::new(),
             hashes: HashMap::new(),
+            epoch: None,
         })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The SQLite file's path (`None` on PostgreSQL).
+    pub fn path(&self) -> Option<&Path> {
+        match &self.backend {
+            Backend::Sqlite { path, .. } => Some(path),
+            Backend::Postgres(_) => None,
+        }
+    }
+
+    /// Where the audit is, for messages: the file's path, or
+    /// `postgresql://host:port/db` (never a user name or password).
+    pub fn describe(&self) -> &str {
+        &self.display
     }
 
     /// Folds a long log back into the database and truncates it, for a
     /// process that opens the database once and exits
-    /// ([`crate::store::truncate_long_log`]).
+    /// ([`crate::store::truncate_long_log`]). Nothing to do on PostgreSQL.
     pub(crate) fn truncate_long_log(&self, lock_timeout: Duration) {
-        crate::store::truncate_long_log(&self.conn, &self.path, lock_timeout);
+        match &self.backend {
+            Backend::Sqlite { conn, path } => {
+                crate::store::truncate_long_log(conn, path, lock_timeout);
+            }
+            Backend::Postgres(_) => {}
+        }
     }
 
-    fn err(&self, e: rusqlite::Error) -> AuditError {
-        AuditError::from_sqlite(&self.path.display().to_string(), e, Duration::ZERO)
+    /// Runs `f` on one read: on SQLite each statement is its own implicit
+    /// transaction, as ever; on PostgreSQL `f` runs in one snapshot.
+    fn read<T>(&self, f: impl FnOnce(&Transaction<'_>) -> DbResult<T>) -> Result<T, AuditError> {
+        match &self.backend {
+            Backend::Sqlite { conn, .. } => {
+                f(&Transaction::sqlite(conn)).map_err(|e| AuditError::from_db(&self.display, e))
+            }
+            Backend::Postgres(pg) => pg.read(f).map_err(|e| AuditError::from_store(&e)),
+        }
     }
 
     /// Writes one batch in one transaction. `global_retention_days` is the
@@ -356,70 +557,98 @@ impl Db {
         now_ms: u64,
         global_retention_days: u32,
     ) -> Result<WriteSummary, AuditError> {
-        let path = self.path.display().to_string();
+        let Db {
+            backend,
+            display,
+            subjects,
+            hashes,
+            epoch,
+        } = self;
         let mut new_subjects = Vec::new();
         let mut new_hashes = Vec::new();
-        let result = (|| {
-            let tx = self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let summary = write_batch(
-                &tx,
+        let mut fresh = Fresh {
+            subjects: &mut new_subjects,
+            hashes: &mut new_hashes,
+        };
+        let result = match backend {
+            Backend::Sqlite { conn, .. } => (|| {
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let summary = write_batch(
+                    &Transaction::sqlite(&tx),
+                    &Caches {
+                        subjects: &*subjects,
+                        hashes: &*hashes,
+                    },
+                    &mut fresh,
+                    ops,
+                    now_ms,
+                    global_retention_days,
+                )?;
+                tx.commit()?;
+                Ok((summary, None))
+            })()
+            .map_err(|e| AuditError::from_db(display, e)),
+            Backend::Postgres(pg) => write_postgres(
+                pg,
                 &Caches {
-                    subjects: &self.subjects,
-                    hashes: &self.hashes,
+                    subjects: &*subjects,
+                    hashes: &*hashes,
                 },
-                &mut Fresh {
-                    subjects: &mut new_subjects,
-                    hashes: &mut new_hashes,
-                },
+                *epoch,
+                &mut fresh,
                 ops,
                 now_ms,
                 global_retention_days,
-            )?;
-            tx.commit()?;
-            Ok(summary)
-        })();
-        match result {
-            Ok(summary) => {
-                // Only committed ids enter the caches.
-                if self.subjects.len() + new_subjects.len() > CACHE_LIMIT {
-                    self.subjects.clear();
-                }
-                if self.hashes.len() + new_hashes.len() > CACHE_LIMIT {
-                    self.hashes.clear();
-                }
-                self.subjects.extend(new_subjects);
-                self.hashes.extend(new_hashes);
-                Ok(summary)
-            }
-            Err(e) => Err(AuditError::from_sqlite(&path, e, Duration::ZERO)),
+            )
+            .map(|(summary, now_epoch)| (summary, Some(now_epoch)))
+            .map_err(|e| AuditError::from_store(&e)),
+        };
+        let (summary, seen_epoch) = result?;
+        if let Some(now_epoch) = seen_epoch
+            && now_epoch != *epoch
+        {
+            subjects.clear();
+            hashes.clear();
+            *epoch = now_epoch;
         }
+        // Only committed ids enter the caches.
+        if subjects.len() + new_subjects.len() > CACHE_LIMIT {
+            subjects.clear();
+        }
+        if hashes.len() + new_hashes.len() > CACHE_LIMIT {
+            hashes.clear();
+        }
+        subjects.extend(new_subjects);
+        hashes.extend(new_hashes);
+        Ok(summary)
     }
 
     /// The collection dates.
     pub fn meta(&self) -> Result<Meta, AuditError> {
-        let get = |key: &str| -> rusqlite::Result<Option<i64>> {
-            self.conn
-                .query_row("SELECT value FROM meta WHERE key = ?1", [key], |row| {
-                    row.get(0)
-                })
-                .optional()
-        };
-        Ok(Meta {
-            collecting_since_ms: get("collecting_since").map_err(|e| self.err(e))?,
-            recommendations_since_ms: get("recommendations_since").map_err(|e| self.err(e))?,
+        self.read(|tx| {
+            let get = |key: &str| -> DbResult<Option<i64>> {
+                tx.query_opt(
+                    "SELECT value FROM meta WHERE key = ?1",
+                    params![key],
+                    |row| row.get(0),
+                )
+            };
+            Ok(Meta {
+                collecting_since_ms: get("collecting_since")?,
+                recommendations_since_ms: get("recommendations_since")?,
+            })
         })
     }
 
     /// The id of a keyed hash, if it was ever stored.
     pub fn hash_id(&self, value: &str) -> Result<Option<i64>, AuditError> {
-        self.conn
-            .query_row("SELECT id FROM hashes WHERE value = ?1", [value], |row| {
-                row.get(0)
-            })
-            .optional()
-            .map_err(|e| self.err(e))
+        self.read(|tx| {
+            tx.query_opt(
+                "SELECT id FROM hashes WHERE value = ?1",
+                params![value],
+                |row| row.get(0),
+            )
+        })
     }
 
     /// Every count between `from_day` and `to_day` (inclusive), summed per
@@ -434,66 +663,20 @@ impl Db {
         let mut groups = Groups::default();
         let first_block = (from_day + BLOCK_DAYS - 1).div_euclid(BLOCK_DAYS);
         let last_block = (to_day + 1).div_euclid(BLOCK_DAYS) - 1;
-        if first_block <= last_block {
-            self.read_range(
-                "blocks",
-                "block",
-                first_block,
-                last_block,
-                scope_id,
-                &mut groups,
-            )?;
-            self.read_range(
-                "daily",
-                "day",
-                from_day,
-                first_block * BLOCK_DAYS - 1,
-                scope_id,
-                &mut groups,
-            )?;
-            self.read_range(
-                "daily",
-                "day",
-                (last_block + 1) * BLOCK_DAYS,
-                to_day,
-                scope_id,
-                &mut groups,
-            )?;
-        } else {
-            self.read_range("daily", "day", from_day, to_day, scope_id, &mut groups)?;
-        }
+        self.read(|tx| {
+            let mut range = |table: &str, column: &str, from: i64, to: i64| {
+                read_range(tx, table, column, from, to, scope_id, &mut groups)
+            };
+            if first_block <= last_block {
+                range("blocks", "block", first_block, last_block)?;
+                range("daily", "day", from_day, first_block * BLOCK_DAYS - 1)?;
+                range("daily", "day", (last_block + 1) * BLOCK_DAYS, to_day)?;
+            } else {
+                range("daily", "day", from_day, to_day)?;
+            }
+            Ok(())
+        })?;
         Ok(groups.into_rows())
-    }
-
-    fn read_range(
-        &self,
-        table: &str,
-        column: &str,
-        from: i64,
-        to: i64,
-        scope_id: Option<i64>,
-        groups: &mut Groups,
-    ) -> Result<(), AuditError> {
-        if from > to {
-            return Ok(());
-        }
-        let scope_clause = if scope_id.is_some() {
-            "AND scope_id = ?3"
-        } else {
-            "AND ?3 IS NULL"
-        };
-        let sql = format!(
-            "SELECT subject_id, source, result, resolution, forwarded, generation, count \
-             FROM {table} WHERE {column} BETWEEN ?1 AND ?2 {scope_clause}"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        let mut rows = stmt
-            .query(params![from, to, scope_id])
-            .map_err(|e| self.err(e))?;
-        while let Some(row) = rows.next().map_err(|e| self.err(e))? {
-            groups.add(row).map_err(|e| self.err(e))?;
-        }
-        Ok(())
     }
 
     /// The subjects with these ids.
@@ -501,44 +684,106 @@ impl Db {
         &self,
         ids: impl IntoIterator<Item = i64>,
     ) -> Result<HashMap<i64, StoredSubject>, AuditError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT surface, kind, subject FROM subjects WHERE id = ?1")
-            .map_err(|e| self.err(e))?;
-        let mut out = HashMap::new();
-        for id in ids {
-            let found = stmt
-                .query_row([id], |row| {
+        self.read(|tx| {
+            let mut statement =
+                tx.prepare("SELECT surface, kind, subject FROM subjects WHERE id = ?1")?;
+            let mut out = HashMap::new();
+            for id in ids {
+                let found = statement.query_opt(params![id], |row| {
                     Ok(StoredSubject {
                         surface: row.get(0)?,
-                        kind: Kind::parse(&row.get::<_, String>(1)?),
+                        kind: Kind::parse(row.text(1)?),
                         text: row.get(2)?,
                     })
-                })
-                .optional()
-                .map_err(|e| self.err(e))?;
-            if let Some(subject) = found {
-                out.insert(id, subject);
+                })?;
+                if let Some(subject) = found {
+                    out.insert(id, subject);
+                }
             }
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
-    /// `PRAGMA integrity_check`; `["ok"]` when healthy.
+    /// `PRAGMA integrity_check`; `["ok"]` when healthy. On PostgreSQL,
+    /// whether the database answers (the server checks its own pages).
     pub fn integrity_check(&self) -> Result<Vec<String>, AuditError> {
-        let mut stmt = self
-            .conn
-            .prepare("PRAGMA integrity_check")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([], |row| row.get::<_, String>(0))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))
+        match &self.backend {
+            Backend::Sqlite { .. } => self.read(|tx| {
+                tx.query_all("PRAGMA integrity_check", params![], |row| {
+                    row.get::<String>(0)
+                })
+            }),
+            Backend::Postgres(pg) => pg
+                .ping()
+                .map(|()| vec!["ok".to_owned()])
+                .map_err(|e| AuditError::from_store(&e)),
+        }
+    }
+}
+
+/// Adds the rows of `table` whose `column` lies in `from..=to` (one scope,
+/// or all) to `groups`.
+fn read_range(
+    tx: &Transaction<'_>,
+    table: &str,
+    column: &str,
+    from: i64,
+    to: i64,
+    scope_id: Option<i64>,
+    groups: &mut Groups,
+) -> DbResult<()> {
+    if from > to {
+        return Ok(());
+    }
+    let sql = format!(
+        "SELECT subject_id, source, result, resolution, forwarded, generation, count \
+         FROM {table} WHERE {column} BETWEEN ?1 AND ?2 {}",
+        scope_clause(scope_id, 3)
+    );
+    tx.query_all(&sql, params![from, to, scope_id], |row| groups.add(row))?;
+    Ok(())
+}
+
+/// `AND scope_id = ?n` for one scope; for all scopes a clause that is true
+/// and still binds `?n` (typed, for PostgreSQL).
+fn scope_clause(scope_id: Option<i64>, n: usize) -> String {
+    if scope_id.is_some() {
+        format!("AND scope_id = ?{n}")
+    } else {
+        format!("AND CAST(?{n} AS BIGINT) IS NULL")
     }
 }
 
 impl AuditError {
+    /// A statement's error on the database at `at`.
+    fn from_db(at: &str, e: DbError) -> AuditError {
+        match e {
+            DbError::Sqlite(e) => AuditError::from_sqlite(at, e, Duration::ZERO),
+            other => AuditError::Database {
+                at: at.to_owned(),
+                detail: other.to_string(),
+            },
+        }
+    }
+
+    /// A PostgreSQL failure, as the store reports it.
+    fn from_store(e: &StoreError) -> AuditError {
+        match e {
+            StoreError::Migration { path, detail } => AuditError::Migration {
+                path: path.clone(),
+                detail: detail.clone(),
+            },
+            StoreError::Unavailable { at, detail } => AuditError::Database {
+                at: at.clone(),
+                detail: detail.clone(),
+            },
+            other => AuditError::Database {
+                at: "postgresql".to_owned(),
+                detail: other.to_string(),
+            },
+        }
+    }
+
     fn from_sqlite(path: &str, e: rusqlite::Error, waited: Duration) -> AuditError {
         if is_corruption(&e) {
             AuditError::Corrupt {
@@ -570,6 +815,52 @@ fn migrate(conn: &mut Connection, display: &str, lock_timeout: Duration) -> Resu
             path: display.to_owned(),
             detail: other.to_string(),
         },
+    })
+}
+
+/// One batch on PostgreSQL, under the audit's advisory lock: the caches
+/// serve only when the audit is the one they were filled from (its
+/// `collecting_since` is returned, to compare next time).
+fn write_postgres(
+    pg: &PgDb,
+    caches: &Caches<'_>,
+    epoch: Option<i64>,
+    fresh: &mut Fresh<'_>,
+    ops: Vec<Op>,
+    now_ms: u64,
+    global_retention_days: u32,
+) -> Result<(WriteSummary, Option<i64>), StoreError> {
+    pg.write(Lock::Audit, Durability::Normal, |tx| {
+        let now_epoch = tx.query_opt(
+            "SELECT value FROM meta WHERE key = 'collecting_since'",
+            params![],
+            |r| r.get::<i64>(0),
+        )?;
+        let none = (HashMap::new(), HashMap::new());
+        // Ids cached under another audit name other rows now.
+        let caches = if now_epoch == epoch {
+            Caches {
+                subjects: caches.subjects,
+                hashes: caches.hashes,
+            }
+        } else {
+            Caches {
+                subjects: &none.0,
+                hashes: &none.1,
+            }
+        };
+        let summary = write_batch(tx, &caches, fresh, ops, now_ms, global_retention_days)?;
+        if !fresh.subjects.is_empty() || !fresh.hashes.is_empty() {
+            // The caches will name these rows: the commit waits for the log
+            // flush, which also makes durable the commit (another
+            // replica's, maybe) that made them.
+            tx.query_one(
+                "SELECT set_config('synchronous_commit', 'on', true)",
+                params![],
+                |r| r.get::<String>(0),
+            )?;
+        }
+        Ok((summary, now_epoch))
     })
 }
 
@@ -645,7 +936,7 @@ fn write_batch(
     ops: Vec<Op>,
     now_ms: u64,
     global_retention_days: u32,
-) -> rusqlite::Result<WriteSummary> {
+) -> DbResult<WriteSummary> {
     let today = day_of(now_ms);
     let global_cutoff = cutoff(today, global_retention_days);
     prune(tx, None, global_cutoff)?;
@@ -654,7 +945,7 @@ fn write_batch(
     let mut shorter: HashMap<String, i64> = HashMap::new();
     // Prepared once for the batch: the per-row statements are the hot path
     // of ingest, and a cache lookup per row costs a hash of the SQL text.
-    let mut seen = tx.prepare_cached(INSERT_SEEN)?;
+    let mut seen = tx.prepare(INSERT_SEEN)?;
     let mut awaiting = Awaiting::default();
     for op in ops {
         let Some((row, row_cutoff)) = apply(
@@ -679,10 +970,7 @@ fn write_batch(
         summary.counted += 1;
         *counts.entry(Key::of(row)).or_insert(0) += 1;
     }
-    let mut upserts = [
-        tx.prepare_cached(UPSERT_DAILY)?,
-        tx.prepare_cached(UPSERT_BLOCK)?,
-    ];
+    let mut upserts = [tx.prepare(UPSERT_DAILY)?, tx.prepare(UPSERT_BLOCK)?];
     for (key, count) in counts {
         upsert(tx, &mut upserts, caches, fresh, &key, count)?;
     }
@@ -691,8 +979,10 @@ fn write_batch(
         prune(tx, Some(id), scope_cutoff)?;
     }
     awaiting.store_all(tx)?;
-    tx.prepare_cached("DELETE FROM pending WHERE expires_at_ms < ?1")?
-        .execute([crate::store::sql_ms(now_ms)])?;
+    tx.execute(
+        "DELETE FROM pending WHERE expires_at_ms < ?1",
+        params![crate::store::sql_ms(now_ms)],
+    )?;
     Ok(summary)
 }
 
@@ -705,14 +995,14 @@ fn write_batch(
 )]
 fn apply(
     tx: &Transaction<'_>,
-    seen: &mut rusqlite::CachedStatement<'_>,
+    seen: &mut Statement<'_, '_>,
     awaiting: &mut Awaiting,
     op: Op,
     now_ms: u64,
     today: i64,
     global_retention_days: u32,
     summary: &mut WriteSummary,
-) -> rusqlite::Result<Option<(Row, i64)>> {
+) -> DbResult<Option<(Row, i64)>> {
     let (mut row, retention, once, awaits, ran_key) = match op {
         Op::Count {
             row,
@@ -753,12 +1043,11 @@ fn apply(
         // A decision of this batch awaiting this very event is stored
         // first, as it would have been in op order.
         awaiting.store(tx, &key)?;
-        let awaited: Option<String> = tx
-            .prepare_cached(
-                "DELETE FROM pending WHERE key = ?1 AND expires_at_ms >= ?2 RETURNING decision",
-            )?
-            .query_row(params![key, crate::store::sql_ms(now_ms)], |r| r.get(0))
-            .optional()?;
+        let awaited: Option<String> = tx.query_opt(
+            "DELETE FROM pending WHERE key = ?1 AND expires_at_ms >= ?2 RETURNING decision",
+            params![key, crate::store::sql_ms(now_ms)],
+            |r| r.get(0),
+        )?;
         row.resolution = match (awaited.as_deref(), unreviewed_counts) {
             (Some("defer"), _) => "user_approved",
             (Some("deny"), _) => "ran_after_deny",
@@ -779,8 +1068,8 @@ fn apply(
 }
 
 /// The batch's decisions awaiting an after event, one per key: a pending
-/// row is replaced whole by a later decision of the same key (`INSERT OR
-/// REPLACE`), so of a batch's decisions only the last one per key is
+/// row is replaced whole by a later decision of the same key (`INSERT … ON
+/// CONFLICT DO UPDATE`), so of a batch's decisions only the last one per key is
 /// written, once — at the end of the batch, or before an after event of
 /// that key reads it, which keeps the result of op order exactly. A retried
 /// request (the same session and request hash, as a hard deny retried by
@@ -796,14 +1085,14 @@ impl Awaiting {
     }
 
     /// Writes the pending row of `key`, if one waits.
-    fn store(&mut self, tx: &Transaction<'_>, key: &str) -> rusqlite::Result<()> {
+    fn store(&mut self, tx: &Transaction<'_>, key: &str) -> DbResult<()> {
         match self.by_key.remove(key) {
             Some(awaits) => insert_pending(tx, &awaits),
             None => Ok(()),
         }
     }
 
-    fn store_all(self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    fn store_all(self, tx: &Transaction<'_>) -> DbResult<()> {
         for awaits in self.by_key.values() {
             insert_pending(tx, awaits)?;
         }
@@ -811,42 +1100,44 @@ impl Awaiting {
     }
 }
 
-fn insert_pending(tx: &Transaction<'_>, awaits: &Await) -> rusqlite::Result<()> {
-    tx.prepare_cached(
-        "INSERT OR REPLACE INTO pending (key, decision, expires_at_ms) VALUES (?1, ?2, ?3)",
-    )?
-    .execute(params![
-        awaits.key,
-        awaits.decision.as_str(),
-        crate::store::sql_ms(awaits.expires_at_ms)
-    ])?;
+fn insert_pending(tx: &Transaction<'_>, awaits: &Await) -> DbResult<()> {
+    tx.execute(
+        "INSERT INTO pending (key, decision, expires_at_ms) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (key) DO UPDATE SET decision = excluded.decision, \
+         expires_at_ms = excluded.expires_at_ms",
+        params![
+            awaits.key,
+            awaits.decision.as_str(),
+            crate::store::sql_ms(awaits.expires_at_ms)
+        ],
+    )?;
     Ok(())
 }
 
 /// Remembers an ingested event id; no change when it was seen before.
-const INSERT_SEEN: &str = "INSERT OR IGNORE INTO seen (id, day) VALUES (?1, ?2)";
+const INSERT_SEEN: &str = "INSERT INTO seen (id, day) VALUES (?1, ?2) ON CONFLICT DO NOTHING";
 /// Adds to a day's row (or a block's), creating it at the first count.
 const UPSERT_DAILY: &str = "INSERT INTO daily (day, scope_id, subject_id, source, result, \
      resolution, origin_id, pattern_id, forwarded, generation, count) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
      ON CONFLICT (day, scope_id, subject_id, source, result, resolution, origin_id, pattern_id, \
-     forwarded, generation) DO UPDATE SET count = count + excluded.count";
+     forwarded, generation) DO UPDATE SET count = daily.count + excluded.count";
 const UPSERT_BLOCK: &str = "INSERT INTO blocks (block, scope_id, subject_id, source, result, \
      resolution, origin_id, pattern_id, forwarded, generation, count) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
      ON CONFLICT (block, scope_id, subject_id, source, result, resolution, origin_id, pattern_id, \
-     forwarded, generation) DO UPDATE SET count = count + excluded.count";
+     forwarded, generation) DO UPDATE SET count = blocks.count + excluded.count";
 
 /// Adds `count` to the key's day row and block row (`upserts`: prepared
 /// [`UPSERT_DAILY`] and [`UPSERT_BLOCK`]).
 fn upsert(
     tx: &Transaction<'_>,
-    upserts: &mut [rusqlite::CachedStatement<'_>; 2],
+    upserts: &mut [Statement<'_, '_>; 2],
     caches: &Caches<'_>,
     fresh: &mut Fresh<'_>,
     key: &Key,
     count: i64,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     let subject_id = subject_id(tx, caches, fresh, &key.surface, &key.subject)?;
     let scope_id = hash_id(tx, caches, fresh, key.scope.as_deref())?;
     let origin_id = hash_id(tx, caches, fresh, key.origin.as_deref())?;
@@ -862,7 +1153,7 @@ fn upsert(
             key.resolution,
             origin_id,
             pattern_id,
-            i64::from(key.forwarded),
+            key.forwarded,
             CURRENT_GENERATION,
             count
         ])?;
@@ -876,7 +1167,7 @@ fn subject_id(
     fresh: &mut Fresh<'_>,
     surface: &str,
     subject: &Subject,
-) -> rusqlite::Result<i64> {
+) -> DbResult<i64> {
     let key = (surface.to_owned(), subject.kind, subject.text.clone());
     if let Some(id) = caches
         .subjects
@@ -886,23 +1177,20 @@ fn subject_id(
     {
         return Ok(id);
     }
-    let found: Option<i64> = tx
-        .prepare_cached(
-            "SELECT id FROM subjects WHERE surface = ?1 AND kind = ?2 AND subject = ?3",
-        )?
-        .query_row(params![surface, subject.kind.as_str(), subject.text], |r| {
-            r.get(0)
-        })
-        .optional()?;
+    // Insert-or-get under the write lock (SQLite's, or the audit's
+    // advisory lock on PostgreSQL): no other writer interns in between.
+    let found: Option<i64> = tx.query_opt(
+        "SELECT id FROM subjects WHERE surface = ?1 AND kind = ?2 AND subject = ?3",
+        params![surface, subject.kind.as_str(), subject.text],
+        |r| r.get(0),
+    )?;
     let id = match found {
         Some(id) => id,
-        None => tx
-            .prepare_cached(
-                "INSERT INTO subjects (surface, kind, subject) VALUES (?1, ?2, ?3) RETURNING id",
-            )?
-            .query_row(params![surface, subject.kind.as_str(), subject.text], |r| {
-                r.get(0)
-            })?,
+        None => tx.query_one(
+            "INSERT INTO subjects (surface, kind, subject) VALUES (?1, ?2, ?3) RETURNING id",
+            params![surface, subject.kind.as_str(), subject.text],
+            |r| r.get(0),
+        )?,
     };
     fresh.subjects.push((key, id));
     Ok(id)
@@ -913,7 +1201,7 @@ fn hash_id(
     caches: &Caches<'_>,
     fresh: &mut Fresh<'_>,
     value: Option<&str>,
-) -> rusqlite::Result<i64> {
+) -> DbResult<i64> {
     let Some(value) = value.filter(|v| !v.is_empty()) else {
         return Ok(0);
     };
@@ -925,15 +1213,18 @@ fn hash_id(
     {
         return Ok(id);
     }
-    let found: Option<i64> = tx
-        .prepare_cached("SELECT id FROM hashes WHERE value = ?1")?
-        .query_row([value], |r| r.get(0))
-        .optional()?;
+    let found: Option<i64> = tx.query_opt(
+        "SELECT id FROM hashes WHERE value = ?1",
+        params![value],
+        |r| r.get(0),
+    )?;
     let id = match found {
         Some(id) => id,
-        None => tx
-            .prepare_cached("INSERT INTO hashes (value) VALUES (?1) RETURNING id")?
-            .query_row([value], |r| r.get(0))?,
+        None => tx.query_one(
+            "INSERT INTO hashes (value) VALUES (?1) RETURNING id",
+            params![value],
+            |r| r.get(0),
+        )?,
     };
     fresh.hashes.push((value.to_owned(), id));
     Ok(id)
@@ -941,51 +1232,47 @@ fn hash_id(
 
 /// Deletes what retention no longer keeps — all scopes (`None`) or one —
 /// and rebuilds the block the cutoff falls in from the days that remain.
-/// Runs at most once per cutoff: `pruned` remembers the last one.
-fn prune(tx: &Transaction<'_>, scope_id: Option<i64>, cutoff_day: i64) -> rusqlite::Result<()> {
+/// Runs at most once per cutoff: `pruned` remembers the last one. Never
+/// deletes an interned subject or hash: writers cache their ids.
+fn prune(tx: &Transaction<'_>, scope_id: Option<i64>, cutoff_day: i64) -> DbResult<()> {
     let marker = scope_id.unwrap_or(-1);
-    let done: Option<i64> = tx
-        .prepare_cached("SELECT before_day FROM pruned WHERE scope_id = ?1")?
-        .query_row([marker], |r| r.get(0))
-        .optional()?;
+    let done: Option<i64> = tx.query_opt(
+        "SELECT before_day FROM pruned WHERE scope_id = ?1",
+        params![marker],
+        |r| r.get(0),
+    )?;
     if done.is_some_and(|d| d >= cutoff_day) {
         return Ok(());
     }
-    let scope_clause = if scope_id.is_some() {
-        "AND scope_id = ?2"
-    } else {
-        "AND ?2 IS NULL"
-    };
+    let scope_clause = scope_clause(scope_id, 2);
     let block = cutoff_day.div_euclid(BLOCK_DAYS);
-    tx.prepare_cached(&format!("DELETE FROM daily WHERE day < ?1 {scope_clause}"))?
-        .execute(params![cutoff_day, scope_id])?;
-    tx.prepare_cached(&format!(
-        "DELETE FROM blocks WHERE block <= ?1 {scope_clause}"
-    ))?
-    .execute(params![block, scope_id])?;
-    tx.prepare_cached(&format!(
-        "INSERT INTO blocks (block, scope_id, subject_id, source, result, resolution, origin_id, \
-         pattern_id, forwarded, generation, count) \
-         SELECT ?3, scope_id, subject_id, source, result, resolution, origin_id, pattern_id, \
-         forwarded, generation, SUM(count) FROM daily \
-         WHERE day BETWEEN ?1 AND ?4 {scope_clause} \
-         GROUP BY scope_id, subject_id, source, result, resolution, origin_id, pattern_id, \
-         forwarded, generation"
-    ))?
-    .execute(params![
-        cutoff_day,
-        scope_id,
-        block,
-        (block + 1) * BLOCK_DAYS - 1
-    ])?;
+    tx.execute(
+        &format!("DELETE FROM daily WHERE day < ?1 {scope_clause}"),
+        params![cutoff_day, scope_id],
+    )?;
+    tx.execute(
+        &format!("DELETE FROM blocks WHERE block <= ?1 {scope_clause}"),
+        params![block, scope_id],
+    )?;
+    tx.execute(
+        &format!(
+            "INSERT INTO blocks (block, scope_id, subject_id, source, result, resolution, \
+             origin_id, pattern_id, forwarded, generation, count) \
+             SELECT CAST(?3 AS BIGINT), scope_id, subject_id, source, result, resolution, \
+             origin_id, pattern_id, forwarded, generation, CAST(SUM(count) AS BIGINT) FROM daily \
+             WHERE day BETWEEN ?1 AND ?4 {scope_clause} \
+             GROUP BY scope_id, subject_id, source, result, resolution, origin_id, pattern_id, \
+             forwarded, generation"
+        ),
+        params![cutoff_day, scope_id, block, (block + 1) * BLOCK_DAYS - 1],
+    )?;
     if scope_id.is_none() {
-        tx.prepare_cached("DELETE FROM seen WHERE day < ?1")?
-            .execute([cutoff_day])?;
+        tx.execute("DELETE FROM seen WHERE day < ?1", params![cutoff_day])?;
     }
-    tx.prepare_cached(
+    tx.execute(
         "INSERT INTO pruned (scope_id, before_day) VALUES (?1, ?2) \
          ON CONFLICT (scope_id) DO UPDATE SET before_day = excluded.before_day",
-    )?
-    .execute(params![marker, cutoff_day])?;
+        params![marker, cutoff_day],
+    )?;
     Ok(())
 }

@@ -43,6 +43,9 @@ pub enum Domain {
     EventId,
     /// A session and request hash, pairing a decision with its after-event.
     Pending,
+    /// A constant: which key the replicas sharing a PostgreSQL audit write
+    /// with ([`crate::audit::db::Db::check_key`]).
+    KeyCheck,
 }
 
 impl Domain {
@@ -53,6 +56,7 @@ impl Domain {
             Domain::Pattern => b"vouch-audit/pattern",
             Domain::EventId => b"vouch-audit/event-id",
             Domain::Pending => b"vouch-audit/pending",
+            Domain::KeyCheck => b"vouch-audit/key-check",
         }
     }
 }

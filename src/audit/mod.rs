@@ -7,7 +7,8 @@
 //! approval), and pi-permission-system `permissions:decision` events. What is
 //! kept: daily counts per day, project scope (HMAC), surface, subject
 //! (command template, path class or tool name), result, resolution, rule
-//! origin (HMAC) and rule pattern (HMAC), in `<state_dir>/audit.sqlite`.
+//! origin (HMAC) and rule pattern (HMAC), in `<state_dir>/audit.sqlite` (or,
+//! with `[store] backend = "postgres"`, in the state's PostgreSQL database).
 //!
 //! Auditing never touches a decision. Observations go to a background
 //! writer over a bounded queue; a failure to open, lock, write or read the
@@ -62,6 +63,11 @@ pub enum AuditError {
         path: String,
         source: rusqlite::Error,
     },
+    /// The audit's database failed in another way: on PostgreSQL a server
+    /// that is down or a lock wait past `store.timeout_ms`, anywhere a
+    /// value the schema rules out. `at` never holds a password.
+    #[error("audit database `{at}`: {detail}")]
+    Database { at: String, detail: String },
     #[error("audit key `{path}` {problem}")]
     Key { path: String, problem: String },
     #[error(transparent)]

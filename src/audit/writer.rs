@@ -19,7 +19,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::db::{Db, WriteSummary};
+use super::db::{Db, Location, WriteSummary};
 use super::keys::Keys;
 use super::{AuditError, Derive, Observation, subject};
 use crate::clock::Clock;
@@ -37,7 +37,11 @@ pub struct Settings {
     /// `audit.enabled`: when false nothing is recorded, but what was
     /// recorded before can still be reported.
     pub enabled: bool,
+    /// Holds `hmac.key`, and `audit.sqlite` unless the audit is kept on
+    /// PostgreSQL.
     pub state_dir: PathBuf,
+    /// Where the aggregates are kept (`[store] backend`).
+    pub location: Location,
     pub retention_days: u32,
     pub pending_ttl_ms: u64,
     pub lock_timeout: Duration,
@@ -46,10 +50,11 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn from_config(state_dir: &Path, cfg: &AuditConfig) -> Settings {
+    pub fn from_config(state_dir: &Path, cfg: &AuditConfig, location: Location) -> Settings {
         Settings {
             enabled: cfg.enabled,
             state_dir: state_dir.to_path_buf(),
+            location,
             retention_days: cfg.retention_days,
             pending_ttl_ms: cfg.pending_ttl_ms,
             lock_timeout: Duration::from_millis(cfg.lock_timeout_ms),
@@ -156,15 +161,21 @@ impl std::fmt::Debug for Audit {
 }
 
 impl Audit {
-    /// The audit for `state_dir` under the trusted `[audit]` settings.
-    /// Nothing is opened or started until the first observation.
+    /// The audit for `state_dir` under the trusted `[audit]` settings, kept
+    /// at `location`. Nothing is opened or started until the first
+    /// observation.
     pub fn new(
         state_dir: &Path,
         cfg: &AuditConfig,
+        location: Location,
         clock: Arc<dyn Clock>,
         delivery: AuditDelivery,
     ) -> Audit {
-        Audit::with_settings(Some(Settings::from_config(state_dir, cfg)), clock, delivery)
+        Audit::with_settings(
+            Some(Settings::from_config(state_dir, cfg, location)),
+            clock,
+            delivery,
+        )
     }
 
     /// An audit that records nothing.
@@ -297,7 +308,8 @@ impl Audit {
     /// Writes what [`AuditDelivery::AfterReply`] held, on this thread, in
     /// one transaction; a failure turns auditing off as the writer would.
     /// SQLite's busy timeout (`audit.lock_timeout_ms`) bounds the wait for
-    /// another process's lock.
+    /// another process's lock; on PostgreSQL, `store.timeout_ms` bounds the
+    /// wait for the audit's advisory lock (and every statement).
     fn write_held(&self) -> bool {
         let held = std::mem::take(
             &mut *self
@@ -431,13 +443,26 @@ impl Audit {
         if slot.is_none() {
             let opened = if create {
                 let keys = Keys::load_or_create(&settings.state_dir)?;
-                Some((Db::open(&settings.state_dir, settings.lock_timeout)?, keys))
+                let db = Db::open_at(
+                    &settings.location,
+                    &settings.state_dir,
+                    settings.lock_timeout,
+                )?;
+                db.check_key(&keys, &settings.state_dir)?;
+                Some((db, keys))
             } else {
                 match (
                     Keys::load(&settings.state_dir)?,
-                    Db::open_existing(&settings.state_dir, settings.lock_timeout)?,
+                    Db::open_existing_at(
+                        &settings.location,
+                        &settings.state_dir,
+                        settings.lock_timeout,
+                    )?,
                 ) {
-                    (Some(keys), Some(db)) => Some((db, keys)),
+                    (Some(keys), Some(db)) => {
+                        db.check_key(&keys, &settings.state_dir)?;
+                        Some((db, keys))
+                    }
                     _ => None,
                 }
             };
@@ -572,7 +597,12 @@ impl Worker {
     fn write(&mut self, observations: &[Observation]) -> Result<(), AuditError> {
         if self.open.is_none() {
             let keys = Keys::load_or_create(&self.settings.state_dir)?;
-            let db = Db::open(&self.settings.state_dir, self.settings.lock_timeout)?;
+            let db = Db::open_at(
+                &self.settings.location,
+                &self.settings.state_dir,
+                self.settings.lock_timeout,
+            )?;
+            db.check_key(&keys, &self.settings.state_dir)?;
             self.open = Some((db, keys));
         }
         let Some((db, keys)) = self.open.as_mut() else {

@@ -288,6 +288,16 @@ impl Engine {
         let policy_audit = Audit::new(
             &options.paths.state_dir,
             &options.trusted.config.audit,
+            // Not from a hook's environment (the project can set it), as
+            // for the state ([`EngineOptions::store_url_from_env`]): with
+            // no URL the PostgreSQL audit is off.
+            policy_audit::db::Location::from_config(&options.trusted.config.store, &|name| {
+                if options.store_url_from_env {
+                    (options.env)(name)
+                } else {
+                    None
+                }
+            }),
             Arc::clone(&options.clock),
             options.audit_delivery,
         );

@@ -134,6 +134,15 @@ impl PgDb {
     /// applies pending migrations, and keeps a pool of
     /// `store.pool_size` connections.
     pub fn open(url: &str, cfg: &StoreConfig) -> Result<PgDb, StoreError> {
+        let db = PgDb::connect(url, cfg)?;
+        db.migrate(&STATE_MIGRATIONS)?;
+        Ok(db)
+    }
+
+    /// A pool for `url` that migrates nothing (the audit applies its own
+    /// schema, [`crate::audit::db::PG_MIGRATIONS`]). Connections open on
+    /// first use.
+    pub(crate) fn connect(url: &str, cfg: &StoreConfig) -> Result<PgDb, StoreError> {
         let mut config: postgres::Config =
             url.parse()
                 .map_err(|e: postgres::Error| StoreError::Unavailable {
@@ -170,9 +179,7 @@ impl PgDb {
             .test_on_check_out(false)
             .error_handler(Box::new(r2d2::NopErrorHandler))
             .build_unchecked(Manager { config });
-        let db = PgDb { pool, display };
-        db.migrate(&STATE_MIGRATIONS)?;
-        Ok(db)
+        Ok(PgDb { pool, display })
     }
 
     /// `postgresql://host:port/db`, for messages.

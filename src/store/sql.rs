@@ -20,7 +20,9 @@ use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 pub enum DbError {
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
-    #[error(transparent)]
+    /// The server's message is shown, never its detail (which may quote
+    /// a row's values).
+    #[error("{0}{message}", message = pg_message(.0))]
     Postgres(#[from] postgres::Error),
     /// A column held a value its reader does not accept (the schema's
     /// checks make it unreachable); never replaced by a default.
@@ -29,6 +31,13 @@ pub enum DbError {
     /// A statement that should return a row returned none.
     #[error("the statement returned no row")]
     NoRow,
+}
+
+/// `: <message> (SQLSTATE <code>)` of an error the server reported.
+fn pg_message(e: &postgres::Error) -> String {
+    e.as_db_error()
+        .map(|db| format!(": {} (SQLSTATE {})", db.message(), db.code().code()))
+        .unwrap_or_default()
 }
 
 /// The result of a statement.
@@ -46,6 +55,8 @@ pub enum Dialect {
 pub enum Value<'a> {
     Int(i64),
     Text(&'a str),
+    /// Raw bytes: SQLite's `BLOB`, PostgreSQL's `BYTEA`.
+    Blob(&'a [u8]),
     Null,
 }
 
@@ -90,6 +101,18 @@ impl Param for String {
     }
 }
 
+impl Param for [u8] {
+    fn value(&self) -> Value<'_> {
+        Value::Blob(self)
+    }
+}
+
+impl Param for Vec<u8> {
+    fn value(&self) -> Value<'_> {
+        Value::Blob(self)
+    }
+}
+
 impl<T: Param + ?Sized> Param for &T {
     fn value(&self) -> Value<'_> {
         (**self).value()
@@ -119,6 +142,7 @@ impl rusqlite::ToSql for Value<'_> {
         Ok(match *self {
             Value::Int(v) => ToSqlOutput::Borrowed(ValueRef::Integer(v)),
             Value::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+            Value::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
             Value::Null => ToSqlOutput::Borrowed(ValueRef::Null),
         })
     }
@@ -139,6 +163,7 @@ impl ToSql for PgValue<'_> {
         match self.0 {
             Value::Null => Ok(IsNull::Yes),
             Value::Text(s) => s.to_sql(ty, out),
+            Value::Blob(b) => b.to_sql(ty, out),
             Value::Int(v) => match *ty {
                 Type::INT8 => v.to_sql(ty, out),
                 Type::INT4 => i32::try_from(v)?.to_sql(ty, out),
@@ -170,6 +195,21 @@ impl Row<'_> {
         match &self.0 {
             RowRef::Sqlite(row) => T::from_sqlite(row, idx),
             RowRef::Postgres(row) => T::from_postgres(row, idx),
+        }
+    }
+
+    /// Text column `idx`, borrowed from the row (no allocation: for
+    /// readers of many rows whose text repeats a handful of values).
+    pub fn text(&self, idx: usize) -> DbResult<&str> {
+        match &self.0 {
+            RowRef::Sqlite(row) => row.get_ref(idx)?.as_str().map_err(|e| {
+                DbError::Sqlite(rusqlite::Error::FromSqlConversionFailure(
+                    idx,
+                    rusqlite::types::Type::Text,
+                    Box::new(e),
+                ))
+            }),
+            RowRef::Postgres(row) => Ok(row.try_get(idx)?),
         }
     }
 }
@@ -351,6 +391,19 @@ impl<'c> Transaction<'c> {
         }
     }
 
+    /// `sql` prepared (or taken from the connection's cache) once, for a
+    /// statement a loop runs many times: each run then skips the cache
+    /// lookup, which hashes the SQL text.
+    pub fn prepare<'t>(&'t self, sql: &str) -> DbResult<Statement<'t, 'c>> {
+        Ok(Statement(match &self.0 {
+            TxConn::Sqlite(conn) => StatementOn::Sqlite(conn.prepare_cached(sql)?),
+            TxConn::Postgres(conn) => {
+                let statement = conn.borrow_mut().prepared(sql)?;
+                StatementOn::Postgres { conn, statement }
+            }
+        }))
+    }
+
     /// Runs a statement that returns no rows; how many rows it changed.
     pub fn execute(&self, sql: &str, params: &[&dyn Param]) -> DbResult<usize> {
         match &self.0 {
@@ -424,6 +477,64 @@ impl<'c> Transaction<'c> {
                 rows.iter()
                     .map(|row| f(&Row(RowRef::Postgres(row))))
                     .collect()
+            }
+        }
+    }
+}
+
+/// A statement prepared for one transaction ([`Transaction::prepare`]).
+pub struct Statement<'t, 'c>(StatementOn<'t, 'c>);
+
+enum StatementOn<'t, 'c> {
+    Sqlite(rusqlite::CachedStatement<'c>),
+    Postgres {
+        conn: &'t RefCell<&'c mut PgConn>,
+        statement: postgres::Statement,
+    },
+}
+
+impl Statement<'_, '_> {
+    /// Runs it; how many rows it changed.
+    pub fn execute(&mut self, params: &[&dyn Param]) -> DbResult<usize> {
+        match &mut self.0 {
+            StatementOn::Sqlite(statement) => {
+                Ok(statement
+                    .execute(rusqlite::params_from_iter(params.iter().map(|p| p.value())))?)
+            }
+            StatementOn::Postgres { conn, statement } => {
+                let values: Vec<PgValue<'_>> = params.iter().map(|p| PgValue(p.value())).collect();
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+                let n = conn.borrow_mut().client.execute(&*statement, &refs)?;
+                Ok(usize::try_from(n).unwrap_or(usize::MAX))
+            }
+        }
+    }
+
+    /// Runs it; the first row's value, or `None` when there is no row.
+    pub fn query_opt<T>(
+        &mut self,
+        params: &[&dyn Param],
+        f: impl FnOnce(&Row<'_>) -> DbResult<T>,
+    ) -> DbResult<Option<T>> {
+        match &mut self.0 {
+            StatementOn::Sqlite(statement) => {
+                let mut rows = statement
+                    .query(rusqlite::params_from_iter(params.iter().map(|p| p.value())))?;
+                match rows.next()? {
+                    Some(row) => f(&Row(RowRef::Sqlite(row))).map(Some),
+                    None => Ok(None),
+                }
+            }
+            StatementOn::Postgres { conn, statement } => {
+                let values: Vec<PgValue<'_>> = params.iter().map(|p| PgValue(p.value())).collect();
+                let refs: Vec<&(dyn ToSql + Sync)> =
+                    values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+                let rows = conn.borrow_mut().client.query(&*statement, &refs)?;
+                match rows.first() {
+                    Some(row) => f(&Row(RowRef::Postgres(row))).map(Some),
+                    None => Ok(None),
+                }
             }
         }
     }

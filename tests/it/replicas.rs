@@ -66,13 +66,6 @@ both_backends!(
     kill_9_of_one_replica_under_load_spends_no_grant_twice,
 );
 
-/// Whether the audit aggregates of the PostgreSQL backend are shared by the
-/// replicas. Not yet: the store's commit (`store: PostgreSQL backend`,
-/// a939343) keeps the audit in each replica's `audit.sqlite`, so each
-/// replica reports only what it counted. When the audit moves into
-/// PostgreSQL, set this to `true` and remove the `#[ignore]` below.
-const POSTGRES_AUDIT_SHARED: bool = false;
-
 mod audit_totals_add_up_over_replicas {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn sqlite() {
@@ -80,7 +73,6 @@ mod audit_totals_add_up_over_replicas {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    #[ignore = "the PostgreSQL backend keeps the audit per replica (POSTGRES_AUDIT_SHARED)"]
     async fn postgres() {
         super::audit_totals_add_up_over_replicas(super::Backend::Postgres).await;
     }
@@ -843,14 +835,10 @@ async fn kill_9_of_one_replica_under_load_spends_no_grant_twice(backend: Backend
         );
     }
     let total = r.audit_total(0).await;
-    if backend == Backend::Postgres && !POSTGRES_AUDIT_SHARED {
-        eprintln!("replicas kill -9: audit leg not checked on PostgreSQL (POSTGRES_AUDIT_SHARED)");
-    } else {
-        assert!(
-            total >= before + acknowledged,
-            "{backend:?}: audit total {total} < {before} before + {acknowledged} acknowledged"
-        );
-    }
+    assert!(
+        total >= before + acknowledged,
+        "{backend:?}: audit total {total} < {before} before + {acknowledged} acknowledged"
+    );
     if r.backend == Backend::Sqlite {
         let db = rusqlite::Connection::open(
             r.homes[0]

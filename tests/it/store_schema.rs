@@ -1,0 +1,353 @@
+//! One source of truth for the schema: the SQLite migrations
+//! (`migrations/state/`, `migrations/audit/`) are the source, and the
+//! PostgreSQL ones (`migrations/postgres/…`) are translations this test
+//! checks. After migrating both backends from scratch, they have the same
+//! tables, and each table the same columns in the same order, with the same
+//! nullability and the same kind of value (64-bit integer, text or bytes),
+//! and the same number of schema versions per component.
+//!
+//! PostgreSQL runs in a throwaway cluster ([`cluster`]); without a
+//! PostgreSQL installation the tests say why and pass.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use vouch::audit::db::{Db, MIGRATIONS as AUDIT_MIGRATIONS};
+use vouch::config::{Config, StoreBackend, StoreConfig};
+use vouch::store::Store;
+
+/// A throwaway PostgreSQL cluster for one test: `initdb` into a temporary
+/// directory, a server listening on a Unix socket only, one fresh database.
+/// Stopped and deleted when dropped. (A minimal harness of its own; a shared
+/// one may replace it.)
+pub(crate) mod cluster {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    pub(crate) struct Cluster {
+        dir: tempfile::TempDir,
+        bin: PathBuf,
+        as_postgres: bool,
+    }
+
+    /// The newest `/usr/lib/postgresql/*/bin` holding `initdb`.
+    fn bin_dir() -> Option<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|e| e.path().join("bin"))
+            .filter(|b| b.join("initdb").is_file())
+            .collect();
+        found.sort_by_key(|b| {
+            b.parent()
+                .and_then(|v| v.file_name())
+                .and_then(|v| v.to_str())
+                .and_then(|v| v.parse::<u32>().ok())
+                .unwrap_or(0)
+        });
+        found.pop()
+    }
+
+    fn is_root() -> bool {
+        Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+    }
+
+    impl Cluster {
+        /// A running cluster, or `None` (with the reason printed) when this
+        /// machine has no PostgreSQL to run.
+        pub(crate) fn start(test: &str) -> Option<Cluster> {
+            let Some(bin) = bin_dir() else {
+                eprintln!("{test}: skipped: no /usr/lib/postgresql/*/bin/initdb on this machine");
+                return None;
+            };
+            let dir = tempfile::tempdir().unwrap();
+            // PostgreSQL refuses to run as root: as root, run it as `postgres`.
+            let as_postgres = is_root();
+            if as_postgres {
+                let status = Command::new("chown")
+                    .arg("postgres")
+                    .arg(dir.path())
+                    .status()
+                    .unwrap();
+                assert!(status.success(), "chown postgres {}", dir.path().display());
+            }
+            let cluster = Cluster {
+                dir,
+                bin,
+                as_postgres,
+            };
+            let data = cluster.data();
+            cluster.run(
+                "initdb",
+                &["-D", &data, "-U", "postgres", "-A", "trust", "--no-sync"],
+            );
+            let options = format!(
+                "-c listen_addresses='' -c unix_socket_directories={} -c fsync=off",
+                cluster.socket_dir().display()
+            );
+            let log = cluster.dir.path().join("log").display().to_string();
+            cluster.run(
+                "pg_ctl",
+                &["-D", &data, "-o", &options, "-l", &log, "-w", "start"],
+            );
+            let mut admin = postgres::Client::connect(&cluster.url_of("postgres"), postgres::NoTls)
+                .expect("connect to the test cluster");
+            admin.batch_execute("CREATE DATABASE vouch").unwrap();
+            Some(cluster)
+        }
+
+        fn data(&self) -> String {
+            self.dir.path().join("data").display().to_string()
+        }
+
+        fn socket_dir(&self) -> &Path {
+            self.dir.path()
+        }
+
+        fn run(&self, program: &str, args: &[&str]) {
+            let path = self.bin.join(program);
+            let output = if self.as_postgres {
+                Command::new("runuser")
+                    .args(["-u", "postgres", "--"])
+                    .arg(&path)
+                    .args(args)
+                    .output()
+            } else {
+                Command::new(&path).args(args).output()
+            }
+            .unwrap();
+            assert!(
+                output.status.success(),
+                "{program} {args:?}: {}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+
+        fn url_of(&self, db: &str) -> String {
+            format!(
+                "postgresql://postgres@/{db}?host={}",
+                self.socket_dir().display()
+            )
+        }
+
+        /// The URL of the test database.
+        pub(crate) fn url(&self) -> String {
+            self.url_of("vouch")
+        }
+
+        /// A direct connection to the test database.
+        pub(crate) fn client(&self) -> postgres::Client {
+            postgres::Client::connect(&self.url(), postgres::NoTls).unwrap()
+        }
+    }
+
+    impl Drop for Cluster {
+        fn drop(&mut self) {
+            let data = self.data();
+            let path = self.bin.join("pg_ctl");
+            let args = ["-D", data.as_str(), "-m", "immediate", "stop"];
+            let _ = if self.as_postgres {
+                Command::new("runuser")
+                    .args(["-u", "postgres", "--"])
+                    .arg(&path)
+                    .args(args)
+                    .output()
+            } else {
+                Command::new(&path).args(args).output()
+            };
+        }
+    }
+}
+
+/// The `[store]` section for the cluster at `url_env`'s URL.
+pub(crate) fn postgres_store() -> StoreConfig {
+    let mut store = Config::defaults().unwrap().store;
+    store.backend = StoreBackend::Postgres;
+    store.pool_size = 4;
+    store
+}
+
+/// Table → columns in order: (name, nullable, kind).
+type Schema = BTreeMap<String, Vec<(String, bool, String)>>;
+
+/// The kind of value a declared type holds, in words both backends share;
+/// anything else is named with its backend, so it never matches.
+fn kind(backend: &str, declared: &str) -> String {
+    match declared.to_ascii_lowercase().as_str() {
+        // Every integer is 64-bit on both sides: PostgreSQL's narrower
+        // `integer` and `smallint` are not the same kind.
+        "integer" if backend == "sqlite" => "int64".to_owned(),
+        "bigint" if backend == "postgres" => "int64".to_owned(),
+        "text" => "text".to_owned(),
+        "blob" if backend == "sqlite" => "bytes".to_owned(),
+        "bytea" if backend == "postgres" => "bytes".to_owned(),
+        other => format!("{backend}:{other}"),
+    }
+}
+
+fn sqlite_schema(path: &Path) -> Schema {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let tables: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
+             ORDER BY name",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut schema = Schema::new();
+    for table in tables {
+        let columns = conn
+            .prepare(&format!("PRAGMA table_info(\"{table}\")"))
+            .unwrap()
+            .query_map([], |r| {
+                let name: String = r.get(1)?;
+                let declared: String = r.get(2)?;
+                let not_null: bool = r.get(3)?;
+                // A key column never holds NULL (SQLite reports a rowid
+                // alias as nullable; it cannot be).
+                let key: i64 = r.get(5)?;
+                Ok((name, !not_null && key == 0, kind("sqlite", &declared)))
+            })
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        schema.insert(table, columns);
+    }
+    schema
+}
+
+fn postgres_schema(client: &mut postgres::Client) -> Schema {
+    let mut schema = Schema::new();
+    for row in client
+        .query(
+            "SELECT table_name::text, column_name::text, is_nullable::text, data_type::text \
+             FROM information_schema.columns \
+             WHERE table_schema = 'public' AND table_name <> 'vouch_schema' \
+             ORDER BY table_name, ordinal_position",
+            &[],
+        )
+        .unwrap()
+    {
+        let table: String = row.get(0);
+        let nullable: String = row.get(2);
+        let declared: String = row.get(3);
+        schema.entry(table).or_default().push((
+            row.get(1),
+            nullable == "YES",
+            kind("postgres", &declared),
+        ));
+    }
+    schema
+}
+
+/// The rows of `want` and `have` that differ, one line per table.
+fn differences(want: &Schema, have: &Schema) -> Vec<String> {
+    let mut out = Vec::new();
+    for (table, columns) in want {
+        match have.get(table) {
+            None => out.push(format!("`{table}`: missing on PostgreSQL")),
+            Some(other) if other != columns => {
+                out.push(format!(
+                    "`{table}`: SQLite {columns:?}\n   PostgreSQL {other:?}"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    for table in have.keys().filter(|t| !want.contains_key(*t)) {
+        out.push(format!("`{table}`: only on PostgreSQL"));
+    }
+    out
+}
+
+fn migration_files(dir: &str) -> usize {
+    std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".sql"))
+        .count()
+}
+
+#[test]
+fn postgres_migrations_translate_the_sqlite_ones() {
+    let Some(cluster) = cluster::Cluster::start("postgres_migrations_translate_the_sqlite_ones")
+    else {
+        return;
+    };
+    // SQLite, the source: both files migrated from scratch.
+    let home = tempfile::tempdir().unwrap();
+    let state = home.path().join("state");
+    let store = Store::open(&state).unwrap();
+    let sqlite_state = sqlite_schema(store.path().unwrap());
+    drop(store);
+    let audit = Db::open(&state, std::time::Duration::from_secs(5)).unwrap();
+    let sqlite_audit = sqlite_schema(audit.path().unwrap());
+    drop(audit);
+    assert!(sqlite_state.len() >= 7 && sqlite_audit.len() >= 7);
+    let shared: Vec<&String> = sqlite_state
+        .keys()
+        .filter(|t| sqlite_audit.contains_key(*t))
+        .collect();
+    assert!(
+        shared.is_empty(),
+        "state and audit share one PostgreSQL schema, so no table name may be in both: \
+         {shared:?}"
+    );
+
+    // PostgreSQL, the translation: both components in one database.
+    let url = cluster.url();
+    let cfg = postgres_store();
+    let env = |name: &str| (name == cfg.url_env).then(|| url.clone());
+    let store = Store::open_configured(&state, &cfg, &env, false).unwrap();
+    assert_eq!(store.backend_name(), "postgres");
+    let audit = Db::open_postgres(Some(&url), &cfg).unwrap();
+    assert_eq!(audit.path(), None);
+    let mut client = cluster.client();
+    let mut postgres = postgres_schema(&mut client);
+    let postgres_audit: Schema = sqlite_audit
+        .keys()
+        .filter_map(|t| postgres.remove_entry(t))
+        .collect();
+
+    let mut problems = differences(&sqlite_state, &postgres);
+    problems.extend(differences(&sqlite_audit, &postgres_audit));
+    assert!(
+        problems.is_empty(),
+        "the PostgreSQL migrations no longer match the SQLite ones:\n{}",
+        problems.join("\n")
+    );
+
+    // The same versions, step for step.
+    let mut versions = |component: &str| -> i64 {
+        client
+            .query_one(
+                "SELECT max(version) FROM vouch_schema WHERE component = $1",
+                &[&component],
+            )
+            .unwrap()
+            .get(0)
+    };
+    assert_eq!(
+        versions("state"),
+        i64::try_from(migration_files("migrations/state")).unwrap()
+    );
+    assert_eq!(
+        versions("audit"),
+        i64::try_from(AUDIT_MIGRATIONS.len()).unwrap()
+    );
+    assert_eq!(
+        migration_files("migrations/postgres/state"),
+        migration_files("migrations/state")
+    );
+    assert_eq!(
+        migration_files("migrations/postgres/audit"),
+        migration_files("migrations/audit")
+    );
+}
