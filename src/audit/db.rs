@@ -773,7 +773,7 @@ impl AuditError {
                 path: path.clone(),
                 detail: detail.clone(),
             },
-            StoreError::Unavailable { at, detail } => AuditError::Database {
+            StoreError::Unavailable { at, detail } => AuditError::Unavailable {
                 at: at.clone(),
                 detail: detail.clone(),
             },

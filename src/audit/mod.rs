@@ -68,6 +68,11 @@ pub enum AuditError {
     /// value the schema rules out. `at` never holds a password.
     #[error("audit database `{at}`: {detail}")]
     Database { at: String, detail: String },
+    /// The PostgreSQL server cannot be reached or did not complete the
+    /// transaction (down, restarting, failing over). Passing: the batch is
+    /// not counted, and the next one tries again.
+    #[error("audit database `{at}` is unavailable: {detail}")]
+    Unavailable { at: String, detail: String },
     #[error("audit key `{path}` {problem}")]
     Key { path: String, problem: String },
     #[error(transparent)]

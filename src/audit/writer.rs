@@ -117,6 +117,20 @@ struct Shared {
 }
 
 impl Shared {
+    /// `count` observations not written because the database was
+    /// unavailable for a moment: dropped and counted, auditing stays on.
+    fn lost(&self, why: &AuditError, count: usize) {
+        self.dropped
+            .fetch_add(u64::try_from(count).unwrap_or(u64::MAX), Ordering::SeqCst);
+        tracing::warn!(
+            target: "vouch::audit",
+            error = %why,
+            dropped = count,
+            "audit observations dropped: the audit database is unavailable (decisions are not \
+             affected; the next batch tries again)"
+        );
+    }
+
     fn turn_off(&self, why: &AuditError) {
         *self.reason.lock().unwrap_or_else(PoisonError::into_inner) = Some(why.to_string());
         self.off.store(true, Ordering::SeqCst);
@@ -328,6 +342,10 @@ impl Audit {
                     Ok(())
                 });
                 true
+            }
+            Err(e @ AuditError::Unavailable { .. }) => {
+                self.inner.shared.lost(&e, held.len());
+                false
             }
             Err(e) => {
                 self.inner.shared.turn_off(&e);
@@ -582,8 +600,14 @@ impl Worker {
                 && !observations.is_empty()
                 && let Err(e) = self.write(&observations)
             {
-                self.shared.turn_off(&e);
                 self.open = None;
+                match e {
+                    // PostgreSQL down or restarting: this batch is lost
+                    // (counted as dropped), auditing stays on and the next
+                    // batch reconnects.
+                    AuditError::Unavailable { .. } => self.shared.lost(&e, observations.len()),
+                    _ => self.shared.turn_off(&e),
+                }
             }
             let done = u64::try_from(observations.len()).unwrap_or(u64::MAX);
             self.shared.pending.fetch_sub(done, Ordering::SeqCst);

@@ -1059,6 +1059,26 @@ async fn the_database_stopped_under_load_fails_closed_and_recovers() {
         Some(true),
         "the grant minted before the stop was lost"
     );
+    // The audit kept running through the outage: an ingest on one replica
+    // after the restart is in another replica's report, with no restart of
+    // either.
+    let audit_before = r.audit_total(2).await;
+    let counted = post(
+        &http,
+        &format!("{}/v1/audit/events", urls[0]),
+        &token,
+        &events("after-db-restart", 20),
+    )
+    .await
+    .expect("the audit ingest answered after the restart")["counted"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(counted, 20);
+    assert_eq!(
+        r.audit_total(2).await,
+        audit_before + 20,
+        "the audit did not recover after the database restart"
+    );
     eprintln!(
         "replicas db stop: {while_down} reviews answered fail-closed while the database was down"
     );
