@@ -43,20 +43,24 @@
 //! - [`reviewer`]: model clients, verdict parsing, one deadline, bounded retries.
 //! - [`session`], [`grants`], [`store`], [`clock`]: the state the table reads
 //!   and the effects it writes — turn snapshots, breaker and budget rules,
-//!   cache, overrides and break glass, one-use grants. The connection, the
-//!   schema, file modes, tokens and randomness are in [`store`]; each
-//!   module's own SQL sits beside its rules (`session`, `session::overrides`,
-//!   `grants`, the effects applied in `engine`), and the audit's in
-//!   `audit::db`.
+//!   cache, overrides and break glass, one-use grants. The two backends
+//!   (SQLite files, or one PostgreSQL database shared by replicas:
+//!   `store::postgres`), the one `Transaction` both serve (`store::sql`),
+//!   the schema, file modes, tokens and randomness are in [`store`]; each
+//!   module's own SQL, written once for both backends, sits beside its rules
+//!   (`session`, `session::overrides`, `grants`, the effects applied in
+//!   `engine`), and the audit's in `audit::db`.
 //! - [`audit`]: redacted daily aggregates of every decision and after-event
-//!   in `audit.sqlite`, and the report that suggests permission rules.
+//!   in `audit.sqlite` (or the shared PostgreSQL database), and the report
+//!   that suggests permission rules.
 //! - [`http`], [`server`]: the `vouch serve` HTTP service (one `AppError`,
 //!   one strict-body extractor), with the operator console at `/console`
 //!   (`http::console`); [`feed`]: the live decision feed the console
 //!   watches (a relaxed load per decision while nobody does).
 //! - [`hooks`]: the harness adapters (`vouch hook <harness>`, and
 //!   `POST /hooks/claude-code` for Claude Code's `http` hook): harness JSON →
-//!   canonical request → the harness's own reply. Each harness is one file of
+//!   canonical request → the harness's own reply; with `--server`, a team's
+//!   central service decides (`hooks::remote`). Each harness is one file of
 //!   `src/hooks/harnesses/` (its parsing, replies, timeout, snippet,
 //!   protected files, transcript format and audit rule language), listed by
 //!   `build.rs` into the registry the command line, the trust-boundary hard
