@@ -636,3 +636,64 @@ fn snippets_pin_the_server_and_its_files() {
         .unwrap();
     assert!(!out.status.success());
 }
+
+/// A local hook (no `--server`) with `[store] backend = "postgres"` never
+/// takes the database URL from its environment, which the project can set
+/// (a database of the project's choosing could hold a forged break glass):
+/// a call that needs state fails closed as `state_unavailable`, saying why,
+/// before any model call; a hard deny still answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_hook_never_takes_the_database_url_from_its_environment() {
+    let model = ModelServer::with_script(model_script()).await;
+    let machine = Machine::new();
+    let config = format!(
+        "{}[store]\nbackend = \"postgres\"\n",
+        model_config(&model.base_url())
+    );
+    let home = machine.vouch_home(Some(&config));
+    let planted = [(
+        "VOUCH_STORE_URL",
+        "postgresql://project@/planted?host=/nonexistent-vouch-test",
+    )];
+    let run = tokio::task::block_in_place(|| {
+        hook(
+            machine.user.path(),
+            &home,
+            "claude-code",
+            &shell_event("claude-code", "touch allowed-marker"),
+            &[],
+            &planted,
+        )
+    });
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(is_deny("claude-code", &run.stdout), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("[vouch fault: state_unavailable]")
+            && run.stdout.contains("does not take the PostgreSQL URL"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("planted") && !run.stderr.contains("planted"),
+        "the planted URL was used or shown:\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(model.requests().is_empty(), "the model was called");
+    let floor = tokio::task::block_in_place(|| {
+        hook(
+            machine.user.path(),
+            &home,
+            "claude-code",
+            &shell_event("claude-code", "echo ok; rm -rf ~/"),
+            &[],
+            &planted,
+        )
+    });
+    assert!(is_deny("claude-code", &floor.stdout), "{}", floor.stdout);
+    assert!(
+        !floor.stdout.contains("vouch fault"),
+        "a hard deny needs no state: {}",
+        floor.stdout
+    );
+}
