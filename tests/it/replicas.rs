@@ -1074,10 +1074,12 @@ async fn the_database_stopped_under_load_fails_closed_and_recovers() {
         .as_u64()
         .unwrap();
     assert_eq!(counted, 20);
-    assert_eq!(
-        r.audit_total(2).await,
-        audit_before + 20,
-        "the audit did not recover after the database restart"
+    // At least those 20: the replicas' own decision records, written by
+    // their audit writers in the background, may land in between too.
+    let audit_after = r.audit_total(2).await;
+    assert!(
+        audit_after >= audit_before + 20,
+        "the audit did not recover after the database restart: {audit_after} < {audit_before} + 20"
     );
     eprintln!(
         "replicas db stop: {while_down} reviews answered fail-closed while the database was down"
