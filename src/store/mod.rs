@@ -53,7 +53,7 @@ pub use files::{
     load_or_create_token, mint_token, random_bytes,
 };
 pub use queued::{QueuedWrite, Recorded};
-pub use sql::{DbError, DbResult, Dialect, Row, Statement, Transaction};
+pub use sql::{DbError, DbResult, Row, Statement, Transaction};
 
 /// File name of the state database inside the state directory.
 pub const DATABASE_FILE: &str = "vouch.sqlite";

@@ -251,11 +251,7 @@ impl PgDb {
         durability: Durability,
         f: impl FnOnce(&Transaction<'_>) -> DbResult<T>,
     ) -> Result<T, StoreError> {
-        let begin = match durability {
-            Durability::Normal => "BEGIN; SET LOCAL synchronous_commit = off",
-            Durability::Full => "BEGIN",
-        };
-        self.transaction(begin, "COMMIT", f)
+        self.write_holding(&[], durability, f)
     }
 
     /// Runs `f` in one read-only snapshot.

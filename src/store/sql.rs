@@ -7,7 +7,6 @@
 //! `INSERT … ON CONFLICT`, `RETURNING`, row values, `CAST(… AS BIGINT)`.
 //! Every integer column is a 64-bit integer on both sides and every flag an
 //! integer 0/1, so a value reads back the same whichever backend stored it.
-//! A statement that truly differs names both forms with [`Dialect`].
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -42,13 +41,6 @@ fn pg_message(e: &postgres::Error) -> String {
 
 /// The result of a statement.
 pub type DbResult<T> = Result<T, DbError>;
-
-/// Which SQL dialect a transaction speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    Sqlite,
-    Postgres,
-}
 
 /// A statement parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -381,14 +373,6 @@ impl<'c> Transaction<'c> {
 
     pub(crate) fn postgres(conn: &'c mut PgConn) -> Transaction<'c> {
         Transaction(TxConn::Postgres(RefCell::new(conn)))
-    }
-
-    /// The dialect of this transaction's database.
-    pub fn dialect(&self) -> Dialect {
-        match self.0 {
-            TxConn::Sqlite(_) => Dialect::Sqlite,
-            TxConn::Postgres(_) => Dialect::Postgres,
-        }
     }
 
     /// `sql` prepared (or taken from the connection's cache) once, for a

@@ -16,149 +16,29 @@ use vouch::audit::db::{Db, MIGRATIONS as AUDIT_MIGRATIONS};
 use vouch::config::{Config, StoreBackend, StoreConfig};
 use vouch::store::Store;
 
-/// A throwaway PostgreSQL cluster for one test: `initdb` into a temporary
-/// directory, a server listening on a Unix socket only, one fresh database.
-/// Stopped and deleted when dropped. (A minimal harness of its own; a shared
-/// one may replace it.)
+/// The shared throwaway cluster (`support::postgres`), one per test, that
+/// answers `None` (after printing why) where PostgreSQL is not installed.
 pub(crate) mod cluster {
-    use std::path::{Path, PathBuf};
-    use std::process::Command;
-
-    pub(crate) struct Cluster {
-        dir: tempfile::TempDir,
-        bin: PathBuf,
-        as_postgres: bool,
-    }
-
-    /// The newest `/usr/lib/postgresql/*/bin` holding `initdb`.
-    fn bin_dir() -> Option<PathBuf> {
-        let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-            .ok()?
-            .filter_map(Result::ok)
-            .map(|e| e.path().join("bin"))
-            .filter(|b| b.join("initdb").is_file())
-            .collect();
-        found.sort_by_key(|b| {
-            b.parent()
-                .and_then(|v| v.file_name())
-                .and_then(|v| v.to_str())
-                .and_then(|v| v.parse::<u32>().ok())
-                .unwrap_or(0)
-        });
-        found.pop()
-    }
-
-    fn is_root() -> bool {
-        Command::new("id")
-            .arg("-u")
-            .output()
-            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-    }
+    pub(crate) struct Cluster(crate::support::postgres::Cluster);
 
     impl Cluster {
-        /// A running cluster, or `None` (with the reason printed) when this
-        /// machine has no PostgreSQL to run.
         pub(crate) fn start(test: &str) -> Option<Cluster> {
-            let Some(bin) = bin_dir() else {
-                eprintln!("{test}: skipped: no /usr/lib/postgresql/*/bin/initdb on this machine");
-                return None;
-            };
-            let dir = tempfile::tempdir().unwrap();
-            // PostgreSQL refuses to run as root: as root, run it as `postgres`.
-            let as_postgres = is_root();
-            if as_postgres {
-                let status = Command::new("chown")
-                    .arg("postgres")
-                    .arg(dir.path())
-                    .status()
-                    .unwrap();
-                assert!(status.success(), "chown postgres {}", dir.path().display());
+            match crate::support::postgres::Cluster::start() {
+                Ok(cluster) => Some(Cluster(cluster)),
+                Err(skip) => {
+                    eprintln!("{test}: {skip}");
+                    None
+                }
             }
-            let cluster = Cluster {
-                dir,
-                bin,
-                as_postgres,
-            };
-            let data = cluster.data();
-            cluster.run(
-                "initdb",
-                &["-D", &data, "-U", "postgres", "-A", "trust", "--no-sync"],
-            );
-            let options = format!(
-                "-c listen_addresses='' -c unix_socket_directories={} -c fsync=off",
-                cluster.socket_dir().display()
-            );
-            let log = cluster.dir.path().join("log").display().to_string();
-            cluster.run(
-                "pg_ctl",
-                &["-D", &data, "-o", &options, "-l", &log, "-w", "start"],
-            );
-            let mut admin = postgres::Client::connect(&cluster.url_of("postgres"), postgres::NoTls)
-                .expect("connect to the test cluster");
-            admin.batch_execute("CREATE DATABASE vouch").unwrap();
-            Some(cluster)
         }
 
-        fn data(&self) -> String {
-            self.dir.path().join("data").display().to_string()
-        }
-
-        fn socket_dir(&self) -> &Path {
-            self.dir.path()
-        }
-
-        fn run(&self, program: &str, args: &[&str]) {
-            let path = self.bin.join(program);
-            let output = if self.as_postgres {
-                Command::new("runuser")
-                    .args(["-u", "postgres", "--"])
-                    .arg(&path)
-                    .args(args)
-                    .output()
-            } else {
-                Command::new(&path).args(args).output()
-            }
-            .unwrap();
-            assert!(
-                output.status.success(),
-                "{program} {args:?}: {}{}",
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-
-        fn url_of(&self, db: &str) -> String {
-            format!(
-                "postgresql://postgres@/{db}?host={}",
-                self.socket_dir().display()
-            )
-        }
-
-        /// The URL of the test database.
         pub(crate) fn url(&self) -> String {
-            self.url_of("vouch")
+            self.0.url()
         }
 
         /// A direct connection to the test database.
         pub(crate) fn client(&self) -> postgres::Client {
             postgres::Client::connect(&self.url(), postgres::NoTls).unwrap()
-        }
-    }
-
-    impl Drop for Cluster {
-        fn drop(&mut self) {
-            let data = self.data();
-            let path = self.bin.join("pg_ctl");
-            let args = ["-D", data.as_str(), "-m", "immediate", "stop"];
-            let _ = if self.as_postgres {
-                Command::new("runuser")
-                    .args(["-u", "postgres", "--"])
-                    .arg(&path)
-                    .args(args)
-                    .output()
-            } else {
-                Command::new(&path).args(args).output()
-            };
         }
     }
 }
