@@ -22,6 +22,10 @@ fn decided(answer: &[u8], decision: &str, stage: &str) -> bool {
         .is_some()
 }
 
+/// The unknown field a `refused` body ends with (fields serialize in
+/// name order), named in the 400 it gets.
+const REFUSED_FIELD: &str = "zz_not_a_field";
+
 /// Numbers the `model` requests of the whole run.
 static NEXT_REVIEW: AtomicU64 = AtomicU64::new(0);
 
@@ -32,6 +36,12 @@ pub enum Kind {
     Livez,
     /// A bash hard deny (`rm -rf /`): answered before routing.
     HardDeny,
+    /// The hard deny's body with one unknown field last, to the same route:
+    /// the token check, rate limit, deadline, body read and strict parse of
+    /// a hard deny, then a 400 instead of a decision. The `POST` exchange
+    /// without the decision, so ratio (a) splits into the exchange's share
+    /// and the decision's.
+    Refused,
     /// A `read` of a project file: routed `pass`, no model.
     Pass,
     /// The same reviewed command again in the same turn: the verdict cache.
@@ -49,8 +59,9 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Livez,
+        Kind::Refused,
         Kind::HardDeny,
         Kind::Pass,
         Kind::Cached,
@@ -63,6 +74,7 @@ impl Kind {
         match self {
             Kind::Livez => "livez",
             Kind::HardDeny => "hard_deny",
+            Kind::Refused => "refused",
             Kind::Pass => "pass",
             Kind::Cached => "cached",
             Kind::Model => "model",
@@ -84,7 +96,7 @@ impl Kind {
     /// changes (`livez` sends none; `model` and `mixed` change per request).
     fn fixed_body(self, client: usize) -> Option<Bytes> {
         match self {
-            Kind::HardDeny | Kind::Pass | Kind::Cached => self.body(client, 0),
+            Kind::HardDeny | Kind::Refused | Kind::Pass | Kind::Cached => self.body(client, 0),
             Kind::Livez | Kind::Model | Kind::ModelDirect | Kind::Mixed => None,
         }
     }
@@ -102,6 +114,7 @@ impl Kind {
             }
             Kind::Livez
             | Kind::HardDeny
+            | Kind::Refused
             | Kind::Pass
             | Kind::Cached
             | Kind::Model
@@ -109,13 +122,28 @@ impl Kind {
         }
     }
 
-    /// Whether `answer` (status 200 assumed) is what request `n` of this
+    /// The status every answer of this kind must have.
+    fn status(self) -> u16 {
+        match self {
+            Kind::Refused => 400,
+            Kind::Livez
+            | Kind::HardDeny
+            | Kind::Pass
+            | Kind::Cached
+            | Kind::Model
+            | Kind::ModelDirect
+            | Kind::Mixed => 200,
+        }
+    }
+
+    /// Whether `answer` (with [`Kind::status`]) is what request `n` of this
     /// kind must get: every timed answer is checked, so a cell that counts
     /// wrong answers as throughput cannot pass.
     fn expected(self, n: u64, answer: &[u8]) -> bool {
         match self.at(n) {
             Kind::Livez => answer.starts_with(b"{\"status\":\"alive\""),
             Kind::HardDeny => decided(answer, "deny", "hard_deny"),
+            Kind::Refused => memchr::memmem::find(answer, REFUSED_FIELD.as_bytes()).is_some(),
             Kind::Pass => decided(answer, "allow", "routing"),
             // In its own cell the warm-up filled the cache; inside `mixed`
             // the first one of a client may be the review that fills it.
@@ -137,7 +165,7 @@ impl Kind {
         let mut v = match self {
             Kind::Livez => return None,
             Kind::ModelDirect => return Some(direct_body(client, n)),
-            Kind::HardDeny => base("bash"),
+            Kind::HardDeny | Kind::Refused => base("bash"),
             Kind::Pass => base("read"),
             Kind::Cached | Kind::Model => base("bash"),
             Kind::Mixed => return self.at(n).value(client, n),
@@ -146,6 +174,10 @@ impl Kind {
             // The line issue 30 measures: a list (two units), the wipe
             // judged in the directory the first unit moves to.
             Kind::HardDeny => v["command"] = "cd /tmp && rm -rf ~".into(),
+            Kind::Refused => {
+                v["command"] = "cd /tmp && rm -rf ~".into();
+                v[REFUSED_FIELD] = true.into();
+            }
             Kind::Pass => v["path"] = "/srv/app/README.md".into(),
             Kind::Cached => {
                 v["turn_id"] = "cached-turn".into();
@@ -196,6 +228,7 @@ impl Endpoints {
             Kind::ModelDirect => self.model,
             Kind::Livez
             | Kind::HardDeny
+            | Kind::Refused
             | Kind::Pass
             | Kind::Cached
             | Kind::Model
@@ -226,6 +259,7 @@ impl Connection {
                 Kind::ModelDirect => "/v1/chat/completions",
                 Kind::Livez
                 | Kind::HardDeny
+                | Kind::Refused
                 | Kind::Pass
                 | Kind::Cached
                 | Kind::Model
@@ -411,7 +445,7 @@ async fn warm_up(
     for client in 0..clients {
         let mut connection = Connection::open(addr, token, kind).await?;
         let (status, answer) = connection.send(kind.body(client, u64::MAX)).await?;
-        if status != 200 {
+        if status != kind.status() {
             anyhow::bail!(
                 "{} warm-up answered {status}: {}",
                 kind.name(),
@@ -457,7 +491,9 @@ async fn client_loop(run: Arc<Run>, connection: Connection, client: usize) -> Ve
         let sent = Instant::now();
         let failure = match connection.as_mut() {
             Some(c) => match c.send(body).await {
-                Ok((200, answer)) if kind.expected(n, &answer) => None,
+                Ok((status, answer)) if status == kind.status() && kind.expected(n, &answer) => {
+                    None
+                }
                 Ok((status, answer)) => Some(format!(
                     "{} answered {status}: {}",
                     kind.at(n).name(),
@@ -482,6 +518,10 @@ fn summary(answer: &[u8]) -> String {
     let v: Value = serde_json::from_slice(answer).unwrap_or(Value::Null);
     match (v["decision"].as_str(), v["stage"].as_str()) {
         (Some(d), Some(s)) => format!("{d}/{s}"),
+        // A refusal says its code.
+        _ if v["error"]["code"].is_string() => {
+            format!("error/{}", v["error"]["code"].as_str().unwrap_or("?"))
+        }
         // `livez` says its status; the model, what it answered.
         _ => v["status"]
             .as_str()

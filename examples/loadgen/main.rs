@@ -11,19 +11,24 @@
 //! `vouch serve` binary next to this example (building it with cargo if
 //! needed) with a temp `VOUCH_HOME`. Then, for each of 1, 16, 64 and 256
 //! closed-loop keep-alive clients, one cell per kind of request: `livez`
-//! (the trivial 200 route, the floor), `hard_deny`, `pass` (a routed read),
+//! (the trivial 200 route, the floor), `refused` (the hard deny's body with
+//! one unknown field: the same route, token check, rate limit, deadline,
+//! body read and strict parse, answered with a 400 instead of a decision —
+//! the `POST` exchange without the decision), `hard_deny`, `pass` (a routed read),
 //! `cached` (the verdict cache), `model` (a new turn, one model call),
 //! `model_direct` (the test model called straight, no vouch: how much of
 //! `model`'s overhead is the test model's own; not part of ratio (b)) and
 //! `mixed` (the four review kinds in turn). Each cell prints throughput, p50/p99/p99.9,
-//! errors (transport errors, statuses other than 200 and answers other than
+//! errors (transport errors, statuses other than the kind's and answers other than
 //! the kind's: every timed answer's decision and stage are checked), the
 //! server's peak RSS and its CPU time per request (user + system, all its
 //! threads: the figure least disturbed by whatever else shares the cores),
 //! and the load generator's own CPU time per request (`gen`: it shares the
 //! two cores with the server, so it bounds throughput too). Two ratios from
 //! the same run:
-//! (a) hard-deny throughput over `livez` throughput (target ≥ 0.7) and
+//! (a) hard-deny throughput over `livez` throughput (target ≥ 0.7), split
+//! into `refused` over `livez` (the exchange's share) and `hard_deny` over
+//! `refused` (the decision's share), and
 //! (b) the model cell's latency minus the model's fixed delay at 64 clients
 //! (target ≤ 2 ms at p50, ≤ 10 ms at p99). Last, `vouch hook claude-code`
 //! processes at `--hook-rate` a second (half hard denies, half reviewed):
@@ -222,6 +227,16 @@ fn print_ratios(cells: &[Cell], delay_ms: u64) {
                 floor.throughput(),
                 deny.throughput() / floor.throughput()
             );
+            // The split of (a): the exchange's share, the decision's share.
+            if let Some(refused) = find(cells, Kind::Refused, floor.clients) {
+                println!(
+                    "  split of (a)    {:>3} clients: refused (the POST exchange, no decision) {:.0} req/s / livez = {:.2}; hard_deny / refused = {:.2}",
+                    floor.clients,
+                    refused.throughput(),
+                    refused.throughput() / floor.throughput(),
+                    deny.throughput() / refused.throughput()
+                );
+            }
         }
     }
     let base = delay_ms as f64;
