@@ -258,7 +258,7 @@ impl Location {
         match store.backend {
             StoreBackend::Sqlite => Location::Sqlite,
             StoreBackend::Postgres => Location::Postgres {
-                url: env(&store.url_env).filter(|u| !u.trim().is_empty()),
+                url: crate::store::postgres::url_in_env(store, env),
                 store: store.clone(),
             },
         }
@@ -406,11 +406,7 @@ impl Db {
     pub fn open_postgres(url: Option<&str>, store: &StoreConfig) -> Result<Db, AuditError> {
         let url = url.ok_or_else(|| AuditError::Database {
             at: "postgresql".to_owned(),
-            detail: format!(
-                "`store.backend` is \"postgres\" but the environment variable `{}` \
-                 (`store.url_env`) holds no connection URL",
-                store.url_env
-            ),
+            detail: crate::store::postgres::missing_url(store),
         })?;
         let pg = PgDb::connect(url, store).map_err(|e| AuditError::from_store(&e))?;
         pg.migrate(&PG_MIGRATIONS)
@@ -570,15 +566,16 @@ impl Db {
             subjects: &mut new_subjects,
             hashes: &mut new_hashes,
         };
+        let caches = Caches {
+            subjects: &*subjects,
+            hashes: &*hashes,
+        };
         let result = match backend {
             Backend::Sqlite { conn, .. } => (|| {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 let summary = write_batch(
                     &Transaction::sqlite(&tx),
-                    &Caches {
-                        subjects: &*subjects,
-                        hashes: &*hashes,
-                    },
+                    &caches,
                     &mut fresh,
                     ops,
                     now_ms,
@@ -590,10 +587,7 @@ impl Db {
             .map_err(|e| AuditError::from_db(display, e)),
             Backend::Postgres(pg) => write_postgres(
                 pg,
-                &Caches {
-                    subjects: &*subjects,
-                    hashes: &*hashes,
-                },
+                &caches,
                 *epoch,
                 &mut fresh,
                 ops,

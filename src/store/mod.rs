@@ -276,15 +276,10 @@ impl Store {
             crate::config::StoreBackend::Sqlite if checked => Store::open_checked(state_dir),
             crate::config::StoreBackend::Sqlite => Store::open(state_dir),
             crate::config::StoreBackend::Postgres => {
-                let url = env(&cfg.url_env)
-                    .filter(|u| !u.trim().is_empty())
-                    .ok_or_else(|| StoreError::Unavailable {
+                let url =
+                    postgres::url_in_env(cfg, env).ok_or_else(|| StoreError::Unavailable {
                         at: "postgresql".to_owned(),
-                        detail: format!(
-                            "`store.backend` is \"postgres\" but the environment variable `{}` \
-                             (`store.url_env`) holds no connection URL",
-                            cfg.url_env
-                        ),
+                        detail: postgres::missing_url(cfg),
                     })?;
                 let db = postgres::PgDb::open(&url, cfg)?;
                 Ok(Store::with(Backend::Postgres(db)))

@@ -129,6 +129,25 @@ pub(crate) const STATE_MIGRATIONS: Migrations = Migrations {
     ],
 };
 
+/// The connection URL in the environment variable `store.url_env` names,
+/// read through `env`; `None` when it is unset or blank.
+pub(crate) fn url_in_env(
+    cfg: &StoreConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    env(&cfg.url_env).filter(|u| !u.trim().is_empty())
+}
+
+/// Why there is no URL to connect to, naming the variable (for the state
+/// and the audit alike).
+pub(crate) fn missing_url(cfg: &StoreConfig) -> String {
+    format!(
+        "`store.backend` is \"postgres\" but the environment variable `{}` \
+         (`store.url_env`) holds no connection URL",
+        cfg.url_env
+    )
+}
+
 impl PgDb {
     /// Connects to `url` (a `postgresql://` URL or `key=value` string),
     /// applies pending migrations, and keeps a pool of
