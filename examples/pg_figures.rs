@@ -48,9 +48,14 @@ mod postgres;
 #[path = "../tests/it/support/model_server.rs"]
 mod model_server;
 
-use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+#[allow(
+    dead_code,
+    reason = "the load harness's process module; this program starts replicas with it and reads no memory or CPU figures"
+)]
+#[path = "loadgen/target.rs"]
+mod target;
+
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -61,6 +66,7 @@ use serde_json::{Value, json};
 
 use model_server::{ModelServer, Reply, Script};
 use postgres::Cluster;
+use target::Service;
 
 #[derive(Parser, Debug)]
 #[command(about = "Single-row-update bound, grant pairs and store cost: SQLite vs PostgreSQL")]
@@ -98,7 +104,7 @@ impl Backend {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let binary = vouch_binary()?;
+    let binary = target::vouch_binary()?;
     let cluster = Cluster::start().map_err(|skip| anyhow::anyhow!("{skip}"))?;
     println!(
         "cluster: {} (socket {}), {} clients, {} s a measurement",
@@ -268,116 +274,23 @@ fn pgbench_bound(cluster: &Cluster, clients: usize, seconds: f64) -> anyhow::Res
         .with_context(|| format!("no `tps = ` line in pgbench's output:\n{stdout}"))
 }
 
-/// The `vouch` binary: `VOUCH_BIN`, else the one next to this example.
-fn vouch_binary() -> anyhow::Result<PathBuf> {
-    if let Some(binary) = std::env::var_os("VOUCH_BIN") {
-        return Ok(PathBuf::from(binary));
-    }
-    let exe = std::env::current_exe()?;
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .context("cannot locate the target directory")?;
-    let binary = dir.join("vouch");
-    if let Ok(cargo) = std::env::var("CARGO") {
-        let status = Command::new(cargo)
-            .args(["build", "--release", "--bin", "vouch"])
-            .status()?;
-        if !status.success() {
-            bail!("cargo build --bin vouch failed: {status}");
-        }
-    }
-    if !binary.is_file() {
-        bail!(
-            "`{}` does not exist: run `cargo build --release --bin vouch`",
-            binary.display()
-        );
-    }
-    Ok(binary)
-}
-
-/// The overlay each replica runs with: limits open, the verdict cache long
-/// and large enough that every `cached` request hits it.
+/// The overlay each replica runs with: the load harness's (limits open,
+/// the verdict cache long and large enough that every `cached` request
+/// hits it), on the backend measured.
 fn config(backend: Backend, model_base_url: &str) -> String {
-    let mut config = format!(
-        "[reviewer]\nprovider = \"openai\"\nbase_url = \"{model_base_url}\"\napi_key_env = \"\"\n\
-         timeout_ms = 10000\n\n[turn]\nmax_reviews = 1000\n\n\
-         [cache]\nttl_ms = 3600000\nmax_entries = 1024\n\n\
-         [server]\nrate_limit_per_second = 100000\nmax_concurrent_reviews = 1024\nshutdown_grace_ms = 2000\n"
-    );
+    let mut config = target::config(model_base_url, 10_000);
     if backend == Backend::Postgres {
         config.push_str("\n[store]\nbackend = \"postgres\"\n");
     }
     config
 }
 
-/// One running `vouch serve`, killed when dropped.
-struct Node {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Node {
-    fn start(
-        binary: &Path,
-        home: &Path,
-        config: &str,
-        env: &[(&str, String)],
-    ) -> anyhow::Result<Node> {
-        let config_path = home.join("figures.toml");
-        std::fs::write(&config_path, config)?;
-        let mut command = Command::new(binary);
-        command
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-            .arg(&config_path)
-            .env("VOUCH_HOME", home)
-            .env("HOME", home)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            command.env(k, v);
-        }
-        let mut child = command.spawn().context("cannot start vouch serve")?;
-        let stderr = child.stderr.take().context("no stderr")?;
-        let mut node = Node {
-            child,
-            base: String::new(),
-        };
-        let mut reader = BufReader::new(stderr);
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if reader.read_line(&mut line)? == 0 {
-                bail!(
-                    "vouch serve exited before listening: {:?}",
-                    node.child.wait()?
-                );
-            }
-            if let Some(addr) = line.trim().strip_prefix("vouch: listening on ") {
-                node.base = format!("http://{addr}");
-                break;
-            }
-        }
-        std::thread::spawn(move || {
-            let mut sink = [0u8; 64 * 1024];
-            while reader.read(&mut sink).is_ok_and(|n| n > 0) {}
-        });
-        Ok(node)
-    }
-}
+/// The replicas' own log level: warnings only.
+const QUIET: (&str, &str) = ("RUST_LOG", "warn");
 
 /// Three replicas over one state (see the module doc).
 struct Replicas {
-    nodes: Vec<Node>,
+    nodes: Vec<Service>,
     _homes: Vec<tempfile::TempDir>,
     adapter: String,
     http: reqwest::Client,
@@ -401,7 +314,7 @@ impl Replicas {
             Backend::Sqlite => {
                 let home = tempfile::tempdir()?;
                 for _ in 0..REPLICAS {
-                    nodes.push(Node::start(binary, home.path(), &config, &[])?);
+                    nodes.push(Service::start_in(binary, home.path(), &config, &[QUIET])?);
                 }
                 homes.push(home);
             }
@@ -413,19 +326,20 @@ impl Replicas {
                         String::from_utf8_lossy(&out.stderr)
                     );
                 }
-                let env = [("VOUCH_STORE_URL", cluster.url_of("figures"))];
+                let url = cluster.url_of("figures");
+                let env = [QUIET, ("VOUCH_STORE_URL", url.as_str())];
                 for _ in 0..REPLICAS {
                     homes.push(tempfile::tempdir()?);
                 }
                 let first_state = homes[0].path().join("state");
-                nodes.push(Node::start(binary, homes[0].path(), &config, &env)?);
+                nodes.push(Service::start_in(binary, homes[0].path(), &config, &env)?);
                 // The first audit write makes hmac.key; then copy it and
                 // the tokens, as a team distributes them.
-                let token = read_token(&first_state, "adapter")?;
+                let token = nodes[0].adapter_token.clone();
                 let event = json!([{"requestId": "figures-key", "surface": "bash", "value": "git status",
                     "result": "allow", "resolution": "user_approved", "origin": null,
                     "agentName": "main", "matchedPattern": null, "cwd": "/srv/app"}]);
-                http.post(format!("{}/v1/audit/events", nodes[0].base))
+                http.post(format!("http://{}/v1/audit/events", nodes[0].addr))
                     .bearer_auth(&token)
                     .json(&event)
                     .send()
@@ -441,11 +355,11 @@ impl Replicas {
                 }
                 for home in &homes[1..] {
                     distribute(&first_state, &home.path().join("state"))?;
-                    nodes.push(Node::start(binary, home.path(), &config, &env)?);
+                    nodes.push(Service::start_in(binary, home.path(), &config, &env)?);
                 }
             }
         }
-        let adapter = read_token(&homes[0].path().join("state"), "adapter")?;
+        let adapter = nodes[0].adapter_token.clone();
         Ok(Replicas {
             nodes,
             _homes: homes,
@@ -455,20 +369,15 @@ impl Replicas {
     }
 
     fn url(&self, client: usize, path: &str) -> String {
-        format!("{}{path}", self.nodes[client % self.nodes.len()].base)
+        format!(
+            "http://{}{path}",
+            self.nodes[client % self.nodes.len()].addr
+        )
     }
 
     fn stop(self) {
         drop(self);
     }
-}
-
-fn read_token(state: &Path, name: &str) -> anyhow::Result<String> {
-    Ok(
-        std::fs::read_to_string(state.join(format!("{name}.token")))?
-            .trim()
-            .to_owned(),
-    )
 }
 
 fn distribute(from: &Path, to: &Path) -> anyhow::Result<()> {

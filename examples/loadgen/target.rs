@@ -69,32 +69,59 @@ pub fn config(model_base_url: &str, timeout_ms: u64) -> String {
     )
 }
 
-/// A running `vouch serve`.
+/// A running `vouch serve`, killed if dropped before [`Service::stop`].
 pub struct Service {
     pub child: Child,
     pub addr: SocketAddr,
     pub adapter_token: String,
-    /// Kept for the service's lifetime (its VOUCH_HOME).
-    pub _home: tempfile::TempDir,
+    /// The temp `VOUCH_HOME` [`Service::start`] made, kept for the
+    /// service's lifetime.
+    _home: Option<tempfile::TempDir>,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Service {
-    /// Starts `binary serve` with `config`; returns once it said it listens.
+    /// Starts `binary serve` with `config` in a temp `VOUCH_HOME` of its
+    /// own; returns once it said it listens.
     pub fn start(binary: &Path, config: &str) -> anyhow::Result<Service> {
         let home = tempfile::tempdir()?;
-        let config_path = home.path().join("loadgen.toml");
+        let mut service = Service::start_in(binary, home.path(), config, &[])?;
+        service._home = Some(home);
+        Ok(service)
+    }
+
+    /// Starts `binary serve` with `config` (written into `home`) and
+    /// `VOUCH_HOME` and `HOME` set to `home`, then `env` (which may
+    /// override `RUST_LOG`, `info` by default); returns once it said it
+    /// listens. Replicas share a home, or each gets its own.
+    pub fn start_in(
+        binary: &Path,
+        home: &Path,
+        config: &str,
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Service> {
+        let config_path = home.join("served.toml");
         std::fs::write(&config_path, config)?;
-        let mut child = Command::new(binary)
+        let mut command = Command::new(binary);
+        command
             .args(["serve", "--listen", "127.0.0.1:0", "--config"])
             .arg(&config_path)
-            .env("VOUCH_HOME", home.path())
-            .env("HOME", home.path())
+            .env("VOUCH_HOME", home)
+            .env("HOME", home)
             .env("RUST_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("cannot start vouch serve")?;
+            .stderr(Stdio::piped());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().context("cannot start vouch serve")?;
         let stderr = child.stderr.take().context("no stderr")?;
         let mut reader = BufReader::new(stderr);
         let mut line = String::new();
@@ -115,14 +142,14 @@ impl Service {
             let mut sink = [0u8; 64 * 1024];
             while reader.read(&mut sink).is_ok_and(|n| n > 0) {}
         });
-        let adapter_token = std::fs::read_to_string(home.path().join("state/adapter.token"))?
+        let adapter_token = std::fs::read_to_string(home.join("state/adapter.token"))?
             .trim()
             .to_owned();
         Ok(Service {
             child,
             addr,
             adapter_token,
-            _home: home,
+            _home: None,
         })
     }
 
