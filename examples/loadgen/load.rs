@@ -165,7 +165,12 @@ impl Kind {
         let mut v = match self {
             Kind::Livez => return None,
             Kind::ModelDirect => return Some(direct_body(client, n)),
-            Kind::HardDeny | Kind::Refused => base("bash"),
+            Kind::Refused => {
+                let mut v = Kind::HardDeny.value(client, n)?;
+                v[REFUSED_FIELD] = true.into();
+                return Some(v);
+            }
+            Kind::HardDeny => base("bash"),
             Kind::Pass => base("read"),
             Kind::Cached | Kind::Model => base("bash"),
             Kind::Mixed => return self.at(n).value(client, n),
@@ -174,10 +179,6 @@ impl Kind {
             // The line issue 30 measures: a list (two units), the wipe
             // judged in the directory the first unit moves to.
             Kind::HardDeny => v["command"] = "cd /tmp && rm -rf ~".into(),
-            Kind::Refused => {
-                v["command"] = "cd /tmp && rm -rf ~".into();
-                v[REFUSED_FIELD] = true.into();
-            }
             Kind::Pass => v["path"] = "/srv/app/README.md".into(),
             Kind::Cached => {
                 v["turn_id"] = "cached-turn".into();
