@@ -26,8 +26,7 @@
 //! Backends: `sqlite` (the three replicas share one `VOUCH_HOME`, one
 //! machine) and `postgres` (each replica its own `VOUCH_HOME` with copies of
 //! the first one's tokens and `hmac.key`, `[store] backend = "postgres"`,
-//! the URL in `VOUCH_STORE_URL`). A build without the PostgreSQL store
-//! measures (a) and the SQLite rows, and says so. Needs Debian's
+//! the URL in `VOUCH_STORE_URL`). Needs Debian's
 //! `postgresql` package; run as root, the cluster runs as `postgres`.
 
 #![allow(
@@ -128,16 +127,8 @@ fn main() -> anyhow::Result<()> {
     )));
     model.set_max_recorded(16);
 
-    let mut backends = vec![Backend::Sqlite];
-    if postgres_store_built() {
-        backends.push(Backend::Postgres);
-    } else {
-        println!(
-            "postgres: this build has no PostgreSQL store (no [store] in config/default.toml); SQLite rows only"
-        );
-    }
     let mut rows = Vec::new();
-    for backend in backends {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
         let replicas = runtime.block_on(Replicas::start(
             &binary,
             backend,
@@ -216,11 +207,6 @@ fn print_table(rows: &[Row], bound: f64, model_delay_ms: u64) {
             model_delay_ms
         );
     }
-}
-
-/// Whether this build has the PostgreSQL store.
-fn postgres_store_built() -> bool {
-    include_str!("../config/default.toml").contains("\n[store]")
 }
 
 /// `pgbench` on a one-row table in its own database: commits/s.

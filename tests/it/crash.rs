@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use crate::support::model_server::{ModelServer, Reply, Script, verdict};
 use crate::support::proof::{Service, token};
+use crate::support::{AUDIT_REPORT_ALL, audit_observations};
 
 fn config(model: &ModelServer) -> String {
     format!(
@@ -100,16 +101,7 @@ fn integrity_of(db: &Path) -> String {
 
 /// Observations the audit has counted, over every project.
 async fn audit_total(http: &reqwest::Client, service: &Service, operator: &str) -> u64 {
-    let report: Value = http
-        .get(service.url("/v1/audit/report?scope=all&days=30"))
-        .bearer_auth(operator)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    report["totals"]["observations"].as_u64().unwrap()
+    audit_observations(http, &service.url(AUDIT_REPORT_ALL), operator).await
 }
 
 /// Posts batches of new pi decision events to `listen` until the service

@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use crate::support::model_server::{ModelServer, Reply, Script, verdict};
 use crate::support::postgres::Cluster;
 use crate::support::serve::Running;
+use crate::support::{AUDIT_REPORT_ALL, audit_observations};
 
 /// How many replicas every test runs.
 const REPLICAS: usize = 3;
@@ -123,12 +124,6 @@ fn config(backend: Backend, model: &ModelServer, extra: &str) -> String {
     config
 }
 
-/// Whether this build has the PostgreSQL store (its `[store]` section in
-/// the compiled-in defaults).
-fn postgres_store_built() -> bool {
-    include_str!("../../config/default.toml").contains("\n[store]")
-}
-
 impl Replicas {
     /// Starts the replicas (and the cluster); `None` (after printing why)
     /// when the backend cannot run here.
@@ -147,12 +142,6 @@ impl Replicas {
                 Some(Replicas::assemble(nodes, vec![home], http, backend, None))
             }
             Backend::Postgres => {
-                if !postgres_store_built() {
-                    eprintln!(
-                        "skipped: this build has no PostgreSQL store yet (no [store] in config/default.toml)"
-                    );
-                    return None;
-                }
                 let cluster = match Cluster::start() {
                     Ok(cluster) => cluster,
                     Err(skip) => {
@@ -251,17 +240,21 @@ impl Api {
 
     /// `vouch`'s audit total (every project) as `replica` reports it.
     async fn audit_total(&self, replica: usize) -> u64 {
-        let report: Value = self
-            .http
-            .get(self.url(replica, "/v1/audit/report?scope=all&days=30"))
-            .bearer_auth(&self.operator)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        report["totals"]["observations"].as_u64().unwrap()
+        audit_observations(
+            &self.http,
+            &self.url(replica, AUDIT_REPORT_ALL),
+            &self.operator,
+        )
+        .await
+    }
+
+    /// A review on `replica` that must be allowed with a grant: the body
+    /// that consumes the grant.
+    async fn mint(&self, replica: usize, request: &Value) -> Value {
+        let d = self.review(replica, request).await;
+        assert_eq!(decided(&d), ("allow", "reviewer"), "{d}");
+        let token = d["grant"]["token"].as_str().unwrap().to_owned();
+        json!({"session_id": request["session_id"], "token": token, "request": request})
     }
 
     /// An operator `POST` on `replica`: (status, body).
@@ -374,10 +367,7 @@ async fn one_grant_raced_on_every_replica_has_one_winner(backend: Backend) {
             &format!("cargo build -p race{round}"),
             true,
         );
-        let decision = r.review(round, &request).await;
-        assert_eq!(decided(&decision), ("allow", "reviewer"), "{decision}");
-        let grant = decision["grant"]["token"].as_str().unwrap().to_owned();
-        let body = json!({"session_id": "race", "token": grant, "request": request});
+        let body = r.mint(round, &request).await;
         let barrier = Arc::new(tokio::sync::Barrier::new(64));
         let tasks: Vec<_> = (0..64)
             .map(|client| {
@@ -736,10 +726,7 @@ async fn kill_9_of_one_replica_under_load_spends_no_grant_twice(backend: Backend
             &format!("cargo build -p kill{i}"),
             true,
         );
-        let d = r.review(i, &request).await;
-        assert_eq!(decided(&d), ("allow", "reviewer"), "{d}");
-        let token = d["grant"]["token"].as_str().unwrap().to_owned();
-        grants.push(json!({"session_id": "kill", "token": token, "request": request}));
+        grants.push(r.mint(i, &request).await);
     }
     let victim = 2;
     let ingests: Vec<_> = (0..REPLICAS)
@@ -911,9 +898,7 @@ async fn the_database_stopped_under_load_fails_closed_and_recovers() {
     };
     let deadline = Duration::from_millis(REVIEW_TIMEOUT_MS) + Duration::from_secs(5);
     let kept = review("db-down", "grant", "cargo build -p kept-grant", true);
-    let d = r.review(0, &kept).await;
-    assert_eq!(decided(&d), ("allow", "reviewer"), "{d}");
-    let kept = json!({"session_id": "db-down", "token": d["grant"]["token"], "request": kept});
+    let kept = r.mint(0, &kept).await;
     for i in 0..REPLICAS {
         let health = r.http.get(r.url(i, "/healthz")).send().await.unwrap();
         assert_eq!(

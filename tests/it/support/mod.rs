@@ -9,3 +9,21 @@ pub mod proof;
 pub mod serve;
 pub mod state;
 pub mod tls;
+
+/// The path of the audit report over every project, 30 days.
+pub const AUDIT_REPORT_ALL: &str = "/v1/audit/report?scope=all&days=30";
+
+/// The observations the audit has counted, over every project, as the
+/// service at `report_url` ([`AUDIT_REPORT_ALL`] on it) reports them.
+pub async fn audit_observations(http: &reqwest::Client, report_url: &str, operator: &str) -> u64 {
+    let report: serde_json::Value = http
+        .get(report_url)
+        .bearer_auth(operator)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    report["totals"]["observations"].as_u64().unwrap()
+}
