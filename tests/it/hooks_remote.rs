@@ -254,12 +254,22 @@ async fn every_harness_gets_the_local_reply_from_the_service() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_local_transcript_and_recorded_prompt_reach_the_services_packet() {
     let model = ModelServer::with_script(model_script()).await;
-    let (_service, _service_home, token) = serve(&model);
-    let url = format!("http://{}", _service.listen);
+    let (service, _service_home, token) = serve(&model);
+    let url = format!("http://{}", service.listen);
     let machine = Machine::new();
     let home = machine.vouch_home(None);
     let args = ["--server", url.as_str()];
     let env = [("VOUCH_ADAPTER_TOKEN", token.as_str())];
+    let run = |input: &Value| {
+        hook(
+            machine.user.path(),
+            &home,
+            "claude-code",
+            input,
+            &args,
+            &env,
+        )
+    };
 
     let secret = "AKIAUJZDE8GXD6NCF10E";
     let transcript = machine.user.path().join("session.jsonl");
@@ -274,14 +284,7 @@ async fn the_local_transcript_and_recorded_prompt_reach_the_services_packet() {
     std::fs::write(&transcript, text).unwrap();
     let mut input = shell_event("claude-code", "touch transcript-marker");
     input["transcript_path"] = transcript.display().to_string().into();
-    let r = hook(
-        machine.user.path(),
-        &home,
-        "claude-code",
-        &input,
-        &args,
-        &env,
-    );
+    let r = run(&input);
     assert!(r.stdout.contains("\"allow\""), "{}", r.stdout);
     let body = model.requests().last().unwrap().raw_body.clone();
     assert!(body.contains("LATEST-USER-MARKER"), "{body}");
@@ -293,25 +296,11 @@ async fn the_local_transcript_and_recorded_prompt_reach_the_services_packet() {
     let mut prompt = fixture("claude-code", "userpromptsubmit.json");
     prompt["transcript_path"] = missing.display().to_string().into();
     prompt["prompt"] = "PROMPT-MARKER: please create ran-c".into();
-    let r = hook(
-        machine.user.path(),
-        &home,
-        "claude-code",
-        &prompt,
-        &args,
-        &env,
-    );
+    let r = run(&prompt);
     assert_eq!(r.stdout, "{}\n", "a prompt is never blocked");
     let mut input = shell_event("claude-code", "touch ran-c");
     input["transcript_path"] = missing.display().to_string().into();
-    let r = hook(
-        machine.user.path(),
-        &home,
-        "claude-code",
-        &input,
-        &args,
-        &env,
-    );
+    let r = run(&input);
     assert!(r.stdout.contains("\"allow\""), "{}", r.stdout);
     let body = model.requests().last().unwrap().raw_body.clone();
     assert!(body.contains("PROMPT-MARKER"), "{body}");
@@ -408,39 +397,24 @@ async fn the_token_comes_from_a_file_or_the_environment_and_a_wrong_one_denies()
     let home = machine.vouch_home(None);
     let input = shell_event("claude-code", "touch allowed-marker");
     let allowed = |r: &Run| r.stdout.contains("\"permissionDecision\":\"allow\"");
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        hook(machine.user.path(), &home, "claude-code", &input, args, env)
+    };
 
-    let r = hook(
-        machine.user.path(),
-        &home,
-        "claude-code",
-        &input,
-        &["--server", &url],
-        &[("VOUCH_ADAPTER_TOKEN", &token)],
-    );
+    let r = run(&["--server", &url], &[("VOUCH_ADAPTER_TOKEN", &token)]);
     assert!(allowed(&r), "from the environment: {}", r.stdout);
 
     let file = machine.user.path().join("adapter.token");
     std::fs::write(&file, format!("{token}\n")).unwrap();
     let file_arg = file.display().to_string();
     let wrong = "wrong-token-0123456789";
-    let r = hook(
-        machine.user.path(),
-        &home,
-        "claude-code",
-        &input,
+    let r = run(
         &["--server", &url, "--token-file", &file_arg],
         &[("VOUCH_ADAPTER_TOKEN", wrong)],
     );
     assert!(allowed(&r), "from the file, which wins: {}", r.stdout);
 
-    let r = hook(
-        machine.user.path(),
-        &home,
-        "claude-code",
-        &input,
-        &["--server", &url],
-        &[("VOUCH_ADAPTER_TOKEN", wrong)],
-    );
+    let r = run(&["--server", &url], &[("VOUCH_ADAPTER_TOKEN", wrong)]);
     assert!(is_deny("claude-code", &r.stdout), "{}", r.stdout);
     assert!(
         r.stdout.contains("[vouch fault: unreachable]") && r.stdout.contains("401"),
@@ -449,14 +423,7 @@ async fn the_token_comes_from_a_file_or_the_environment_and_a_wrong_one_denies()
     );
     assert!(!r.stdout.contains(wrong) && !r.stderr.contains(wrong));
 
-    let r = hook(
-        machine.user.path(),
-        &home,
-        "claude-code",
-        &input,
-        &["--server", &url],
-        &[],
-    );
+    let r = run(&["--server", &url], &[]);
     assert!(is_deny("claude-code", &r.stdout), "{}", r.stdout);
     assert!(
         r.stdout.contains("[vouch fault: config_error]")
@@ -471,11 +438,7 @@ async fn the_token_comes_from_a_file_or_the_environment_and_a_wrong_one_denies()
         .join("no-such.token")
         .display()
         .to_string();
-    let r = hook(
-        machine.user.path(),
-        &home,
-        "claude-code",
-        &input,
+    let r = run(
         &["--server", &url, "--token-file", &missing],
         &[("VOUCH_ADAPTER_TOKEN", &token)],
     );
@@ -486,11 +449,7 @@ async fn the_token_comes_from_a_file_or_the_environment_and_a_wrong_one_denies()
     );
 
     // Plain http across the network needs saying so.
-    let r = hook(
-        machine.user.path(),
-        &home,
-        "claude-code",
-        &input,
+    let r = run(
         &["--server", "http://vouch.example:8787"],
         &[("VOUCH_ADAPTER_TOKEN", &token)],
     );
