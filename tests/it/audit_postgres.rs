@@ -365,25 +365,6 @@ fn writers_with_their_own_caches_add_up_and_survive_a_recreated_audit() {
     assert_eq!(rows.iter().map(|r| r.count).sum::<i64>(), 1 + 3 * 100);
 }
 
-/// Every secret in the redaction corpora.
-fn corpus_secrets() -> Vec<String> {
-    let mut out = Vec::new();
-    for file in ["secrets.jsonl", "secrets_extra.jsonl"] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(file);
-        for line in std::fs::read_to_string(path)
-            .unwrap()
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-        {
-            let v: Value = serde_json::from_str(line).unwrap();
-            out.push(v["secret"].as_str().unwrap().to_owned());
-        }
-    }
-    out
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_secret_reaches_the_postgres_tables() {
     let Some(cluster) = tokio::task::block_in_place(|| {
@@ -395,7 +376,7 @@ async fn nothing_secret_reaches_the_postgres_tables() {
     let project = root.path().join("acme-payroll-project");
     std::fs::create_dir_all(project.join(".git")).unwrap();
     let replica = Replica::new(root.path(), "a", &cluster.url(), |_| {});
-    let secrets = corpus_secrets();
+    let secrets = crate::support::fixtures::secrets();
     assert!(secrets.len() >= 10);
     let url = "https://billing.internal-acme-corp.example/api/v1/invoices?customer=4711";
     let mut raw: Vec<String> = vec![

@@ -12,45 +12,17 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
+use crate::support::fixtures;
 use crate::support::model_server::{ModelServer, Reply, Script, verdict};
 use crate::support::serve::Running;
-
-/// Every secret in the redaction corpora.
-fn corpus_secrets() -> Vec<String> {
-    let mut out = Vec::new();
-    for file in ["secrets.jsonl", "secrets_extra.jsonl"] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(file);
-        for line in std::fs::read_to_string(path)
-            .unwrap()
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-        {
-            let v: Value = serde_json::from_str(line).unwrap();
-            out.push(v["secret"].as_str().unwrap().to_owned());
-        }
-    }
-    out
-}
 
 /// The corpus commands, and each secret placed where templates keep words
 /// or drop values: after an option, glued to one, bare, in a URL.
 fn commands(secrets: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for file in ["secrets.jsonl", "secrets_extra.jsonl"] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(file);
-        for line in std::fs::read_to_string(path)
-            .unwrap()
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-        {
-            let v: Value = serde_json::from_str(line).unwrap();
-            out.push(v["command"].as_str().unwrap().to_owned());
-        }
-    }
+    let mut out: Vec<String> = fixtures::secret_records()
+        .iter()
+        .map(|v| v["command"].as_str().unwrap().to_owned())
+        .collect();
     for s in secrets {
         let quoted = format!("'{}'", s.replace('\'', "'\\''"));
         out.push(format!("deploy --token {quoted}"));
@@ -169,7 +141,7 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 
 #[tokio::test]
 async fn no_secret_path_or_url_reaches_the_audit_files_or_the_logs() {
-    let secrets = corpus_secrets();
+    let secrets = fixtures::secrets();
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("vh");
     let project = dir.path().join("client-acme-confidential-project");
@@ -547,7 +519,7 @@ fn run_hook(home: &Path, harness: &str, event: &Value) -> String {
 // the model server answers them on another.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_secret_reaches_the_audit_through_any_hook_process() {
-    let secrets = corpus_secrets();
+    let secrets = fixtures::secrets();
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("vh");
     let project = dir.path().join("client-acme-confidential-project");

@@ -43,3 +43,20 @@ pub fn records<T: DeserializeOwned>(names: &[&str]) -> Vec<T> {
         .flat_map(|name| jsonl(name).into_iter().map(|(_, v)| v))
         .collect()
 }
+
+/// The redaction corpora (`secrets.jsonl`, `secrets_extra.jsonl`): each
+/// line's record.
+pub fn secret_records() -> Vec<serde_json::Value> {
+    records(&["secrets.jsonl", "secrets_extra.jsonl"])
+}
+
+/// Every secret in the redaction corpora.
+pub fn secrets() -> Vec<String> {
+    secret_records()
+        .iter()
+        .map(|v| match v["secret"].as_str() {
+            Some(secret) => secret.to_owned(),
+            None => panic!("a redaction corpus line without a `secret`: {v}"),
+        })
+        .collect()
+}
