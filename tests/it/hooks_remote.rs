@@ -12,11 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::support::fixtures;
 use crate::support::model_server::{ModelServer, Reply, Script};
 use crate::support::serve::Running;
 use crate::support::tls::{Ca, TlsFront};
-
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/harnesses");
 
 const HARNESSES: [&str; 7] = [
     "claude-code",
@@ -28,10 +27,9 @@ const HARNESSES: [&str; 7] = [
     "qwen",
 ];
 
+/// A captured hook payload of `harness` (`tests/fixtures/harnesses/`).
 fn fixture(harness: &str, name: &str) -> Value {
-    let path = Path::new(FIXTURES).join(harness).join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
+    serde_json::from_str(&fixtures::text(&format!("harnesses/{harness}/{name}"))).unwrap()
 }
 
 /// The primary shell event of each harness, running `command`.
