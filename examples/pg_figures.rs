@@ -538,6 +538,17 @@ async fn grant_pairs(r: &Replicas, clients: usize, seconds: Duration) -> anyhow:
     Ok(cell)
 }
 
+/// The one request client `client` of a `cached` cell sends: reviewed
+/// once before the timed run, a verdict-cache hit from then on.
+fn cached_request(client: usize) -> Value {
+    request(
+        &format!("cached-{client}"),
+        "t",
+        &format!("cargo build -p cached{client}"),
+        false,
+    )
+}
+
 /// `cached` or `model` reviews over the replicas.
 async fn reviewed(
     r: &Replicas,
@@ -547,12 +558,7 @@ async fn reviewed(
 ) -> anyhow::Result<Cell> {
     if kind == Kind::Cached {
         for client in 0..clients {
-            let body = request(
-                &format!("cached-{client}"),
-                "t",
-                &format!("cargo build -p cached{client}"),
-                false,
-            );
+            let body = cached_request(client);
             post(&r.http, &r.url(client, "/v1/review"), &r.adapter, &body).await?;
         }
     }
@@ -562,15 +568,7 @@ async fn reviewed(
         let (http, adapter, url) = (http.clone(), adapter.clone(), urls[client].clone());
         async move {
             let (body, stage) = match kind {
-                Kind::Cached => (
-                    request(
-                        &format!("cached-{client}"),
-                        "t",
-                        &format!("cargo build -p cached{client}"),
-                        false,
-                    ),
-                    "cache",
-                ),
+                Kind::Cached => (cached_request(client), "cache"),
                 Kind::Model => {
                     let n = NEXT_TURN.fetch_add(1, Ordering::Relaxed);
                     (
