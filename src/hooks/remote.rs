@@ -577,11 +577,23 @@ fn fit_body(request: &Request) -> Result<Vec<u8>, CallError> {
         }
         kept.push(entry);
     }
+    let dropped = request.transcript.len().saturating_sub(kept.len());
     shorter.transcript = kept;
+    // Said, not silent: the service sees a shorter transcript than the
+    // harness wrote.
+    tracing::info!(
+        dropped,
+        limit = MAX_BODY_BYTES,
+        "the inline transcript was shortened to fit the service's body limit, oldest entries first"
+    );
     let body = encode(&shorter)?;
     if body.len() <= MAX_BODY_BYTES {
         return Ok(body);
     }
+    tracing::info!(
+        limit = MAX_USER_TEXT_BYTES,
+        "the latest user message was cut to fit the service's body limit"
+    );
     for entry in &mut shorter.transcript {
         if let TranscriptEntry::User { text } = entry {
             let mut cut = MAX_USER_TEXT_BYTES.min(text.len());
