@@ -217,23 +217,14 @@ fn hold_audit_write_lock() {
 }
 
 fn review(home: &Path, request: &Value) -> (Value, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
-        .arg("review")
-        .env("VOUCH_HOME", home)
-        .env("HOME", home)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(request.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::run_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_vouch"))
+            .arg("review")
+            .env("VOUCH_HOME", home)
+            .env("HOME", home)
+            .env_remove("RUST_LOG"),
+        request.to_string().as_bytes(),
+    );
     assert!(
         out.status.success(),
         "{}",

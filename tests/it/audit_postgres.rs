@@ -466,31 +466,21 @@ fn hex_of(bytes: &[u8]) -> String {
 /// `vouch audit <args>` as its own process of replica `home`, on the
 /// PostgreSQL database at `url`.
 fn vouch_audit(home: &Path, url: &str, args: &[&str], stdin: &str) -> Value {
-    use std::io::Write as _;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_vouch"))
-        .arg("audit")
-        .args(args)
-        .env("VOUCH_HOME", home)
-        .env("HOME", home)
-        .env("VOUCH_STORE__BACKEND", "postgres")
-        // Not the default `VOUCH_STORE_URL`: the configuration's
-        // environment layer rejects that name as a malformed `VOUCH_…`
-        // setting.
-        .env("VOUCH_STORE__URL_ENV", "AUDIT_TEST_DATABASE_URL")
-        .env("AUDIT_TEST_DATABASE_URL", url)
-        .env_remove("RUST_LOG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::run_with_stdin(
+        std::process::Command::new(env!("CARGO_BIN_EXE_vouch"))
+            .arg("audit")
+            .args(args)
+            .env("VOUCH_HOME", home)
+            .env("HOME", home)
+            .env("VOUCH_STORE__BACKEND", "postgres")
+            // Not the default `VOUCH_STORE_URL`: the configuration's
+            // environment layer rejects that name as a malformed `VOUCH_…`
+            // setting.
+            .env("VOUCH_STORE__URL_ENV", "AUDIT_TEST_DATABASE_URL")
+            .env("AUDIT_TEST_DATABASE_URL", url)
+            .env_remove("RUST_LOG"),
+        stdin.as_bytes(),
+    );
     assert!(
         out.status.success(),
         "{args:?}: {}",

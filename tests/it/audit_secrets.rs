@@ -6,9 +6,8 @@
 //! are scanned. None of them may appear — while the safe parts (templates,
 //! classes) demonstrably were written, so the scan reads real data.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -92,23 +91,14 @@ async fn post(
 }
 
 fn cli(home: &Path, args: &[&str], stdin: &str) -> (Vec<u8>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
-        .args(args)
-        .env("VOUCH_HOME", home)
-        .env("HOME", home)
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::run_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_vouch"))
+            .args(args)
+            .env("VOUCH_HOME", home)
+            .env("HOME", home)
+            .env("RUST_LOG", "info"),
+        stdin.as_bytes(),
+    );
     assert!(
         out.status.success(),
         "{args:?}: {}",
@@ -481,24 +471,15 @@ fn file_events(harness: &str, path: &str, secret: &str, project: &Path) -> Vec<V
 
 /// One `vouch hook` process; returns its stderr (the log).
 fn run_hook(home: &Path, harness: &str, event: &Value) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
-        .args(["hook", harness, "--home"])
-        .arg(home)
-        .env_clear()
-        .env("HOME", home)
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(event.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::run_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_vouch"))
+            .args(["hook", harness, "--home"])
+            .arg(home)
+            .env_clear()
+            .env("HOME", home)
+            .env("RUST_LOG", "info"),
+        event.to_string().as_bytes(),
+    );
     assert!(
         out.status.success(),
         "{harness}: {}",

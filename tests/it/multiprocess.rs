@@ -2,8 +2,7 @@
 //! one SQLite state. Hammering the same session and turn concurrently must
 //! lose no breaker or budget update.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::json;
 
@@ -31,27 +30,18 @@ fn review(home: &std::path::Path, base_url: &str, command: &str) -> serde_json::
         "cwd": "/srv/app", "home": "/home/dev",
         "transcript": [{"role": "user", "text": "look at the history"}],
     });
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
-        .arg("review")
-        .env("VOUCH_HOME", home)
-        .env("VOUCH_REVIEWER__PROVIDER", "openai")
-        .env("VOUCH_REVIEWER__BASE_URL", base_url)
-        .env("VOUCH_TURN__MAX_REVIEWS", "1000")
-        // `git log` is inert otherwise; these reviews must reach the model.
-        .env("VOUCH_INERT__ENABLED", "false")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(request.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::support::run_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_vouch"))
+            .arg("review")
+            .env("VOUCH_HOME", home)
+            .env("VOUCH_REVIEWER__PROVIDER", "openai")
+            .env("VOUCH_REVIEWER__BASE_URL", base_url)
+            .env("VOUCH_TURN__MAX_REVIEWS", "1000")
+            // `git log` is inert otherwise; these reviews must reach the model.
+            .env("VOUCH_INERT__ENABLED", "false")
+            .env_remove("RUST_LOG"),
+        request.to_string().as_bytes(),
+    );
     assert_eq!(
         out.status.code(),
         Some(0),

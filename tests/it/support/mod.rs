@@ -27,3 +27,17 @@ pub async fn audit_observations(http: &reqwest::Client, report_url: &str, operat
         .unwrap();
     report["totals"]["observations"].as_u64().unwrap()
 }
+
+/// Runs `command` with `stdin` written to it, stdout and stderr captured.
+pub fn run_with_stdin(command: &mut std::process::Command, stdin: &[u8]) -> std::process::Output {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
