@@ -283,14 +283,7 @@ remote_case() {
   printf '%s\n' "$service_token" > "$dir/vouch/adapter.token" && chmod 600 "$dir/vouch/adapter.token"
   configure "$harness" "$dir/home" "$(VOUCH_HOME=$dir/vouch HOME=$dir/home "$dir/bin/vouch" hook snippet \
     "$harness" --server "$server" --token-file "$dir/vouch/adapter.token" 2>/dev/null)"
-  local started=$SECONDS
-  drive "$harness" "$dir/home" "$dir/project" "$command"
-  local took=$((SECONDS - started))
-  local ran=1; [ -e "$dir/project/$marker" ] && ran=0
-  case $expect in
-    runs) check "$harness: remote $name runs (${took}s)" $ran "marker $marker missing; $(tail -c 400 "$dir/project.err")" ;;
-    blocked) check "$harness: remote $name does not run (${took}s)" $((1 - ran)) "marker $marker was created" ;;
-  esac
+  drive_checked "$harness" "$dir" "$command" "$marker" "$expect" "remote $name"
 }
 
 agent_log() { curl -s --noproxy '*' "$agent_url/_log"; }
@@ -309,16 +302,24 @@ case_run() {
   mkdir -p "$dir/bin" && cp "$vouch" "$dir/bin/vouch"
   configure "$harness" "$dir/home" "$(snippet "$harness" "$dir/vouch" "$dir/home" "$dir/bin/vouch")"
   [ "$missing" = missing ] && rm "$dir/bin/vouch"
+  drive_checked "$harness" "$dir" "$command" "$marker" "$expect" "$name"
+}
+
+# Drives harness $1 with the home and project under $2 to run command $3,
+# then checks marker $4 against expectation $5 (`runs` / `blocked` /
+# `report`), naming the case $6.
+drive_checked() {
+  local harness=$1 dir=$2 command=$3 marker=$4 expect=$5 label=$6
   local started=$SECONDS
   drive "$harness" "$dir/home" "$dir/project" "$command"
   local took=$((SECONDS - started))
   local ran=1; [ -e "$dir/project/$marker" ] && ran=0
   case $expect in
-    runs) check "$harness: $name runs (${took}s)" $ran "marker $marker missing; $(tail -c 400 "$dir/project.err")" ;;
-    blocked) check "$harness: $name does not run (${took}s)" $((1 - ran)) "marker $marker was created" ;;
+    runs) check "$harness: $label runs (${took}s)" $ran "marker $marker missing; $(tail -c 400 "$dir/project.err")" ;;
+    blocked) check "$harness: $label does not run (${took}s)" $((1 - ran)) "marker $marker was created" ;;
     report)
-      if [ $ran -eq 0 ]; then echo "info $harness: $name runs the tool (no fail-closed setting in $harness; README)"
-      else echo "info $harness: $name does not run the tool"; fi ;;
+      if [ $ran -eq 0 ]; then echo "info $harness: $label runs the tool (no fail-closed setting in $harness; README)"
+      else echo "info $harness: $label does not run the tool"; fi ;;
   esac
 }
 
