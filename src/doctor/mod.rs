@@ -152,7 +152,11 @@ fn harness_status(h: HarnessId, env: &dyn Fn(&str) -> Option<String>) -> Option<
 }
 
 /// The vouch hook commands in a harness's settings.
-fn vouch_commands(h: HarnessId, spec: &install::Install, text: &str) -> Result<Vec<String>, String> {
+fn vouch_commands(
+    h: HarnessId,
+    spec: &install::Install,
+    text: &str,
+) -> Result<Vec<String>, String> {
     let name = h.as_str();
     let mut out = Vec::new();
     match spec.format {
@@ -189,7 +193,10 @@ fn vouch_commands(h: HarnessId, spec: &install::Install, text: &str) -> Result<V
                     continue;
                 };
                 for group in groups {
-                    let Some(handlers) = group.get("hooks").and_then(toml_edit::Item::as_array_of_tables) else {
+                    let Some(handlers) = group
+                        .get("hooks")
+                        .and_then(toml_edit::Item::as_array_of_tables)
+                    else {
                         continue;
                     };
                     for handler in handlers {
@@ -246,7 +253,8 @@ fn user_switches(h: HarnessId, spec: &install::Install, text: &str, status: &mut
     if h.as_str() == "gemini" {
         if doc.at(&["hooksConfig", "enabled"]) == Some(&json::Json::Bool(false)) {
             status.problems.push(
-                "`hooksConfig.enabled` is false in your settings: Gemini CLI runs no hook".to_owned(),
+                "`hooksConfig.enabled` is false in your settings: Gemini CLI runs no hook"
+                    .to_owned(),
             );
         }
         let disabled = doc
@@ -270,7 +278,9 @@ fn check_command(command: &str, status: &mut HarnessStatus) {
     };
     match install::check_binary(Path::new(exe)) {
         Ok(()) => status.ok.push(format!("the hook's binary {exe} runs")),
-        Err(e) => status.problems.push(format!("{e}: every call fails closed or, where the harness fails open, runs unreviewed")),
+        Err(e) => status.problems.push(format!(
+            "{e}: every call fails closed or, where the harness fails open, runs unreviewed"
+        )),
     }
     let flag = |name: &str| {
         words
@@ -281,7 +291,9 @@ fn check_command(command: &str, status: &mut HarnessStatus) {
     };
     if let Some(server) = flag("--server") {
         match reachable_url(&server) {
-            Ok(addr) => status.ok.push(format!("the vouch service {server} is reachable ({addr})")),
+            Ok(addr) => status
+                .ok
+                .push(format!("the vouch service {server} is reachable ({addr})")),
             Err(e) => status.problems.push(format!(
                 "the vouch service {server} is not reachable ({e}): every call is denied"
             )),
@@ -295,12 +307,9 @@ fn check_command(command: &str, status: &mut HarnessStatus) {
         "HOME" => std::env::var("HOME").ok(),
         _ => None,
     });
-    let loaded = paths
-        .map_err(|e| e.to_string())
-        .and_then(|p| {
-            crate::config::load_trusted(&p, config.as_deref(), Vec::new())
-                .map_err(|e| e.to_string())
-        });
+    let loaded = paths.map_err(|e| e.to_string()).and_then(|p| {
+        crate::config::load_trusted(&p, config.as_deref(), Vec::new()).map_err(|e| e.to_string())
+    });
     let cfg = match loaded {
         Ok(l) => l.config,
         Err(e) => {

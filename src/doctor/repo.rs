@@ -93,8 +93,8 @@ impl Repo {
             return Read_::Finding(format!("it is larger than {MAX_FILE_BYTES} bytes"));
         }
         let mut bytes = Vec::new();
-        let read = fs::File::open(&real)
-            .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes));
+        let read =
+            fs::File::open(&real).and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes));
         if let Err(e) = read {
             return Read_::Finding(format!("it cannot be read ({e})"));
         }
@@ -214,7 +214,12 @@ pub fn strip_jsonc(text: &str) -> String {
 }
 
 /// A file read as JSON(C), or the finding that it could not be.
-fn json_file(repo: &Repo, rel: &str, harness: &'static str, out: &mut Vec<Finding>) -> Option<Value> {
+fn json_file(
+    repo: &Repo,
+    rel: &str,
+    harness: &'static str,
+    out: &mut Vec<Finding>,
+) -> Option<Value> {
     match repo.read(rel) {
         Read_::Absent => None,
         Read_::Finding(why) => {
@@ -240,9 +245,7 @@ fn unchecked(harness: &'static str, rel: &str, why: &str) -> Finding {
         harness,
         file: rel.to_owned(),
         kind: Kind::Unchecked,
-        what: format!(
-            "vouch could not check this file: {why}; the harness may still read it"
-        ),
+        what: format!("vouch could not check this file: {why}; the harness may still read it"),
         fix: "look at it yourself, and remove or repair it".to_owned(),
     }
 }
@@ -269,11 +272,49 @@ pub fn scan(dir: &Path, ctx: &Context) -> Vec<Finding> {
     let root = match fs::canonicalize(dir) {
         Ok(r) => r,
         Err(e) => {
-            return vec![unchecked("vouch", ".", &format!("the directory cannot be resolved ({e})"))];
+            return vec![unchecked(
+                "vouch",
+                ".",
+                &format!("the directory cannot be resolved ({e})"),
+            )];
         }
     };
     let repo = Repo { root };
     let mut out = Vec::new();
+    // A harness directory that is a link out of the repository: what the
+    // harness reads through it is not the repository's to show.
+    for (harness, rel) in [
+        ("claude-code", ".claude"),
+        ("codex", ".codex"),
+        ("gemini", ".gemini"),
+        ("qwen", ".qwen"),
+        ("copilot", ".github"),
+        ("copilot", ".github/copilot"),
+        ("copilot", ".github/hooks"),
+        ("opencode", ".opencode"),
+        ("cursor", ".cursor"),
+    ] {
+        let path = repo.root.join(rel);
+        let linked = fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        if linked {
+            match fs::canonicalize(&path) {
+                Ok(real) if real.starts_with(&repo.root) => {}
+                Ok(real) => out.push(unchecked(
+                    harness,
+                    rel,
+                    &format!(
+                        "it is a link out of the repository, to `{}`",
+                        real.display()
+                    ),
+                )),
+                Err(e) => out.push(unchecked(
+                    harness,
+                    rel,
+                    &format!("it is a link that cannot be resolved ({e})"),
+                )),
+            }
+        }
+    }
     claude_code(&repo, &mut out);
     codex(&repo, &mut out);
     gemini(&repo, &mut out);
@@ -327,7 +368,10 @@ fn codex(repo: &Repo, out: &mut Vec<Finding>) {
             Err(e) => out.push(unchecked(
                 "codex",
                 rel,
-                &format!("it is not TOML vouch can read ({})", e.to_string().trim_end()),
+                &format!(
+                    "it is not TOML vouch can read ({})",
+                    e.to_string().trim_end()
+                ),
             )),
             Ok(t) => {
                 let off = t
@@ -395,7 +439,11 @@ fn gemini(repo: &Repo, out: &mut Vec<Finding>) {
     let disabled: Vec<String> = config
         .and_then(|c| c.get("disabled"))
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|d| d.as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|d| d.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     if !disabled.is_empty() {
         out.push(Finding {
@@ -462,7 +510,10 @@ fn qwen(repo: &Repo, ctx: &Context, out: &mut Vec<Finding>) {
 }
 
 fn copilot(repo: &Repo, out: &mut Vec<Finding>) {
-    for rel in [".github/copilot/settings.json", ".github/copilot/settings.local.json"] {
+    for rel in [
+        ".github/copilot/settings.json",
+        ".github/copilot/settings.local.json",
+    ] {
         if let Some(v) = json_file(repo, rel, "copilot", out)
             && is_true(&v, &["disableAllHooks"])
         {
@@ -507,7 +558,11 @@ fn copilot(repo: &Repo, out: &mut Vec<Finding>) {
                 "a repository `preToolUse` hook runs after vouch's in a trusted folder and can \
                  rewrite the arguments vouch allowed (`modifiedArgs`){}; the audit counts such \
                  a call as `ran_unreviewed`, after it ran",
-                if rewrites { ", and this one's command answers `modifiedArgs`" } else { "" }
+                if rewrites {
+                    ", and this one's command answers `modifiedArgs`"
+                } else {
+                    ""
+                }
             ),
             fix: format!("read it, and remove {rel} if you did not write it"),
         });
@@ -551,7 +606,11 @@ fn opencode(repo: &Repo, out: &mut Vec<Finding>) {
         let plugins: Vec<String> = v
             .get("plugin")
             .and_then(Value::as_array)
-            .map(|a| a.iter().map(|p| p.as_str().unwrap_or("?").to_owned()).collect())
+            .map(|a| {
+                a.iter()
+                    .map(|p| p.as_str().unwrap_or("?").to_owned())
+                    .collect()
+            })
             .unwrap_or_default();
         if !plugins.is_empty() {
             out.push(Finding {

@@ -129,7 +129,9 @@ pub fn merge(
     for (event, snake) in HOOK_EVENTS {
         if !hooks.contains_key(event) {
             hooks.insert(event, Item::ArrayOfTables(ArrayOfTables::new()));
-            changes.created.push(vec!["hooks".to_owned(), event.to_owned()]);
+            changes
+                .created
+                .push(vec!["hooks".to_owned(), event.to_owned()]);
         }
         let ours: Vec<usize> = hooks
             .get(event)
@@ -223,7 +225,10 @@ pub fn unmerge(
         }
     }
     let created = |path: &[&str]| match changes {
-        Some(c) => c.created.iter().any(|p| p.iter().map(String::as_str).eq(path.iter().copied())),
+        Some(c) => c
+            .created
+            .iter()
+            .any(|p| p.iter().map(String::as_str).eq(path.iter().copied())),
         None => removed > 0,
     };
     for event in emptied {

@@ -487,7 +487,10 @@ fn force_true(doc: &mut Json, path: &[&str], changes: &mut Changes) -> Result<()
     let Json::Object(entries) = at else {
         return Err(format!("`{}` is not an object", parents.join(".")));
     };
-    let before = entries.iter().find(|(k, _)| k == last).map(|(_, v)| v.to_value());
+    let before = entries
+        .iter()
+        .find(|(k, _)| k == last)
+        .map(|(_, v)| v.to_value());
     if before == Some(Value::Bool(true)) {
         return Ok(());
     }
@@ -543,7 +546,10 @@ pub fn unmerge(doc: &mut Json, is_vouch: IsVouch<'_>, changes: Option<&Changes>)
     removed
 }
 
-fn parent_of<'a>(doc: &'a mut Json, path: &[String]) -> Option<(&'a mut Vec<(String, Json)>, String)> {
+fn parent_of<'a>(
+    doc: &'a mut Json,
+    path: &[String],
+) -> Option<(&'a mut Vec<(String, Json)>, String)> {
     let (last, parents) = path.split_last()?;
     let mut at = doc;
     for key in parents {
@@ -638,8 +644,15 @@ mod tests {
         assert_eq!(count_vouch(&doc, &vouch), 2);
         let again = changes.clone();
         merge(&mut doc, &snippet, &rules, &vouch).unwrap();
-        assert_eq!(count_vouch(&doc, &vouch), 2, "install twice is one entry per event");
-        assert_eq!(doc.at(&["hooks", "Pre"]).unwrap().as_array().unwrap().len(), 2);
+        assert_eq!(
+            count_vouch(&doc, &vouch),
+            2,
+            "install twice is one entry per event"
+        );
+        assert_eq!(
+            doc.at(&["hooks", "Pre"]).unwrap().as_array().unwrap().len(),
+            2
+        );
         unmerge(&mut doc, &vouch, Some(&again));
         assert_eq!(render(&doc, &style).unwrap(), text);
         let (mut off, _) = parse("{\"disableAllHooks\": true}").unwrap();

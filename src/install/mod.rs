@@ -101,7 +101,11 @@ impl Install {
                 Some(dir) => Ok(dir),
                 None => Ok(home()?.join(rel)),
             },
-            Dir::EnvJoin { var, below, home: rel } => match absolute(var) {
+            Dir::EnvJoin {
+                var,
+                below,
+                home: rel,
+            } => match absolute(var) {
                 Some(dir) => Ok(dir.join(below)),
                 None => Ok(home()?.join(rel)),
             },
@@ -414,8 +418,9 @@ pub fn install(opts: &Options<'_>, cfg: &Config) -> Result<Outcome, InstallError
         Format::CodexToml => {
             let mut doc = codex_toml::parse(before.as_deref().unwrap_or(""))
                 .map_err(|e| settings_err(&path, e))?;
-            let changes = codex_toml::merge(&mut doc, &command, timeout, &config_key, &is_vouch_cmd)
-                .map_err(|e| settings_err(&path, e))?;
+            let changes =
+                codex_toml::merge(&mut doc, &command, timeout, &config_key, &is_vouch_cmd)
+                    .map_err(|e| settings_err(&path, e))?;
             record.toml = Some(changes);
             doc.to_string()
         }
@@ -462,9 +467,11 @@ pub fn install(opts: &Options<'_>, cfg: &Config) -> Result<Outcome, InstallError
         ))));
     }
     write_record(opts, &record)?;
-    atomic::write(&resolved.file, after.as_bytes(), mode).map_err(|source| InstallError::Write {
-        file: resolved.file.display().to_string(),
-        source,
+    atomic::write(&resolved.file, after.as_bytes(), mode).map_err(|source| {
+        InstallError::Write {
+            file: resolved.file.display().to_string(),
+            source,
+        }
     })?;
     Ok(outcome(Change::Written))
 }
@@ -516,10 +523,13 @@ pub fn uninstall(opts: &Options<'_>) -> Result<Outcome, InstallError> {
         if !opts.dry_run {
             remove_record(opts);
         }
-        return Ok(outcome(Change::Unchanged, vec!["the file does not exist".to_owned()]));
+        return Ok(outcome(
+            Change::Unchanged,
+            vec!["the file does not exist".to_owned()],
+        ));
     };
-    let current =
-        String::from_utf8(bytes.clone()).map_err(|_| settings_err(&path, "it is not UTF-8 text"))?;
+    let current = String::from_utf8(bytes.clone())
+        .map_err(|_| settings_err(&path, "it is not UTF-8 text"))?;
     let untouched = record
         .as_ref()
         .is_some_and(|r| r.written == sha256(current.as_bytes()));
@@ -593,7 +603,11 @@ fn unmerged(
                 return Ok(Some(text.to_owned()));
             }
             let (mut doc, style) = json::parse(text).map_err(|e| settings_err(&file(), e))?;
-            json::unmerge(&mut doc, &is_vouch, record.and_then(|r| r.json.as_ref()));
+            let changes = record.and_then(|r| r.json.as_ref());
+            if json::unmerge(&mut doc, &is_vouch, changes) == 0 && changes.is_none() {
+                // Nothing of vouch's: the file stays as it is, layout and all.
+                return Ok(Some(text.to_owned()));
+            }
             let out = json::render(&doc, &style).map_err(|e| settings_err(&file(), e))?;
             if record.is_some_and(|r| !r.existed) && doc == json::Json::Object(Vec::new()) {
                 return Ok(None);
@@ -602,12 +616,12 @@ fn unmerged(
         }
         Format::CodexToml => {
             let mut doc = codex_toml::parse(text).map_err(|e| settings_err(&file(), e))?;
-            codex_toml::unmerge(
-                &mut doc,
-                config_key,
-                &is_vouch_cmd,
-                record.and_then(|r| r.toml.as_ref()),
-            );
+            let changes = record.and_then(|r| r.toml.as_ref());
+            if codex_toml::unmerge(&mut doc, config_key, &is_vouch_cmd, changes) == 0
+                && changes.is_none()
+            {
+                return Ok(Some(text.to_owned()));
+            }
             let out = doc.to_string();
             if record.is_some_and(|r| !r.existed) && out.trim().is_empty() {
                 return Ok(None);
@@ -636,7 +650,9 @@ pub fn count_entries(harness: HarnessId, text: &str) -> Result<usize, String> {
         }
         Format::CodexToml => {
             let doc = codex_toml::parse(text)?;
-            Ok(codex_toml::count_vouch(&doc, &|c| is_vouch_command(c, name)))
+            Ok(codex_toml::count_vouch(&doc, &|c| {
+                is_vouch_command(c, name)
+            }))
         }
         Format::OwnFile { marker } => Ok(usize::from(text.contains(marker))),
     }
@@ -688,10 +704,18 @@ pub fn diff(before: &str, after: &str) -> String {
         .min(a.len().saturating_sub(head))
         .min(b.len().saturating_sub(head));
     let mut out = format!("@@ line {} @@\n", head.saturating_add(1));
-    for line in a.iter().skip(head).take(a.len().saturating_sub(head + tail)) {
+    for line in a
+        .iter()
+        .skip(head)
+        .take(a.len().saturating_sub(head + tail))
+    {
         out.push_str(&format!("-{line}\n"));
     }
-    for line in b.iter().skip(head).take(b.len().saturating_sub(head + tail)) {
+    for line in b
+        .iter()
+        .skip(head)
+        .take(b.len().saturating_sub(head + tail))
+    {
         out.push_str(&format!("+{line}\n"));
     }
     out
@@ -742,8 +766,12 @@ fn report(out: &mut impl Write, err: &mut impl Write, verb: &str, harness: &str,
     };
     let line = match &o.change {
         Change::Written => format!("vouch: {verb} {harness}: wrote {file}"),
-        Change::Removed => format!("vouch: {verb} {harness}: removed {file}, which install had created"),
-        Change::Unchanged => format!("vouch: {verb} {harness}: {file} already as it should be; nothing written"),
+        Change::Removed => {
+            format!("vouch: {verb} {harness}: removed {file}, which install had created")
+        }
+        Change::Unchanged => {
+            format!("vouch: {verb} {harness}: {file} already as it should be; nothing written")
+        }
         Change::Planned(diff) => {
             let _ = write!(out, "--- {file}\n+++ {file} (after {verb})\n{diff}");
             format!("vouch: {verb} {harness}: dry run, nothing written")
@@ -809,8 +837,14 @@ mod tests {
 
     #[test]
     fn commands_are_recognised_by_their_words() {
-        assert!(is_vouch_command("/usr/bin/vouch hook codex --timeout 100", "codex"));
-        assert!(is_vouch_command("'/a b/vouch' hook qwen --home x || { exit 2; }", "qwen"));
+        assert!(is_vouch_command(
+            "/usr/bin/vouch hook codex --timeout 100",
+            "codex"
+        ));
+        assert!(is_vouch_command(
+            "'/a b/vouch' hook qwen --home x || { exit 2; }",
+            "qwen"
+        ));
         assert!(!is_vouch_command("/usr/bin/vouch hook codex", "qwen"));
         assert!(!is_vouch_command("/usr/bin/other hook codex", "codex"));
         assert!(!is_vouch_command("echo vouch hook codex", "codex"));
