@@ -376,35 +376,33 @@ fn main() -> ExitCode {
             std::io::stderr(),
         ),
         Command::Audit { command } => audit(&global, command),
+        command
+        @ (Command::Install { .. } | Command::Uninstall { .. } | Command::Doctor { .. }) => {
+            setup(&global, command)
+        }
+    };
+    drop(log);
+    ExitCode::from(u8::try_from(code).unwrap_or(2))
+}
+
+/// `vouch install`, `vouch uninstall` and `vouch doctor`.
+fn setup(global: &Global, command: Command) -> i32 {
+    let (out, err) = (std::io::stdout(), std::io::stderr());
+    match command {
         Command::Install {
             harness,
             dry_run,
             remote,
-        } => vouch::install::run_install(
-            &global,
-            &harness,
-            dry_run,
-            remote.options(),
-            std::io::stdout(),
-            std::io::stderr(),
-        ),
-        Command::Uninstall { harness, dry_run } => vouch::install::run_uninstall(
-            &global,
-            &harness,
-            dry_run,
-            std::io::stdout(),
-            std::io::stderr(),
-        ),
-        Command::Doctor { dir, format } => vouch::doctor::run(
-            &global,
-            dir,
-            format == "json",
-            std::io::stdout(),
-            std::io::stderr(),
-        ),
-    };
-    drop(log);
-    ExitCode::from(u8::try_from(code).unwrap_or(2))
+        } => vouch::install::run_install(global, &harness, dry_run, remote.options(), out, err),
+        Command::Uninstall { harness, dry_run } => {
+            vouch::install::run_uninstall(global, &harness, dry_run, out, err)
+        }
+        Command::Doctor { dir, format } => {
+            vouch::doctor::run(global, dir, format == "json", out, err)
+        }
+        // The other commands never come here.
+        _ => 2,
+    }
 }
 
 fn audit(global: &Global, command: AuditCommand) -> i32 {

@@ -349,7 +349,7 @@ fn merge_hooks(
         let Json::Array(items) = list else {
             return Err(format!("`hooks.{event}` is not an array"));
         };
-        let first = items.iter().position(|e| is_vouch(e));
+        let first = items.iter().position(is_vouch);
         items.retain(|e| !is_vouch(e));
         let at = first.unwrap_or(items.len()).min(items.len());
         let new: Vec<Json> = entries

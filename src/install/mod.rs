@@ -389,8 +389,6 @@ pub fn install(opts: &Options<'_>, cfg: &Config) -> Result<Outcome, InstallError
         ),
         None => (None, atomic::NEW_FILE_MODE),
     };
-    let is_vouch = |e: &json::Json| is_vouch_entry(e, name);
-    let is_vouch_cmd = |c: &str| is_vouch_command(c, name);
     let config_key = path.display().to_string();
     let mut record = Record {
         file: path.clone(),
@@ -400,42 +398,19 @@ pub fn install(opts: &Options<'_>, cfg: &Config) -> Result<Outcome, InstallError
         json: None,
         toml: None,
     };
-    let after = match spec.format {
-        Format::Json(rules) => {
-            let snippet: serde_json::Value = serde_json::from_str(&text)
-                .map_err(|e| InstallError::Config(format!("vouch's fragment: {e}")))?;
-            let (mut doc, style) = match &before {
-                Some(t) if !t.trim().is_empty() => {
-                    json::parse(t).map_err(|e| settings_err(&path, e))?
-                }
-                _ => (json::Json::Object(Vec::new()), json::Style::default()),
-            };
-            let changes = json::merge(&mut doc, &snippet, &rules, &is_vouch)
-                .map_err(|e| settings_err(&path, e))?;
-            record.json = Some(changes);
-            json::render(&doc, &style).map_err(|e| settings_err(&path, e))?
-        }
-        Format::CodexToml => {
-            let mut doc = codex_toml::parse(before.as_deref().unwrap_or(""))
-                .map_err(|e| settings_err(&path, e))?;
-            let changes =
-                codex_toml::merge(&mut doc, &command, timeout, &config_key, &is_vouch_cmd)
-                    .map_err(|e| settings_err(&path, e))?;
-            record.toml = Some(changes);
-            doc.to_string()
-        }
-        Format::OwnFile { marker } => {
-            if let Some(t) = &before
-                && !t.contains(marker)
-            {
-                return Err(settings_err(
-                    &path,
-                    "a file that is not vouch's is already there; move it aside first",
-                ));
-            }
-            text.clone()
-        }
+    let fragment = Fragment {
+        text: &text,
+        command: &command,
+        timeout,
     };
+    let after = merged(
+        &spec,
+        name,
+        before.as_deref(),
+        &fragment,
+        &path,
+        &mut record,
+    )?;
     // Uninstall must give back exactly what was there: check now that it
     // would, and keep the text itself only where it would not.
     let back = unmerged(&spec, name, &after, &config_key, Some(&record))?;
@@ -474,6 +449,69 @@ pub fn install(opts: &Options<'_>, cfg: &Config) -> Result<Outcome, InstallError
         }
     })?;
     Ok(outcome(Change::Written))
+}
+
+/// What install writes: the harness's fragment and its hook command line.
+struct Fragment<'a> {
+    text: &'a str,
+    command: &'a str,
+    timeout: u64,
+}
+
+/// `before` (the file's text, if any) with vouch's fragment merged in; what
+/// else changed goes into `record`.
+fn merged(
+    spec: &Install,
+    name: &str,
+    before: Option<&str>,
+    fragment: &Fragment<'_>,
+    path: &Path,
+    record: &mut Record,
+) -> Result<String, InstallError> {
+    let is_vouch = |e: &json::Json| is_vouch_entry(e, name);
+    let is_vouch_cmd = |c: &str| is_vouch_command(c, name);
+    let config_key = path.display().to_string();
+    match spec.format {
+        Format::Json(rules) => {
+            let snippet: serde_json::Value = serde_json::from_str(fragment.text)
+                .map_err(|e| InstallError::Config(format!("vouch's fragment: {e}")))?;
+            let (mut doc, style) = match before {
+                Some(t) if !t.trim().is_empty() => {
+                    json::parse(t).map_err(|e| settings_err(path, e))?
+                }
+                _ => (json::Json::Object(Vec::new()), json::Style::default()),
+            };
+            let changes = json::merge(&mut doc, &snippet, &rules, &is_vouch)
+                .map_err(|e| settings_err(path, e))?;
+            record.json = Some(changes);
+            json::render(&doc, &style).map_err(|e| settings_err(path, e))
+        }
+        Format::CodexToml => {
+            let mut doc =
+                codex_toml::parse(before.unwrap_or("")).map_err(|e| settings_err(path, e))?;
+            let changes = codex_toml::merge(
+                &mut doc,
+                fragment.command,
+                fragment.timeout,
+                &config_key,
+                &is_vouch_cmd,
+            )
+            .map_err(|e| settings_err(path, e))?;
+            record.toml = Some(changes);
+            Ok(doc.to_string())
+        }
+        Format::OwnFile { marker } => {
+            if let Some(t) = before
+                && !t.contains(marker)
+            {
+                return Err(settings_err(
+                    path,
+                    "a file that is not vouch's is already there; move it aside first",
+                ));
+            }
+            Ok(fragment.text.to_owned())
+        }
+    }
 }
 
 /// What install changed besides vouch's hook, said to the user.
