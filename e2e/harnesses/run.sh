@@ -40,7 +40,8 @@
 # Env:   VOUCH_E2E_CACHE (npm install dir, default ~/.cache/vouch-e2e-harnesses),
 #        VOUCH_BIN, VOUCH_MODEL_SERVER (prebuilt binaries; default: cargo build),
 #        VOUCH_E2E_CARGO_PROFILE (the rule checks that run `cargo test`: its profile flag,
-#        default `--release`; empty for the debug build).
+#        default `--release`; empty for the debug build),
+#        VOUCH_E2E_SETUP_ONLY=1 (only the `vouch install`/`doctor` cases).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -474,6 +475,7 @@ except Exception as e:
   fi
 }
 
+if [ -z "${VOUCH_E2E_SETUP_ONLY:-}" ]; then
 for harness in "${harnesses[@]}"; do
   case $harness in
     # Headless Claude Code runs a shell command only with a permission for
@@ -555,6 +557,8 @@ print("prompt" if "RUN<<<touch ran-remote-allowed>>>" in user.split("<<<EVIDENCE
       qwen_disabled_hooks_case ;;
   esac
 done
+
+fi
 
 # --- vouch install / uninstall / doctor with the real binaries (issue 44) -----------
 # A fresh HOME whose settings already hold another hook of the user's (it
@@ -648,6 +652,14 @@ install_case() {
   twice=$(sha256sum "$file" | cut -c1-64); n2=$(grep -c "hook $harness" "$file" || true)
   check "$harness: install twice leaves one entry per event ($n1 lines name vouch, then $n2; same bytes)" \
     $([ "$once" = "$twice" ] && [ "$n1" = "$n2" ] && [ "$n1" -ge 1 ]; echo $?) "hash $once vs $twice"
+  # Before any run: Gemini CLI and Qwen Code rewrite their own settings
+  # file as they start, which uninstall keeps (it takes out only vouch's).
+  rc=0
+  as_user "$dir" "$dir/bin/vouch" uninstall "$harness" > /dev/null 2> "$dir/uninstall.err" || rc=$?
+  check "$harness: uninstall gives back the file as it was before install" \
+    $([ $rc -eq 0 ] && [ "$(sha256sum "$file" 2>/dev/null | cut -c1-64 || true)" = "$before" ]; echo $?) \
+    "exit $rc: $(cat "$dir/uninstall.err")"
+  as_user "$dir" "$dir/bin/vouch" install "$harness" > /dev/null 2>&1
   curl -s --noproxy '*' -X DELETE "$reviewer_url/_requests" > /dev/null
   drive_checked "$harness" "$dir" "touch ran-installed" ran-installed runs "installed by \`vouch install\`:"
   check "$harness: installed: the command was reviewed through vouch's hook" \
@@ -656,11 +668,22 @@ install_case() {
   rc=0
   as_user "$dir" "$dir/bin/vouch" doctor "$dir/project" > "$dir/doctor.out" 2>&1 || rc=$?
   check "$harness: vouch doctor passes the clean project (exit $rc)" $rc "$(cat "$dir/doctor.out")"
+  if [ "$harness" = qwen ]; then
+    # Folder trust is on now: a folder not in trustedFolders.json.
+    mkdir -p "$dir/untrusted" && git -C "$dir/untrusted" init -q
+    drive qwen "$dir/home" "$dir/untrusted" "touch ran-untrusted"
+    check "qwen: folder trust on, an untrusted folder: a headless --yolo run does not run the shell tool" \
+      $([ ! -e "$dir/untrusted/ran-untrusted" ]; echo $?) "it ran: $(tail -c 300 "$dir/untrusted.err")"
+    grep -q 'Approval mode overridden' "$dir/untrusted.err" "$dir/untrusted.out" &&
+      echo "info qwen: untrusted folder: $(grep -ho 'Approval mode overridden[^.]*' "$dir/untrusted.err" "$dir/untrusted.out" | head -n 1)"
+  fi
   rc=0
   as_user "$dir" "$dir/bin/vouch" uninstall "$harness" > /dev/null 2> "$dir/uninstall.err" || rc=$?
-  check "$harness: uninstall gives back the file as it was before install" \
-    $([ $rc -eq 0 ] && [ "$(sha256sum "$file" 2>/dev/null | cut -c1-64 || true)" = "$before" ]; echo $?) \
-    "exit $rc: $(cat "$dir/uninstall.err")"
+  check "$harness: uninstall after the run (exit $rc) leaves no vouch entry" \
+    $([ $rc -eq 0 ] && ! grep -q "hook $harness" "$file" 2>/dev/null; echo $?) "$(cat "$dir/uninstall.err")"
+  if [ "$(sha256sum "$file" 2>/dev/null | cut -c1-64 || true)" != "$before" ]; then
+    echo "info $harness: the harness rewrote its own settings during the run; uninstall kept its changes"
+  fi
 }
 
 # A repository that switches vouch off (tests/fixtures/doctor/<harness>),
@@ -697,7 +720,7 @@ switch_case() {
   case $expect in
     assert) check "$harness: with the switch, a command vouch's reviewer denies runs anyway (the harness honours it)" \
       $([ "$ran" = ran ]; echo $?) "it was blocked: $(ls "$dir/project")" ;;
-    *) echo "info $harness: with the repository's switch, the denied command was $ran" ;;
+    *) echo "info $harness: with the repository's switch, the command vouch's reviewer denies: $ran" ;;
   esac
 }
 
@@ -709,6 +732,7 @@ for harness in "${harnesses[@]}"; do
   esac
 done
 
+if [ -z "${VOUCH_E2E_SETUP_ONLY:-}" ]; then
 # OpenCode's open paths, reported rather than asserted (docs/harnesses/opencode.md):
 # `--pure` loads no plugin at all, and a project plugin that runs after
 # vouch's can rewrite the arguments vouch reviewed (the after event records
@@ -808,6 +832,8 @@ JSON
     cargo test ${VOUCH_E2E_CARGO_PROFILE---release} --quiet --test it -- --ignored --exact "$name" 2>&1) || rc=$?
   if [ $rc -eq 0 ] && ! grep -q "1 passed" <<<"$out"; then rc=1; fi
   check "copilot: the binary accepts the audit's suggested --allow-tool patterns" $rc "$(tail -n 20 <<<"$out")"
+fi
+
 fi
 
 echo "$passed passed, $failed failed"
