@@ -65,6 +65,9 @@
 //!   protected files, transcript format and audit rule language), listed by
 //!   `build.rs` into the registry the command line, the trust-boundary hard
 //!   denies and the audit read.
+//! - [`install`]: `vouch install`/`uninstall` (vouch's hook merged into a
+//!   harness's user settings, atomically); [`doctor`]: which harnesses are
+//!   guarded, and which repository files switch vouch off.
 //! - [`cli`]: the command-line commands; [`telemetry`]: tracing setup and events.
 
 pub mod audit;
@@ -72,6 +75,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod decision;
+pub mod doctor;
 pub mod engine;
 pub mod eval;
 pub mod evidence;
@@ -79,6 +83,7 @@ pub mod feed;
 pub mod grants;
 pub mod hooks;
 pub mod http;
+pub mod install;
 pub mod json;
 pub mod names;
 pub mod paths;

@@ -79,6 +79,34 @@ enum Command {
         #[command(subcommand)]
         command: HookCommand,
     },
+    /// Merge vouch's hook into a harness's user settings: checked first,
+    /// written atomically, every other key and hook kept (docs/install.md).
+    Install {
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(vouch::hooks::HarnessId::names()))]
+        harness: String,
+        /// Print the change; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        remote: RemoteArgs,
+    },
+    /// Take vouch's hook out of a harness's user settings again.
+    Uninstall {
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(vouch::hooks::HarnessId::names()))]
+        harness: String,
+        /// Print the change; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Which harnesses here are guarded by vouch, and which files in DIR
+    /// (default: the current directory) switch vouch off; exit 1 on any
+    /// finding.
+    Doctor {
+        dir: Option<PathBuf>,
+        /// `text` or `json`.
+        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+        format: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -348,9 +376,33 @@ fn main() -> ExitCode {
             std::io::stderr(),
         ),
         Command::Audit { command } => audit(&global, command),
+        command
+        @ (Command::Install { .. } | Command::Uninstall { .. } | Command::Doctor { .. }) => {
+            setup(&global, command)
+        }
     };
     drop(log);
     ExitCode::from(u8::try_from(code).unwrap_or(2))
+}
+
+/// `vouch install`, `vouch uninstall` and `vouch doctor`.
+fn setup(global: &Global, command: Command) -> i32 {
+    let (out, err) = (std::io::stdout(), std::io::stderr());
+    match command {
+        Command::Install {
+            harness,
+            dry_run,
+            remote,
+        } => vouch::install::run_install(global, &harness, dry_run, remote.options(), out, err),
+        Command::Uninstall { harness, dry_run } => {
+            vouch::install::run_uninstall(global, &harness, dry_run, out, err)
+        }
+        Command::Doctor { dir, format } => {
+            vouch::doctor::run(global, dir, format == "json", out, err)
+        }
+        // The other commands never come here.
+        _ => 2,
+    }
 }
 
 fn audit(global: &Global, command: AuditCommand) -> i32 {

@@ -3,7 +3,8 @@
 // Starts the test model server and a real `vouch serve` in a temporary
 // VOUCH_HOME/HOME, then drives Debian's chromium (never a downloaded
 // browser) through every view: login with the operator token, a model
-// denial appearing in the live feed without a reload, approve exact retry
+// denial appearing in the live feed without a reload, and a decision of a
+// separate `vouch hook` process sharing the state directory, approve exact retry
 // (the exact retry is allowed, a changed one is not), break glass for a
 // critical denial with the typed phrase, a `<script>` and a secret-shaped
 // token rendered as inert redacted text, and requests without the cookie or
@@ -167,8 +168,26 @@ async function main() {
   const asked = await review('agent-beta', './migrate.sh console-ask', 'turn-7');
   assert.equal(asked.decision, 'defer');
   await page.waitForSelector(`#live-list .feed-item[data-hash="${asked.request_hash}"]`);
+  // A decision of a `vouch hook` process on this machine (it shares the
+  // state directory, not the service) appears in Live too.
+  const hookInput = JSON.stringify({
+    session_id: 'hook-session', transcript_path: join(home, 'absent.jsonl'), cwd: project,
+    prompt_id: 'p-1', permission_mode: 'default', hook_event_name: 'PreToolUse', tool_name: 'Bash',
+    tool_input: { command: 'rm -rf / # console-hook-decision' }, tool_use_id: 'toolu_hook_1',
+  });
+  const hookReply = await new Promise((resolveHook, reject) => {
+    const hook = spawn(VOUCH_BIN, ['hook', 'claude-code', '--home', home, '--timeout', '30'], { env: { PATH: process.env.PATH, HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    hook.stdout.on('data', (d) => { out += d; });
+    hook.on('error', reject);
+    hook.on('exit', (code) => (code === 0 ? resolveHook(out) : reject(new Error(`vouch hook exited ${code}`))));
+    hook.stdin.end(hookInput);
+  });
+  assert.equal(JSON.parse(hookReply).hookSpecificOutput.permissionDecision, 'deny', hookReply);
+  await page.waitForFunction(() => [...document.querySelectorAll('#live-list .feed-item')]
+    .some((n) => n.textContent.includes('console-hook-decision') && n.textContent.includes('hook-session')));
   await page.screenshot({ path: join(SHOTS, 'live.png') });
-  log('live feed ok');
+  log('live feed ok (the service\'s decisions and a `vouch hook` process\'s)');
 
   // 3. Approve exact retry: the exact retry is allowed, a changed one is not.
   await page.click('#tab-pending');

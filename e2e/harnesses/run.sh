@@ -40,7 +40,8 @@
 # Env:   VOUCH_E2E_CACHE (npm install dir, default ~/.cache/vouch-e2e-harnesses),
 #        VOUCH_BIN, VOUCH_MODEL_SERVER (prebuilt binaries; default: cargo build),
 #        VOUCH_E2E_CARGO_PROFILE (the rule checks that run `cargo test`: its profile flag,
-#        default `--release`; empty for the debug build).
+#        default `--release`; empty for the debug build),
+#        VOUCH_E2E_SETUP_ONLY=1 (only the `vouch install`/`doctor` cases).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -474,6 +475,7 @@ except Exception as e:
   fi
 }
 
+if [ -z "${VOUCH_E2E_SETUP_ONLY:-}" ]; then
 for harness in "${harnesses[@]}"; do
   case $harness in
     # Headless Claude Code runs a shell command only with a permission for
@@ -556,6 +558,181 @@ print("prompt" if "RUN<<<touch ran-remote-allowed>>>" in user.split("<<<EVIDENCE
   esac
 done
 
+fi
+
+# --- vouch install / uninstall / doctor with the real binaries (issue 44) -----------
+# A fresh HOME whose settings already hold another hook of the user's (it
+# touches `other-ran` when the harness calls it): `vouch install` with an
+# invalid vouch configuration fails and leaves the file byte-identical;
+# installed, both hooks run and a command is reviewed; a second install
+# leaves one entry (the same bytes); `vouch doctor` passes the clean project;
+# uninstall gives back the file as it was. Qwen Code's project folder is
+# trusted in `~/.qwen/trustedFolders.json` (install turns folder trust on).
+
+# Runs the vouch binary $2 as the user of case dir $1 would, from a clean environment.
+as_user() {
+  local dir=$1 bin=$2; shift 2
+  env -i PATH=/usr/bin:/bin HOME="$dir/home" VOUCH_HOME="$dir/vouch" CODEX_HOME="$dir/home/.codex" "$bin" "$@"
+}
+
+# The settings file install writes for harness $1 under HOME $2.
+settings_of() {
+  case $1 in
+    claude-code) echo "$2/.claude/settings.json" ;;
+    codex) echo "$2/.codex/config.toml" ;;
+    gemini) echo "$2/.gemini/settings.json" ;;
+    qwen) echo "$2/.qwen/settings.json" ;;
+    copilot) echo "$2/.copilot/hooks/vouch.json" ;;
+    opencode) echo "$2/.config/opencode/plugins/vouch.ts" ;;
+  esac
+}
+
+# HOME $2 of harness $1 with the user's own hook, which touches $3.
+other_hook() {
+  local harness=$1 home=$2 flag=$3
+  local cmd="touch $flag"
+  case $harness in
+    claude-code)
+      configure "$harness" "$home" "{\"hooks\": {\"PreToolUse\": [{\"matcher\": \"\", \"hooks\": [{\"type\": \"command\", \"command\": \"$cmd\"}]}]}}" ;;
+    gemini | qwen)
+      local event=PreToolUse; [ "$harness" = gemini ] && event=BeforeTool
+      configure "$harness" "$home" "{\"hooks\": {\"$event\": [{\"matcher\": \"\", \"hooks\": [{\"name\": \"mine\", \"type\": \"command\", \"command\": \"$cmd\"}]}]}}" ;;
+    codex)
+      configure codex "$home" ""
+      local hash
+      hash=$(python3 -c 'import hashlib, json, sys
+identity = {"event_name": "pre_tool_use", "hooks": [{"async": False, "command": sys.argv[1], "timeout": 600, "type": "command"}]}
+print("sha256:" + hashlib.sha256(json.dumps(identity, sort_keys=True, separators=(",", ":")).encode()).hexdigest())' "$cmd")
+      cat >> "$home/.codex/config.toml" <<TOML
+[[hooks.PreToolUse]]
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "$cmd"
+
+[hooks.state."$home/.codex/config.toml:pre_tool_use:0:0"]
+trusted_hash = "$hash"
+TOML
+      ;;
+    copilot)
+      mkdir -p "$home/.copilot/hooks"
+      printf '{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "%s", "timeoutSec": 30}]}}\n' "$cmd" > "$home/.copilot/hooks/mine.json" ;;
+    opencode)
+      configure opencode "$home" "{}"
+      printf 'export const Mine = async () => ({ "tool.execute.before": async () => { (await import("node:fs")).writeFileSync("%s", ""); } });\n' "$flag" \
+        > "$home/.config/opencode/plugins/mine.js" ;;
+  esac
+}
+
+install_case() {
+  local harness=$1 dir=$work/$1-install
+  mkdir -p "$dir/home" "$dir/project" "$dir/bin"
+  git -C "$dir/project" init -q
+  vouch_home "$dir/vouch" "$reviewer_url/v1"
+  cp "$vouch" "$dir/bin/vouch"
+  other_hook "$harness" "$dir/home" "$dir/other-ran"
+  [ "$harness" = qwen ] && printf '{"%s": "TRUST_FOLDER"}\n' "$dir/project" > "$dir/home/.qwen/trustedFolders.json"
+  local file
+  file=$(settings_of "$harness" "$dir/home")
+  local before
+  before=$(sha256sum "$file" 2>/dev/null | cut -c1-64 || true)
+  # An invalid vouch configuration: refused, the file untouched.
+  cp "$dir/vouch/config.toml" "$dir/config.good"
+  printf '[reviewer]\nprovider = "nobody"\n' > "$dir/vouch/config.toml"
+  local rc=0
+  as_user "$dir" "$dir/bin/vouch" install "$harness" > /dev/null 2> "$dir/install-bad.err" || rc=$?
+  check "$harness: install with an invalid configuration fails (exit $rc) and leaves the settings byte-identical" \
+    $([ $rc -ne 0 ] && [ "$(sha256sum "$file" 2>/dev/null | cut -c1-64 || true)" = "$before" ]; echo $?) "$(cat "$dir/install-bad.err")"
+  mv "$dir/config.good" "$dir/vouch/config.toml"
+  rc=0
+  as_user "$dir" "$dir/bin/vouch" install "$harness" > /dev/null 2> "$dir/install.err" || rc=$?
+  check "$harness: install (exit $rc)" $rc "$(cat "$dir/install.err")"
+  local once twice n1 n2
+  once=$(sha256sum "$file" | cut -c1-64); n1=$(grep -c "hook $harness" "$file" || true)
+  as_user "$dir" "$dir/bin/vouch" install "$harness" > /dev/null 2>&1 || true
+  twice=$(sha256sum "$file" | cut -c1-64); n2=$(grep -c "hook $harness" "$file" || true)
+  check "$harness: install twice leaves one entry per event ($n1 lines name vouch, then $n2; same bytes)" \
+    $([ "$once" = "$twice" ] && [ "$n1" = "$n2" ] && [ "$n1" -ge 1 ]; echo $?) "hash $once vs $twice"
+  # Before any run: Gemini CLI and Qwen Code rewrite their own settings
+  # file as they start, which uninstall keeps (it takes out only vouch's).
+  rc=0
+  as_user "$dir" "$dir/bin/vouch" uninstall "$harness" > /dev/null 2> "$dir/uninstall.err" || rc=$?
+  check "$harness: uninstall gives back the file as it was before install" \
+    $([ $rc -eq 0 ] && [ "$(sha256sum "$file" 2>/dev/null | cut -c1-64 || true)" = "$before" ]; echo $?) \
+    "exit $rc: $(cat "$dir/uninstall.err")"
+  as_user "$dir" "$dir/bin/vouch" install "$harness" > /dev/null 2>&1
+  curl -s --noproxy '*' -X DELETE "$reviewer_url/_requests" > /dev/null
+  drive_checked "$harness" "$dir" "touch ran-installed" ran-installed runs "installed by \`vouch install\`:"
+  check "$harness: installed: the command was reviewed through vouch's hook" \
+    $(reviewer_log | grep -q "touch ran-installed" && echo 0 || echo 1) "the reviewer never saw it"
+  check "$harness: installed: the user's other hook still ran" $([ -e "$dir/other-ran" ]; echo $?) "no $dir/other-ran"
+  rc=0
+  as_user "$dir" "$dir/bin/vouch" doctor "$dir/project" > "$dir/doctor.out" 2>&1 || rc=$?
+  check "$harness: vouch doctor passes the clean project (exit $rc)" $rc "$(cat "$dir/doctor.out")"
+  if [ "$harness" = qwen ]; then
+    # Folder trust is on now: a folder not in trustedFolders.json.
+    mkdir -p "$dir/untrusted" && git -C "$dir/untrusted" init -q
+    drive qwen "$dir/home" "$dir/untrusted" "touch ran-untrusted"
+    check "qwen: folder trust on, an untrusted folder: a headless --yolo run does not run the shell tool" \
+      $([ ! -e "$dir/untrusted/ran-untrusted" ]; echo $?) "it ran: $(tail -c 300 "$dir/untrusted.err")"
+    grep -q 'Approval mode overridden' "$dir/untrusted.err" "$dir/untrusted.out" &&
+      echo "info qwen: untrusted folder: $(grep -ho 'Approval mode overridden[^.]*' "$dir/untrusted.err" "$dir/untrusted.out" | head -n 1)"
+  fi
+  rc=0
+  as_user "$dir" "$dir/bin/vouch" uninstall "$harness" > /dev/null 2> "$dir/uninstall.err" || rc=$?
+  check "$harness: uninstall after the run (exit $rc) leaves no vouch entry" \
+    $([ $rc -eq 0 ] && ! grep -q "hook $harness" "$file" 2>/dev/null; echo $?) "$(cat "$dir/uninstall.err")"
+  if [ "$(sha256sum "$file" 2>/dev/null | cut -c1-64 || true)" != "$before" ]; then
+    echo "info $harness: the harness rewrote its own settings during the run; uninstall kept its changes"
+  fi
+}
+
+# A repository that switches vouch off (tests/fixtures/doctor/<harness>),
+# in a project where vouch was installed: `vouch doctor` flags it (exit 1,
+# naming the file), and where the harness honours the switch the command
+# vouch's reviewer denies runs anyway — the finding is real.
+switch_case() {
+  local harness=$1 expect=$2; shift 2
+  local dir=$work/$harness-switch
+  mkdir -p "$dir/home" "$dir/project" "$dir/bin"
+  git -C "$dir/project" init -q
+  cp -r "$root/tests/fixtures/doctor/$harness/." "$dir/project/"
+  vouch_home "$dir/vouch" "$reviewer_url/v1"
+  cp "$vouch" "$dir/bin/vouch"
+  configure "$harness" "$dir/home" "{}"
+  [ "$harness" = qwen ] && printf '{"%s": "TRUST_FOLDER"}\n' "$dir/project" > "$dir/home/.qwen/trustedFolders.json"
+  if [ "$harness" = opencode ]; then
+    mkdir -p "$dir/project/.opencode/node_modules"
+    cp "$dir/home/.config/opencode/package.json" "$dir/home/.config/opencode/package-lock.json" "$dir/project/.opencode/"
+    rm -f "$dir/project/opencode.json"
+  fi
+  as_user "$dir" "$dir/bin/vouch" install "$harness" > /dev/null 2>&1
+  local rc=0 first
+  as_user "$dir" "$dir/bin/vouch" doctor "$dir/project" > "$dir/doctor.out" 2>&1 || rc=$?
+  first=$(find "$root/tests/fixtures/doctor/$harness" -type f | head -n 1); first=${first#"$root/tests/fixtures/doctor/$harness/"}
+  check "$harness: vouch doctor flags the repository's switch (exit $rc, $first)" \
+    $([ $rc -eq 1 ] && grep -qF "$first" "$dir/doctor.out"; echo $?) "$(cat "$dir/doctor.out")"
+  # OpenCode's switch is a plugin that rewrites what vouch allowed.
+  local command="touch ran-switched-denied-marker"
+  [ "$harness" = opencode ] && command="touch ran-switch-allowed"
+  drive "$harness" "$dir/home" "$dir/project" "$command" "$@"
+  local ran=blocked
+  [ -e "$dir/project/ran-switched-denied-marker" ] || [ -e "$dir/project/ran-rewritten" ] && ran=ran
+  case $expect in
+    assert) check "$harness: with the switch, a command vouch's reviewer denies runs anyway (the harness honours it)" \
+      $([ "$ran" = ran ]; echo $?) "it was blocked: $(ls "$dir/project")" ;;
+    *) echo "info $harness: with the repository's switch, the command vouch's reviewer denies: $ran" ;;
+  esac
+}
+
+for harness in "${harnesses[@]}"; do
+  install_case "$harness"
+  case $harness in
+    qwen | copilot | gemini | opencode) switch_case "$harness" assert $([ "$harness" = copilot ] && echo --trust-folder) ;;
+    claude-code) switch_case "$harness" report --allowedTools "Bash(touch:*)" ;;
+  esac
+done
+
+if [ -z "${VOUCH_E2E_SETUP_ONLY:-}" ]; then
 # OpenCode's open paths, reported rather than asserted (docs/harnesses/opencode.md):
 # `--pure` loads no plugin at all, and a project plugin that runs after
 # vouch's can rewrite the arguments vouch reviewed (the after event records
@@ -655,6 +832,8 @@ JSON
     cargo test ${VOUCH_E2E_CARGO_PROFILE---release} --quiet --test it -- --ignored --exact "$name" 2>&1) || rc=$?
   if [ $rc -eq 0 ] && ! grep -q "1 passed" <<<"$out"; then rc=1; fi
   check "copilot: the binary accepts the audit's suggested --allow-tool patterns" $rc "$(tail -n 20 <<<"$out")"
+fi
+
 fi
 
 echo "$passed passed, $failed failed"

@@ -307,6 +307,14 @@ impl Engine {
             options.audit_delivery,
         );
         let protected = options.paths.protected();
+        // A process that replies, then writes (`vouch hook`) hands its
+        // decisions to the service's console through the state directory;
+        // every other engine is the service's side of it.
+        let feed = if options.audit_delivery == AuditDelivery::AfterReply {
+            crate::feed::Feed::for_hook(&options.paths.state_dir)
+        } else {
+            crate::feed::Feed::for_service(&options.paths.state_dir)
+        };
         let early_hard_denies = !options.audit.enabled();
         // The configuration allows 1–1024; a hand-built 0 would wait forever.
         let slots = usize::try_from(options.trusted.config.server.max_concurrent_reviews)
@@ -325,7 +333,7 @@ impl Engine {
                 early_hard_denies,
                 model_slots: tokio::sync::Semaphore::new(slots),
                 prepare_slots: OnceLock::new(),
-                feed: crate::feed::Feed::new(),
+                feed,
             }),
         })
     }
@@ -371,6 +379,7 @@ impl Engine {
     /// log back into the database (`crate::store::truncate_long_log`).
     pub fn after_reply(&self, timeout: std::time::Duration) {
         self.flush_audit(timeout);
+        self.inner.feed.flush_local(self.clock().now_ms());
         let store = self
             .inner
             .store
@@ -601,19 +610,33 @@ impl Engine {
     /// thread. Never fails: a panic inside becomes a fail-closed decision,
     /// as a failed task does in [`Engine::review`].
     pub fn review_here(&self, request: Request, runtime: &mut ModelRuntime) -> Decision {
-        let analysis = match self.review_early(&request) {
-            Ok(decision) => return decision,
-            Err(undecided) => undecided.0,
+        let analysis = match caught(|| shell::decide_early(self, &request)) {
+            Ok(Ok(decision)) => return self.published(&request, decision),
+            Ok(Err(analysis)) => analysis,
+            Err(why) => {
+                return self.published(&request, shell::task_failure(self, &request, &why));
+            }
         };
-        let pending = match caught(|| shell::prepare(self, &request, analysis)) {
+        let decision = self.review_here_late(&request, analysis, runtime);
+        self.published(&request, decision)
+    }
+
+    /// [`Engine::review_here`] past the hard denies that need no file.
+    fn review_here_late(
+        &self,
+        request: &Request,
+        analysis: Option<crate::shell::Analysis>,
+        runtime: &mut ModelRuntime,
+    ) -> Decision {
+        let pending = match caught(|| shell::prepare(self, request, analysis)) {
             Ok(Prepared::Decided(decision)) => return *decision,
             Ok(Prepared::Review(pending)) => pending,
-            Err(why) => return shell::task_failure(self, &request, &why),
+            Err(why) => return shell::task_failure(self, request, &why),
         };
         let result = match runtime.get() {
             Ok(rt) => match caught(|| rt.block_on(self.call_model_in_slot(&pending))) {
                 Ok(result) => result,
-                Err(why) => return shell::task_failure(self, &request, &why),
+                Err(why) => return shell::task_failure(self, request, &why),
             },
             Err(e) => {
                 tracing::error!(error = %e, "cannot start the runtime for the model call; failing closed");
@@ -625,7 +648,7 @@ impl Engine {
         };
         match caught(move || self.finish(*pending, result)) {
             Ok(decision) => decision,
-            Err(why) => shell::task_failure(self, &request, &why),
+            Err(why) => shell::task_failure(self, request, &why),
         }
     }
 

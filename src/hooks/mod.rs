@@ -297,6 +297,13 @@ pub trait Harness: Sync {
     /// notes for the user (where it goes, what to check).
     fn snippet(&self, ctx: &SnippetContext<'_>) -> Result<(String, Vec<String>), String>;
 
+    /// Where `vouch install` merges the snippet: the harness's user-level
+    /// settings file and its format ([`crate::install`]); `None` where
+    /// vouch has no installer.
+    fn install(&self) -> Option<crate::install::Install> {
+        None
+    }
+
     /// The harness's configuration the agent must not write.
     fn protected(&self) -> Protected;
 

@@ -36,6 +36,7 @@ mod hooks_opencode;
 mod hooks_qwen;
 mod hooks_remote;
 mod http_router;
+mod install;
 mod model_server_faults;
 mod multiprocess;
 mod packet;

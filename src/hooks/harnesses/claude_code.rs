@@ -91,6 +91,23 @@ impl Harness for ClaudeCode {
         ))
     }
 
+    fn install(&self) -> Option<crate::install::Install> {
+        use crate::install::json::Rules;
+        use crate::install::{Dir, Format, Install};
+        Some(Install {
+            // Claude Code's `CLAUDE_CONFIG_DIR`, else `~/.claude`.
+            dir: Dir::Env {
+                var: Some("CLAUDE_CONFIG_DIR"),
+                home: ".claude",
+            },
+            file: "settings.json",
+            format: Format::Json(Rules {
+                off_switches: &[&["disableAllHooks"]],
+                force_true: &[],
+            }),
+        })
+    }
+
     fn protected(&self) -> Protected {
         PROTECTED
     }

@@ -80,6 +80,18 @@ impl Harness for Codex {
         ))
     }
 
+    fn install(&self) -> Option<crate::install::Install> {
+        use crate::install::{Dir, Format, Install};
+        Some(Install {
+            dir: Dir::Env {
+                var: Some("CODEX_HOME"),
+                home: ".codex",
+            },
+            file: "config.toml",
+            format: Format::CodexToml,
+        })
+    }
+
     fn protected(&self) -> Protected {
         PROTECTED
     }
@@ -332,15 +344,19 @@ pub fn trusted_hash(event_snake: &str, command: &str, timeout: u64) -> String {
     )
 }
 
+/// The events vouch's Codex hook is registered for: the name in
+/// `config.toml` and the one in its `[hooks.state]` keys and hashes.
+pub const HOOK_EVENTS: [(&str, &str); 4] = [
+    ("UserPromptSubmit", "user_prompt_submit"),
+    ("PreToolUse", "pre_tool_use"),
+    ("PermissionRequest", "permission_request"),
+    ("PostToolUse", "post_tool_use"),
+];
+
 fn hooks_toml(command: &str, timeout: u64, config_path: &Path) -> String {
     let toml_str = |s: &str| Value::String(s.to_owned()).to_string();
     let mut out = String::new();
-    let events = [
-        ("UserPromptSubmit", "user_prompt_submit"),
-        ("PreToolUse", "pre_tool_use"),
-        ("PermissionRequest", "permission_request"),
-        ("PostToolUse", "post_tool_use"),
-    ];
+    let events = HOOK_EVENTS;
     for (event, _) in events {
         out.push_str(&format!(
             "[[hooks.{event}]]\n[[hooks.{event}.hooks]]\ntype = \"command\"\ncommand = {}\ntimeout = {timeout}\n\n",

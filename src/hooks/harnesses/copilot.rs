@@ -111,6 +111,24 @@ impl Harness for Copilot {
         Ok(hook_file(&ctx.command, ctx.timeout_secs))
     }
 
+    fn install(&self) -> Option<crate::install::Install> {
+        use crate::install::json::Rules;
+        use crate::install::{Dir, Format, Install};
+        Some(Install {
+            // Copilot CLI's `COPILOT_HOME`, else `~/.copilot`; a hook file of
+            // vouch's own among the user's hook files.
+            dir: Dir::Env {
+                var: Some("COPILOT_HOME"),
+                home: ".copilot",
+            },
+            file: "hooks/vouch.json",
+            format: Format::Json(Rules {
+                off_switches: &[],
+                force_true: &[],
+            }),
+        })
+    }
+
     fn protected(&self) -> Protected {
         PROTECTED
     }

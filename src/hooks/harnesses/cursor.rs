@@ -76,6 +76,22 @@ impl Harness for Cursor {
         ))
     }
 
+    fn install(&self) -> Option<crate::install::Install> {
+        use crate::install::json::Rules;
+        use crate::install::{Dir, Format, Install};
+        Some(Install {
+            dir: Dir::Env {
+                var: None,
+                home: ".cursor",
+            },
+            file: "hooks.json",
+            format: Format::Json(Rules {
+                off_switches: &[],
+                force_true: &[],
+            }),
+        })
+    }
+
     fn protected(&self) -> Protected {
         PROTECTED
     }

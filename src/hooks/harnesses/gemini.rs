@@ -74,6 +74,26 @@ impl Harness for Gemini {
         Ok((snippet::pretty(&hooks(&ctx.command, ctx.timeout_secs)), notes))
     }
 
+    fn install(&self) -> Option<crate::install::Install> {
+        use crate::install::json::Rules;
+        use crate::install::{Dir, Format, Install};
+        Some(Install {
+            // `GEMINI_CLI_HOME` stands in for the home directory (0.61.0).
+            dir: Dir::EnvJoin {
+                var: "GEMINI_CLI_HOME",
+                below: ".gemini",
+                home: ".gemini",
+            },
+            file: "settings.json",
+            // `hooksConfig.enabled = false` conflicts with the fragment's
+            // `true`: install refuses it, naming the key.
+            format: Format::Json(Rules {
+                off_switches: &[],
+                force_true: &[],
+            }),
+        })
+    }
+
     fn protected(&self) -> Protected {
         PROTECTED
     }

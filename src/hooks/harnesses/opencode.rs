@@ -87,6 +87,22 @@ impl Harness for OpenCode {
         plugin_file(&ctx.command, ctx.timeout_secs)
     }
 
+    fn install(&self) -> Option<crate::install::Install> {
+        use crate::install::{Dir, Format, Install};
+        Some(Install {
+            // OpenCode's global config directory.
+            dir: Dir::EnvJoin {
+                var: "XDG_CONFIG_HOME",
+                below: "opencode",
+                home: ".config/opencode",
+            },
+            file: "plugins/vouch.ts",
+            format: Format::OwnFile {
+                marker: SETTINGS_BEGIN,
+            },
+        })
+    }
+
     fn protected(&self) -> Protected {
         PROTECTED
     }

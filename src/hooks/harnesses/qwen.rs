@@ -117,6 +117,26 @@ impl Harness for Qwen {
         ))
     }
 
+    fn install(&self) -> Option<crate::install::Install> {
+        use crate::install::json::Rules;
+        use crate::install::{Dir, Format, Install};
+        Some(Install {
+            // Qwen Code's `QWEN_HOME`, else `~/.qwen`.
+            dir: Dir::Env {
+                var: Some("QWEN_HOME"),
+                home: ".qwen",
+            },
+            file: "settings.json",
+            format: Format::Json(Rules {
+                off_switches: &[&["disableAllHooks"]],
+                // Off by default in 0.24.4, which makes every folder trusted:
+                // a cloned repository's `disableAllHooks` would switch vouch
+                // off (docs/harnesses/qwen.md).
+                force_true: &[&["security", "folderTrust", "enabled"]],
+            }),
+        })
+    }
+
     fn protected(&self) -> Protected {
         PROTECTED
     }

@@ -12,11 +12,20 @@
 //! `tokio::sync::broadcast` channel. A watcher that falls behind loses the
 //! oldest items and is told how many ([`Received::Missed`]); nothing ever
 //! waits for a watcher.
+//!
+//! `vouch hook` processes on the same machine decide outside the service,
+//! so their decisions come through the state directory instead
+//! ([`local`]): a hook holds its decisions only while the service says a
+//! console watches (one `stat`), writes them redacted after its reply, and
+//! the service reads them onto the same channel.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+pub mod local;
 
-use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, watch};
 
 use crate::decision::{Decision, Fault, Outcome, RiskLevel, Stage};
@@ -27,7 +36,7 @@ use crate::request::Request;
 pub const FEED_CAPACITY: usize = 256;
 
 /// One decision as the console shows it. Every free-text field is redacted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FeedItem {
     pub at_ms: u64,
     pub session_id: String,
@@ -135,6 +144,25 @@ struct FeedInner {
     watchers: AtomicUsize,
     /// Set once at shutdown so open streams end and the drain is not held.
     closed: watch::Sender<bool>,
+    /// The decisions of this machine's hook processes ([`local`]).
+    local: Option<Local>,
+}
+
+/// Which side of the hooks' feed this process is.
+enum Local {
+    /// A `vouch hook` process: decisions are held while a console watches
+    /// and written after the reply ([`Feed::flush_local`]).
+    Hook {
+        state_dir: PathBuf,
+        /// Whether a console watched when the first decision was made.
+        watched: OnceLock<bool>,
+        held: Mutex<Vec<Raw>>,
+    },
+    /// `vouch serve`: reads the hooks' decisions while someone watches.
+    Service {
+        state_dir: PathBuf,
+        started: AtomicBool,
+    },
 }
 
 impl std::fmt::Debug for Feed {
@@ -153,30 +181,70 @@ impl Default for Feed {
 
 impl Feed {
     pub fn new() -> Feed {
+        Feed::with_local(None)
+    }
+
+    fn with_local(local: Option<Local>) -> Feed {
         let (closed, _) = watch::channel(false);
         Feed {
             inner: Arc::new(FeedInner {
                 sender: OnceLock::new(),
                 watchers: AtomicUsize::new(0),
                 closed,
+                local,
             }),
         }
     }
 
+    /// The feed of a `vouch hook` process, whose decisions reach a console
+    /// through `state_dir` ([`local`]).
+    pub fn for_hook(state_dir: &Path) -> Feed {
+        Feed::with_local(Some(Local::Hook {
+            state_dir: state_dir.to_path_buf(),
+            watched: OnceLock::new(),
+            held: Mutex::new(Vec::new()),
+        }))
+    }
+
+    /// The service's feed, which also shows the decisions hook processes
+    /// write to `state_dir` while someone watches.
+    pub fn for_service(state_dir: &Path) -> Feed {
+        Feed::with_local(Some(Local::Service {
+            state_dir: state_dir.to_path_buf(),
+            started: AtomicBool::new(false),
+        }))
+    }
+
     /// Whether anyone is watching: one relaxed load, all an unwatched
-    /// decision pays.
+    /// decision pays (a hook process: one `stat` of the service's marker,
+    /// once).
     pub fn watched(&self) -> bool {
-        self.inner.watchers.load(Ordering::Relaxed) > 0
+        if self.inner.watchers.load(Ordering::Relaxed) > 0 {
+            return true;
+        }
+        match &self.inner.local {
+            Some(Local::Hook {
+                state_dir, watched, ..
+            }) => *watched.get_or_init(|| local::watched(state_dir, std::time::SystemTime::now())),
+            Some(Local::Service { .. }) | None => false,
+        }
     }
 
     /// Publishes `decision` on `request` if anyone watches. Never blocks:
     /// the redaction runs on the blocking pool when a runtime is there (the
-    /// service), inline otherwise.
+    /// service), inline otherwise; a hook process holds it for
+    /// [`Feed::flush_local`].
     pub fn publish(&self, request: &Request, decision: &Decision, at_ms: u64) {
         if !self.watched() {
             return;
         }
         let raw = Raw::of(request, decision, at_ms);
+        if let Some(Local::Hook { held, .. }) = &self.inner.local {
+            held.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(raw);
+            return;
+        }
         let sender = self.inner.sender().clone();
         let send = move || {
             // No receiver left is not an error: the item is simply unseen.
@@ -190,9 +258,39 @@ impl Feed {
         }
     }
 
+    /// A hook process, after its reply: writes the decisions it held (while
+    /// a console watched) to the state directory, redacted. Bounded by
+    /// [`local::BUSY_TIMEOUT`]; a failure loses them and is logged.
+    pub fn flush_local(&self, now_ms: u64) {
+        let Some(Local::Hook {
+            state_dir, held, ..
+        }) = &self.inner.local
+        else {
+            return;
+        };
+        let raw = std::mem::take(
+            &mut *held
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if raw.is_empty() {
+            return;
+        }
+        let items = raw.into_iter().map(Raw::redacted).collect();
+        if let Err(e) = local::append(state_dir, items, now_ms) {
+            tracing::debug!(error = %e, "this hook's decisions did not reach the console's live view");
+        }
+    }
+
     /// A new watcher, receiving items published from now on.
     pub fn subscribe(&self) -> Subscription {
         self.inner.watchers.fetch_add(1, Ordering::Relaxed);
+        if let Some(Local::Service { state_dir, started }) = &self.inner.local
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+            && !started.swap(true, Ordering::Relaxed)
+        {
+            drop(runtime.spawn(poll_local(Arc::clone(&self.inner), state_dir.clone())));
+        }
         Subscription {
             receiver: self.inner.sender().subscribe(),
             closed: self.inner.closed.subscribe(),
@@ -204,6 +302,63 @@ impl Feed {
     pub fn close(&self) {
         self.inner.closed.send_replace(true);
     }
+}
+
+/// The service's reader of the hooks' decisions: while someone watches,
+/// keeps the marker fresh and moves new rows onto the channel; when nobody
+/// does, removes the marker. Ends at shutdown.
+async fn poll_local(inner: Arc<FeedInner>, state_dir: PathBuf) {
+    let mut closed = inner.closed.subscribe();
+    let mut reader = Some(local::Reader::new(&state_dir));
+    let mut was_watched = false;
+    let mut touched: Option<std::time::Instant> = None;
+    loop {
+        if *closed.borrow() {
+            break;
+        }
+        let watched = inner.watchers.load(Ordering::Relaxed) > 0;
+        if watched {
+            let dir = state_dir.clone();
+            let touch = touched.is_none_or(|t| t.elapsed() >= local::TOUCH_EVERY);
+            let start = !was_watched;
+            let mut r = reader
+                .take()
+                .unwrap_or_else(|| local::Reader::new(&state_dir));
+            let read = tokio::task::spawn_blocking(move || {
+                // The position first, then the marker: a hook that sees the
+                // marker writes after the position, so nothing is missed.
+                if start {
+                    r.start_at_end();
+                }
+                if touch && let Err(e) = local::touch(&dir) {
+                    tracing::debug!(error = %e, "cannot mark the live feed watched");
+                }
+                let items = r.next_batch();
+                (r, items)
+            })
+            .await;
+            if touch {
+                touched = Some(std::time::Instant::now());
+            }
+            if let Ok((r, items)) = read {
+                reader = Some(r);
+                for item in items {
+                    let _ = inner.sender().send(Arc::new(item));
+                }
+            }
+        } else if was_watched {
+            let dir = state_dir.clone();
+            drop(tokio::task::spawn_blocking(move || local::unmark(&dir)));
+            touched = None;
+        }
+        was_watched = watched;
+        tokio::select! {
+            () = tokio::time::sleep(local::POLL_EVERY) => {}
+            _ = closed.changed() => {}
+        }
+    }
+    let dir = state_dir.clone();
+    drop(tokio::task::spawn_blocking(move || local::unmark(&dir)));
 }
 
 impl FeedInner {
