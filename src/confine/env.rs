@@ -1,0 +1,88 @@
+//! The confined command's environment: the caller's, less every variable
+//! that holds a secret.
+//!
+//! A variable is a secret when the redaction says so of `{NAME: VALUE}`:
+//! its name is secret-shaped (`DATABASE_PASSWORD`, `API_KEY`, `*_TOKEN`),
+//! or its value is (a provider key's format, a URL with a password such as
+//! `DATABASE_URL=postgres://u:p@h/db`, a PEM block, a JWT, a random-looking
+//! value under a name that may hold one). The same detectors as the
+//! evidence packet's ([`crate::evidence::redact`]), so there is one list.
+//! Such a variable is left out whole — the command sees it unset, so
+//! `echo $DATABASE_URL`, `/proc/self/environ` and an interpreter's
+//! environment table print nothing secret. A name or value that is not
+//! UTF-8 cannot be checked, and is left out too.
+
+use std::ffi::OsString;
+
+use serde_json::{Map, Value};
+
+/// The variables to keep, in their order, and the names left out.
+pub fn scrub(vars: Vec<(OsString, OsString)>) -> (Vec<(OsString, OsString)>, Vec<String>) {
+    let mut kept = Vec::with_capacity(vars.len());
+    let mut dropped = Vec::new();
+    for (name, value) in vars {
+        match (name.to_str(), value.to_str()) {
+            (Some(n), Some(v)) if !is_secret(n, v) => kept.push((name, value)),
+            (Some(n), Some(_)) => dropped.push(n.to_owned()),
+            (Some(n), None) => dropped.push(n.to_owned()),
+            (None, _) => dropped.push(name.to_string_lossy().into_owned()),
+        }
+    }
+    (kept, dropped)
+}
+
+/// Whether the redaction hides anything of `{name: value}`.
+pub fn is_secret(name: &str, value: &str) -> bool {
+    if value.is_empty() {
+        return false;
+    }
+    let mut object = Map::with_capacity(1);
+    object.insert(name.to_owned(), Value::String(value.to_owned()));
+    let object = Value::Object(object);
+    crate::evidence::redact::redact_value(&object) != object
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_by_name_and_by_value_are_left_out() {
+        assert!(is_secret("DATABASE_PASSWORD", "hunter2"));
+        assert!(is_secret("GITHUB_TOKEN", "x"));
+        assert!(is_secret(
+            "DATABASE_URL",
+            "postgres://app:s3cr3t-Pa55@db.internal:5432/app"
+        ));
+        assert!(is_secret(
+            "SOMETHING",
+            "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+        ));
+        for (n, v) in [
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            ("HOME", "/home/dev"),
+            ("LANG", "C.UTF-8"),
+            ("TERM", "xterm-256color"),
+            ("PWD", "/home/dev/project"),
+            ("DATABASE_URL", "postgres://localhost/app"),
+            ("EMPTY_TOKEN", ""),
+        ] {
+            assert!(!is_secret(n, v), "{n}={v}");
+        }
+    }
+
+    #[test]
+    fn scrub_keeps_order_and_names_what_it_dropped() {
+        let vars = vec![
+            ("A".into(), "1".into()),
+            ("API_KEY".into(), "sk-live-0123456789abcdef".into()),
+            ("B".into(), "2".into()),
+        ];
+        let (kept, dropped) = scrub(vars);
+        assert_eq!(
+            kept,
+            vec![("A".into(), "1".into()), ("B".into(), "2".into())]
+        );
+        assert_eq!(dropped, vec!["API_KEY".to_owned()]);
+    }
+}
