@@ -514,7 +514,11 @@ inert_case() {
         "the hook wrote its marker: the command ran unconfined" ;;
     reviewed)
       check "$harness: inert: no inert allow where the call cannot be rewritten (the reviewer saw it)" \
-        $reviewed "the reviewer never saw it" ;;
+        $reviewed "the reviewer never saw it"
+      # The reviewer allowed it and it ran as written: the planted hook
+      # wrote, which shows the repository does trigger it.
+      check "$harness: inert: unconfined, the planted git hook did write" $hooked \
+        "no marker: the fixture does not trigger the hook" ;;
   esac
 }
 
