@@ -44,8 +44,9 @@ fn run(project: &Path, home: &Path, nobody: bool, argv: &[&str]) {
         c.args(argv);
         c
     } else {
-        let mut c = Command::new(argv[0]);
-        c.args(&argv[1..]);
+        let (program, args) = argv.split_first().unwrap();
+        let mut c = Command::new(program);
+        c.args(args);
         c
     };
     let status = cmd
@@ -63,7 +64,8 @@ fn run(project: &Path, home: &Path, nobody: bool, argv: &[&str]) {
 fn bench(c: &mut Criterion) {
     let (_dir, home, project) = scratch();
     let vouch = env!("CARGO_BIN_EXE_vouch");
-    let root = std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m)) == Ok(0);
+    let root =
+        std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0);
     let users: &[(&str, bool)] = if root && Path::new("/usr/bin/setpriv").exists() {
         &[("root", false), ("user", true)]
     } else {
@@ -72,7 +74,11 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("confine");
     for (who, nobody) in users {
         for program in [["/usr/bin/ls", "-la"], ["/bin/true", "-"]] {
-            let name = Path::new(program[0]).file_name().unwrap().to_string_lossy().into_owned();
+            let name = Path::new(program[0])
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             let bare: Vec<&str> = program.iter().copied().filter(|a| *a != "-").collect();
             let mut confined = vec![vouch, "confine", "--"];
             confined.extend(bare.iter().copied());

@@ -247,7 +247,7 @@ pub struct Decision {
     /// runs in place of the command. Only an inert allow carries one, and
     /// an inert allow always does.
     #[serde(skip_serializing_if = "Option::is_none")]
-    confined: Option<crate::confine::Confined>,
+    confined: Option<Box<crate::confine::Confined>>,
 }
 
 /// The fields a constructor sets; everything else starts empty.
@@ -313,7 +313,7 @@ impl Decision {
         let fill = |d: &mut Decision| {
             d.rule_id = Some(crate::policy::inert::RULE_ID.to_owned());
             d.risk_level = Some(RiskLevel::Low);
-            d.confined = Some(confined);
+            d.confined = Some(Box::new(confined));
         };
         Decision::build(parts, fill, OverrideHint::None)
     }
@@ -497,7 +497,7 @@ impl Decision {
     }
 
     pub fn confined(&self) -> Option<&crate::confine::Confined> {
-        self.confined.as_ref()
+        self.confined.as_deref()
     }
 
     pub fn grant(&self) -> Option<&Grant> {

@@ -135,6 +135,11 @@ pub struct Decided {
 
 /// The table's answer.
 #[derive(Debug, Clone, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one step a round, moved once: boxing the decision would add an allocation to \
+              every decision for nothing"
+)]
 pub enum Step {
     Decided(Decided),
     /// Ask the model: apply `job.effects`, call it with the packet, then

@@ -324,14 +324,14 @@ mod tests {
             RET_ALLOW
         );
         let ioctl = libc::SYS_ioctl as u32;
-        assert_eq!(run(&prog, ioctl, arch, [1, libc::TIOCSTI as u64]), eperm);
+        assert_eq!(run(&prog, ioctl, arch, [1, libc::TIOCSTI]), eperm);
         // The kernel reads the request as 32 bits: high bits do not hide it.
         assert_eq!(
-            run(&prog, ioctl, arch, [1, (1u64 << 32) | libc::TIOCSTI as u64]),
+            run(&prog, ioctl, arch, [1, (1u64 << 32) | libc::TIOCSTI]),
             eperm
         );
-        assert_eq!(run(&prog, ioctl, arch, [1, libc::TIOCLINUX as u64]), eperm);
-        assert_eq!(run(&prog, ioctl, arch, [1, libc::TCGETS as u64]), RET_ALLOW);
+        assert_eq!(run(&prog, ioctl, arch, [1, libc::TIOCLINUX]), eperm);
+        assert_eq!(run(&prog, ioctl, arch, [1, libc::TCGETS]), RET_ALLOW);
         assert_eq!(run(&prog, 0, arch ^ 1, [0, 0]), RET_KILL_PROCESS);
         if cfg!(target_arch = "x86_64") {
             assert_eq!(run(&prog, X32_BIT | 41, arch, [0, 0]), eperm);

@@ -198,6 +198,6 @@ fn privileged() -> bool {
     std::fs::read_to_string("/proc/self/status").map_or(true, |s| {
         s.lines()
             .find_map(|l| l.strip_prefix("CapEff:"))
-            .is_none_or(|v| v.trim().trim_start_matches('0') != "")
+            .is_none_or(|v| !v.trim().trim_start_matches('0').is_empty())
     })
 }

@@ -149,16 +149,16 @@ pub fn plan(setting: &Setting<'_>) -> Plan {
     for device in WRITE_DEVICES {
         push_existing(&mut grants, device, Access::Device);
     }
-    if let Some(project) = project_tree(setting) {
-        if !is_under_any(&project, &granted) {
-            walker.grant_tree(&project, Access::Read, &mut grants, true);
-            for git_dir in linked_git_dirs(&project) {
-                if !is_under_any(&git_dir, &granted) && !git_dir.starts_with(&project) {
-                    walker.grant_tree(&git_dir, Access::Read, &mut grants, true);
-                }
+    if let Some(project) = project_tree(setting)
+        && !is_under_any(&project, &granted)
+    {
+        walker.grant_tree(&project, Access::Read, &mut grants, true);
+        for git_dir in linked_git_dirs(&project) {
+            if !is_under_any(&git_dir, &granted) && !git_dir.starts_with(&project) {
+                walker.grant_tree(&git_dir, Access::Read, &mut grants, true);
             }
-            granted.push(project);
         }
+        granted.push(project);
     }
     for dir in path_dirs(setting) {
         if !is_under_any(&dir, &granted) {
@@ -168,8 +168,9 @@ pub fn plan(setting: &Setting<'_>) -> Plan {
     }
     if let Some(home) = setting.home {
         for name in HOME_ALLOWED {
-            let path = home.join(name);
-            if path.exists() {
+            // Where it points when it is a link (dotfiles kept elsewhere),
+            // judged there: a link to a credential stays hidden.
+            if let Ok(path) = std::fs::canonicalize(home.join(name)) {
                 walker.grant_tree(&path, Access::Read, &mut grants, true);
             }
         }
@@ -314,10 +315,14 @@ impl Walker {
     /// for sensitive names (the system trees hold none by name but the
     /// known ones, and are too large to walk on every command).
     fn grant_tree(&mut self, tree: &Path, access: Access, out: &mut Vec<Grant>, search: bool) {
-        if self.is_hidden(tree, tree.is_dir()) {
+        let is_dir = tree.is_dir();
+        if self.is_hidden(tree, is_dir) {
             return;
         }
-        let walked = if search {
+        let walked = if !is_dir {
+            // A file (`~/.gitconfig`): nothing beneath it to search.
+            Walked::Clean
+        } else if search {
             self.walk(tree, 0)
         } else {
             self.split_for_known(tree)
@@ -535,13 +540,31 @@ mod tests {
             std::fs::create_dir_all(project.join(format!("d{i}"))).unwrap();
             std::fs::write(project.join(format!("d{i}/f")), "x").unwrap();
         }
-        let mut s = setting(&root.join("h"), &project);
+        let home = root.join("h");
+        let mut s = setting(&home, &project);
         s.max_entries = 10;
         let plan = plan(&s);
         assert!(plan.exhausted.is_some());
         let read = read_grants(&plan);
         assert!(!read.contains(&project), "{read:?}");
         assert!(read.len() < 20, "{read:?}");
+    }
+
+    #[test]
+    fn gits_configuration_in_the_home_is_granted() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let home = root.join("h");
+        std::fs::create_dir_all(home.join(".config/git")).unwrap();
+        std::fs::write(home.join(".gitconfig"), "[user]\n").unwrap();
+        std::fs::write(home.join(".config/git/ignore"), "x\n").unwrap();
+        std::fs::write(home.join(".bashrc"), "x\n").unwrap();
+        let project = root.join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        let read = read_grants(&plan(&setting(&home, &project)));
+        assert!(read.contains(&home.join(".gitconfig")), "{read:?}");
+        assert!(read.contains(&home.join(".config/git")), "{read:?}");
+        assert!(!read.iter().any(|p| p.ends_with(".bashrc")), "{read:?}");
     }
 
     #[test]
@@ -552,7 +575,8 @@ mod tests {
         std::fs::create_dir_all(project.join("secrets")).unwrap();
         std::fs::write(project.join("secrets/x"), "x").unwrap();
         std::fs::write(project.join("ok"), "x").unwrap();
-        let mut s = setting(&root.join("h"), &project);
+        let home = root.join("h");
+        let mut s = setting(&home, &project);
         s.hidden.push(project.join("secrets"));
         let read = read_grants(&plan(&s));
         assert_eq!(read, vec![project.join("ok")]);

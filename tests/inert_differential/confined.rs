@@ -46,15 +46,23 @@ pub enum Outcome {
     Differs,
 }
 
-/// Counts of each outcome, and the differences in full.
+/// Counts of each outcome, the differences in full, and every command
+/// that was not identical with its outcome (written to a file to read).
 #[derive(Default)]
 pub struct Compared {
     pub counts: Mutex<[usize; 5]>,
     pub differences: Mutex<Vec<String>>,
+    pub not_identical: Mutex<Vec<(Outcome, String)>>,
 }
 
 impl Compared {
     pub fn record(&self, outcome: Outcome, detail: impl FnOnce() -> String) {
+        let detail = detail();
+        if outcome != Outcome::Identical
+            && let Ok(mut all) = self.not_identical.lock()
+        {
+            all.push((outcome, detail.clone()));
+        }
         if let Ok(mut counts) = self.counts.lock() {
             let slot = match outcome {
                 Outcome::Identical => 0,
@@ -68,7 +76,7 @@ impl Compared {
         if outcome == Outcome::Differs
             && let Ok(mut d) = self.differences.lock()
         {
-            d.push(detail());
+            d.push(detail);
         }
     }
 
@@ -148,7 +156,9 @@ pub fn compare(harness: &Harness, slot: &Slot, command: &str, into: &Compared) {
     let (bare, confined) = match runs {
         Ok(r) => r,
         Err(e) => {
-            into.record(Outcome::Differs, || format!("`{command}`: the harness failed: {e}"));
+            into.record(Outcome::Differs, || {
+                format!("`{command}`: the harness failed: {e}")
+            });
             return;
         }
     };
@@ -169,6 +179,9 @@ pub fn compare(harness: &Harness, slot: &Slot, command: &str, into: &Compared) {
         }
     };
     into.record(outcome, || {
+        if outcome == Outcome::Identical {
+            return String::new();
+        }
         format!(
             "`{command}`\n  unconfined: status {:?}, stdout {:?}\n  confined:   status {:?}, \
              stdout {:?}, stderr {:?}",

@@ -742,12 +742,39 @@ fn compare_confined_trial(harness: Option<Arc<Harness>>, corpus: bool) -> Trial 
                 }
             }
         });
-        let summary = compared.summary(if corpus { "corpus" } else { "kept lines" }, started.elapsed().as_secs_f64());
+        let summary = compared.summary(
+            if corpus { "corpus" } else { "kept lines" },
+            started.elapsed().as_secs_f64(),
+        );
         eprintln!("inert_differential: {summary}");
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "inert-differential-confined-{}.txt",
+            if corpus { "corpus" } else { "kept" }
+        ));
+        if let (Ok(mut file), Ok(all)) =
+            (std::fs::File::create(&path), compared.not_identical.lock())
+        {
+            for (outcome, detail) in all.iter() {
+                let _ = writeln!(file, "{outcome:?}: {detail}\n");
+            }
+            eprintln!(
+                "inert_differential: every command not identical is in {}",
+                path.display()
+            );
+        }
         let differences = compared.differences.lock().map_err(|_| "poisoned")?;
         match differences.is_empty() {
             true => Ok(()),
-            false => Err(format!("{summary}\n\n{}", differences.iter().take(PRINTED_FAILURES).cloned().collect::<Vec<_>>().join("\n\n")).into()),
+            false => Err(format!(
+                "{summary}\n\n{}",
+                differences
+                    .iter()
+                    .take(PRINTED_FAILURES)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n\n")
+            )
+            .into()),
         }
     })
     .with_ignored_flag(ignored)

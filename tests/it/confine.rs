@@ -97,7 +97,12 @@ fn output_status_and_directory_pass_through_byte_for_byte() {
                   git --version >/dev/null; exit 7";
     let confined = s.confined(script, &[]);
     let bare = s.bare(script, &[]);
-    assert_eq!(confined.status.code(), Some(7), "{}", text(&confined.stderr));
+    assert_eq!(
+        confined.status.code(),
+        Some(7),
+        "{}",
+        text(&confined.stderr)
+    );
     assert_eq!(confined.status.code(), bare.status.code());
     assert_eq!(confined.stdout, bare.stdout);
     assert_eq!(confined.stderr, bare.stderr);
@@ -123,7 +128,10 @@ fn no_write_succeeds_but_to_dev_null() {
         let out = s.confined(script, &[]);
         assert!(!out.status.success(), "`{script}` succeeded");
     }
-    assert_eq!(std::fs::read_to_string(s.project.join("README.md")).unwrap(), "hello\n");
+    assert_eq!(
+        std::fs::read_to_string(s.project.join("README.md")).unwrap(),
+        "hello\n"
+    );
     let entries: Vec<_> = std::fs::read_dir(&s.project).unwrap().collect();
     assert_eq!(entries.len(), 5, "something was created: {entries:?}");
     assert!(!Path::new("/tmp/vouch-confine-escape").exists());
@@ -168,7 +176,10 @@ fn no_connection_opens() {
         assert!(!out.status.success(), "{what}: `{script}` succeeded");
     }
     tcp.set_nonblocking(true).unwrap();
-    assert!(tcp.accept().is_err(), "a TCP connection reached the listener");
+    assert!(
+        tcp.accept().is_err(),
+        "a TCP connection reached the listener"
+    );
     let mut buf = [0u8; 8];
     udp.set_nonblocking(true).unwrap();
     assert!(udp.recv(&mut buf).is_err(), "a UDP datagram arrived");
@@ -182,8 +193,14 @@ fn no_signal_or_trace_reaches_a_process_outside() {
     let out = s.confined(&format!("kill -9 {pid}"), &[]);
     assert!(!out.status.success(), "kill succeeded");
     let out = s.confined(&format!("cat /proc/{pid}/environ"), &[]);
-    assert!(!out.status.success(), "another process's environment was read");
-    assert!(outside.try_wait().unwrap().is_none(), "the process outside died");
+    assert!(
+        !out.status.success(),
+        "another process's environment was read"
+    );
+    assert!(
+        outside.try_wait().unwrap().is_none(),
+        "the process outside died"
+    );
     // Its own children it may signal.
     let own = s.confined("sleep 30 & kill $! && wait $!; echo $?", &[]);
     assert_eq!(text(&own.stdout).trim(), "143", "{}", text(&own.stderr));
@@ -207,7 +224,10 @@ fn no_sensitive_file_is_read() {
     ] {
         let out = s.confined(&script, &[]);
         let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-        assert!(!all.contains("SECRET"), "`{script}` printed a secret: {all}");
+        assert!(
+            !all.contains("SECRET"),
+            "`{script}` printed a secret: {all}"
+        );
         assert!(!all.contains("root:"), "`{script}` printed /etc/shadow");
     }
     // What is not sensitive in the project stays readable, names included.
@@ -220,7 +240,10 @@ fn no_sensitive_file_is_read() {
 fn secrets_in_the_environment_are_left_out() {
     let s = scratch();
     let env = [
-        ("DATABASE_URL", "postgres://app:Sup3r-S3cret-pw@db.internal:5432/app"),
+        (
+            "DATABASE_URL",
+            "postgres://app:Sup3r-S3cret-pw@db.internal:5432/app",
+        ),
         ("GITHUB_TOKEN", "ghp_0123456789abcdefABCDEF0123456789abcd"),
         ("PLAIN_SETTING", "visible-value"),
     ];
@@ -234,7 +257,10 @@ fn secrets_in_the_environment_are_left_out() {
         let all = text(&out.stdout);
         assert!(!all.contains("S3cret"), "`{script}`: {all}");
         assert!(!all.contains("ghp_"), "`{script}`: {all}");
-        assert!(all.contains("visible-value"), "`{script}` lost a plain variable: {all}");
+        assert!(
+            all.contains("visible-value"),
+            "`{script}` lost a plain variable: {all}"
+        );
     }
 }
 
@@ -242,7 +268,10 @@ fn secrets_in_the_environment_are_left_out() {
 fn no_privilege_is_gained() {
     let s = scratch();
     // No capability, even for root.
-    let out = s.confined("grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/self/status", &[]);
+    let out = s.confined(
+        "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/self/status",
+        &[],
+    );
     let status = text(&out.stdout);
     assert!(status.contains("CapEff:\t0000000000000000"), "{status}");
     assert!(status.contains("CapBnd:\t0000000000000000"), "{status}");

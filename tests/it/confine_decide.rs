@@ -46,8 +46,11 @@ fn project() -> (tempfile::TempDir, PathBuf, PathBuf) {
     std::fs::create_dir_all(project.join("docs")).unwrap();
     std::fs::write(user.join(".aws/credentials"), "aws_secret_access_key=X\n").unwrap();
     std::fs::write(project.join("README.md"), "hi\n").unwrap();
-    std::os::unix::fs::symlink(user.join(".aws/credentials"), project.join("docs/setup.txt"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        user.join(".aws/credentials"),
+        project.join("docs/setup.txt"),
+    )
+    .unwrap();
     (dir, user, project)
 }
 
@@ -60,7 +63,11 @@ fn an_inert_allow_carries_its_confined_form_only_for_a_caller_that_runs_it() {
                "cwd": project, "can_run_confined": can})
     };
     let d = review(home.path(), &user, &body(true));
-    assert_eq!((d["decision"].as_str(), d["stage"].as_str()), (Some("allow"), Some("inert")), "{d}");
+    assert_eq!(
+        (d["decision"].as_str(), d["stage"].as_str()),
+        (Some("allow"), Some("inert")),
+        "{d}"
+    );
     let argv: Vec<&str> = d["confined"]["argv"]
         .as_array()
         .unwrap()
@@ -105,7 +112,11 @@ fn the_confined_form_runs_and_reads_what_the_command_reads() {
         .env("PATH", "/usr/bin:/bin")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\nsetup.txt\n");
 }
 
@@ -117,7 +128,11 @@ fn words_bash_reads(line: &str) -> Vec<String> {
         .env_clear()
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut words: Vec<String> = out
         .stdout
         .split(|b| *b == 0)
@@ -218,7 +233,15 @@ fn rewritten(harness: &str) -> Option<&'static str> {
 fn every_harness_that_rewrites_runs_the_confined_form_and_the_others_get_no_inert_allow() {
     let (_dir, user, project) = project();
     let home = tempfile::tempdir().unwrap();
-    for harness in ["claude-code", "codex", "gemini", "copilot", "opencode", "cursor", "qwen"] {
+    for harness in [
+        "claude-code",
+        "codex",
+        "gemini",
+        "copilot",
+        "opencode",
+        "cursor",
+        "qwen",
+    ] {
         let input = shell_event(harness, "ls -la", &project);
         let stdout = hook(harness, home.path(), &user, &input, &[]);
         let reply: Value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
@@ -276,10 +299,16 @@ fn a_remote_hook_decides_inert_where_the_files_are() {
         String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
     };
     let secret = run("cat docs/setup.txt");
-    assert!(!secret.contains("\"allow\""), "allowed without review: {secret}");
+    assert!(
+        !secret.contains("\"allow\""),
+        "allowed without review: {secret}"
+    );
     let ls = run("ls -la");
     let reply: Value = serde_json::from_str(&ls).unwrap();
-    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "allow", "{ls}");
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{ls}"
+    );
     assert!(
         reply["hookSpecificOutput"]["updatedInput"]["command"]
             .as_str()
