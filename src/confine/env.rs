@@ -16,16 +16,34 @@ use std::ffi::OsString;
 
 use serde_json::{Map, Value};
 
-/// The variables to keep, in their order, and the names left out.
+/// The variables to keep, in their order, and the names left out. All of
+/// them are judged in one pass of the redaction, as one object: a value
+/// found secret under one name is then hidden under every other too.
 pub fn scrub(vars: Vec<(OsString, OsString)>) -> (Vec<(OsString, OsString)>, Vec<String>) {
+    let mut object = Map::with_capacity(vars.len());
+    for (name, value) in &vars {
+        if let (Some(n), Some(v)) = (name.to_str(), value.to_str()) {
+            object.insert(n.to_owned(), Value::String(v.to_owned()));
+        }
+    }
+    let object = Value::Object(object);
+    let redacted = crate::evidence::redact::redact_value(&object);
     let mut kept = Vec::with_capacity(vars.len());
     let mut dropped = Vec::new();
     for (name, value) in vars {
-        match (name.to_str(), value.to_str()) {
-            (Some(n), Some(v)) if !is_secret(n, v) => kept.push((name, value)),
-            (Some(n), Some(_)) => dropped.push(n.to_owned()),
-            (Some(n), None) => dropped.push(n.to_owned()),
-            (None, _) => dropped.push(name.to_string_lossy().into_owned()),
+        let (Some(n), Some(v)) = (name.to_str(), value.to_str()) else {
+            dropped.push(name.to_string_lossy().into_owned());
+            continue;
+        };
+        // A name given twice keeps its last value in the object: judge the
+        // others on their own.
+        let unchanged = match object.get(n) {
+            Some(Value::String(seen)) if seen == v => redacted.get(n) == object.get(n),
+            Some(_) | None => !is_secret(n, v),
+        };
+        match unchanged || v.is_empty() {
+            true => kept.push((name, value)),
+            false => dropped.push(n.to_owned()),
         }
     }
     (kept, dropped)

@@ -178,15 +178,21 @@ fn drop_capabilities() -> Result<(), Missing> {
     };
     // Fails only where ambient capabilities do not exist (Linux < 4.3).
     let _ = clear_ambient_capability_set();
+    // Asked once, and only when a drop fails (an unprivileged process).
+    let mut privileged_once: Option<bool> = None;
     for cap in CapabilitySet::all().iter() {
         match capability_is_in_bounding_set(cap) {
             Ok(false) | Err(_) => continue,
             Ok(true) => {}
         }
-        if remove_capability_from_bounding_set(cap).is_err() && privileged() {
-            return Err(Missing::Apply(
-                "cannot empty the capability bounding set".to_owned(),
-            ));
+        if remove_capability_from_bounding_set(cap).is_err() {
+            if *privileged_once.get_or_insert_with(privileged) {
+                return Err(Missing::Apply(
+                    "cannot empty the capability bounding set".to_owned(),
+                ));
+            }
+            // Without CAP_SETPCAP no other drop can work either.
+            break;
         }
     }
     Ok(())
