@@ -120,6 +120,7 @@ fn decide_in_table(request: &Request, hash: &str, ctx: &Context<'_>, loaded: &Lo
         hard_deny: &verdict,
         starts_another: None,
         inert: None,
+        confined: None,
         units: None,
         trusted: &loaded.config,
         project: Ok(loaded),

@@ -44,8 +44,9 @@ pub fn load(global: &Global) -> Result<(Paths, LoadedConfig), CliError> {
 
 fn engine(global: &Global) -> Result<Engine, CliError> {
     let (paths, loaded) = load(global)?;
-    Engine::new(EngineOptions::from_process(paths, loaded))
-        .map_err(|e| CliError::Setup(e.to_string()))
+    let mut options = EngineOptions::from_process(paths, loaded);
+    options.confine.config.clone_from(&global.config);
+    Engine::new(options).map_err(|e| CliError::Setup(e.to_string()))
 }
 
 /// Reads at most one byte more than the request limit, so an oversized body
@@ -257,7 +258,8 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
         Ok(rt) => rt,
         Err(e) => return fail(&mut err, &format!("cannot start the runtime: {e}"), 2),
     };
-    let options = EngineOptions::from_process(paths, loaded);
+    let mut options = EngineOptions::from_process(paths, loaded);
+    options.confine.config.clone_from(&global.config);
     let console = &mut err;
     let result: Result<(), crate::server::ServeError> = runtime.block_on(async move {
         let cfg = &options.trusted.config;

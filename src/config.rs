@@ -274,6 +274,10 @@ pub struct InertConfig {
     /// calls inert, besides the built-in sensitive names: absolute, `~/…`
     /// (the request's home) or relative to the request's working directory.
     pub deny_paths: Vec<String>,
+    /// Directory entries `vouch confine` may read while it looks for
+    /// sensitive files in the trees a confined command may read; what it
+    /// could not search is not readable.
+    pub confine_max_entries: u64,
 }
 
 /// `vouch hook <harness>`: transcript reading and the adapter's deadline.

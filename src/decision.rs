@@ -243,6 +243,11 @@ pub struct Decision {
     suggestion: Option<String>,
     grant: Option<Grant>,
     review: Option<ReviewStats>,
+    /// An inert allow's confined form (docs/confine.md): what the caller
+    /// runs in place of the command. Only an inert allow carries one, and
+    /// an inert allow always does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    confined: Option<Box<crate::confine::Confined>>,
 }
 
 /// The fields a constructor sets; everything else starts empty.
@@ -269,6 +274,7 @@ impl Decision {
             suggestion: None,
             grant: None,
             review: None,
+            confined: None,
         };
         fill(&mut d);
         // INVARIANT: only an allow carries a grant.
@@ -295,8 +301,9 @@ impl Decision {
     }
 
     /// Every unit of the command provably only reads: allowed without a
-    /// model, one reason per unit in the rationale.
-    pub fn inert(hash: String, units: &[String]) -> Decision {
+    /// model, one reason per unit in the rationale, to run as `confined`
+    /// says (the prediction is a filter; the confinement enforces it).
+    pub fn inert(hash: String, units: &[String], confined: crate::confine::Confined) -> Decision {
         let parts = Parts {
             outcome: Outcome::Allow,
             stage: Stage::Inert,
@@ -306,6 +313,7 @@ impl Decision {
         let fill = |d: &mut Decision| {
             d.rule_id = Some(crate::policy::inert::RULE_ID.to_owned());
             d.risk_level = Some(RiskLevel::Low);
+            d.confined = Some(Box::new(confined));
         };
         Decision::build(parts, fill, OverrideHint::None)
     }
@@ -486,6 +494,10 @@ impl Decision {
 
     pub fn suggestion(&self) -> Option<&str> {
         self.suggestion.as_deref()
+    }
+
+    pub fn confined(&self) -> Option<&crate::confine::Confined> {
+        self.confined.as_deref()
     }
 
     pub fn grant(&self) -> Option<&Grant> {

@@ -39,6 +39,9 @@
 //!   charges before each step and each level of nesting. Its command table
 //!   (`shell::spec`) is the one place command knowledge lives.
 //! - [`policy`]: hard denies, routing and risk ceilings — pure functions.
+//! - [`confine`]: `vouch confine`, the enforcement behind an inert allow
+//!   (Landlock, seccomp, no capabilities, secrets left out of the
+//!   environment), and the confined form an inert decision carries.
 //! - [`evidence`]: redaction, token estimates and the fenced evidence packet.
 //! - [`reviewer`]: model clients, verdict parsing, one deadline, bounded retries.
 //! - [`session`], [`grants`], [`store`], [`clock`]: the state the table reads
@@ -74,6 +77,7 @@ pub mod audit;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod confine;
 pub mod decision;
 pub mod doctor;
 pub mod engine;

@@ -73,6 +73,18 @@ enum Command {
         #[command(subcommand)]
         command: AuditCommand,
     },
+    /// Run a command confined: no writes (but /dev/null and the terminal),
+    /// no network, no signals or tracing outside it, no privileges, no
+    /// sensitive reads, no secrets in its environment (docs/confine.md).
+    /// Exits 125 without running it where that cannot be enforced.
+    Confine {
+        /// vouch's files, as `VOUCH_HOME` would say (as `vouch hook --home`).
+        #[arg(long, value_name = "DIR")]
+        home: Option<PathBuf>,
+        /// The program and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "PROGRAM")]
+        argv: Vec<std::ffi::OsString>,
+    },
     /// Harness hook adapters: the harness's hook JSON on stdin, its reply on
     /// stdout, always exit 0 (faults are fail-closed replies).
     Hook {
@@ -315,6 +327,16 @@ fn hook(global: &Global, command: HookCommand) -> i32 {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Before anything starts a thread or a log writer: the command replaces
+    // this process.
+    if let Command::Confine { home, argv } = cli.command {
+        let options = vouch::confine::Options {
+            home,
+            config: cli.config,
+            argv,
+        };
+        return ExitCode::from(u8::try_from(vouch::confine::run(&options)).unwrap_or(125));
+    }
     let global = Global { config: cli.config };
     let serving = matches!(cli.command, Command::Serve { .. });
     // Short-lived commands print one line; only warnings go to stderr unless
@@ -380,6 +402,8 @@ fn main() -> ExitCode {
         @ (Command::Install { .. } | Command::Uninstall { .. } | Command::Doctor { .. }) => {
             setup(&global, command)
         }
+        // Run above, before the log writer started.
+        Command::Confine { .. } => vouch::confine::EXIT_CANNOT_CONFINE,
     };
     drop(log);
     ExitCode::from(u8::try_from(code).unwrap_or(2))

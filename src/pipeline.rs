@@ -87,6 +87,11 @@ pub struct Inputs<'a> {
     /// `None` when it was not judged (not bash, the stage off in the
     /// trusted configuration).
     pub inert: Option<&'a crate::policy::inert::Verdict>,
+    /// How an inert command would run confined (docs/confine.md); `None`
+    /// when it cannot: the caller cannot run a rewritten command, this
+    /// machine cannot confine, or the command's files are not on this
+    /// machine. An inert verdict allows only with one.
+    pub confined: Option<&'a crate::confine::Confined>,
     /// The units the command would run, for routing's command templates;
     /// `None` when it was not analysed completely (no template applies).
     pub units: Option<&'a [crate::policy::routing::Unit]>,
@@ -130,6 +135,11 @@ pub struct Decided {
 
 /// The table's answer.
 #[derive(Debug, Clone, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one step a round, moved once: boxing the decision would add an allocation to \
+              every decision for nothing"
+)]
 pub enum Step {
     Decided(Decided),
     /// Ask the model: apply `job.effects`, call it with the packet, then
@@ -361,13 +371,15 @@ pub fn decide(i: &Inputs<'_>) -> Step {
         let d = Decision::config_error(cfg.decision.failure_mode, hash(), why);
         return finish(i, cfg.audit.enabled, d, Vec::new());
     }
-    // Inert: every unit provably only reads. Never on a command that did
-    // not parse or whose analysis is incomplete (the verdict says so), and
-    // a project overlay may turn the stage off.
-    if let (None, true, Some(crate::policy::inert::Verdict::Inert(units))) =
-        (&parse_note, cfg.inert.enabled, i.inert)
+    // Inert: every unit provably only reads, and it will run confined.
+    // Never on a command that did not parse or whose analysis is
+    // incomplete (the verdict says so), nor where it cannot run confined
+    // (it goes on to routing like any other command); a project overlay
+    // may turn the stage off.
+    if let (None, true, Some(crate::policy::inert::Verdict::Inert(units)), Some(confined)) =
+        (&parse_note, cfg.inert.enabled, i.inert, i.confined)
     {
-        let d = Decision::inert(hash(), units);
+        let d = Decision::inert(hash(), units, confined.clone());
         return finish(i, cfg.audit.enabled, d, Vec::new());
     }
     // Routing, before any state: decisions that need no model need no

@@ -211,6 +211,23 @@ pub struct Request {
     pub transcript: Vec<TranscriptEntry>,
     #[serde(default)]
     pub issue_grant: bool,
+    /// The caller runs an inert allow's confined form (the decision's
+    /// `confined`) in place of `command`. Without it an inert command is
+    /// not allowed: it goes on to routing (docs/confine.md). How the call
+    /// is carried, not what it is: not part of `request_hash`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub can_run_confined: bool,
+    /// Sent by `vouch hook --server`: the hook decided inert where the
+    /// files are, and the service, which cannot see them, must not
+    /// (docs/remote-hook.md). Not part of `request_hash`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub remote_hook: bool,
+    /// Set by the service, never read from a body: the caller may be on
+    /// another machine (the service accepts remote peers, or a proxy
+    /// forwarded the call), so this machine's files are not the command's
+    /// and inert is not decided.
+    #[serde(skip)]
+    pub files_elsewhere: bool,
     /// Where `transcript` came from, for the packet's host note. Only a
     /// harness adapter sets it: it is never read from a request body (an
     /// unknown field there), so a caller cannot word the host's note.
@@ -675,6 +692,8 @@ mod tests {
             ("reason", "different reason".into()),
             ("transcript", serde_json::json!([])),
             ("issue_grant", true.into()),
+            ("can_run_confined", true.into()),
+            ("remote_hook", true.into()),
             ("source", "codex".into()),
             ("home", "/home/other".into()),
         ] {

@@ -21,6 +21,10 @@
 #                      there it is reported, not asserted
 #   first call         the first reviewer packet holds the user's prompt (from
 #                      the transcript, or the prompt event's record)
+#   inert              an inert command (`git status --short && ls`) runs
+#                      confined where the harness rewrites the call (a git
+#                      hook planted in the repository fails to write), and
+#                      reaches the reviewer where it cannot (Qwen Code)
 #   no model           vouch's hook with no reviewer model configured: the
 #                      command runs exactly when it runs with no vouch hook
 #                      at all (vouch abstains), and the hook was called
@@ -41,7 +45,8 @@
 #        VOUCH_BIN, VOUCH_MODEL_SERVER (prebuilt binaries; default: cargo build),
 #        VOUCH_E2E_CARGO_PROFILE (the rule checks that run `cargo test`: its profile flag,
 #        default `--release`; empty for the debug build),
-#        VOUCH_E2E_SETUP_ONLY=1 (only the `vouch install`/`doctor` cases).
+#        VOUCH_E2E_SETUP_ONLY=1 (only the `vouch install`/`doctor` cases),
+#        VOUCH_E2E_ONLY=inert (only the inert cases, for a focused run).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -475,7 +480,61 @@ except Exception as e:
   fi
 }
 
+# An inert command runs confined (issue 42, docs/confine.md): the agent
+# asks for `git status --short && ls` in a repository whose planted
+# `post-index-change` hook would write a marker when git refreshes the
+# index. Where the harness rewrites the call, vouch allows it without its
+# reviewer, the command runs (its output reaches the agent model) and the
+# hook's write fails; where it cannot (Qwen Code), the command is not
+# allowed as inert: it reaches the reviewer like any other.
+inert_case() {
+  local harness=$1 expect=$2 dir=$work/$1-inert
+  mkdir -p "$dir/home" "$dir/project" "$dir/bin"
+  git -C "$dir/project" init -q
+  echo listed > "$dir/project/inert-listed.txt"
+  git -C "$dir/project" add inert-listed.txt
+  printf '#!/bin/sh\ntouch "%s/hook-ran"\n' "$dir/project" > "$dir/project/.git/hooks/post-index-change"
+  chmod +x "$dir/project/.git/hooks/post-index-change"
+  # A changed mtime makes `git status` refresh and write the index.
+  touch -d '1 hour ago' "$dir/project/inert-listed.txt"
+  vouch_home "$dir/vouch" "$reviewer_url/v1"
+  cp "$vouch" "$dir/bin/vouch"
+  configure "$harness" "$dir/home" "$(snippet "$harness" "$dir/vouch" "$dir/home" "$dir/bin/vouch")"
+  curl -s --noproxy '*' -X DELETE "$reviewer_url/_requests" > /dev/null
+  drive "$harness" "$dir/home" "$dir/project" "git status --short && ls"
+  local reviewed=1 listed=1 hooked=1
+  reviewer_log | grep -q "git status --short" && reviewed=0
+  agent_log | python3 -c "import json,sys; sys.exit(0 if any('inert-listed.txt' in r['text'] for r in json.load(sys.stdin) if r['harness']=='$harness') else 1)" && listed=0
+  [ -e "$dir/project/hook-ran" ] && hooked=0
+  case $expect in
+    confined)
+      check "$harness: inert: allowed without the reviewer" $((1 - reviewed)) "the reviewer saw it"
+      check "$harness: inert: the rewritten command ran (its output reached the agent)" $listed \
+        "agent log: $(agent_log | tail -c 400); $(tail -c 300 "$dir/project.err")"
+      check "$harness: inert: the planted git hook's write failed (confined)" $((1 - hooked)) \
+        "the hook wrote its marker: the command ran unconfined" ;;
+    reviewed)
+      check "$harness: inert: no inert allow where the call cannot be rewritten (the reviewer saw it)" \
+        $reviewed "the reviewer never saw it"
+      # The reviewer allowed it and it ran as written: the planted hook
+      # wrote, which shows the repository does trigger it.
+      check "$harness: inert: unconfined, the planted git hook did write" $hooked \
+        "no marker: the fixture does not trigger the hook" ;;
+  esac
+}
+
 if [ -z "${VOUCH_E2E_SETUP_ONLY:-}" ]; then
+for harness in "${harnesses[@]}"; do
+  case $harness in
+    claude-code|gemini|copilot|codex|opencode) inert_case "$harness" confined ;;
+    qwen) inert_case "$harness" reviewed ;;
+  esac
+done
+if [ "${VOUCH_E2E_ONLY:-}" = inert ]; then
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]; exit
+fi
+
 for harness in "${harnesses[@]}"; do
   case $harness in
     # Headless Claude Code runs a shell command only with a permission for
@@ -708,7 +767,10 @@ switch_case() {
   as_user "$dir" "$dir/bin/vouch" install "$harness" > /dev/null 2>&1
   local rc=0 first
   as_user "$dir" "$dir/bin/vouch" doctor "$dir/project" > "$dir/doctor.out" 2>&1 || rc=$?
-  first=$(find "$root/tests/fixtures/doctor/$harness" -type f | head -n 1); first=${first#"$root/tests/fixtures/doctor/$harness/"}
+  # The first of the fixture's files still in the project (OpenCode's
+  # opencode.json was taken out above), in a fixed order.
+  first=$(cd "$root/tests/fixtures/doctor/$harness" && find . -type f | LC_ALL=C sort |
+    while read -r f; do [ -e "$dir/project/$f" ] && { echo "${f#./}"; break; }; done)
   check "$harness: vouch doctor flags the repository's switch (exit $rc, $first)" \
     $([ $rc -eq 1 ] && grep -qF "$first" "$dir/doctor.out"; echo $?) "$(cat "$dir/doctor.out")"
   # OpenCode's switch is a plugin that rewrites what vouch allowed.

@@ -190,6 +190,11 @@ pub const KEYS: &[KeySpec] = &[
     spec("audit.enabled", Kind::Bool, DisableOnly),
     spec("inert.enabled", Kind::Bool, DisableOnly),
     spec("inert.deny_paths", Kind::Paths, TrustedOnly),
+    spec(
+        "inert.confine_max_entries",
+        int(1000, 10_000_000),
+        TrustedOnly,
+    ),
     spec("audit.retention_days", int(1, 3650), Lower),
     spec("audit.pending_ttl_ms", int(60_000, 86_400_000), Lower),
     spec("audit.lock_timeout_ms", int(10, 10_000), TrustedOnly),

@@ -22,7 +22,7 @@
 mod audit;
 mod shell;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
@@ -104,6 +104,30 @@ pub struct EngineOptions {
     /// project can set, and a URL of the project's choosing would be state
     /// of the project's choosing (a forged break glass, say).
     pub store_url_from_env: bool,
+    /// What an inert allow's confined form names (docs/confine.md).
+    pub confine: ConfineSetup,
+}
+
+/// The vouch binary and trusted overlay an inert allow's confined form
+/// runs with: `EXE confine [--home DIR] [--config FILE] -- bash -c CMD`
+/// (the home is [`Paths::vouch_home`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConfineSetup {
+    /// The absolute path of the vouch binary; `None`: no confined form, so
+    /// no inert allow.
+    pub exe: Option<PathBuf>,
+    /// `--config FILE` of the deciding process, passed on.
+    pub config: Option<PathBuf>,
+}
+
+impl ConfineSetup {
+    /// This process's binary, no extra overlay.
+    pub fn this_binary() -> ConfineSetup {
+        ConfineSetup {
+            exe: crate::paths::current_exe().map(Path::to_path_buf),
+            config: None,
+        }
+    }
 }
 
 impl EngineOptions {
@@ -130,6 +154,7 @@ impl EngineOptions {
             audit_delivery: AuditDelivery::Background,
             check_store_on_open: true,
             store_url_from_env: true,
+            confine: ConfineSetup::this_binary(),
         })
     }
 
@@ -145,6 +170,7 @@ impl EngineOptions {
             audit_delivery: AuditDelivery::Background,
             check_store_on_open: false,
             store_url_from_env: true,
+            confine: ConfineSetup::this_binary(),
         }
     }
 }

@@ -60,6 +60,8 @@ struct Fixed<'a> {
     hard_deny: hard_deny::Verdict,
     /// The inert stage's verdict, from the same analysis.
     inert: Option<crate::policy::inert::Verdict>,
+    /// How an inert command runs confined, when it can ([`confined_form`]).
+    confined: Option<crate::confine::Confined>,
     /// The units routing's command templates match, from the same analysis.
     units: Option<Vec<crate::policy::routing::Unit>>,
     /// The request's one analysis of its command: the hard denies read it,
@@ -143,6 +145,7 @@ pub(super) fn decide_early(
         now_ms: engine.clock().now_ms(),
         hard_deny: &verdict,
         inert: None,
+        confined: None,
         units: None,
         starts_another,
         trusted: &trusted.config,
@@ -170,11 +173,12 @@ pub(super) fn floor(engine: &Engine, request: &Request) -> Option<Decision> {
     match pipeline::decide(&fixed.inputs(&g, Gathered::NotYet, None)) {
         Step::Decided(d) if !d.effects.iter().any(Effect::is_state) => {
             match d.decision.stage() {
-                // Judged with this machine's files: the service cannot see them.
-                Stage::HardDeny | Stage::ConfigError => Some(emit(engine, d)),
+                // Judged with this machine's files: the service cannot see
+                // them. Inert too (docs/remote-hook.md): which files a read
+                // reaches, and the confinement, are this machine's.
+                Stage::HardDeny | Stage::ConfigError | Stage::Inert => Some(emit(engine, d)),
                 // The trusted and central configuration decide these.
-                Stage::Inert
-                | Stage::Routing
+                Stage::Routing
                 | Stage::Breaker
                 | Stage::Budget
                 | Stage::Cache
@@ -223,7 +227,54 @@ fn inert_and_units(
         git_system_config: Path::new("/etc/gitconfig"),
     };
     let (verdict, units) = crate::policy::inert::judge_with_units(command, analysis, &ctx);
+    if request.files_elsewhere || request.remote_hook {
+        // Judged on this machine's files, which are not the command's: no
+        // verdict, and no unit counts as inert for a template either.
+        let units = units.map(|units| {
+            units
+                .into_iter()
+                .map(|u| crate::policy::routing::Unit { inert: false, ..u })
+                .collect()
+        });
+        return (None, units);
+    }
     (trusted.inert.enabled.then_some(verdict), units)
+}
+
+/// The confined form an inert allow of `request` carries: only for an
+/// inert verdict, a caller that runs rewritten commands, a command whose
+/// files are on this machine, and a machine that can confine
+/// ([`crate::confine::available`], asked once per process). Otherwise
+/// `None`, and the inert command goes on to routing.
+fn confined_form(
+    engine: &Engine,
+    request: &Request,
+    inert: Option<&crate::policy::inert::Verdict>,
+) -> Option<crate::confine::Confined> {
+    let (Some(crate::policy::inert::Verdict::Inert(_)), Some(command)) =
+        (inert, request.command.as_deref())
+    else {
+        return None;
+    };
+    if !request.can_run_confined || request.remote_hook || request.files_elsewhere {
+        return None;
+    }
+    if let Err(missing) = crate::confine::available() {
+        tracing::debug!(%missing, "cannot confine here: inert commands go on to routing");
+        return None;
+    }
+    let options = &engine.inner.options;
+    let at = crate::confine::Locations {
+        home: options.paths.vouch_home.as_deref(),
+        config: options.confine.config.as_deref(),
+    };
+    crate::confine::Confined::new(
+        options.confine.exe.as_deref()?,
+        crate::confine::bash()?,
+        &at,
+        command,
+        request.input.as_ref(),
+    )
 }
 
 /// vouch's protected paths and the configured `inert.deny_paths`, made
@@ -322,12 +373,14 @@ impl<'a> Fixed<'a> {
             &home,
             &protected.paths,
         );
+        let confined = confined_form(engine, request, inert.as_ref());
         Fixed {
             request,
             hash: request.request_hash(),
             now: engine.clock().now_ms(),
             hard_deny,
             inert,
+            confined,
             units,
             analysis,
             trusted,
@@ -359,6 +412,7 @@ impl<'a> Fixed<'a> {
             now_ms: self.now,
             hard_deny: &self.hard_deny,
             inert: self.inert.as_ref(),
+            confined: self.confined.as_ref(),
             units: self.units.as_deref(),
             starts_another: self
                 .analysis

@@ -177,6 +177,15 @@ pub enum Answer {
     /// No opinion: the harness's own rules decide.
     Abstain,
     Allow(String),
+    /// An inert command, allowed only as its confined form: the harness
+    /// runs `confined` in place of the call (docs/confine.md). Only for a
+    /// request whose adapter said the harness rewrites the call
+    /// ([`runs_rewritten`]); an adapter that cannot rewrite renders it as a
+    /// deny ([`cannot_rewrite`]), never as a plain allow.
+    AllowConfined {
+        message: String,
+        confined: crate::confine::Confined,
+    },
     Deny(String),
     /// Hand the call to the human in the harness's prompt. Only produced
     /// when [`Presence::Human`].
@@ -425,11 +434,39 @@ impl DeferAs {
 
 /// The answer for one pipeline decision.
 pub fn answer_for(decision: &Decision, presence: Presence) -> Answer {
+    if let (Outcome::Allow, Some(confined)) = (decision.outcome(), decision.confined()) {
+        return Answer::AllowConfined {
+            message: decision.message().to_owned(),
+            confined: confined.clone(),
+        };
+    }
     answer_from(
         decision.outcome(),
         decision.abstain(),
         decision.message(),
         presence,
+    )
+}
+
+/// Marks the bash requests of a call to one of `tools` as runnable in
+/// their confined form: the adapter's harness runs the rewritten command
+/// its reply carries (`updatedInput`, `tool_input`, `modifiedArgs`).
+pub fn runs_rewritten(requests: &mut [Request], tools: &[&str]) {
+    for request in requests {
+        let shell_tool = request.tool.as_deref().is_some_and(|t| tools.contains(&t));
+        if request.surface == crate::request::Surface::Bash && shell_tool {
+            request.can_run_confined = true;
+        }
+    }
+}
+
+/// The reason of the deny an adapter that cannot rewrite a call renders
+/// for [`Answer::AllowConfined`] (which it never asked for): the command
+/// was allowed only confined, so anything but its confined form is a deny.
+pub fn cannot_rewrite(harness: &str) -> String {
+    format!(
+        "vouch allowed this command only in its confined form, and {harness} cannot run a \
+         rewritten command, so it was blocked."
     )
 }
 
@@ -459,11 +496,13 @@ pub fn answer_from(outcome: Outcome, abstain: bool, message: &str, presence: Pre
 pub fn strictest(answers: Vec<Answer>) -> Answer {
     let mut best: Option<Answer> = None;
     for answer in answers {
+        // A confined allow outranks a plain one: its rewrite must survive.
         let rank = |a: &Answer| match a {
             Answer::Abstain => 0,
             Answer::Allow(_) => 1,
-            Answer::Ask(_) => 2,
-            Answer::Deny(_) => 3,
+            Answer::AllowConfined { .. } => 2,
+            Answer::Ask(_) => 3,
+            Answer::Deny(_) => 4,
         };
         best = match best {
             Some(b) if rank(&b) >= rank(&answer) => Some(b),

@@ -13,7 +13,10 @@
 //! inside the project, a loosening project overlay) are decided here first
 //! ([`Engine::floor_here`]), with this machine's files and symlinks, so they
 //! answer without a round trip, hold while the service is down, and no
-//! service configuration can turn them into an allow.
+//! service configuration can turn them into an allow. So is the inert
+//! stage, with its confined form (docs/confine.md): which files a read
+//! reaches is this machine's to say, and the request the service gets says
+//! `remote_hook`, so the service never judges it inert on its own files.
 //!
 //! Everything else goes to `URL/v1/review` with the adapter token, and the
 //! returned decision becomes the harness's reply exactly as a local one
@@ -352,12 +355,17 @@ pub fn decide_call(
         if request.home.is_none() {
             request.home.clone_from(&home);
         }
+        // The floor, and inert with its confined form: decided here, where
+        // the files are (an inert allow is answered here too).
         if let Some(decision) = engine.floor_here(&request) {
             if answers.push(&decision) {
                 break;
             }
             continue;
         }
+        // The service cannot see this machine's files: it must not call
+        // the command inert.
+        request.remote_hook = true;
         let remote =
             remote.get_or_insert_with(|| Remote::connect(opts, local.env, connect_timeout));
         let answer = match remote {

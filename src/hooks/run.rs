@@ -489,6 +489,8 @@ fn hook_engine(
         .map_err(|why| config_error(&why))?;
     let paths = env.paths.clone().map_err(|e| config_error(&e))?;
     let mut options = EngineOptions::from_process(paths, loaded);
+    // An inert allow's confined form reads the same overlay.
+    options.confine.config.clone_from(&env.cli_config);
     // The project can set the hook's environment: no development escape,
     // and no PostgreSQL URL from it.
     options.allow_untrusted_dev = false;

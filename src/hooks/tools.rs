@@ -118,6 +118,10 @@ pub fn request(ids: &Ids, action: Action) -> Result<Request, HookError> {
         reason: action.reason,
         transcript: Vec::new(),
         issue_grant: false,
+        // Set by the adapter whose harness runs a rewritten command.
+        can_run_confined: false,
+        remote_hook: false,
+        files_elsewhere: false,
         transcript_source: crate::request::TranscriptSource::default(),
     };
     request.validate()?;

@@ -78,9 +78,24 @@ async fn reviewed(state: &AppState, request: Request) -> Result<Decision, AppErr
 
 pub async fn review(
     State(state): State<AppState>,
-    Strict(request): Strict<Request>,
+    headers: HeaderMap,
+    Strict(mut request): Strict<Request>,
 ) -> Result<Json<Decision>, AppError> {
+    request.files_elsewhere = files_elsewhere(&state, &headers);
     Ok(Json(reviewed(&state, request).await?))
+}
+
+/// Whether the caller may be on another machine, so that this machine's
+/// files are not the ones its command would touch and inert is not decided
+/// here (docs/remote-hook.md): the service accepts remote peers
+/// (`server.allow_remote`), or a proxy says it forwarded the call
+/// (`Forwarded`, `X-Forwarded-For`, `X-Real-IP`). A loopback-only service
+/// with no such header has only callers on this machine.
+fn files_elsewhere(state: &AppState, headers: &HeaderMap) -> bool {
+    state.engine().config().server.allow_remote
+        || ["forwarded", "x-forwarded-for", "x-real-ip"]
+            .iter()
+            .any(|name| headers.contains_key(*name))
 }
 
 /// `{session_id, token, request}`; the request is re-read through the
@@ -359,8 +374,12 @@ pub async fn claude_code_hook(
         }
     };
     match event {
-        Event::Decide(call) => {
+        Event::Decide(mut call) => {
             let name = call.event.clone();
+            let elsewhere = files_elsewhere(&state, &headers);
+            for request in &mut call.requests {
+                request.files_elsewhere = elsewhere;
+            }
             let answer = hooks::decide_call(
                 state.engine(),
                 HarnessId::of(&hooks::harnesses::claude_code::HARNESS),

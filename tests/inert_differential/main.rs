@@ -17,6 +17,13 @@
 //! - The agent corpus: `VOUCH_INERT_DIFF_CORPUS=../shared/agent-commands/commands.jsonl
 //!   cargo test --release --test inert_differential -- corpus` (the corpus
 //!   is read where it lies, never copied into the repository).
+//! - Confined against unconfined ([`confined`], issue 42): the kept lines
+//!   vouch calls inert by default, the corpus's with
+//!   `VOUCH_INERT_DIFF_CORPUS=… cargo test --release --test
+//!   inert_differential -- compare-confined`: each runs as written and as
+//!   `vouch confine -- bash -c …`, and the two print the same bytes and end
+//!   the same, but for the documented exceptions
+//!   (`VOUCH_INERT_DIFF_CONFINED_LIMIT=N`: an even sample of N).
 //!
 //! This binary is also the recorder: run from its sandbox mount point it
 //! records, then executes the real program.
@@ -28,6 +35,7 @@
     clippy::indexing_slicing
 )]
 
+mod confined;
 mod fixture;
 mod generator;
 // The differential harness's recorder, with every program passed through
@@ -692,6 +700,101 @@ fn corpus_trial(harness: Option<Arc<Harness>>) -> Trial {
     .with_ignored_flag(ignored)
 }
 
+/// Confined against unconfined over the kept lines (`corpus` false) or the
+/// agent corpus: every command vouch calls inert.
+fn compare_confined_trial(harness: Option<Arc<Harness>>, corpus: bool) -> Trial {
+    let path = std::env::var("VOUCH_INERT_DIFF_CORPUS").ok();
+    let ignored = harness.is_none() || (corpus && path.is_none());
+    let name = match corpus {
+        true => "compare-confined: every agent command vouch calls inert, confined and not",
+        false => "compare-confined: the kept lines vouch calls inert, confined and not",
+    };
+    Trial::test(name, move || {
+        let Some(harness) = harness else {
+            return Err("the sandbox is missing".into());
+        };
+        confined::available(&harness).map_err(|e| format!("vouch confine cannot run here: {e}"))?;
+        let mut commands: Vec<String> = match (corpus, path) {
+            (true, Some(path)) => {
+                let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+                text.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(|l| serde_json::from_str::<CorpusLine>(l).map(|c| c.command))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| format!("{path}: {e}"))?
+            }
+            (true, None) => return Err("VOUCH_INERT_DIFF_CORPUS is not set".into()),
+            (false, _) => fixtures::jsonl::<KeptLine>("inert_differential.jsonl")
+                .into_iter()
+                .map(|(_, line)| line.command)
+                .collect(),
+        };
+        commands.sort();
+        commands.dedup();
+        // `VOUCH_INERT_DIFF_CONFINED_LIMIT=N`: an even sample of N of the
+        // inert ones (each runs three times in the sandbox: the whole
+        // corpus takes over an hour on two shared cores).
+        let limit = run_env::env_number("VOUCH_INERT_DIFF_CONFINED_LIMIT", usize::MAX);
+        if limit < commands.len() {
+            let slot = &harness.slots[0];
+            commands.retain(|c| matches!(slot.judge(c), Verdict::Inert(_)));
+            let step = commands.len().div_ceil(limit.max(1)).max(1);
+            commands = commands.into_iter().step_by(step).collect();
+            eprintln!(
+                "inert_differential: an even sample of {} inert commands (every {step})",
+                commands.len()
+            );
+        }
+        let started = Instant::now();
+        let compared = Arc::new(confined::Compared::default());
+        let commands = Arc::new(commands);
+        let next = Arc::new(AtomicUsize::new(0));
+        let shared = Arc::clone(&compared);
+        on_slots(&harness, move |harness, slot| {
+            while let Some(command) = commands.get(next.fetch_add(1, Ordering::Relaxed)) {
+                if let Verdict::Inert(_) = slot.judge(command) {
+                    confined::compare(harness, slot, command, &shared);
+                }
+            }
+        });
+        let summary = compared.summary(
+            if corpus { "corpus" } else { "kept lines" },
+            started.elapsed().as_secs_f64(),
+        );
+        eprintln!("inert_differential: {summary}");
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "inert-differential-confined-{}.txt",
+            if corpus { "corpus" } else { "kept" }
+        ));
+        if let (Ok(mut file), Ok(all)) =
+            (std::fs::File::create(&path), compared.not_identical.lock())
+        {
+            for (outcome, detail) in all.iter() {
+                let _ = writeln!(file, "{outcome:?}: {detail}\n");
+            }
+            eprintln!(
+                "inert_differential: every command not identical is in {}",
+                path.display()
+            );
+        }
+        let differences = compared.differences.lock().map_err(|_| "poisoned")?;
+        match differences.is_empty() {
+            true => Ok(()),
+            false => Err(format!(
+                "{summary}\n\n{}",
+                differences
+                    .iter()
+                    .take(PRINTED_FAILURES)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n\n")
+            )
+            .into()),
+        }
+    })
+    .with_ignored_flag(ignored)
+}
+
 /// `VOUCH_INERT_DIFF_SHOW='COMMAND'`: judges and runs one command and
 /// prints everything, for debugging a failure.
 fn show(command: &str) {
@@ -733,6 +836,8 @@ fn main() {
     let mut trials = canaries(harness.clone());
     trials.extend(kept_lines(harness.clone()));
     trials.push(generated_trial(harness.clone()));
-    trials.push(corpus_trial(harness));
+    trials.push(corpus_trial(harness.clone()));
+    trials.push(compare_confined_trial(harness.clone(), false));
+    trials.push(compare_confined_trial(harness, true));
     libtest_mimic::run(&args, trials).exit();
 }

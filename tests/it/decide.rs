@@ -207,6 +207,7 @@ impl World {
             hard_deny: &self.hard_deny,
             starts_another: None,
             inert: None,
+            confined: None,
             units: None,
             trusted: &self.trusted,
             project: self.project.as_ref(),

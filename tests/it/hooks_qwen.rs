@@ -328,7 +328,8 @@ fn snippet_text(home: &Home) -> String {
 }
 
 /// The snippet's `PreToolUse` command, run by `bash -c` as Qwen runs it:
-/// vouch's own reply passes through; a vouch that is missing or dies is
+/// vouch's own reply (a hard deny: Qwen Code gets no inert allow, which
+/// would need a rewrite it ignores) passes through; a vouch that is missing or dies is
 /// exit 2 with a reason on stderr, which Qwen reads as a block.
 #[test]
 fn the_snippet_blocks_when_vouch_cannot_run() {
@@ -358,7 +359,7 @@ fn the_snippet_blocks_when_vouch_cannot_run() {
             .stdin
             .take()
             .unwrap()
-            .write_all(shell("ls").to_string().as_bytes());
+            .write_all(shell("rm -rf ~/").to_string().as_bytes());
         child.wait_with_output().unwrap()
     };
     let out = bash(gate);

@@ -24,6 +24,8 @@ mod cli_review;
 mod config_layers;
 mod config_props;
 mod config_tighten;
+mod confine;
+mod confine_decide;
 mod console;
 mod crash;
 mod decide;

@@ -87,6 +87,8 @@ fn bash(session: &str, turn: &str, command: &str) -> Request {
         "cwd": "/srv/app",
         "home": "/home/dev",
         "transcript": [{"role": "user", "text": format!("please run {command}")}],
+        // As a harness that runs an inert allow's confined form.
+        "can_run_confined": true,
     }))
 }
 

@@ -59,8 +59,11 @@ interface Turn {
   agent?: string;
 }
 
-/** One exchange with `vouch hook opencode`. */
-type Outcome = { kind: "pass" } | { kind: "deny"; reason: string } | { kind: "fault"; reason: string };
+/**
+ * One exchange with `vouch hook opencode`. `command`: the confined form to
+ * run in place of the call (an inert allow).
+ */
+type Outcome = { kind: "pass"; command?: string } | { kind: "deny"; reason: string } | { kind: "fault"; reason: string };
 
 function text(value: unknown): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
@@ -137,9 +140,16 @@ function read(stdout: string): Outcome {
     return { kind: "fault", reason: "vouch's reply is not JSON" };
   }
   if (typeof reply !== "object" || reply === null) return { kind: "fault", reason: "vouch's reply is not a JSON object" };
-  const { decision, reason } = reply as { decision?: unknown; reason?: unknown };
+  const { decision, reason, command } = reply as { decision?: unknown; reason?: unknown; command?: unknown };
   switch (decision) {
     case "allow":
+      // An inert command, allowed only in its confined form: run that.
+      if (command !== undefined) {
+        return typeof command === "string" && command !== ""
+          ? { kind: "pass", command }
+          : { kind: "fault", reason: "vouch's reply has a `command` that is not a command line" };
+      }
+      return { kind: "pass" };
     case "abstain":
       return { kind: "pass" };
     case "deny":
@@ -180,6 +190,14 @@ export const VouchPlugin = async (ctx: PluginContext) => {
       const outcome = await ask({ ...base("tool.execute.before", input), args });
       switch (outcome.kind) {
         case "pass": {
+          if (outcome.command !== undefined) {
+            // OpenCode runs what `args` say once the hooks return
+            // (PROTOCOL.md: verified); vouch allowed only this form.
+            if (typeof output?.args !== "object" || output.args === null) {
+              throw couldNotDecide("vouch allowed only a confined form, and this call has no arguments to rewrite");
+            }
+            (output.args as Record<string, unknown>)["command"] = outcome.command;
+          }
           const callID = text(input?.callID);
           if (callID !== undefined) {
             if (reviewed.size >= MAX_REMEMBERED_CALLS) {

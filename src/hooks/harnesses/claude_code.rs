@@ -131,9 +131,15 @@ impl Harness for ClaudeCode {
                     }
                     _ => Presence::Human,
                 };
+                let mut requests = vec![tools::request(&ids, action)?];
+                // `updatedInput` with an allow runs the rewritten command
+                // (PreToolUse; a PermissionRequest is not rewritten here).
+                if event == "PreToolUse" {
+                    crate::hooks::runs_rewritten(&mut requests, &["Bash"]);
+                }
                 Ok(Event::Decide(Call {
                     turn_from_transcript: ids.turn_id.is_none(),
-                    requests: vec![tools::request(&ids, action)?],
+                    requests,
                     transcript: transcript(input),
                     presence,
                     event,
@@ -163,10 +169,17 @@ impl Harness for ClaudeCode {
                 Answer::Abstain | Answer::Ask(_) => Reply::Json(json!({})),
                 Answer::Allow(_) => permission_request("allow", None),
                 Answer::Deny(reason) => permission_request("deny", Some(reason)),
+                // Never asked for here (see `parse`): blocked.
+                Answer::AllowConfined { .. } => {
+                    permission_request("deny", Some(&crate::hooks::cannot_rewrite("this event")))
+                }
             },
             _ => match answer {
                 Answer::Abstain => Reply::Json(json!({})),
                 Answer::Allow(reason) => pre_tool_use("allow", reason),
+                Answer::AllowConfined { message, confined } => {
+                    pre_tool_use_rewritten(message, confined)
+                }
                 Answer::Deny(reason) => pre_tool_use("deny", reason),
                 Answer::Ask(reason) => pre_tool_use("ask", reason),
             },
@@ -188,6 +201,20 @@ impl Harness for ClaudeCode {
     fn primary_event(&self) -> &'static str {
         "PreToolUse"
     }
+}
+
+/// A `PreToolUse` allow that runs the command's confined form:
+/// `updatedInput` replaces the tool's input (the whole of it, so it carries
+/// every field the call kept, with the confined command).
+pub fn pre_tool_use_rewritten(reason: &str, confined: &crate::confine::Confined) -> Reply {
+    Reply::Json(json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": reason,
+            "updatedInput": confined.input.clone().unwrap_or_else(|| json!({"command": confined.command})),
+        }
+    }))
 }
 
 /// A `PreToolUse` permission decision.

@@ -107,7 +107,12 @@ impl Harness for Codex {
         match event.as_str() {
             "PreToolUse" | "PermissionRequest" => {
                 let ids = ids(input)?;
-                let requests = requests(&ids, input)?;
+                let mut requests = requests(&ids, input)?;
+                // PreToolUse runs `updatedInput`'s command with an allow
+                // (0.171, checked with the binary: e2e/harnesses/run.sh).
+                if event == "PreToolUse" {
+                    crate::hooks::runs_rewritten(&mut requests, &["Bash"]);
+                }
                 // PermissionRequest: who answers is only known from the
                 // transcript; until then, nobody (see `run`).
                 let presence = Presence::Nobody(if event == "PreToolUse" {
@@ -159,6 +164,15 @@ impl Harness for Codex {
             })),
             // No decision: Codex's own approval flow asks.
             ("PermissionRequest", Answer::Abstain | Answer::Ask(_)) => Reply::Empty,
+            // Never asked for at PermissionRequest (see `parse`): blocked.
+            ("PermissionRequest", Answer::AllowConfined { .. }) => {
+                let reason = crate::hooks::cannot_rewrite("this Codex event");
+                self.render(event, &Answer::Deny(reason))
+            }
+            // The one allow PreToolUse accepts: with the rewritten input.
+            (_, Answer::AllowConfined { message, confined }) => {
+                super::claude_code::pre_tool_use_rewritten(message, confined)
+            }
             // `PreToolUse` and anything else: deny is the only answer.
             (_, Answer::Deny(reason)) => deny_pre_tool_use(reason),
             // INVARIANT: `run` never builds Ask for PreToolUse (its presence

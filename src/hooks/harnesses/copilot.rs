@@ -192,8 +192,12 @@ impl Harness for Copilot {
             })));
         }
         let ids = ids(input)?;
+        let mut requests = requests(&ids, input)?;
+        // `modifiedArgs` runs the rewritten arguments (camelCase
+        // configuration only: its Claude-style `updatedInput` is ignored).
+        crate::hooks::runs_rewritten(&mut requests, &["bash"]);
         Ok(Event::Decide(Call {
-            requests: requests(&ids, input)?,
+            requests,
             transcript: transcript(&ids.session_id),
             presence: Presence::Nobody(
                 "GitHub Copilot CLI's hook input does not say whether a person is watching, \
@@ -213,11 +217,20 @@ impl Harness for Copilot {
                 Answer::Allow(r) => super::claude_code::pre_tool_use("allow", r),
                 Answer::Deny(r) => super::claude_code::pre_tool_use("deny", r),
                 Answer::Ask(r) => super::claude_code::pre_tool_use("ask", r),
+                // Never asked for here: this configuration ignores a rewrite.
+                Answer::AllowConfined { .. } => super::claude_code::pre_tool_use(
+                    "deny",
+                    &crate::hooks::cannot_rewrite("GitHub Copilot CLI's Claude-style configuration"),
+                ),
             };
         }
         Reply::Json(match answer {
             Answer::Abstain => json!({}),
             Answer::Allow(_) => json!({"permissionDecision": "allow"}),
+            Answer::AllowConfined { confined, .. } => json!({
+                "permissionDecision": "allow",
+                "modifiedArgs": confined.input.clone().unwrap_or_else(|| json!({"command": confined.command})),
+            }),
             Answer::Deny(reason) => {
                 json!({"permissionDecision": "deny", "permissionDecisionReason": reason})
             }

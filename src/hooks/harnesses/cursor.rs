@@ -150,6 +150,8 @@ impl Harness for Cursor {
         Reply::Json(match answer {
             Answer::Abstain => json!({}),
             Answer::Allow(_) => json!({"permission": "allow"}),
+            // Never asked for: Cursor's shell hook cannot rewrite a command.
+            Answer::AllowConfined { .. } => with("deny", &crate::hooks::cannot_rewrite("Cursor")),
             Answer::Deny(reason) => with("deny", reason),
             Answer::Ask(reason) => with("ask", reason),
         })

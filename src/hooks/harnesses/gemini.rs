@@ -109,8 +109,12 @@ impl Harness for Gemini {
         match event.as_str() {
             "BeforeTool" => {
                 let ids = ids(input)?;
+                let mut requests = requests(&ids, input)?;
+                // `hookSpecificOutput.tool_input` merges into the call's
+                // arguments (checked with the binary: e2e/harnesses/run.sh).
+                crate::hooks::runs_rewritten(&mut requests, &["run_shell_command"]);
                 Ok(Event::Decide(Call {
-                    requests: requests(&ids, input)?,
+                    requests,
                     transcript: transcript(input),
                     presence: Presence::Nobody(
                         "Gemini CLI's hook input does not say whether a person is watching, \
@@ -147,6 +151,13 @@ impl Harness for Gemini {
         Reply::Json(match answer {
             Answer::Abstain => json!({}),
             Answer::Allow(_) => json!({"decision": "allow"}),
+            Answer::AllowConfined { confined, .. } => json!({
+                "decision": "allow",
+                "hookSpecificOutput": {
+                    "hookEventName": "BeforeTool",
+                    "tool_input": {"command": confined.command},
+                },
+            }),
             Answer::Deny(reason) => json!({"decision": "deny", "reason": reason}),
             // Gemini's own confirmation dialog shows `systemMessage`.
             Answer::Ask(reason) => {

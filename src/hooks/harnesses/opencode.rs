@@ -124,10 +124,13 @@ impl Harness for OpenCode {
         match event.as_str() {
             BEFORE => {
                 let ids = ids(input)?;
-                let requests = actions(input, ids.cwd.as_deref())?
+                let mut requests = actions(input, ids.cwd.as_deref())?
                     .into_iter()
                     .map(|a| tools::request(&ids, a))
                     .collect::<Result<Vec<_>, _>>()?;
+                // The plugin sets `args.command` to the reply's `command`,
+                // and OpenCode runs what the args say after the hook.
+                crate::hooks::runs_rewritten(&mut requests, &["bash"]);
                 Ok(Event::Decide(Call {
                     turn_from_transcript: false,
                     requests,
@@ -170,6 +173,11 @@ impl Harness for OpenCode {
         Reply::Json(match answer {
             Answer::Abstain => json!({"decision": "abstain"}),
             Answer::Allow(reason) => json!({"decision": "allow", "reason": reason}),
+            Answer::AllowConfined { message, confined } => json!({
+                "decision": "allow",
+                "reason": message,
+                "command": confined.command,
+            }),
             Answer::Deny(reason) => json!({"decision": "deny", "reason": reason}),
             // Never produced (the presence is always "nobody"); a plugin
             // cannot ask, so it would block.

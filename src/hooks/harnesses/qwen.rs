@@ -191,6 +191,10 @@ impl Harness for Qwen {
         match answer {
             Answer::Abstain => Reply::Json(json!({})),
             Answer::Allow(reason) => super::claude_code::pre_tool_use("allow", reason),
+            // Never asked for: Qwen Code ignores `updatedInput`.
+            Answer::AllowConfined { .. } => {
+                super::claude_code::pre_tool_use("deny", &crate::hooks::cannot_rewrite("Qwen Code"))
+            }
             Answer::Deny(reason) => super::claude_code::pre_tool_use("deny", reason),
             Answer::Ask(reason) => super::claude_code::pre_tool_use("ask", reason),
         }
