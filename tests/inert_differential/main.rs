@@ -700,6 +700,26 @@ fn corpus_trial(harness: Option<Arc<Harness>>) -> Trial {
     .with_ignored_flag(ignored)
 }
 
+/// The commands the confined comparison runs: the agent corpus at `path`
+/// or the kept lines.
+fn confined_commands(corpus: bool, path: Option<String>) -> Result<Vec<String>, String> {
+    Ok(match (corpus, path) {
+        (true, Some(path)) => {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+            text.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| serde_json::from_str::<CorpusLine>(l).map(|c| c.command))
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("{path}: {e}"))?
+        }
+        (true, None) => return Err("VOUCH_INERT_DIFF_CORPUS is not set".into()),
+        (false, _) => fixtures::jsonl::<KeptLine>("inert_differential.jsonl")
+            .into_iter()
+            .map(|(_, line)| line.command)
+            .collect(),
+    })
+}
+
 /// Confined against unconfined over the kept lines (`corpus` false) or the
 /// agent corpus: every command vouch calls inert.
 fn compare_confined_trial(harness: Option<Arc<Harness>>, corpus: bool) -> Trial {
@@ -714,21 +734,7 @@ fn compare_confined_trial(harness: Option<Arc<Harness>>, corpus: bool) -> Trial 
             return Err("the sandbox is missing".into());
         };
         confined::available(&harness).map_err(|e| format!("vouch confine cannot run here: {e}"))?;
-        let mut commands: Vec<String> = match (corpus, path) {
-            (true, Some(path)) => {
-                let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
-                text.lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .map(|l| serde_json::from_str::<CorpusLine>(l).map(|c| c.command))
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| format!("{path}: {e}"))?
-            }
-            (true, None) => return Err("VOUCH_INERT_DIFF_CORPUS is not set".into()),
-            (false, _) => fixtures::jsonl::<KeptLine>("inert_differential.jsonl")
-                .into_iter()
-                .map(|(_, line)| line.command)
-                .collect(),
-        };
+        let mut commands = confined_commands(corpus, path)?;
         commands.sort();
         commands.dedup();
         // `VOUCH_INERT_DIFF_CONFINED_LIMIT=N`: an even sample of N of the
