@@ -21,6 +21,7 @@
 pub mod remote;
 pub mod run;
 pub mod snippet;
+pub mod supervise;
 pub mod tools;
 pub mod transcript;
 
