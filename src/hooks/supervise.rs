@@ -50,7 +50,7 @@ const MAX_WORKER_OUTPUT: usize = 1 << 20;
 const HELPER_STACK: usize = 64 << 10;
 
 /// How often the exit of a worker that closed its output is checked.
-const EXIT_POLL: Duration = Duration::from_millis(1);
+const EXIT_POLL: Duration = Duration::from_micros(200);
 
 /// What the supervisor needs: which harness (for the shape of a
 /// fail-closed reply), its hook timeout, and the worker's arguments.
@@ -139,7 +139,12 @@ where
                 Ok(Frame::Reply(reply)) => {
                     write_reply(&mut out, &reply);
                     // The worker writes its audit record after the reply
-                    // and ends itself; the harness waits for this exit.
+                    // and ends itself (its output closes as it exits); the
+                    // harness waits for this exit.
+                    while let Ok(Seen::Line(_)) =
+                        lines.recv_timeout(backstop.saturating_duration_since(Instant::now()))
+                    {
+                    }
                     wait_until(&mut worker, backstop);
                     return 0;
                 }
@@ -303,7 +308,8 @@ fn write_reply(out: &mut impl Write, reply: &Reply) {
     let _ = out.flush();
 }
 
-/// Waits for the worker to exit until `until`, then kills it.
+/// Waits for the worker to exit until `until`, then kills it. Called once
+/// its output has closed, when it is exiting already.
 fn wait_until(worker: &mut Child, until: Instant) -> Option<ExitStatus> {
     loop {
         match worker.try_wait() {
@@ -347,12 +353,19 @@ fn signal_name(signal: i32) -> &'static str {
         7 => " (SIGBUS)",
         8 => " (SIGFPE)",
         9 => " (SIGKILL: killed, perhaps for memory)",
+        10 => " (SIGUSR1)",
         11 => " (SIGSEGV)",
+        12 => " (SIGUSR2)",
         13 => " (SIGPIPE)",
         14 => " (SIGALRM)",
         15 => " (SIGTERM)",
+        16 => " (SIGSTKFLT)",
         24 => " (SIGXCPU)",
         25 => " (SIGXFSZ)",
+        26 => " (SIGVTALRM)",
+        27 => " (SIGPROF)",
+        29 => " (SIGIO)",
+        30 => " (SIGPWR)",
         31 => " (SIGSYS)",
         _ => "",
     }
@@ -390,6 +403,31 @@ mod tests {
             b"garbage\n",
         ] {
             assert!(read_frame(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    /// A worker that writes something other than frames, or nothing, is
+    /// answered fail-closed. The worker here is this test binary itself
+    /// (`/proc/self/exe`) with libtest's own arguments: `--list` prints
+    /// test names, an unknown flag prints nothing on stdout and fails.
+    #[test]
+    fn garbage_or_no_reply_from_the_worker_is_the_fail_closed_reply() {
+        let codex = HarnessId::named("codex").unwrap();
+        for (args, expected) in [
+            ("--list", "wrote a line that is not JSON"),
+            ("--no-such-flag", "ended without an answer (exit code"),
+        ] {
+            let supervision = Supervision {
+                harness: codex,
+                timeout_secs: Some(30),
+                worker_args: vec![args.into()],
+            };
+            let mut out = Vec::new();
+            assert_eq!(supervise(&supervision, std::io::empty(), &mut out), 0);
+            let reply = String::from_utf8(out).unwrap();
+            assert!(reply.contains("\"permissionDecision\":\"deny\""), "{reply}");
+            assert!(reply.contains("[vouch fault: internal]"), "{reply}");
+            assert!(reply.contains(expected), "{args}: {reply}");
         }
     }
 

@@ -30,6 +30,7 @@ mod decide;
 mod eval;
 mod grants;
 mod hard_deny_wrapping;
+mod hook_supervisor;
 mod hooks;
 mod hooks_copilot;
 mod hooks_opencode;

@@ -543,3 +543,23 @@ pub fn all(depth: usize) -> Vec<Case> {
     cases.extend(grammar(depth));
     cases
 }
+
+/// Every case as deep as fits in `max_bytes` (a request's `command` field
+/// is at most 64 KiB), at most `depth`: still thousands of levels, far
+/// past every depth budget. Each name says its depth.
+pub fn all_within(depth: usize, max_bytes: usize) -> Vec<Case> {
+    let mut chosen: Vec<Option<Case>> = vec![None; all(1).len()];
+    let mut at = depth;
+    while at > 0 && chosen.iter().any(Option::is_none) {
+        for (slot, case) in chosen.iter_mut().zip(all(at)) {
+            if slot.is_none() && case.command.len() <= max_bytes {
+                *slot = Some(Case {
+                    name: format!("{} ×{at}", case.name),
+                    ..case
+                });
+            }
+        }
+        at = at * 4 / 5;
+    }
+    chosen.into_iter().flatten().collect()
+}
