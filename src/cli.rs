@@ -67,8 +67,18 @@ pub fn read_request(input: impl Read) -> Result<Request, CliError> {
     Ok(Request::from_slice(&body)?)
 }
 
+/// The stack of every thread of vouch's runtimes (`vouch serve`'s workers
+/// and blocking pool, `vouch review`'s, `vouch eval`'s), where requests
+/// are analysed: tokio's default is 2 MiB. The analysis bounds its own
+/// depth by budgets that keep it within 2 MiB (`vouch-shell`'s
+/// `tests/depth.rs` proves it on 2 MiB; it needs under 1 MiB), so this is
+/// a margin, not the fix: four times what the budgets need, reserved as
+/// address space and touched only as used.
+pub const THREAD_STACK_BYTES: usize = 8 << 20;
+
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()
+        .thread_stack_size(THREAD_STACK_BYTES)
         .enable_all()
         .build()
         .map_err(|e| CliError::Setup(format!("cannot start the runtime: {e}")))
@@ -251,6 +261,7 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
         loaded.config = std::sync::Arc::new(cfg);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(THREAD_STACK_BYTES)
         .enable_all()
         .build()
     {

@@ -47,6 +47,7 @@ mod replicas;
 mod reviewer;
 mod reviewer_vectors;
 mod routing;
+mod serve_connections;
 mod serve_e2e;
 mod serve_logging;
 mod serve_nesting;
