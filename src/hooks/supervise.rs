@@ -22,7 +22,7 @@
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant};
@@ -187,6 +187,8 @@ fn backstop(harness: HarnessId, timeout_secs: Option<u64>) -> Duration {
 fn spawn_worker(args: &[OsString]) -> std::io::Result<Child> {
     let start = |program: &std::path::Path| {
         Command::new(program)
+            // What `ps` shows, and clap's name for the program.
+            .arg0("vouch")
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
