@@ -128,6 +128,21 @@ fn wait_for_default_action(pid: i32, signal: Signal) {
     }
 }
 
+/// No core files: half the signals dump core by default, and the hook
+/// (and its worker) inherit this process's limit.
+fn no_core_files() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Core);
+    setrlimit(
+        Resource::Core,
+        Rlimit {
+            current: Some(0),
+            maximum: limit.maximum,
+        },
+    )
+    .unwrap();
+}
+
 fn signal(pid: i32, signal: Signal) {
     kill_process(Pid::from_raw(pid).unwrap(), signal).unwrap();
 }
@@ -141,6 +156,7 @@ fn every_signal_is_each_harness_fail_closed_reply(
     model: &ModelServer,
     path: &str,
 ) {
+    no_core_files();
     std::thread::scope(|scope| {
         for harness in every_harness() {
             let home = home_for(harness);
