@@ -3,6 +3,12 @@
 //! print), for a hard-deny command, an inert one and for a command the reviewer model
 //! allows, against the test model server answering at once (0 ms).
 //!
+//! `vouch hook` decides in a supervised worker (`hooks::supervise`): the
+//! `*_worker_alone` cells run that worker directly (`vouch hook-worker`,
+//! the same work the hook did in one process before issue 43), so the
+//! difference between a cell and its `_worker_alone` twin is what the
+//! supervision costs.
+//!
 //! `cargo bench --bench hook` (short: `-- --warm-up-time 1 --measurement-time 3`).
 //! Each reviewed run has its own turn and command, so neither the verdict
 //! cache nor the turn budget short-cuts the model call.
@@ -34,8 +40,14 @@ fn hook_input(command: &str, turn: u64) -> Vec<u8> {
 
 /// Runs the hook once; returns its stdout.
 fn run(home: &std::path::Path, input: &[u8]) -> String {
+    run_as("hook", home, input)
+}
+
+/// Runs `vouch COMMAND claude-code` once (`hook`, or `hook-worker`: the
+/// worker alone, unsupervised); returns its stdout.
+fn run_as(command: &str, home: &std::path::Path, input: &[u8]) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
-        .args(["hook", "claude-code", "--home"])
+        .args([command, "claude-code", "--home"])
         .arg(home)
         // As `vouch hook snippet` writes it for the default 90 s review.
         .args(["--timeout", "100"])
@@ -73,6 +85,10 @@ fn bench(c: &mut Criterion) {
     let deny = hook_input("rm -rf ~/", 0);
     assert!(run(home.path(), &deny).contains("\"deny\""));
     group.bench_function("hard_deny", |b| b.iter(|| run(home.path(), &deny)));
+    assert!(run_as("hook-worker", home.path(), &deny).contains("\"deny\""));
+    group.bench_function("hard_deny_worker_alone", |b| {
+        b.iter(|| run_as("hook-worker", home.path(), &deny));
+    });
 
     // An inert command: allowed without the model (issue 31: within the
     // hard-deny figure).
@@ -83,6 +99,9 @@ fn bench(c: &mut Criterion) {
         "{answer}"
     );
     group.bench_function("inert", |b| b.iter(|| run(home.path(), &inert)));
+    group.bench_function("inert_worker_alone", |b| {
+        b.iter(|| run_as("hook-worker", home.path(), &inert));
+    });
 
     let turn = AtomicU64::new(1);
     let reviewed = |n: u64| hook_input(&format!("cargo build -p crate{n}"), n);

@@ -68,8 +68,18 @@ pub fn read_request(input: impl Read) -> Result<Request, CliError> {
     Ok(Request::from_slice(&body)?)
 }
 
+/// The stack of every thread of vouch's runtimes (`vouch serve`'s workers
+/// and blocking pool, `vouch review`'s, `vouch eval`'s), where requests
+/// are analysed: tokio's default is 2 MiB. The analysis bounds its own
+/// depth by budgets that keep it within 2 MiB (`vouch-shell`'s
+/// `tests/depth.rs` proves it on 2 MiB; it needs under 1 MiB), so this is
+/// a margin, not the fix: four times what the budgets need, reserved as
+/// address space and touched only as used.
+pub const THREAD_STACK_BYTES: usize = 8 << 20;
+
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()
+        .thread_stack_size(THREAD_STACK_BYTES)
         .enable_all()
         .build()
         .map_err(|e| CliError::Setup(format!("cannot start the runtime: {e}")))
@@ -252,6 +262,7 @@ pub fn serve(global: &Global, listen: Option<&str>, mut err: impl Write) -> i32 
         loaded.config = std::sync::Arc::new(cfg);
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(THREAD_STACK_BYTES)
         .enable_all()
         .build()
     {
@@ -325,9 +336,28 @@ pub fn audit_report(
     }
 }
 
-/// `vouch hook <harness>`: one hook call. Always exit 0: every fault is a
-/// fail-closed reply in the harness's own schema (see [`crate::hooks::run`]).
-pub fn hook<R, W>(global: &Global, request: HookRequest, input: R, out: W) -> i32
+/// `vouch hook <harness>`: one hook call, decided in a supervised worker
+/// process ([`crate::hooks::supervise`]). Always exit 0: every fault,
+/// the worker's crash included, is a fail-closed reply in the harness's
+/// own schema. Nothing is set up here beyond what supervising needs (no
+/// configuration, no logging): the worker does the rest.
+pub fn hook<R, W>(global: &Global, request: &HookRequest, input: R, out: W) -> i32
+where
+    R: Read + Send + 'static,
+    W: Write,
+{
+    let supervision = crate::hooks::supervise::Supervision {
+        harness: request.harness,
+        timeout_secs: request.timeout_secs,
+        worker_args: request.worker_args(global),
+    };
+    crate::hooks::supervise::supervise(&supervision, input, out)
+}
+
+/// `vouch hook-worker <harness>` (hidden): the decision of one hook call,
+/// in the process a supervising `vouch hook` started; its output is
+/// frames for the supervisor ([`crate::hooks::run`]).
+pub fn hook_worker<R, W>(global: &Global, request: HookRequest, input: R, out: W) -> i32
 where
     R: Read,
     W: Write + Send + 'static,
@@ -345,6 +375,7 @@ where
         timeout_secs: request.timeout_secs,
         defer_as,
         remote: request.remote,
+        framed: true,
     };
     crate::hooks::run_hook(&opts, input, out)
 }
@@ -361,6 +392,61 @@ pub struct HookRequest {
     pub defer_as: String,
     /// `--server URL` and its options.
     pub remote: Option<crate::hooks::remote::RemoteOptions>,
+}
+
+impl HookRequest {
+    /// The worker's command line: `hook-worker <harness>` with every
+    /// option this call was given, the same words `vouch hook` parsed
+    /// (each field is read by name, so a new one cannot be forgotten here).
+    pub fn worker_args(&self, global: &Global) -> Vec<std::ffi::OsString> {
+        let HookRequest {
+            harness,
+            home,
+            timeout_secs,
+            defer_as,
+            remote,
+        } = self;
+        let Global { config } = global;
+        let mut args: Vec<std::ffi::OsString> = Vec::new();
+        if let Some(config) = config {
+            args.push("--config".into());
+            args.push(config.into());
+        }
+        args.push(crate::hooks::supervise::WORKER_COMMAND.into());
+        args.push(harness.as_str().into());
+        if let Some(home) = home {
+            args.push("--home".into());
+            args.push(home.into());
+        }
+        if let Some(timeout) = timeout_secs {
+            args.push("--timeout".into());
+            args.push(timeout.to_string().into());
+        }
+        args.push("--defer-as".into());
+        args.push(defer_as.into());
+        if let Some(crate::hooks::remote::RemoteOptions {
+            server,
+            token_file,
+            ca_file,
+            allow_plain_http,
+        }) = remote
+        {
+            args.push("--server".into());
+            args.push(server.into());
+            if let Some(file) = token_file {
+                args.push("--token-file".into());
+                args.push(file.into());
+            }
+            if let Some(file) = ca_file {
+                args.push("--ca-file".into());
+                args.push(file.into());
+            }
+            if *allow_plain_http {
+                args.push("--allow-plain-http".into());
+            }
+        }
+        args
+    }
 }
 
 /// What `vouch hook snippet <harness>` was given on its command line.

@@ -299,6 +299,15 @@ pub struct ServerConfig {
     pub rate_limit_per_second: u32,
     pub max_concurrent_reviews: u32,
     pub shutdown_grace_ms: u64,
+    /// Time a client has to send a request's headers, in ms: from its
+    /// connection for the first request (past it: 408 and the connection
+    /// closes), from the previous response for a kept-alive one's next.
+    pub header_timeout_ms: u64,
+    /// Open connections in all; one more is answered 503 and closed.
+    pub max_connections: u32,
+    /// Open connections from one IP address (a Unix socket's clients are
+    /// its owner: only [`ServerConfig::max_connections`] applies there).
+    pub max_connections_per_peer: u32,
 }
 
 named_enum! {

@@ -57,13 +57,16 @@
 //!   in `audit.sqlite` (or the shared PostgreSQL database), and the report
 //!   that suggests permission rules.
 //! - [`http`], [`server`]: the `vouch serve` HTTP service (one `AppError`,
-//!   one strict-body extractor), with the operator console at `/console`
+//!   one strict-body extractor; its own accept loop with connection caps and
+//!   a header timeout, `server::connections`), with the operator console at `/console`
 //!   (`http::console`); [`feed`]: the live decision feed the console
 //!   watches (a relaxed load per decision while nobody does).
 //! - [`hooks`]: the harness adapters (`vouch hook <harness>`, and
 //!   `POST /hooks/claude-code` for Claude Code's `http` hook): harness JSON →
 //!   canonical request → the harness's own reply; with `--server`, a team's
-//!   central service decides (`hooks::remote`). Each harness is one file of
+//!   central service decides (`hooks::remote`). `vouch hook` decides in a
+//!   worker process it supervises (`hooks::supervise`): a crash of the
+//!   decision is the harness's fail-closed reply. Each harness is one file of
 //!   `src/hooks/harnesses/` (its parsing, replies, timeout, snippet,
 //!   protected files, transcript format and audit rule language), listed by
 //!   `build.rs` into the registry the command line, the trust-boundary hard

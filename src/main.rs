@@ -119,6 +119,13 @@ enum Command {
         #[arg(long, default_value = "text", value_parser = ["text", "json"])]
         format: String,
     },
+    /// The decision of one `vouch hook` call, in the worker process the
+    /// hook supervises (not for direct use).
+    #[command(name = "hook-worker", hide = true)]
+    HookWorker {
+        #[command(subcommand)]
+        command: HookCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -299,7 +306,8 @@ enum ConfigCommand {
     },
 }
 
-fn hook(global: &Global, command: HookCommand) -> i32 {
+/// `vouch hook` (supervising) or `vouch hook-worker` (deciding).
+fn hook(global: &Global, command: HookCommand, worker: bool) -> i32 {
     let (harness, args) = match command {
         HookCommand::Run(harness, args) => (harness, args),
         HookCommand::Snippet(SnippetArgs {
@@ -322,7 +330,10 @@ fn hook(global: &Global, command: HookCommand) -> i32 {
         defer_as: args.defer_as,
         remote: args.remote.options(),
     };
-    cli::hook(global, hook, std::io::stdin(), std::io::stdout())
+    match worker {
+        true => cli::hook_worker(global, hook, std::io::stdin(), std::io::stdout()),
+        false => cli::hook(global, &hook, std::io::stdin(), std::io::stdout()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -338,7 +349,16 @@ fn main() -> ExitCode {
         return ExitCode::from(u8::try_from(vouch::confine::run(&options)).unwrap_or(125));
     }
     let global = Global { config: cli.config };
-    let serving = matches!(cli.command, Command::Serve { .. });
+    // `vouch hook <harness>` supervises the worker that decides: it sets
+    // up nothing it does not need (no logging, no configuration), so
+    // nothing the call carries can crash it (`hooks::supervise`).
+    let command = match cli.command {
+        Command::Hook {
+            command: command @ HookCommand::Run(..),
+        } => return exit(hook(&global, command, false)),
+        other => other,
+    };
+    let serving = matches!(command, Command::Serve { .. });
     // Short-lived commands print one line; only warnings go to stderr unless
     // RUST_LOG asks for more.
     // Held to the end of `main`: dropping it flushes the buffered log lines.
@@ -346,7 +366,7 @@ fn main() -> ExitCode {
     // Output handles stay unlocked: tracing writes to stderr from other
     // threads, and a lock held for the whole command would block it.
     let stdin = std::io::stdin();
-    let code = match cli.command {
+    let code = match command {
         Command::Serve { listen } => cli::serve(&global, listen.as_deref(), std::io::stderr()),
         Command::Review => cli::review(&global, stdin.lock(), std::io::stdout(), std::io::stderr()),
         Command::Eval {
@@ -388,7 +408,8 @@ fn main() -> ExitCode {
             std::io::stdout(),
             std::io::stderr(),
         ),
-        Command::Hook { command } => hook(&global, command),
+        Command::Hook { command } => hook(&global, command, false),
+        Command::HookWorker { command } => hook(&global, command, true),
         Command::Config {
             command: ConfigCommand::Show { project },
         } => cli::config_show(
@@ -406,6 +427,10 @@ fn main() -> ExitCode {
         Command::Confine { .. } => vouch::confine::EXIT_CANNOT_CONFINE,
     };
     drop(log);
+    exit(code)
+}
+
+fn exit(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(2))
 }
 

@@ -215,6 +215,13 @@ pub const KEYS: &[KeySpec] = &[
     spec("server.rate_limit_per_second", int(1, 100_000), TrustedOnly),
     spec("server.max_concurrent_reviews", int(1, 1024), TrustedOnly),
     spec("server.shutdown_grace_ms", int(0, 600_000), TrustedOnly),
+    spec("server.header_timeout_ms", int(100, 120_000), TrustedOnly),
+    spec("server.max_connections", int(16, 65_536), TrustedOnly),
+    spec(
+        "server.max_connections_per_peer",
+        int(1, 65_536),
+        TrustedOnly,
+    ),
     spec(
         "store.backend",
         Kind::Enum(StoreBackend::NAMES),

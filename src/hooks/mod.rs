@@ -16,11 +16,14 @@
 //! several targets, and the fault replies.
 //!
 //! Faults never reach a harness's fail-open path: every parse error, config
-//! error, internal error or deadline is a well-formed deny (see [`run`]).
+//! error, internal error or deadline is a well-formed deny (see [`run`]),
+//! and `vouch hook` decides in a worker it supervises, so a crash of the
+//! decision itself is one too (see [`supervise`]).
 
 pub mod remote;
 pub mod run;
 pub mod snippet;
+pub mod supervise;
 pub mod tools;
 pub mod transcript;
 

@@ -53,6 +53,10 @@ pub struct HookOptions {
     /// decided by a central `vouch serve` rather than in this process
     /// ([`super::remote`]).
     pub remote: Option<super::remote::RemoteOptions>,
+    /// This process is the worker of a supervising `vouch hook`
+    /// ([`super::supervise`]): its output is frames for the supervisor
+    /// (the event once known, then the reply), not the harness's bytes.
+    pub framed: bool,
 }
 
 /// Time the work gets when the trusted configuration cannot be read to learn
@@ -61,7 +65,7 @@ const FALLBACK_MARGIN_MS: u64 = 5000;
 
 /// Shortest hook deadline vouch works with; a harness timeout too short
 /// for it still gets an answer, just a fail-closed one sooner.
-const MIN_DEADLINE_MS: u64 = 500;
+pub(super) const MIN_DEADLINE_MS: u64 = 500;
 
 /// The time the work keeps for itself besides the model call (process start,
 /// transcript, state) when the review deadline is fitted under the hook's.
@@ -100,10 +104,14 @@ where
         Err(_) => 0,
     });
 
-    let slot = Arc::new(ReplySlot::new(Box::new(out), harness.primary_event()));
+    let slot = Arc::new(ReplySlot::new(
+        Box::new(out),
+        harness.primary_event(),
+        opts.framed,
+    ));
     let watchdog = Watchdog::start(Arc::clone(&slot), opts.harness, (started, deadline), flush);
     let (reply, engine) = match &watchdog {
-        Ok(_) => work(opts, env, trusted, input, &slot.event, started, deadline),
+        Ok(_) => work(opts, env, trusted, input, &slot, started, deadline),
         Err(e) => (
             render_fault(
                 opts.harness,
@@ -141,6 +149,8 @@ struct ReplySlot {
     event: Mutex<String>,
     /// Unanswered, being answered, answered (and when, for the audit's time).
     state: Mutex<SlotState>,
+    /// Frames for a supervisor ([`HookOptions::framed`]).
+    framed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,11 +163,36 @@ enum SlotState {
 }
 
 impl ReplySlot {
-    fn new(out: Box<dyn Write + Send>, event: &str) -> ReplySlot {
+    fn new(out: Box<dyn Write + Send>, event: &str, framed: bool) -> ReplySlot {
         ReplySlot {
             out: Mutex::new(Some(out)),
             event: Mutex::new(event.to_owned()),
             state: Mutex::new(SlotState::Working),
+            framed,
+        }
+    }
+
+    /// The input names the event being answered: replies take its shape,
+    /// and a supervisor is told (its fail-closed reply, should this
+    /// process die, takes the same shape).
+    fn set_event(&self, name: &str) {
+        name.clone_into(
+            &mut self
+                .event
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if !self.framed {
+            return;
+        }
+        let mut out = self
+            .out
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(out) = out.as_mut() {
+            // A supervisor that cannot be told answers for the primary event.
+            let _ = out.write_all(super::supervise::event_frame(name).as_bytes());
+            let _ = out.flush();
         }
     }
 
@@ -183,7 +218,10 @@ impl ReplySlot {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
         if let Some(out) = out {
-            write_reply(out, reply);
+            match self.framed {
+                true => write_frame(out, reply),
+                false => write_reply(out, reply),
+            }
         }
         *self.state() = SlotState::Replied(Instant::now());
         true
@@ -280,6 +318,13 @@ fn write_reply(mut out: impl Write, reply: &Reply) {
     let _ = out.flush();
 }
 
+/// The reply as the supervisor reads it: one frame, written at once.
+fn write_frame(mut out: impl Write, reply: &Reply) {
+    // A supervisor that cannot read it answers fail-closed itself.
+    let _ = out.write_all(super::supervise::reply_frame(reply).as_bytes());
+    let _ = out.flush();
+}
+
 fn event_name(event: &Mutex<String>) -> String {
     event
         .lock()
@@ -342,10 +387,11 @@ fn work<R: Read>(
     env: Env,
     trusted: Result<LoadedConfig, String>,
     input: R,
-    event: &Mutex<String>,
+    slot: &ReplySlot,
     started: Instant,
     deadline: Duration,
 ) -> (Reply, Option<Engine>) {
+    let event = &slot.event;
     let harness = opts.harness.harness();
     let fault = |event: &str, why: &dyn std::fmt::Display| {
         (harness.fault_reply(event, Fault::HookInput, why), None)
@@ -355,11 +401,7 @@ fn work<R: Read>(
         Err(e) => return fault(harness.primary_event(), &e),
     };
     if let Some(name) = value.get("hook_event_name").and_then(Value::as_str) {
-        name.clone_into(
-            &mut event
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
+        slot.set_event(name);
     }
     let parsed = match harness.parse(&value) {
         Ok(e) => e,

@@ -17,7 +17,14 @@
 //! - `vouch_http_requests_total{route,status}`, `vouch_rate_limited_total{role}`,
 //!   `vouch_hook_fail_closed_total{reason}`, `vouch_reviews_in_flight`;
 //! - `vouch_log_lines_dropped_total` — from [`crate::telemetry`]'s lossy
-//!   log writer: lines stderr did not take in time.
+//!   log writer: lines stderr did not take in time;
+//! - `vouch_connections_open`, `vouch_connections_refused_total{reason}`
+//!   (answered 503 over `server.max_connections_per_peer` or
+//!   `server.max_connections`), `vouch_header_timeouts_total{request}`
+//!   (`first`: answered 408, headers not complete within
+//!   `server.header_timeout_ms` of connecting; `later`: a kept-alive
+//!   connection closed waiting for its next request's headers) — from
+//!   [`crate::server`]'s accept loop.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -45,6 +52,26 @@ named_enum! {
         RateLimited = "rate_limited",
         Timeout = "timeout",
         Internal = "internal",
+    }
+}
+
+named_enum! {
+    /// Why a connection was answered 503 and closed as it was accepted.
+    pub enum Refused {
+        /// `server.max_connections_per_peer` from its address were open.
+        PerPeer = "per_peer",
+        /// `server.max_connections` were open.
+        Total = "total",
+    }
+}
+
+named_enum! {
+    /// Which request's headers did not arrive within `server.header_timeout_ms`.
+    pub enum HeaderTimeout {
+        /// The connection's first: answered 408, closed.
+        First = "first",
+        /// A kept-alive connection's next: closed.
+        Later = "later",
     }
 }
 
@@ -88,6 +115,9 @@ pub struct Metrics {
     rate_limited: [AtomicU64; Role::ALL.len()],
     hook_fallbacks: [AtomicU64; HookFallback::ALL.len()],
     in_flight: AtomicI64,
+    connections_open: AtomicI64,
+    connections_refused: [AtomicU64; Refused::ALL.len()],
+    header_timeouts: [AtomicU64; HeaderTimeout::ALL.len()],
     /// (route template, status) → count. A mutex is fine: the key set is
     /// bounded by the route table and the critical section is one add.
     http: Mutex<BTreeMap<(&'static str, u16), u64>>,
@@ -162,6 +192,22 @@ impl Metrics {
         }
     }
 
+    /// A connection was refused (503) as it was accepted.
+    pub fn record_refused(&self, why: Refused) {
+        bump(self.connections_refused.get(why.index()), 1);
+    }
+
+    /// A connection's headers did not arrive in time.
+    pub fn record_header_timeout(&self, which: HeaderTimeout) {
+        bump(self.header_timeouts.get(which.index()), 1);
+    }
+
+    /// Marks one connection as open until the guard drops.
+    pub fn connection_opened(&self) -> InFlight<'_> {
+        self.connections_open.fetch_add(1, Ordering::Relaxed);
+        InFlight(&self.connections_open)
+    }
+
     /// Marks one review as running until the guard drops.
     pub fn review_started(&self) -> InFlight<'_> {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
@@ -175,6 +221,7 @@ impl Metrics {
         self.render_durations(&mut out);
         self.render_model(&mut out);
         self.render_counters(&mut out);
+        self.render_connections(&mut out);
         self.render_http(&mut out);
         out
     }
@@ -336,6 +383,47 @@ impl Metrics {
         );
     }
 
+    fn render_connections(&self, out: &mut String) {
+        header(
+            out,
+            "vouch_connections_open",
+            "gauge",
+            "Connections open now.",
+        );
+        let _ = writeln!(
+            out,
+            "vouch_connections_open {}",
+            self.connections_open.load(Ordering::Relaxed)
+        );
+        header(
+            out,
+            "vouch_connections_refused_total",
+            "counter",
+            "Connections answered 503 and closed as they were accepted, by the cap they met.",
+        );
+        for (why, c) in Refused::ALL.iter().zip(&self.connections_refused) {
+            let _ = writeln!(
+                out,
+                "vouch_connections_refused_total{{reason=\"{why}\"}} {}",
+                load(c)
+            );
+        }
+        header(
+            out,
+            "vouch_header_timeouts_total",
+            "counter",
+            "Connections whose request headers did not arrive within server.header_timeout_ms \
+             (first: answered 408; later: a kept-alive connection closed).",
+        );
+        for (which, c) in HeaderTimeout::ALL.iter().zip(&self.header_timeouts) {
+            let _ = writeln!(
+                out,
+                "vouch_header_timeouts_total{{request=\"{which}\"}} {}",
+                load(c)
+            );
+        }
+    }
+
     fn render_http(&self, out: &mut String) {
         header(
             out,
@@ -375,8 +463,8 @@ fn header(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
-/// Decrements the in-flight gauge on drop, so a cancelled review (client gone,
-/// timeout) still leaves the gauge right.
+/// Decrements a gauge on drop (reviews in flight, connections open), so a
+/// cancelled review (client gone, timeout) still leaves the gauge right.
 pub struct InFlight<'a>(&'a AtomicI64);
 
 impl Drop for InFlight<'_> {

@@ -312,26 +312,46 @@ fn program_is(written: &str, name: &str) -> bool {
 }
 
 /// Template words against unit words; `*` alone matches any run.
+///
+/// One pass with a single backtrack point (the last `*`), as glob matching
+/// is done: O(template × words) whatever the stars. A recursion that tried
+/// every split at every `*` took exponential time — a project template of
+/// a dozen stars against a unit of ten thousand words held a thread for
+/// good — and recursed once per template word.
 fn words_match(template: &[String], words: &[Option<String>]) -> bool {
-    match template.split_first() {
-        None => words.is_empty(),
-        Some((star, rest)) if star == "*" => (0..=words.len()).any(|skip| {
-            words
-                .get(skip..)
-                .is_some_and(|tail| words_match(rest, tail))
-        }),
-        Some((literal, rest)) => match words.split_first() {
-            Some((Some(word), tail)) => {
-                let same = if literal.contains('*') {
-                    crate::audit::targets::glob_matches(literal, word)
-                } else {
-                    literal == word
-                };
-                same && words_match(rest, tail)
+    let one = |literal: &str, word: &Option<String>| match word {
+        Some(word) if literal.contains('*') => crate::audit::targets::glob_matches(literal, word),
+        Some(word) => literal == word,
+        None => false,
+    };
+    let (mut t, mut w) = (0usize, 0usize);
+    // The word after the last `*` seen, and where that star's run ends now.
+    let mut star: Option<(usize, usize)> = None;
+    while let Some(word) = words.get(w) {
+        match template.get(t).map(String::as_str) {
+            Some("*") => {
+                star = Some((t + 1, w));
+                t += 1;
             }
-            Some((None, _)) | None => false,
-        },
+            Some(literal) if one(literal, word) => {
+                t += 1;
+                w += 1;
+            }
+            // A mismatch: the last star takes one more word, or nothing
+            // can.
+            Some(_) | None => match star {
+                Some((after, run_end)) => {
+                    t = after;
+                    w = run_end + 1;
+                    star = Some((after, run_end + 1));
+                }
+                None => return false,
+            },
+        }
     }
+    template
+        .get(t..)
+        .is_some_and(|rest| rest.iter().all(|word| word == "*"))
 }
 
 #[derive(Debug)]
@@ -673,6 +693,69 @@ mod tests {
             },
         };
         assert_eq!(stricter(a.clone(), b), a);
+    }
+
+    /// The recursive reading `words_match` replaced: every split at every
+    /// `*` (exponential, kept here as the reference).
+    fn by_every_split(template: &[String], words: &[Option<String>]) -> bool {
+        match template.split_first() {
+            None => words.is_empty(),
+            Some((star, rest)) if star == "*" => (0..=words.len()).any(|skip| {
+                words
+                    .get(skip..)
+                    .is_some_and(|tail| by_every_split(rest, tail))
+            }),
+            Some((literal, rest)) => match words.split_first() {
+                Some((Some(word), tail)) => {
+                    let same = if literal.contains('*') {
+                        crate::audit::targets::glob_matches(literal, word)
+                    } else {
+                        literal == word
+                    };
+                    same && by_every_split(rest, tail)
+                }
+                Some((None, _)) | None => false,
+            },
+        }
+    }
+
+    #[test]
+    fn templates_match_as_every_split_would() {
+        let vocabulary = ["a", "b", "*", "a*", "*b"];
+        let subjects = ["a", "b", "ab", "ba"];
+        let mut seed = 7u64;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            usize::try_from(seed >> 33).unwrap() % n
+        };
+        for _ in 0..20_000 {
+            let template: Vec<String> = (0..next(6))
+                .map(|_| vocabulary[next(vocabulary.len())].to_owned())
+                .collect();
+            let words: Vec<Option<String>> = (0..next(7))
+                .map(|_| match next(9) {
+                    0 => None,
+                    k => Some(subjects[k % subjects.len()].to_owned()),
+                })
+                .collect();
+            assert_eq!(
+                words_match(&template, &words),
+                by_every_split(&template, &words),
+                "{template:?} {words:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn many_stars_against_many_words_are_linear() {
+        let template: Vec<String> = std::iter::repeat_n("*".to_owned(), 12)
+            .chain(["never".to_owned()])
+            .collect();
+        let words: Vec<Option<String>> = (0..10_000).map(|k| Some(format!("w{k}"))).collect();
+        let started = std::time::Instant::now();
+        assert!(!words_match(&template, &words));
+        // The recursion never finished; one pass is a few milliseconds.
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]

@@ -12,45 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::fixtures;
+use crate::support::hooks::{HARNESSES, fixture, shell_event};
 use crate::support::model_server::{ModelServer, Reply, Script};
 use crate::support::serve::Running;
 use crate::support::tls::{Ca, TlsFront};
-
-const HARNESSES: [&str; 7] = [
-    "claude-code",
-    "codex",
-    "copilot",
-    "cursor",
-    "gemini",
-    "opencode",
-    "qwen",
-];
-
-/// A captured hook payload of `harness` (`tests/fixtures/harnesses/`).
-fn fixture(harness: &str, name: &str) -> Value {
-    serde_json::from_str(&fixtures::text(&format!("harnesses/{harness}/{name}"))).unwrap()
-}
-
-/// The primary shell event of each harness, running `command`.
-fn shell_event(harness: &str, command: &str) -> Value {
-    let (name, pointer) = match harness {
-        "claude-code" => ("pretooluse-http.json", "/tool_input/command"),
-        "codex" => ("PreToolUse.stdin.json", "/tool_input/command"),
-        "copilot" => ("preToolUse.bash.json", "/toolArgs/command"),
-        "cursor" => ("beforeShellExecution.plain.json", "/command"),
-        "gemini" => ("before_tool.run_shell_command.json", "/tool_input/command"),
-        "opencode" => ("tool.execute.before.bash.json", "/args/command"),
-        "qwen" => ("PreToolUse.run_shell_command.json", "/tool_input/command"),
-        other => panic!("{other}"),
-    };
-    let mut v = fixture(harness, name);
-    if harness == "claude-code" {
-        v["permission_mode"] = "default".into();
-    }
-    *v.pointer_mut(pointer).unwrap() = command.into();
-    v
-}
 
 /// The reviewer's two verdicts, picked by the command in the packet.
 fn model_script() -> Script {

@@ -4,10 +4,13 @@
 //! ```text
 //! cargo run --release -p vouch-shell --example analyze -- 'rm -rf ~'
 //! VOUCH_NO_DEADLINE=1 cargo run --release -p vouch-shell --example analyze < deep.sh
+//! VOUCH_STACK_KIB=2048 cargo run --release -p vouch-shell --example analyze < deep.sh
 //! ```
 //!
 //! With `VOUCH_NO_DEADLINE` set, the wall-clock backstops are lifted, so
-//! what bounds the work is the deterministic budgets alone.
+//! what bounds the work is the deterministic budgets alone. With
+//! `VOUCH_STACK_KIB` the analysis runs on a thread with that much stack
+//! (tokio's workers, where `vouch serve` analyses, have 2048).
 
 use std::io::Read as _;
 use std::time::Instant;
@@ -28,14 +31,20 @@ fn main() -> std::io::Result<()> {
         limits.parse_timeout_us = u64::MAX / 4;
         limits.analysis_timeout_us = u64::MAX / 4;
     }
-    let env = ShellEnv {
-        cwd: Some("/home/dev/project"),
-        home: "/home/dev",
-        vars: &[],
+    let stack = std::env::var("VOUCH_STACK_KIB")
+        .ok()
+        .and_then(|k| k.parse::<usize>().ok());
+    let (analysis, took) = match stack {
+        Some(kib) => {
+            let command = command.clone();
+            std::thread::Builder::new()
+                .stack_size(kib << 10)
+                .spawn(move || timed(&command, &limits))?
+                .join()
+                .map_err(|_| std::io::Error::other("the analysis thread panicked"))?
+        }
+        None => timed(&command, &limits),
     };
-    let start = Instant::now();
-    let analysis = analyze(&command, &env, &limits);
-    let took = start.elapsed();
     println!("{} bytes, {:?}", command.len(), took);
     println!(
         "{} commands, {} errors",
@@ -54,4 +63,16 @@ fn main() -> std::io::Result<()> {
         println!("incomplete: {}: {}", i.budget, i.detail);
     }
     Ok(())
+}
+
+/// The analysis of `command` and how long it took.
+fn timed(command: &str, limits: &Limits) -> (vouch_shell::Analysis, std::time::Duration) {
+    let env = ShellEnv {
+        cwd: Some("/home/dev/project"),
+        home: "/home/dev",
+        vars: &[],
+    };
+    let start = Instant::now();
+    let analysis = analyze(command, &env, limits);
+    (analysis, start.elapsed())
 }

@@ -276,7 +276,20 @@ impl<'a> Eval<'a> {
         Some(out)
     }
 
+    /// One (sub)expression, one level deeper: right-associative chains
+    /// (`2**2**…`, `a=b=…`, `1?1?…`) recurse here without passing
+    /// [`Eval::primary`]'s parentheses, so the depth is counted here too.
     fn expr(&mut self, min: u8) -> Option<V> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return None;
+        }
+        let out = self.expr_here(min);
+        self.depth -= 1;
+        out
+    }
+
+    fn expr_here(&mut self, min: u8) -> Option<V> {
         let mut left = self.primary()?;
         while let Some(Tok::Op(op)) = self.peek().cloned() {
             let Some(prec) = precedence(op) else { break };

@@ -341,8 +341,10 @@ impl Interp {
         }
         let saved = self.ctx;
         self.ctx.background = true;
-        let (_, out) = self.dispatch(rest, call, state.clone());
+        // `coproc coproc …`: one level a word.
+        let ran = self.nested(|this| this.dispatch(rest, call, state.clone()));
         self.ctx = saved;
+        let out = ran.map_or_else(|| Output::unknown(Sources::none()), |(_, out)| out);
         (Flow::ok(state), out)
     }
 
@@ -560,7 +562,13 @@ impl Interp {
             "builtin" => {
                 let name = args.first().and_then(Arg::as_known).map(str::to_owned);
                 match name {
-                    Some(n) if is_builtin(&n) => self.builtin_inner(&n, args, call, state),
+                    // `builtin builtin …`: one level a word.
+                    Some(n) if is_builtin(&n) && self.charge_copy(&args) => self
+                        .nested(|this| this.builtin_inner(&n, args, call, state.clone()))
+                        .unwrap_or_else(|| (Flow::either(state), Output::unknown(Sources::none()))),
+                    Some(n) if is_builtin(&n) => {
+                        (Flow::either(state), Output::unknown(Sources::none()))
+                    }
                     _ => (Flow::either(state), self.output_of(index)),
                 }
             }
@@ -905,7 +913,13 @@ impl Interp {
             return self.program(rest, call.assigns, call.redirects, state);
         };
         if !name.contains('/') && is_builtin(&name) {
-            return self.builtin(&name, rest, call, state);
+            // `command command …`: one level, and one copy, a word.
+            if !self.charge_copy(&rest) {
+                return (Flow::either(state), Output::unknown(Sources::none()));
+            }
+            return self
+                .nested(|this| this.builtin(&name, rest, call, state.clone()))
+                .unwrap_or_else(|| (Flow::either(state), Output::unknown(Sources::none())));
         }
         self.program(rest, call.assigns, call.redirects, state)
     }

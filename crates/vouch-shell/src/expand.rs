@@ -1197,7 +1197,7 @@ fn xword_bytes(word: &XWord) -> u64 {
 }
 
 /// Bytes an expanded piece costs beyond its text (see [`xword_bytes`]).
-const PIECE_COST: u64 = 32;
+pub(crate) const PIECE_COST: u64 = 32;
 
 /// Adds a field list to the shapes, merging with one of the same form.
 fn merge_shape(shapes: &mut Vec<Vec<Arg>>, fields: Vec<Arg>) {

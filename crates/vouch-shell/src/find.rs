@@ -80,9 +80,12 @@ enum Node {
     /// An action, by the index of its word in the expression.
     Action(usize),
     Not(Box<Node>),
-    And(Box<Node>, Box<Node>),
-    Or(Box<Node>, Box<Node>),
-    Comma(Box<Node>, Box<Node>),
+    // Chains are lists, not nested pairs: `-name a -name b …` thousands
+    // long must not make a tree as deep as it is long (evaluating and
+    // dropping it would recurse once per term).
+    And(Vec<Node>),
+    Or(Vec<Node>),
+    Comma(Vec<Node>),
 }
 
 struct Parser<'a> {
@@ -96,35 +99,37 @@ impl<'a> Parser<'a> {
     }
 
     fn comma(&mut self, depth: usize) -> Option<Node> {
-        let mut left = self.or(depth)?;
+        let first = self.or(depth)?;
+        let mut terms = Vec::new();
         while self.peek() == Some(Some(",")) {
             self.at += 1;
-            let right = self.or(depth)?;
-            left = Node::Comma(Box::new(left), Box::new(right));
+            terms.push(self.or(depth)?);
         }
-        Some(left)
+        Some(chain(first, terms, Node::Comma))
     }
 
     fn or(&mut self, depth: usize) -> Option<Node> {
-        let mut left = self.and(depth)?;
+        let first = self.and(depth)?;
+        let mut terms = Vec::new();
         while matches!(self.peek(), Some(Some("-o" | "-or"))) {
             self.at += 1;
-            let right = self.and(depth)?;
-            left = Node::Or(Box::new(left), Box::new(right));
+            terms.push(self.and(depth)?);
         }
-        Some(left)
+        Some(chain(first, terms, Node::Or))
     }
 
     fn and(&mut self, depth: usize) -> Option<Node> {
-        let mut left = self.unary(depth)?;
+        let first = self.unary(depth)?;
+        let mut terms = Vec::new();
         loop {
             match self.peek() {
-                None | Some(Some("-o" | "-or" | "," | ")")) => return Some(left),
+                None | Some(Some("-o" | "-or" | "," | ")")) => {
+                    return Some(chain(first, terms, Node::And));
+                }
                 Some(Some("-a" | "-and")) => self.at += 1,
                 Some(_) => {}
             }
-            let right = self.unary(depth)?;
-            left = Node::And(Box::new(left), Box::new(right));
+            terms.push(self.unary(depth)?);
         }
     }
 
@@ -187,6 +192,17 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// `first` alone, or `first` and `rest` joined by `join`.
+fn chain(first: Node, rest: Vec<Node>, join: fn(Vec<Node>) -> Node) -> Node {
+    if rest.is_empty() {
+        return first;
+    }
+    let mut terms = Vec::with_capacity(rest.len() + 1);
+    terms.push(first);
+    terms.extend(rest);
+    join(terms)
+}
+
 /// Evaluates `node` for a path that arrives when `entry` is possible;
 /// returns (can be true, can be false) and marks the actions reached.
 fn eval(
@@ -212,19 +228,31 @@ fn eval(
             let (t, f) = eval(inner, entry, test, reached);
             (f, t)
         }
-        Node::And(a, b) => {
-            let (ta, fa) = eval(a, entry, test, reached);
-            let (tb, fb) = eval(b, ta, test, reached);
-            (tb, fa || fb)
+        // Each term is reached by the paths the one before let through.
+        Node::And(terms) => {
+            let (mut through, mut failed) = (entry, false);
+            for term in terms {
+                let (t, f) = eval(term, through, test, reached);
+                through = t;
+                failed |= f;
+            }
+            (through, failed)
         }
-        Node::Or(a, b) => {
-            let (ta, fa) = eval(a, entry, test, reached);
-            let (tb, fb) = eval(b, fa, test, reached);
-            (ta || tb, fb)
+        Node::Or(terms) => {
+            let (mut matched, mut through) = (false, entry);
+            for term in terms {
+                let (t, f) = eval(term, through, test, reached);
+                matched |= t;
+                through = f;
+            }
+            (matched, through)
         }
-        Node::Comma(a, b) => {
-            eval(a, entry, test, reached);
-            eval(b, entry, test, reached)
+        Node::Comma(terms) => {
+            let mut last = (false, false);
+            for term in terms {
+                last = eval(term, entry, test, reached);
+            }
+            last
         }
     }
 }

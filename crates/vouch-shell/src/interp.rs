@@ -406,6 +406,43 @@ impl Interp {
         result
     }
 
+    /// Runs `f` one nesting level deeper, charged before it runs: `None`
+    /// (recorded as `max_syntax_depth`) when no level is left. Every
+    /// recursion over the input that does not pass through
+    /// [`Interp::exec`] or an expansion part (a wrapper's command, a
+    /// builtin that runs a builtin, `coproc`) goes through here, so the
+    /// one depth count bounds the stack whatever the input nests.
+    pub(crate) fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> Option<T> {
+        if !self.meter.enter() {
+            return None;
+        }
+        let out = f(self);
+        self.meter.leave();
+        Some(out)
+    }
+
+    /// Charges a copy of `argv` against `max_expansion_bytes` (its text,
+    /// and [`super::expand::PIECE_COST`] a word): false (recorded) once
+    /// spent. A command that hands its words on to another (a wrapper,
+    /// `builtin`, `command`) copies them once a level, so a chain of them
+    /// over thousands of words is charged for what it copies — the
+    /// square of the line, not its length, were it free.
+    pub(crate) fn charge_copy(&mut self, argv: &[Arg]) -> bool {
+        let bytes = argv
+            .iter()
+            .map(|a| match a {
+                Arg::Field(v) => v
+                    .candidates()
+                    .iter()
+                    .map(Text::bytes)
+                    .fold(0, u64::saturating_add),
+                Arg::Unknown(_) => 1,
+            })
+            .fold(0, u64::saturating_add)
+            .saturating_add(super::expand::PIECE_COST.saturating_mul(argv.len() as u64));
+        self.meter.expansion(bytes)
+    }
+
     /// [`Interp::exec`] one level down.
     fn exec_stmt(&mut self, stmt: &Stmt, state: State) -> (Flow, Output) {
         match stmt {

@@ -365,7 +365,9 @@ impl Interp {
     }
 
     /// Records the command a wrapper runs, with the wrapper's redirections,
-    /// and what that command runs in turn.
+    /// and what that command runs in turn — one nesting level deeper
+    /// ([`Interp::nested`]): `nice nice … rm` recurses through here once
+    /// per wrapper, so past `max_syntax_depth` the rest is unknown.
     pub(crate) fn spawn(
         &mut self,
         parent: Option<usize>,
@@ -374,9 +376,21 @@ impl Interp {
         cwd: Option<Value>,
         state: State,
     ) {
-        if argv.is_empty() {
+        if argv.is_empty() || !self.charge_copy(&argv) {
             return;
         }
+        self.nested(|this| this.spawn_here(parent, argv, assigns, cwd, state));
+    }
+
+    /// [`Interp::spawn`] one level down.
+    fn spawn_here(
+        &mut self,
+        parent: Option<usize>,
+        argv: Vec<Arg>,
+        assigns: Vec<(String, Value)>,
+        cwd: Option<Value>,
+        state: State,
+    ) {
         let mut state = state;
         if let Some(cwd) = cwd {
             // `env -C src`: relative to where the wrapper runs.

@@ -100,27 +100,37 @@ pub(crate) fn check_kind_names(source: &str) -> usize {
         return 0;
     };
     let mut nodes = 0;
-    preorder(tree.root_node(), |node| {
+    preorder(tree.root_node(), |node, _| {
         assert_eq!(node.kind_str(), node.kind(), "{source}");
         nodes += 1;
     });
     nodes
 }
 
-/// Calls `visit` on every node under `root` (itself included), parents
-/// before children, left to right. The tree is bounded by the parse's node
-/// cap ([`Meter`]), so the walk is too.
-fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
+/// Calls `visit` on every node under `root` (itself included) with its
+/// parent (`None` for `root`), parents before children, left to right. The
+/// tree is bounded by the parse's node cap ([`Meter`]), so the walk is
+/// too. The parent comes from the walk's own path: tree-sitter's
+/// `Node::parent` searches down from the root, so asking it at every node
+/// of a deep tree (`$(( !!!…1 ))`, `[[ ! ! … ]]` 10,000 deep) took seconds.
+fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, Option<Node<'t>>)) {
     let mut cursor = root.walk();
+    let mut path: Vec<Node<'t>> = Vec::new();
     loop {
-        visit(cursor.node());
-        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+        let node = cursor.node();
+        visit(node, path.last().copied());
+        if cursor.goto_first_child() {
+            path.push(node);
+            continue;
+        }
+        if cursor.goto_next_sibling() {
             continue;
         }
         loop {
             if !cursor.goto_parent() {
                 return;
             }
+            path.pop();
             if cursor.goto_next_sibling() {
                 break;
             }
@@ -583,7 +593,7 @@ struct Rewrites {
 /// [`Rewrites::newline`]): a gap between two of its children that holds a
 /// newline, outside any here-document body.
 fn split_merged_lines(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Rewrites) {
-    preorder(root, |node| {
+    preorder(root, |node, _| {
         if node.kind_str() != "command" {
             return;
         }
@@ -694,11 +704,9 @@ fn blank_reserved_time(command: Node<'_>, src: &str, bytes: &mut [u8]) -> bool {
 /// The walk of [`rewrites`]: blanks the `!` of negated compound commands and
 /// a reserved `time`.
 fn blank_negations_and_time(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Rewrites) {
-    preorder(root, |node| {
+    preorder(root, |node, parent| {
         if node.kind_str() == "!"
-            && node
-                .parent()
-                .is_some_and(|p| p.kind_str() == "negated_command")
+            && parent.is_some_and(|p| p.kind_str() == "negated_command")
             && let Some(byte) = bytes.get_mut(node.start_byte())
         {
             *byte = b' ';
@@ -799,13 +807,13 @@ fn rewrite_herestrings(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Re
 fn rewrite_heredocs(root: Node<'_>, src: &str, bytes: &mut [u8], fix: &mut Rewrites) {
     let mut starts = Vec::new();
     let herestring = src.contains("<<<");
-    preorder(root, |node| {
+    preorder(root, |node, parent| {
         if node.kind_str() == "heredoc_start" {
             starts.push(node);
         }
         if herestring
             && matches!(node.kind_str(), "<<" | "<<=")
-            && node.parent().is_some_and(|p| {
+            && parent.is_some_and(|p| {
                 matches!(p.kind_str(), "binary_expression" | "assignment_expression")
             })
             && let Some(op) = bytes.get_mut(node.start_byte()..node.start_byte() + 2)

@@ -1,14 +1,22 @@
 //! Shared test support for the integration tests: the fixture loader, the
-//! scripted model server, starting `vouch serve`, and a real engine over
-//! temporary state.
+//! scripted model server, starting `vouch serve`, each harness's hook
+//! calls, the deep-nesting generator and a real engine over temporary
+//! state.
 
 pub mod fixtures;
+pub mod hooks;
 pub mod model_server;
 pub mod postgres;
 pub mod proof;
 pub mod serve;
 pub mod state;
 pub mod tls;
+
+/// The deep-nesting generator of `vouch-shell`'s tests: every program the
+/// command table says runs code, and every nesting construct, stacked
+/// thousands deep around `rm -rf ~`.
+#[path = "../../../crates/vouch-shell/tests/support/deep.rs"]
+pub mod deep;
 
 /// The path of the audit report over every project, 30 days.
 pub const AUDIT_REPORT_ALL: &str = "/v1/audit/report?scope=all&days=30";

@@ -4,7 +4,10 @@
 //! `server.allow_remote` is set, or a Unix socket created with mode `0600` —
 //! and [`run`] serves [`crate::http::app`] on it until the `shutdown` future
 //! completes, then stops accepting, lets in-flight requests finish for at
-//! most `server.shutdown_grace_ms`, and returns. The shutdown signal is a
+//! most `server.shutdown_grace_ms`, and returns. The accept loop is its own
+//! ([`connections`]): caps on open connections in all and per address, and
+//! a deadline for each request's headers, which `axum::serve` does not
+//! have. The shutdown signal is a
 //! future (as in mini-redis) so tests decide when it fires; the binary passes
 //! [`shutdown_signal`] (SIGINT or SIGTERM).
 
@@ -16,6 +19,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::net::{TcpListener, UnixListener};
+
+pub mod connections;
 
 use crate::engine::{Engine, EngineError, EngineOptions};
 use crate::http::{self, AppState, LimitsError, Tokens};
@@ -239,15 +244,15 @@ pub async fn run(
         }
     };
     let engine = state.engine().clone();
-    let app = http::app(state).into_make_service();
+    let app = http::app(state.clone());
     let (served, socket) = match listener {
         Listener::Tcp(l) => {
-            let serving = axum::serve(l, app).with_graceful_shutdown(signal);
-            (drain(serving.into_future(), deadline, grace).await, None)
+            let serving = connections::serve(l, app, state, signal);
+            (drain(serving, deadline, grace).await, None)
         }
         Listener::Unix(u) => {
-            let serving = axum::serve(u.listener, app).with_graceful_shutdown(signal);
-            let served = drain(serving.into_future(), deadline, grace).await;
+            let serving = connections::serve(u.listener, app, state, signal);
+            let served = drain(serving, deadline, grace).await;
             (served, Some((u.path, u.identity)))
         }
     };
@@ -269,13 +274,12 @@ pub async fn run(
 }
 
 async fn drain(
-    serving: impl Future<Output = std::io::Result<()>>,
+    serving: impl Future<Output = ()>,
     deadline: impl Future<Output = ()>,
     grace: Duration,
 ) -> Result<(), ServeError> {
     tokio::select! {
-        served = serving => {
-            served?;
+        () = serving => {
             tracing::info!("all connections closed; stopped");
             Ok(())
         }
