@@ -110,7 +110,11 @@ pub fn effects(cmd: &Command) -> Effects {
     if spec.names.first() == Some(&"curl") && !parsed.has(&["g", "globoff"]) {
         curl_globs(&mut out);
     }
-    if spec.operands == Operands::Special {
+    // sed's `-i` and awk's `-i inplace` are read by their own arms too.
+    if matches!(
+        spec.operands,
+        Operands::Special | Operands::ProgramFirst { .. }
+    ) {
         let canonical = canonical_args(spec, args, &parsed);
         let args = canonical.as_deref().unwrap_or(args);
         let name = spec
@@ -267,6 +271,37 @@ fn operand_effects(spec: &CommandSpec, parsed: &Parsed, args: &[Arg], out: &mut 
                         out.items.push((dest, joined));
                     }
                 }
+            }
+        }
+        Operands::Positional(roles) => {
+            let last = roles.last().copied().unwrap_or(Role::Value);
+            for (i, v) in operands.into_iter().enumerate() {
+                out.items.push((roles.get(i).copied().unwrap_or(last), v));
+            }
+        }
+        Operands::ProgramFirst {
+            program,
+            rest,
+            inline,
+        } => {
+            let mut operands = operands.into_iter();
+            if !parsed.has(inline)
+                && let Some(text) = operands.next()
+            {
+                out.items.push((Role::Program(program), text));
+            }
+            for v in operands {
+                out.items.push((rest, v));
+            }
+        }
+        Operands::Format => {
+            for v in operands {
+                let format = v
+                    .candidates()
+                    .iter()
+                    .all(|t| t.known_prefix().starts_with('+'));
+                out.items
+                    .push((if format { Role::Value } else { Role::Setting }, v));
             }
         }
         Operands::Ignore
