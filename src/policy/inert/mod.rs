@@ -680,13 +680,45 @@ fn extra_sensitive(path: &str) -> bool {
         ".vault-token",
         ".envrc",
     ];
+    // Terraform state and variable files hold resource secrets in clear.
+    const SUFFIXES: &[&str] = &[".tfstate", ".tfstate.backup", ".tfvars", ".tfvars.json"];
     let name = path.rsplit('/').next().unwrap_or(path);
     PREFIXES
         .iter()
         .any(|p| path.starts_with(p) && path != "/dev/null")
         || NAMES.contains(&name)
         || name.starts_with(".env")
+        || SUFFIXES.iter().any(|s| name.ends_with(s))
         || path == "/proc"
+        || embeds_credentials(path)
+}
+
+/// How much of a git configuration is read to look for credentials.
+const MAX_CREDENTIAL_SCAN: u64 = 64 * 1024;
+
+/// A repository's `.git/config` whose remote URL carries credentials
+/// (`https://user:TOKEN@host/…`, `https://TOKEN@host/…`): reading it reads
+/// the token. One that cannot be read whole is taken to.
+fn embeds_credentials(path: &str) -> bool {
+    if !path.ends_with("/.git/config") {
+        return false;
+    }
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    if meta.len() > MAX_CREDENTIAL_SCAN {
+        return true;
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return true;
+    };
+    text.split("://").skip(1).any(|after| {
+        let authority: String = after
+            .chars()
+            .take_while(|c| !c.is_whitespace() && *c != '/' && *c != '"')
+            .collect();
+        authority.contains('@')
+    })
 }
 
 /// A directory tree searched: not `/`, not the home itself or above, not
