@@ -619,9 +619,7 @@ fn content_path_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Res
     }
     let absolute = absolute(path, cwd, ctx.home)?;
     let mut names = vec![absolute.clone()];
-    if let Ok(real) = std::fs::canonicalize(&absolute) {
-        names.push(real.display().to_string());
-    }
+    names.extend(physical(path, cwd, ctx.home));
     for name in &names {
         if is_sensitive_path(name)
             || extra_sensitive(name)
@@ -645,6 +643,34 @@ fn content_path_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Res
         }
     }
     Ok(())
+}
+
+/// The path as the kernel resolves it: symbolic links first, then each
+/// `..` from where the link led (`sub/../.bashrc` with `sub -> ~/.aws` is
+/// `~/.bashrc`, not `./.bashrc` as a lexical normalization says). The
+/// longest prefix that exists is resolved; the rest is appended. `None`
+/// when nothing of it can be resolved.
+fn physical(path: &str, cwd: Option<&str>, home: &str) -> Option<String> {
+    let raw = match path.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
+        Some(_) => return None,
+        None if path.starts_with('/') => path.to_owned(),
+        None => format!("{}/{path}", cwd?),
+    };
+    let parts: Vec<&str> = raw.split('/').collect();
+    for keep in (1..=parts.len()).rev() {
+        let head = parts.get(..keep)?.join("/");
+        if let Ok(real) = std::fs::canonicalize(if head.is_empty() { "/" } else { &head }) {
+            let rest = parts.get(keep..).unwrap_or_default().join("/");
+            let joined = if rest.is_empty() {
+                real.display().to_string()
+            } else {
+                format!("{}/{rest}", real.display())
+            };
+            return Some(vouch_shell::path::normalize(&joined));
+        }
+    }
+    None
 }
 
 fn absolute(path: &str, cwd: Option<&str>, home: &str) -> Result<String, String> {
@@ -726,9 +752,7 @@ fn embeds_credentials(path: &str) -> bool {
 fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
     let absolute = absolute(path, cwd, ctx.home)?;
     let mut names = vec![absolute.clone()];
-    if let Ok(real) = std::fs::canonicalize(&absolute) {
-        names.push(real.display().to_string());
-    }
+    names.extend(physical(path, cwd, ctx.home));
     for name in &names {
         let system = [
             "/etc", "/proc", "/sys", "/dev", "/var", "/boot", "/root", "/run",
