@@ -226,7 +226,10 @@ fn every_inert_capable_name_has_a_spec_entry() {
         if let Ok(entries) = std::fs::read_dir(dir) {
             for entry in entries.flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
-                if name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c)) {
+                if name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
+                {
                     names.insert(name);
                 }
             }
@@ -234,7 +237,11 @@ fn every_inert_capable_name_has_a_spec_entry() {
     }
     let mut capable = 0;
     for name in &names {
-        for command in [name.clone(), format!("{name} README.md"), format!("{name} -- .")] {
+        for command in [
+            name.clone(),
+            format!("{name} README.md"),
+            format!("{name} -- ."),
+        ] {
             if let Verdict::Inert(_) = verdict(&command, &cwd, &home) {
                 let entry = spec::lookup(name);
                 assert!(
@@ -245,7 +252,11 @@ fn every_inert_capable_name_has_a_spec_entry() {
             }
         }
     }
-    assert!(capable > 50, "only {capable} inert commands among {} names", names.len());
+    assert!(
+        capable > 50,
+        "only {capable} inert commands among {} names",
+        names.len()
+    );
     // No second table: the stage's sources hold no option spec of their own.
     for (file, text) in [
         ("mod.rs", include_str!("../src/policy/inert/mod.rs")),
@@ -253,7 +264,14 @@ fn every_inert_capable_name_has_a_spec_entry() {
         ("git.rs", include_str!("../src/policy/inert/git.rs")),
         ("scripts.rs", include_str!("../src/policy/inert/scripts.rs")),
     ] {
-        for needle in ["OptionSpec {", "LongOpt", "HasArg", "long(\"", "const SHELLS", "FIND_SAFE"] {
+        for needle in [
+            "OptionSpec {",
+            "LongOpt",
+            "HasArg",
+            "long(\"",
+            "const SHELLS",
+            "FIND_SAFE",
+        ] {
             assert!(
                 !text.contains(needle),
                 "src/policy/inert/{file} holds `{needle}`: command knowledge belongs in vouch-shell's spec"
@@ -261,8 +279,11 @@ fn every_inert_capable_name_has_a_spec_entry() {
         }
     }
     assert!(
-        !std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src/policy/inert/table.rs"))
-            .exists(),
+        !std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/policy/inert/table.rs"
+        ))
+        .exists(),
         "src/policy/inert/table.rs is a second command table"
     );
 }

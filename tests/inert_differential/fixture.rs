@@ -60,7 +60,10 @@ pub fn build(root: &Path) -> std::io::Result<()> {
         ),
         ("project/notes.txt", "b\na\nb\nc\n"),
         ("project/.env", "API_TOKEN=sk-fake-VOUCHSECRET-dotenv\n"),
-        ("project/terraform.tfstate", "{\"resources\": [{\"password\": \"VOUCHSECRET-tfstate\"}]}\n"),
+        (
+            "project/terraform.tfstate",
+            "{\"resources\": [{\"password\": \"VOUCHSECRET-tfstate\"}]}\n",
+        ),
         ("project/--files0-from=.env", "option-like file\n"),
         ("project/--output=out.txt", "option-like file\n"),
         ("project/opts", "--print-file-name ../.aws/credentials\n"),

@@ -141,7 +141,11 @@ pub fn driver() -> ! {
                     broken: Some(format!("restore: {e}")),
                     ..Observed::default()
                 };
-                let _ = writeln!(out, "{}", serde_json::to_string(&broken).unwrap_or_default());
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string(&broken).unwrap_or_default()
+                );
                 continue;
             }
             base = meta_snapshot(&home);
@@ -155,10 +159,16 @@ pub fn driver() -> ! {
         }
         let left_in_tmp = std::fs::read_dir(&tmp).map(|d| d.count()).unwrap_or(0);
         if left_in_tmp > 0 {
-            observed.writes.push(format!("{left_in_tmp} file(s) left in /tmp"));
+            observed
+                .writes
+                .push(format!("{left_in_tmp} file(s) left in /tmp"));
         }
         dirty = after != base || left_in_tmp > 0;
-        let _ = writeln!(out, "{}", serde_json::to_string(&observed).unwrap_or_default());
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&observed).unwrap_or_default()
+        );
     }
     let _ = out.flush();
     std::process::exit(0);
@@ -171,10 +181,18 @@ fn run_case(case: &Case, home: &Path, confine: bool) -> Observed {
     };
     let _ = std::fs::remove_file(TRACE_PATH);
     let mut cmd = Command::new("strace");
-    cmd.args(["-f", "-qq", "--seccomp-bpf", "-e", "signal=none", "-s", "256"])
-        .arg("-e")
-        .arg(format!("trace={TRACED}"))
-        .args(["-o", TRACE_PATH, "--"]);
+    cmd.args([
+        "-f",
+        "-qq",
+        "--seccomp-bpf",
+        "-e",
+        "signal=none",
+        "-s",
+        "256",
+    ])
+    .arg("-e")
+    .arg(format!("trace={TRACED}"))
+    .args(["-o", TRACE_PATH, "--"]);
     if confine {
         cmd.args([VOUCH_PATH, "confine", "--"]);
     }
@@ -193,8 +211,14 @@ fn run_case(case: &Case, home: &Path, confine: bool) -> Observed {
         }
     };
     let readers: Vec<_> = [
-        child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
-        child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
     ]
     .into_iter()
     .flatten()
@@ -321,8 +345,7 @@ fn syscall(line: &str) -> Option<(&str, &str)> {
         .filter(|(pid, _)| pid.chars().all(|c| c.is_ascii_digit()))
         .map_or(line, |(_, rest)| rest)
         .trim_start();
-    if after_pid.starts_with('<') || after_pid.starts_with("+++") || after_pid.starts_with("---")
-    {
+    if after_pid.starts_with('<') || after_pid.starts_with("+++") || after_pid.starts_with("---") {
         return None;
     }
     let open = after_pid.find('(')?;
@@ -391,12 +414,19 @@ fn meta_snapshot(root: &Path) -> Meta {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            let rel = path.strip_prefix(root).unwrap_or(&path).display().to_string();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
             let Ok(meta) = std::fs::symlink_metadata(&path) else {
                 continue;
             };
             let value = if meta.file_type().is_symlink() {
-                format!("link {}", std::fs::read_link(&path).unwrap_or_default().display())
+                format!(
+                    "link {}",
+                    std::fs::read_link(&path).unwrap_or_default().display()
+                )
             } else if meta.is_dir() {
                 pending.push(path.clone());
                 format!("dir {:o}", meta.mode() & 0o7777)
@@ -495,7 +525,12 @@ fn table_arity(spec: &CommandSpec, short: Option<char>, long: Option<&str>) -> A
     use vouch::shell::options::HasArg;
     let has = match (short, long) {
         (Some(c), _) => spec.options.short_arg(c),
-        (None, Some(l)) => spec.options.long.iter().find(|o| o.name == l).map(|o| o.has_arg),
+        (None, Some(l)) => spec
+            .options
+            .long
+            .iter()
+            .find(|o| o.name == l)
+            .map(|o| o.has_arg),
         (None, None) => None,
     };
     match has {
@@ -544,7 +579,12 @@ pub fn alphabet(program: &str, spec: &CommandSpec) -> Alphabet {
             shorts.push(*l);
         }
     }
-    for c in spec.options.short.chars().filter(|c| c.is_ascii_alphanumeric()) {
+    for c in spec
+        .options
+        .short
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+    {
         if !shorts.contains(&c) {
             shorts.push(c);
         }
@@ -587,7 +627,11 @@ impl Rng {
         z ^ (z >> 31)
     }
     fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
     }
     fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len())]
@@ -599,18 +643,74 @@ impl Rng {
 
 /// Values an option may be given.
 const VALUES: &[&str] = &[
-    "out.txt", "README.md", ".env", "docs/setup.txt", "1", "0", "3", "x", "sh", "-", "notes.txt",
-    "sub/../.bashrc", "sub/credentials", "~/.aws/credentials", "src", "..", "/tmp/o", "a,b",
-    "%s", "+%s", "touch RAN", "--", ".", "*", "/dev/null", "terraform.tfstate", "@opts",
+    "out.txt",
+    "README.md",
+    ".env",
+    "docs/setup.txt",
+    "1",
+    "0",
+    "3",
+    "x",
+    "sh",
+    "-",
+    "notes.txt",
+    "sub/../.bashrc",
+    "sub/credentials",
+    "~/.aws/credentials",
+    "src",
+    "..",
+    "/tmp/o",
+    "a,b",
+    "%s",
+    "+%s",
+    "touch RAN",
+    "--",
+    ".",
+    "*",
+    "/dev/null",
+    "terraform.tfstate",
+    "@opts",
 ];
 
 /// Operands: files, trees, names like options, globs, symlinks and `..`.
 const OPERANDS: &[&str] = &[
-    "README.md", "README.md", "notes.txt", "src", "docs", ".", "src/main.rs", "data.json",
-    ".env", "docs/setup.txt", "sub/../.bashrc", "sub/credentials", "sub", "--pre=sh", "./-o",
-    "-o", "-rf", "--files0-from=.env", "--output=out.txt", "*", "*", "*.md", ".*", "src/*",
-    "out.txt", "missing.txt", "-", "--", "@opts", "terraform.tfstate", ".git/config", "..",
-    "~/.aws/credentials", "~/.bashrc", "/etc/hostname", "vendor/x", "'a b'",
+    "README.md",
+    "README.md",
+    "notes.txt",
+    "src",
+    "docs",
+    ".",
+    "src/main.rs",
+    "data.json",
+    ".env",
+    "docs/setup.txt",
+    "sub/../.bashrc",
+    "sub/credentials",
+    "sub",
+    "--pre=sh",
+    "./-o",
+    "-o",
+    "-rf",
+    "--files0-from=.env",
+    "--output=out.txt",
+    "*",
+    "*",
+    "*.md",
+    ".*",
+    "src/*",
+    "out.txt",
+    "missing.txt",
+    "-",
+    "--",
+    "@opts",
+    "terraform.tfstate",
+    ".git/config",
+    "..",
+    "~/.aws/credentials",
+    "~/.bashrc",
+    "/etc/hostname",
+    "vendor/x",
+    "'a b'",
 ];
 
 /// Program texts, read-only and not, per dialect.
@@ -618,20 +718,52 @@ fn programs(dialect: Dialect) -> &'static [&'static str] {
     match dialect {
         Dialect::Pattern => &["TODO", "foo", "a", "'^#'", "-e", "'x|y'", "KEY", "''", "."],
         Dialect::Sed => &[
-            "'1,5p'", "-n", "'s/a/b/'", "'w out.txt'", "':a w out.txt'", "'s/a/b/w out.txt'",
-            "'1e touch RAN'", "'r .env'", "'1R .env'", "'$!N'", "'b end; w out.txt'", "'y/ab/cd/'",
-            "'s/a/b/e'", "':x;n;bx'", "'W out.txt'", "p",
+            "'1,5p'",
+            "-n",
+            "'s/a/b/'",
+            "'w out.txt'",
+            "':a w out.txt'",
+            "'s/a/b/w out.txt'",
+            "'1e touch RAN'",
+            "'r .env'",
+            "'1R .env'",
+            "'$!N'",
+            "'b end; w out.txt'",
+            "'y/ab/cd/'",
+            "'s/a/b/e'",
+            "':x;n;bx'",
+            "'W out.txt'",
+            "p",
         ],
         Dialect::Awk => &[
-            "'{print $1}'", "'NR==1'", "'END{print NR}'", "'BEGIN{system(\"touch RAN\")}'",
-            "'{print > \"out.txt\"}'", "'{print | \"sh\"}'", "'BEGIN{print ENVIRON[\"VOUCH_FUZZ_TOKEN\"]}'",
-            "'BEGIN { ARGV[1] = \".env\"; ARGC = 2 } { print }'", "'BEGIN{getline x < \".env\"; print x}'",
-            "'{print FILENAME}'", "'BEGIN{while ((\"cat .env\" | getline l) > 0) print l}'",
+            "'{print $1}'",
+            "'NR==1'",
+            "'END{print NR}'",
+            "'BEGIN{system(\"touch RAN\")}'",
+            "'{print > \"out.txt\"}'",
+            "'{print | \"sh\"}'",
+            "'BEGIN{print ENVIRON[\"VOUCH_FUZZ_TOKEN\"]}'",
+            "'BEGIN { ARGV[1] = \".env\"; ARGC = 2 } { print }'",
+            "'BEGIN{getline x < \".env\"; print x}'",
+            "'{print FILENAME}'",
+            "'BEGIN{while ((\"cat .env\" | getline l) > 0) print l}'",
         ],
         Dialect::Jq => &[
-            ".", ".name", "'.items | length'", "keys", "'$ENV'", "env", "'env.VOUCH_FUZZ_TOKEN'",
-            "input_filename", "'$__loc__'", "'import \"x\" as y; .'", "'[inputs]'", "length",
-            "'.resources'", "'getpath([\"a\"])'", "-n",
+            ".",
+            ".name",
+            "'.items | length'",
+            "keys",
+            "'$ENV'",
+            "env",
+            "'env.VOUCH_FUZZ_TOKEN'",
+            "input_filename",
+            "'$__loc__'",
+            "'import \"x\" as y; .'",
+            "'[inputs]'",
+            "length",
+            "'.resources'",
+            "'getpath([\"a\"])'",
+            "-n",
         ],
     }
 }
@@ -694,9 +826,7 @@ fn option_words(rng: &mut Rng, alpha: &Alphabet, out: &mut Vec<String>) {
     for _ in 0..letters {
         let (c, arity) = *rng.pick(&alpha.shorts);
         word.push(c);
-        if matches!(arity, Arity::Value | Arity::Two)
-            || arity == Arity::Unknown && rng.chance(40)
-        {
+        if matches!(arity, Arity::Value | Arity::Two) || arity == Arity::Unknown && rng.chance(40) {
             let value = quote(rng.pick::<&str>(VALUES));
             if rng.chance(40) {
                 word.push_str(&value);
@@ -759,23 +889,93 @@ pub fn case(seed: u64, index: usize, programs_list: &[(String, Alphabet)]) -> Ca
 
 fn git_case(index: usize, rng: &mut Rng) -> Case {
     const GLOBAL: &[&str] = &[
-        "", "", "", "-C vendor/x", "-C ../textconv", "-C ../extdiff", "-C bare.git",
-        "-C ../partial", "-C ../bom", "-C ../comment", "--no-pager", "-P", "-c core.pager=cat",
-        "--no-optional-locks", "--git-dir=bare.git", "-p",
+        "",
+        "",
+        "",
+        "-C vendor/x",
+        "-C ../textconv",
+        "-C ../extdiff",
+        "-C bare.git",
+        "-C ../partial",
+        "-C ../bom",
+        "-C ../comment",
+        "--no-pager",
+        "-P",
+        "-c core.pager=cat",
+        "--no-optional-locks",
+        "--git-dir=bare.git",
+        "-p",
     ];
     const SUBS: &[&str] = &[
-        "status", "log", "show", "diff", "branch", "tag", "rev-parse", "ls-files", "ls-tree",
-        "blame", "describe", "cat-file", "shortlog", "rev-list", "reflog", "remote",
-        "count-objects", "for-each-ref", "show-ref", "name-rev", "stash list", "worktree list",
-        "grep", "archive", "config", "fetch", "notes",
+        "status",
+        "log",
+        "show",
+        "diff",
+        "branch",
+        "tag",
+        "rev-parse",
+        "ls-files",
+        "ls-tree",
+        "blame",
+        "describe",
+        "cat-file",
+        "shortlog",
+        "rev-list",
+        "reflog",
+        "remote",
+        "count-objects",
+        "for-each-ref",
+        "show-ref",
+        "name-rev",
+        "stash list",
+        "worktree list",
+        "grep",
+        "archive",
+        "config",
+        "fetch",
+        "notes",
     ];
     const ARGS: &[&str] = &[
-        "", "-1", "--oneline", "-p", "--stat", "HEAD", "HEAD:README.md", "--format=%G?",
-        "--pretty=%H", "--output=out.txt", "--outp=out.txt", "--ext-diff", "--ext", "--textconv",
-        "--no-index", "~/.aws/credentials /dev/null", ".env /dev/null", "-- README.md", "-s",
-        "--porcelain", "-a", "-v", "newname", "--list", "-l", "--show-toplevel", "-O out.txt",
-        "--no-ext-diff", "--all", "--sho", "--short", "README.md", "-t HEAD", "-p HEAD",
-        "--show-signature", "--name-only", "--cached", "HEAD~1", "sub/../.bashrc", "--exec=sh",
+        "",
+        "-1",
+        "--oneline",
+        "-p",
+        "--stat",
+        "HEAD",
+        "HEAD:README.md",
+        "--format=%G?",
+        "--pretty=%H",
+        "--output=out.txt",
+        "--outp=out.txt",
+        "--ext-diff",
+        "--ext",
+        "--textconv",
+        "--no-index",
+        "~/.aws/credentials /dev/null",
+        ".env /dev/null",
+        "-- README.md",
+        "-s",
+        "--porcelain",
+        "-a",
+        "-v",
+        "newname",
+        "--list",
+        "-l",
+        "--show-toplevel",
+        "-O out.txt",
+        "--no-ext-diff",
+        "--all",
+        "--sho",
+        "--short",
+        "README.md",
+        "-t HEAD",
+        "-p HEAD",
+        "--show-signature",
+        "--name-only",
+        "--cached",
+        "HEAD~1",
+        "sub/../.bashrc",
+        "--exec=sh",
     ];
     let mut words = vec!["git".to_owned()];
     let global = rng.pick(GLOBAL);
@@ -797,13 +997,36 @@ fn git_case(index: usize, rng: &mut Rng) -> Case {
 }
 
 fn find_case(index: usize, rng: &mut Rng) -> Case {
-    const ROOTS: &[&str] = &[".", "src", "..", "~", "sub", "sub/..", "-L .", "*", "-- .", "-H sub"];
+    const ROOTS: &[&str] = &[
+        ".", "src", "..", "~", "sub", "sub/..", "-L .", "*", "-- .", "-H sub",
+    ];
     const EXPR: &[&str] = &[
-        "-name '*.md'", "-type f", "-maxdepth 1", "-print", "-print0", "-ls", "-printf '%p\\n'",
-        "-newer README.md", "-empty", "-exec touch {}.x ;", "-execdir ls ;", "-ok ls ;",
-        "-delete", "-fprint out.txt", "-fls out.txt", "-fprintf out.txt %p", "-files0-from .env",
-        "-newerXY README.md", "-quit", "-prune", "! -name x", "-o -name y", "-follow",
-        "-samefile .env", "-readable", "-regex '.*'",
+        "-name '*.md'",
+        "-type f",
+        "-maxdepth 1",
+        "-print",
+        "-print0",
+        "-ls",
+        "-printf '%p\\n'",
+        "-newer README.md",
+        "-empty",
+        "-exec touch {}.x ;",
+        "-execdir ls ;",
+        "-ok ls ;",
+        "-delete",
+        "-fprint out.txt",
+        "-fls out.txt",
+        "-fprintf out.txt %p",
+        "-files0-from .env",
+        "-newerXY README.md",
+        "-quit",
+        "-prune",
+        "! -name x",
+        "-o -name y",
+        "-follow",
+        "-samefile .env",
+        "-readable",
+        "-regex '.*'",
     ];
     let mut words = vec!["find".to_owned(), (*rng.pick(ROOTS)).to_owned()];
     for _ in 0..rng.below(4) {
@@ -852,7 +1075,14 @@ pub fn batch_command(
 ) -> Command {
     let mut cmd = Command::new(bwrap);
     cmd.args(crate::sandbox::ISOLATION);
-    cmd.args(["--tmpfs", "/run", "--dir", "/run/vouch-fuzz", "--dir", "/run/vouch-fuzz/work"]);
+    cmd.args([
+        "--tmpfs",
+        "/run",
+        "--dir",
+        "/run/vouch-fuzz",
+        "--dir",
+        "/run/vouch-fuzz/work",
+    ]);
     cmd.arg("--ro-bind").arg(driver).arg(DRIVER_PATH);
     cmd.arg("--ro-bind").arg(cases).arg(CASES_PATH);
     cmd.arg("--ro-bind").arg(pristine).arg(PRISTINE_PATH);
@@ -861,7 +1091,9 @@ pub fn batch_command(
     }
     cmd.arg("--bind").arg(tmp).arg("/tmp");
     cmd.arg("--bind").arg(home).arg(home);
-    cmd.arg("--chdir").arg(home.join("project")).arg("--clearenv");
+    cmd.arg("--chdir")
+        .arg(home.join("project"))
+        .arg("--clearenv");
     cmd.args([
         "--setenv",
         "PATH",
@@ -874,7 +1106,9 @@ pub fn batch_command(
     if confine.is_some() {
         cmd.arg("confine");
     }
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     cmd
 }
 

@@ -764,7 +764,9 @@ const DEFAULT_FUZZ: usize = 300;
 fn fuzz_trial() -> Trial {
     let per_variant = run_env::env_number("VOUCH_INERT_FUZZ_CASES", DEFAULT_FUZZ);
     Trial::test(
-        format!("fuzz: {per_variant} generated argv per fixture variant, run under strace, against the prediction"),
+        format!(
+            "fuzz: {per_variant} generated argv per fixture variant, run under strace, against the prediction"
+        ),
         move || {
             let seed = run_env::seed("VOUCH_INERT_FUZZ_SEED", DEFAULT_SEED);
             let start = run_env::env_number("VOUCH_INERT_FUZZ_START", 0);
@@ -903,8 +905,13 @@ fn fuzz_trial() -> Trial {
                 }
             }
             let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-            let mode = if confine.is_some() { "confined" } else { "unconfined" };
-            let findings_path = dir.join(format!("inert-fuzz-{mode}-findings.jsonl"));
+            let mode = if confine.is_some() {
+                "confined"
+            } else {
+                "unconfined"
+            };
+            let findings_path =
+                dir.join(format!("inert-fuzz-{mode}-findings-{seed}-{start}.jsonl"));
             let _ = std::fs::write(&findings_path, findings.join("\n"));
             let summary = serde_json::json!({
                 "mode": mode,
@@ -930,7 +937,11 @@ fn fuzz_trial() -> Trial {
                     "{} finding(s) (all in {}):\n{}",
                     findings.len(),
                     findings_path.display(),
-                    shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
+                    shown
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n")
                 )
                 .into())
             }

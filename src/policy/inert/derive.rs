@@ -119,9 +119,7 @@ fn role_reason(role: Role) -> &'static str {
     match role {
         Role::Write | Role::WriteInto => "writes a file",
         Role::Delete | Role::MoveAway | Role::Mode | Role::LinkTarget => "changes a file",
-        Role::Upload | Role::Data | Role::FormData | Role::Header | Role::Variable => {
-            "sends data"
-        }
+        Role::Upload | Role::Data | Role::FormData | Role::Header | Role::Variable => "sends data",
         Role::Url | Role::Route => "uses the network",
         Role::Script | Role::Run => "runs a program or code from a file",
         Role::Chdir => "changes directory",
@@ -280,7 +278,9 @@ fn operand_roles<'w>(
                 out.push((if i < n { Role::Value } else { role }, *w));
             }
         }
-        Operands::ProgramFirst { program: d, rest, .. } => {
+        Operands::ProgramFirst {
+            program: d, rest, ..
+        } => {
             let mut words = operands.iter();
             if !inline {
                 let text = words
@@ -415,10 +415,7 @@ pub(super) fn names_only(spec: &CommandSpec, known: &[&str]) -> bool {
     let parsed = Parsed::new(&spec.options, known);
     // Every option given is a flag or takes text (not `-f FILE`).
     let clean = parsed.items.iter().all(|item| match item {
-        Item::Opt { name, .. } => matches!(
-            option_role(spec, name),
-            Role::Value | Role::Program(_)
-        ),
+        Item::Opt { name, .. } => matches!(option_role(spec, name), Role::Value | Role::Program(_)),
         Item::Operand { .. } | Item::End { .. } => true,
         Item::Unknown { .. } | Item::Invalid { .. } => false,
     });

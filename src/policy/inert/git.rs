@@ -247,7 +247,9 @@ fn repository(cwd: &Path, budget: &mut u64) -> Result<Option<(PathBuf, Vec<PathB
         // A bare repository (or a `.git` directory entered directly): git
         // uses a directory with `HEAD`, `objects/` and `refs/` as the
         // repository itself, with its own configuration and hooks.
-        if here.join("HEAD").is_file() && here.join("objects").is_dir() && here.join("refs").is_dir()
+        if here.join("HEAD").is_file()
+            && here.join("objects").is_dir()
+            && here.join("refs").is_dir()
         {
             let mut dirs = vec![here.to_path_buf()];
             if let Ok(common) = read_limited(&here.join("commondir"), budget) {
@@ -359,11 +361,7 @@ fn first_program_key(text: &str) -> Option<String> {
             continued = continues(after);
             continue;
         }
-        if !line
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic())
-        {
+        if !line.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) {
             return Some(format!("unreadable line `{line}`"));
         }
         if let Some(found) = key_names_program(&section, subsection, line) {

@@ -1097,13 +1097,7 @@ fn git_refusal(
     if let Some(why) = git::argument_refusal(sub, rest) {
         return Err(why);
     }
-    match git::repository_refusal(
-        &dir,
-        sub,
-        rest,
-        Path::new(ctx.home),
-        ctx.git_system_config,
-    ) {
+    match git::repository_refusal(&dir, sub, rest, Path::new(ctx.home), ctx.git_system_config) {
         Some(why) => Err(why),
         None => Ok(()),
     }
@@ -1119,12 +1113,7 @@ const MAX_TREE_ENTRIES: usize = 20_000;
 /// a tree that may not be searched (whether or not the program follows it:
 /// `grep -R` and `rg -L` do). Every directory entry read is charged to a
 /// budget first; past it the search is not proven.
-fn tree_walk(
-    path: &str,
-    trees: Trees,
-    cwd: Option<&str>,
-    ctx: &Context<'_>,
-) -> Result<(), String> {
+fn tree_walk(path: &str, trees: Trees, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
     let root = absolute(path, cwd, ctx.home)?;
     let mut pending = vec![std::path::PathBuf::from(&root)];
     let mut budget = MAX_TREE_ENTRIES;

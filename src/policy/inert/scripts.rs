@@ -49,10 +49,7 @@ fn sed(script: &str) -> Option<String> {
                 // of the line: the shorter reading is the one that may hide
                 // a command.
                 skip_blanks(&mut rest);
-                while rest
-                    .peek()
-                    .is_some_and(|c| !c.is_whitespace() && *c != ';')
-                {
+                while rest.peek().is_some_and(|c| !c.is_whitespace() && *c != ';') {
                     rest.next();
                 }
             }
