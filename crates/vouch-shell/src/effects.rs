@@ -273,6 +273,26 @@ fn operand_effects(spec: &CommandSpec, parsed: &Parsed, args: &[Arg], out: &mut 
                 }
             }
         }
+        Operands::Positional(_) | Operands::ProgramFirst { .. } | Operands::Format => {
+            reader_operands(spec.operands, parsed, operands, out);
+        }
+        Operands::Ignore
+        | Operands::Command { .. }
+        | Operands::Shell
+        | Operands::Script
+        | Operands::Special => {}
+    }
+}
+
+/// The readers' operand forms (`uniq IN OUT`, `grep PATTERN FILE…`, `date
+/// +FORMAT`).
+fn reader_operands(
+    operands_of: Operands,
+    parsed: &Parsed,
+    operands: Vec<Value>,
+    out: &mut Effects,
+) {
+    match operands_of {
         Operands::Positional(roles) => {
             let last = roles.last().copied().unwrap_or(Role::Value);
             for (i, v) in operands.into_iter().enumerate() {
@@ -304,7 +324,11 @@ fn operand_effects(spec: &CommandSpec, parsed: &Parsed, args: &[Arg], out: &mut 
                     .push((if format { Role::Value } else { Role::Setting }, v));
             }
         }
+        // The other forms are read by `operand_effects` itself.
         Operands::Ignore
+        | Operands::All(_)
+        | Operands::After(..)
+        | Operands::Copy { .. }
         | Operands::Command { .. }
         | Operands::Shell
         | Operands::Script

@@ -144,26 +144,26 @@ fn options_all_plain(spec: &CommandSpec) -> bool {
             .all(|(_, m)| m.is_read_only() && *m != Modifier::Recursive)
 }
 
-/// A reader's unit: `args` are its words after the name.
-pub(super) fn reader_refusal(
+/// What the options of a reader's unit say, each checked: the operands,
+/// whether a tree is searched, whether an option gave the program text.
+struct Given<'w> {
+    operands: Vec<Word<'w>>,
+    recursive: bool,
+    inline: bool,
+    shown: Shown,
+}
+
+fn given<'w>(
     program: &str,
     spec: &CommandSpec,
     trees: Trees,
-    args: &[Word<'_>],
+    args: &[Word<'w>],
     cwd: Option<&str>,
     ctx: &Context<'_>,
-) -> Result<Shown, String> {
-    for file in spec.startup_files {
-        let path = format!("{}/{file}", ctx.home.trim_end_matches('/'));
-        if std::fs::symlink_metadata(&path).is_ok() {
-            return Err(format!(
-                "`{program}` reads `~/{file}` on its own, and it exists: it may change what the program does"
-            ));
-        }
-    }
+) -> Result<Given<'w>, String> {
     let parsed = Parsed::new(&spec.options, args);
     let glob_safe = options_all_plain(spec);
-    let mut operands: Vec<Word<'_>> = Vec::new();
+    let mut operands: Vec<Word<'w>> = Vec::new();
     let mut recursive = false;
     let mut inline = false;
     let mut shown = Shown::Text;
@@ -220,6 +220,37 @@ pub(super) fn reader_refusal(
             }
         }
     }
+    Ok(Given {
+        operands,
+        recursive,
+        inline,
+        shown,
+    })
+}
+
+/// A reader's unit: `args` are its words after the name.
+pub(super) fn reader_refusal(
+    program: &str,
+    spec: &CommandSpec,
+    trees: Trees,
+    args: &[Word<'_>],
+    cwd: Option<&str>,
+    ctx: &Context<'_>,
+) -> Result<Shown, String> {
+    for file in spec.startup_files {
+        let path = format!("{}/{file}", ctx.home.trim_end_matches('/'));
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Err(format!(
+                "`{program}` reads `~/{file}` on its own, and it exists: it may change what the program does"
+            ));
+        }
+    }
+    let Given {
+        operands,
+        recursive,
+        inline,
+        mut shown,
+    } = given(program, spec, trees, args, cwd, ctx)?;
     if spec.response_files
         && operands
             .iter()
