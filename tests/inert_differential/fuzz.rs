@@ -374,7 +374,17 @@ fn peer(rest: &str) -> Option<String> {
         }
         return Some(format!("unix:{path}"));
     }
-    if rest.contains("AF_INET") || rest.contains("AF_NETLINK") || rest.contains("AF_PACKET") {
+    if rest.contains("AF_NETLINK") || rest.contains("AF_PACKET") {
+        return Some(
+            if rest.contains("AF_NETLINK") {
+                "netlink"
+            } else {
+                "packet"
+            }
+            .to_owned(),
+        );
+    }
+    if rest.contains("AF_INET") {
         let addr = rest
             .split("inet_addr(")
             .nth(1)

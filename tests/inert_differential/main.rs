@@ -405,7 +405,7 @@ fn canaries(harness: Option<Arc<Harness>>) -> Vec<Trial> {
             "awk 'BEGIN{system(\"touch RAN\")}'",
             "outside the inert set",
         ),
-        ("rg TODO *", "a shell running a file"),
+        ("rg TODO --p* src", "a shell running a file"),
         ("git -c alias.x='!touch RAN' x", "outside the inert set"),
         ("cat README.md > /tmp/x", "files left in /tmp"),
         ("echo x > ~/../../escape", "read-only file system"),

@@ -278,6 +278,10 @@ fn option_word<W: OptWord>(
     out: &mut Vec<Item>,
 ) -> usize {
     match text.strip_prefix("--") {
+        // xxd reads `--seek=3` as `-seek=3`: one dash more is no long option.
+        Some(_) if spec.clusters == Clusters::FirstLetter => {
+            first_letter(spec, words.len(), at, text, 1, partial, out)
+        }
         Some(body) => long_option(spec, words.len(), at, body, 2, partial, out),
         None if spec.single_dash_long => {
             let body = text.get(1..).unwrap_or_default();
@@ -286,7 +290,7 @@ fn option_word<W: OptWord>(
         None => match spec.clusters {
             Clusters::Getopt => short_cluster(spec, words.len(), at, text, partial, out),
             Clusters::NextWords => next_words_cluster(spec, words.len(), at, text, partial, out),
-            Clusters::FirstLetter => first_letter(spec, words.len(), at, text, partial, out),
+            Clusters::FirstLetter => first_letter(spec, words.len(), at, text, 0, partial, out),
         },
     }
 }
@@ -412,22 +416,24 @@ fn next_words_cluster(
     next
 }
 
-/// One option named by the word's first letter ([`Clusters::FirstLetter`]).
+/// One option named by the word's first letter ([`Clusters::FirstLetter`]);
+/// `extra` dashes before the one that starts it are skipped.
 fn first_letter(
     spec: &OptionSpec,
     len: usize,
     at: usize,
     text: &str,
+    extra: usize,
     partial: bool,
     out: &mut Vec<Item>,
 ) -> usize {
     let next = at + 1;
-    let body = text.get(1..).unwrap_or_default();
+    let body = text.get(1 + extra..).unwrap_or_default();
     let Some(c) = body.chars().next() else {
         out.push(Item::Operand { at });
         return next;
     };
-    let rest_at = 1 + c.len_utf8();
+    let rest_at = 1 + extra + c.len_utf8();
     let has_rest = rest_at < text.len();
     // `-cols 8`: the rest spells the long name, so the value is the next word.
     let spelled = spec

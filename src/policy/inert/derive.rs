@@ -245,21 +245,23 @@ pub(super) fn reader_refusal(
             ));
         }
     }
+    // binutils read every word `@FILE` as more options, values included.
+    if spec.response_files
+        && args
+            .iter()
+            .any(|w| w.text.is_none_or(|t| t.starts_with('@')))
+    {
+        return Err(format!(
+            "`{program}` reads a word `@FILE` (or a pattern that may be one) as more options"
+        ));
+    }
     let Given {
         operands,
         recursive,
         inline,
         mut shown,
     } = given(program, spec, trees, args, cwd, ctx)?;
-    if spec.response_files
-        && operands
-            .iter()
-            .any(|w| w.text.is_none_or(|t| t.starts_with('@')))
-    {
-        return Err(format!(
-            "`{program}` reads an operand `@FILE` (or a pattern that may be one) as more options"
-        ));
-    }
+
     let roles = operand_roles(program, spec, &operands, inline)?;
     let mut searched = false;
     for (role, word) in roles {

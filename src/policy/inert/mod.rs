@@ -764,6 +764,15 @@ fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), 
                 "`{path}` is a tree that holds the home or system files"
             ));
         }
+        // As for a file read: the user's own files outside the working
+        // tree are not the agent's to search (`rg '' sub/../.bashrc`).
+        let in_home = vouch_shell::path::is_ancestor_or_self(ctx.home, name);
+        let in_tree = cwd.is_some_and(|c| vouch_shell::path::is_ancestor_or_self(c, name));
+        if in_home && !in_tree {
+            return Err(format!(
+                "`{path}` is one of the user's trees outside the working directory"
+            ));
+        }
         if is_sensitive_path(name)
             || extra_sensitive(name)
             || ctx.protected.iter().any(|p| {

@@ -651,9 +651,10 @@ pub const READERS: &[CommandSpec] = &[
         Operands::All(Names),
     ),
     CommandSpec {
-        // `file` reads the start of each file but prints only its type —
-        // unless a magic file says to print what it finds: `-m FILE` and a
-        // `~/.magic` change what it prints.
+        // `file` reads the start of each file and prints its type — and,
+        // with `-d` or a magic entry's `%s`, bytes of it: its operands are
+        // read for their contents. `-m FILE` and a `~/.magic` choose what
+        // it prints.
         option_roles: &[(&["m", "magic-file"], Run), (&["f", "files-from"], Read)],
         modifiers: &[
             (
@@ -668,7 +669,7 @@ pub const READERS: &[CommandSpec] = &[
         ..reader(
             &["file"],
             opts("bcCde:Ef:F:hiklLm:nNpP:rsSvzZ0", FILE),
-            Operands::All(Names),
+            Operands::All(Read),
         )
     },
     CommandSpec {
@@ -864,6 +865,9 @@ pub const READERS: &[CommandSpec] = &[
                     "long",
                     "i",
                     "ip-address",
+                    // A netlink query of the interfaces.
+                    "I",
+                    "all-ip-addresses",
                     "y",
                     "yp",
                     "nis",
@@ -1167,7 +1171,7 @@ pub const READERS: &[CommandSpec] = &[
                 &["f", "file", "E", "exec", "i", "include", "l", "load"],
                 Run,
             ),
-            (&["W"], Setting),
+            (&["W", "Z"], Setting),
         ],
         modifiers: &[
             (
@@ -1178,7 +1182,13 @@ pub const READERS: &[CommandSpec] = &[
         ],
         ..reader(
             &["awk", "gawk", "mawk", "nawk"],
-            opts("f:F:v:bcCd::D::e:E:ghi:Il:L::MnNo::Op::PrsStVW:", AWK),
+            // gawk's optstring starts with `+`: options stop at the first
+            // operand (`awk 'PROGRAM' --source X` runs PROGRAM on the file
+            // `--source`).
+            OptionSpec {
+                stop_at_operand: true,
+                ..opts("f:F:v:bcCd::D::e:E:ghi:Il:L::MnNo::Op::PrsStVW:YZ:", AWK)
+            },
             Operands::ProgramFirst {
                 program: Dialect::Awk,
                 rest: Read,
@@ -1213,7 +1223,9 @@ pub const READERS: &[CommandSpec] = &[
         modifiers: &[(&["files0-from"], Modifier::NamesFromInput)],
         ..reader(
             &["sort"],
-            opts("bcCdfghik:mMno:rRsS:t:T:uVy:z", SORT),
+            // `-y` takes only an attached value: sort gives a separate word
+            // that is not a number back as an operand.
+            opts("bcCdfghik:mMno:rRsS:t:T:uVy::z", SORT),
             Operands::All(Read),
         )
     },
