@@ -96,6 +96,21 @@ impl Observed {
             || !self.secrets.is_empty()
     }
 
+    /// Whether a confined case got through confinement: a write or a
+    /// connection that succeeded (attempts that failed are not recorded in
+    /// that mode), or a secret `vouch confine` guarantees to keep (the
+    /// credential list, `.env*`, secret-named environment variables) in
+    /// its output. Running a program is not a confinement guarantee.
+    pub fn escaped_confinement(&self) -> bool {
+        const GUARANTEED: &[&str] = &["VOUCHSECRET-dotenv", "VOUCHSECRET-aws", "VOUCHSECRET-env"];
+        !self.connects.is_empty()
+            || !self.writes.is_empty()
+            || self
+                .secrets
+                .iter()
+                .any(|s| GUARANTEED.iter().any(|g| s.starts_with(g)))
+    }
+
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
         for (what, list) in [
@@ -274,6 +289,9 @@ fn read_trace(trace: &str, program: &str, confine: bool, observed: &mut Observed
             continue;
         };
         let failed_lookup = rest.contains("= -1 ENOENT");
+        // Confined, a refused write or connection is the enforcement at
+        // work: only the calls that succeeded count.
+        let refused = confine && rest.contains("= -1 ");
         match call {
             "execve" | "execveat" => {
                 if failed_lookup {
@@ -294,15 +312,19 @@ fn read_trace(trace: &str, program: &str, confine: bool, observed: &mut Observed
                 }
             }
             "connect" | "sendto" | "sendmsg" => {
+                if refused {
+                    continue;
+                }
                 if let Some(peer) = peer(rest) {
                     push(&mut observed.connects, &peer);
                 }
             }
             "open" | "openat" | "openat2" | "creat" => {
-                let writes = call == "creat"
-                    || ["O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"]
-                        .iter()
-                        .any(|f| rest.contains(f));
+                let writes = !refused
+                    && (call == "creat"
+                        || ["O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"]
+                            .iter()
+                            .any(|f| rest.contains(f)));
                 if writes
                     && let Some(path) = first_string(rest)
                     && !exempt_write(path)
@@ -310,6 +332,7 @@ fn read_trace(trace: &str, program: &str, confine: bool, observed: &mut Observed
                     push(&mut observed.writes, &format!("{call} {path}"));
                 }
             }
+            _ if refused => {}
             "utimensat" | "utimes" | "utime" => {
                 // `utimensat(fd, NULL, …)` on an open descriptor is
                 // `futimens`: still a change of the file it names.

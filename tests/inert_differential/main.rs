@@ -877,7 +877,11 @@ fn fuzz_trial() -> Trial {
                         if observed.broken.is_some() {
                             t.broken += 1;
                         }
-                        let bad = observed.bad();
+                        let bad = if confine.is_some() {
+                            observed.escaped_confinement()
+                        } else {
+                            observed.bad()
+                        };
                         if *inert {
                             t.inert += 1;
                         } else {
