@@ -1482,7 +1482,10 @@ pub const READERS: &[CommandSpec] = &[
         Operands::All(Read),
     ),
     CommandSpec {
-        option_roles: &[(&["X", "exclude-from", "from-file", "to-file"], Read)],
+        option_roles: &[
+            (&["X", "exclude-from"], Read),
+            (&["from-file", "to-file"], ReadTree),
+        ],
         modifiers: &[
             (&["r", "recursive"], Modifier::Recursive),
             // `-l` pipes the output through `pr`.
@@ -1494,7 +1497,10 @@ pub const READERS: &[CommandSpec] = &[
                 "0123456789abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:xX:yZ",
                 DIFF,
             ),
-            Operands::All(Read),
+            // A directory operand is compared entry by entry, its files
+            // read (with `-N`, a file on one side only is printed whole):
+            // every operand is a tree, searched without `-r` too.
+            Operands::All(ReadTree),
         )
     },
     reader(
