@@ -208,3 +208,82 @@ fn a_symlink_to_a_secret_is_not_read() {
         Verdict::Inert(_)
     ));
 }
+
+/// One command table (issue 42): every name the inert stage may call inert
+/// has an entry in vouch-shell's spec table that says so, and the stage has
+/// no table of its own. Every program on this machine's `PATH` and every
+/// name of the table is tried alone and with a file operand.
+#[test]
+fn every_inert_capable_name_has_a_spec_entry() {
+    use vouch::shell::spec::{self, Inert};
+    let scratch = scratch_project();
+    let home = scratch.path().join("home/dev").display().to_string();
+    let cwd = scratch.path().join("home/dev/app").display().to_string();
+    let mut names: std::collections::BTreeSet<String> = spec::all()
+        .flat_map(|s| s.names.iter().map(|n| (*n).to_owned()))
+        .collect();
+    for dir in ["/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin"] {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
+                {
+                    names.insert(name);
+                }
+            }
+        }
+    }
+    let mut capable = 0;
+    for name in &names {
+        for command in [
+            name.clone(),
+            format!("{name} README.md"),
+            format!("{name} -- ."),
+        ] {
+            if let Verdict::Inert(_) = verdict(&command, &cwd, &home) {
+                let entry = spec::lookup(name);
+                assert!(
+                    entry.is_some_and(|s| s.inert != Inert::Never),
+                    "`{command}` is inert, but `{name}` has no inert-capable spec entry"
+                );
+                capable += 1;
+            }
+        }
+    }
+    assert!(
+        capable > 50,
+        "only {capable} inert commands among {} names",
+        names.len()
+    );
+    // No second table: the stage's sources hold no option spec of their own.
+    for (file, text) in [
+        ("mod.rs", include_str!("../src/policy/inert/mod.rs")),
+        ("derive.rs", include_str!("../src/policy/inert/derive.rs")),
+        ("git.rs", include_str!("../src/policy/inert/git.rs")),
+        ("scripts.rs", include_str!("../src/policy/inert/scripts.rs")),
+    ] {
+        for needle in [
+            "OptionSpec {",
+            "LongOpt",
+            "HasArg",
+            "long(\"",
+            "const SHELLS",
+            "FIND_SAFE",
+        ] {
+            assert!(
+                !text.contains(needle),
+                "src/policy/inert/{file} holds `{needle}`: command knowledge belongs in vouch-shell's spec"
+            );
+        }
+    }
+    assert!(
+        !std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/policy/inert/table.rs"
+        ))
+        .exists(),
+        "src/policy/inert/table.rs is a second command table"
+    );
+}

@@ -17,7 +17,14 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 
 /// Files whose appearance means a program named by git's configuration ran.
-pub const TRACES: &[&str] = &["FSMONITOR_RAN", "TEXTCONV_RAN", "EXTDIFF_RAN", "PRE_RAN"];
+pub const TRACES: &[&str] = &[
+    "FSMONITOR_RAN",
+    "TEXTCONV_RAN",
+    "EXTDIFF_RAN",
+    "PRE_RAN",
+    "HOOK_RAN",
+    "RAN",
+];
 
 /// The one change an inert command may make (docs/inert.md): git's stat
 /// cache, `.git/index`, refreshed by `git status` and a worktree `git diff`.
@@ -52,13 +59,21 @@ pub fn build(root: &Path) -> std::io::Result<()> {
             "{\"name\": \"app\", \"items\": [1, 2, 3]}\n",
         ),
         ("project/notes.txt", "b\na\nb\nc\n"),
-        ("project/.env", "API_TOKEN=sk-fake-0000000000000000\n"),
+        ("project/.env", "API_TOKEN=sk-fake-VOUCHSECRET-dotenv\n"),
+        (
+            "project/terraform.tfstate",
+            "{\"resources\": [{\"password\": \"VOUCHSECRET-tfstate\"}]}\n",
+        ),
+        ("project/--files0-from=.env", "option-like file\n"),
+        ("project/--output=out.txt", "option-like file\n"),
+        ("project/opts", "--print-file-name ../.aws/credentials\n"),
+        (".bashrc", "export TOKEN=VOUCHSECRET-bashrc\n"),
         ("project/--pre=sh", "#!/bin/sh\ntouch PRE_RAN\n"),
         ("project/-o", "option-like file\n"),
         ("project/-rf", "option-like file\n"),
         (
             ".aws/credentials",
-            "[default]\naws_secret_access_key = fake\n",
+            "[default]\naws_secret_access_key = VOUCHSECRET-aws\n",
         ),
         (
             ".gitconfig",
@@ -83,6 +98,9 @@ pub fn build(root: &Path) -> std::io::Result<()> {
         std::fs::Permissions::from_mode(0o755),
     )?;
     std::os::unix::fs::symlink("../../.aws/credentials", project.join("docs/setup.txt"))?;
+    // `sub/..` is the home, not the project: the kernel resolves the link
+    // before the `..`.
+    std::os::unix::fs::symlink("../.aws", project.join("sub"))?;
 
     repositories(&home)
 }
@@ -133,6 +151,82 @@ fn repositories(home: &Path) -> std::io::Result<()> {
     git(&extdiff, &["commit", "-q", "-m", "first"])?;
     git(&extdiff, &["config", "diff.external", "touch EXTDIFF_RAN"])?;
     std::fs::write(extdiff.join("notes.txt"), "two\n")?;
+    Ok(())
+}
+
+/// The planted variant's repositories (the fuzzer's, `fuzz::plant`): a
+/// bare repository inside the project with a hook and an fsmonitor, a
+/// partial clone whose promisor remote a `git show` of a missing object
+/// fetches from, a configuration behind a byte-order mark, one whose
+/// `[core]` follows a comment ending in a backslash, and a project remote
+/// URL carrying a token.
+pub fn extra_repositories(home: &Path) -> std::io::Result<()> {
+    let project = home.join("project");
+    git(
+        &project,
+        &[
+            "config",
+            "remote.origin.url",
+            "https://dev:VOUCHSECRET-gittoken@example.invalid/app.git",
+        ],
+    )?;
+    let bare = project.join("bare.git");
+    std::fs::create_dir_all(&bare)?;
+    git(&bare, &["init", "-q", "--bare", "-b", "main"])?;
+    git(&bare, &["config", "core.fsmonitor", "touch FSMONITOR_RAN"])?;
+    let hook = bare.join("hooks/post-index-change");
+    std::fs::write(&hook, "#!/bin/sh\ntouch HOOK_RAN\n")?;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755))?;
+
+    let partial = home.join("partial");
+    std::fs::create_dir_all(&partial)?;
+    std::fs::write(partial.join("README.md"), "partial\n")?;
+    git(&partial, &["init", "-q", "-b", "main"])?;
+    git(&partial, &["add", "README.md"])?;
+    git(&partial, &["commit", "-q", "-m", "first"])?;
+    for (k, v) in [
+        ("core.repositoryformatversion", "1"),
+        ("extensions.partialClone", "origin"),
+        ("remote.origin.promisor", "true"),
+        ("remote.origin.url", "https://example.invalid/partial.git"),
+    ] {
+        git(&partial, &["config", k, v])?;
+    }
+    // The blob of README.md is gone: `git show HEAD:README.md` fetches it.
+    let blob = Command::new("git")
+        .args(["rev-parse", "HEAD:README.md"])
+        .current_dir(&partial)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", &partial)
+        .output()?;
+    let blob = String::from_utf8_lossy(&blob.stdout).trim().to_owned();
+    if let (Some(dir), Some(file)) = (blob.get(..2), blob.get(2..)) {
+        let _ = std::fs::remove_file(partial.join(".git/objects").join(dir).join(file));
+    }
+
+    for (name, config) in [
+        ("bom", "\u{feff}[core]\n\tfsmonitor = touch FSMONITOR_RAN\n"),
+        (
+            "comment",
+            "[user]\n\tname = dev ; a comment \\\n[core]\n\tfsmonitor = touch FSMONITOR_RAN\n",
+        ),
+    ] {
+        let repo = home.join(name);
+        std::fs::create_dir_all(&repo)?;
+        std::fs::write(repo.join("notes.txt"), "one\n")?;
+        git(&repo, &["init", "-q", "-b", "main"])?;
+        git(&repo, &["add", "."])?;
+        git(&repo, &["commit", "-q", "-m", "first"])?;
+        let path = repo.join(".git/config");
+        let mut text = std::fs::read_to_string(&path)?;
+        if let Some(rest) = config.strip_prefix('\u{feff}') {
+            text = format!("\u{feff}{text}{rest}");
+        } else {
+            text.push_str(config);
+        }
+        std::fs::write(&path, text)?;
+        std::fs::write(repo.join("notes.txt"), "two\n")?;
+    }
     Ok(())
 }
 

@@ -32,11 +32,13 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing
+    clippy::indexing_slicing,
+    clippy::too_many_lines
 )]
 
 mod confined;
 mod fixture;
+mod fuzz;
 mod generator;
 // The differential harness's recorder, with every program passed through
 // (`run_with`); its own `run` is unused here.
@@ -78,18 +80,12 @@ const MAX_GENERATED_PER_INERT: usize = 20;
 /// Failures printed in full; every one is written to the failures file.
 const PRINTED_FAILURES: usize = 10;
 
-/// Programs a run of inert commands may execute: the read-only table's,
-/// the shells and runners the stage follows into, git, and the builtins
-/// that also exist as programs.
+/// Programs a run of inert commands may execute: every name the one
+/// command table marks inert-capable (readers, the shells and runners the
+/// stage follows into, `find`, git, and the builtins that also exist as
+/// programs).
 fn allowed(name: &str) -> bool {
-    const OTHERS: &[&str] = &[
-        "bash", "sh", "dash", "zsh", "git", "find", "xargs", "timeout", "nice", "stdbuf", "echo",
-        "printf", "test", "[", "true", "false", "pwd",
-    ];
-    OTHERS.contains(&name)
-        || vouch::policy::inert::table::TABLE
-            .iter()
-            .any(|e| e.names.contains(&name))
+    vouch::shell::spec::lookup(name).is_some_and(|s| s.inert != vouch::shell::spec::Inert::Never)
 }
 
 /// Programs that use the network, and git's subcommands that do.
@@ -193,6 +189,12 @@ impl Slot {
 
 impl Harness {
     fn new(slots: usize) -> Result<Harness, Unavailable> {
+        Harness::with_fixture(slots, false)
+    }
+
+    /// The harness over the plain fixture, or the planted one (what
+    /// programs read on their own: `fuzz::plant`).
+    fn with_fixture(slots: usize, planted: bool) -> Result<Harness, Unavailable> {
         // The sandbox mounts its own `/tmp`; a fixture home under the host's
         // `/tmp` (a checkout in `/tmp`) would be mounted inside it, so the
         // harness then works in `/var/tmp` instead.
@@ -206,6 +208,10 @@ impl Harness {
         let fixture_root = base.path().join("fixture");
         fixture::build(&fixture_root)
             .map_err(|e| Unavailable(format!("cannot build the fixture (git?): {e}")))?;
+        if planted {
+            fuzz::plant(&fixture_root.join("home/dev"))
+                .map_err(|e| Unavailable(format!("cannot plant the fixture: {e}")))?;
+        }
         let sandbox = runner::Sandbox::new(&base.path().join("sandbox"))?;
         let harness = Harness {
             pristine: fixture::snapshot(&fixture_root.join("home/dev")),
@@ -407,7 +413,7 @@ fn canaries(harness: Option<Arc<Harness>>) -> Vec<Trial> {
             "awk 'BEGIN{system(\"touch RAN\")}'",
             "outside the inert set",
         ),
-        ("rg TODO *", "a shell running a file"),
+        ("rg TODO --p* src", "a shell running a file"),
         ("git -c alias.x='!touch RAN' x", "outside the inert set"),
         ("cat README.md > /tmp/x", "files left in /tmp"),
         ("echo x > ~/../../escape", "read-only file system"),
@@ -821,6 +827,9 @@ fn show(command: &str) {
 }
 
 fn main() {
+    if std::env::current_exe().is_ok_and(|p| p == Path::new(fuzz::DRIVER_PATH)) {
+        fuzz::driver();
+    }
     if recorder::invoked_as_recorder() {
         recorder::run_with(runner::resolve);
     }
@@ -845,5 +854,213 @@ fn main() {
     trials.push(corpus_trial(harness.clone()));
     trials.push(compare_confined_trial(harness.clone(), false));
     trials.push(compare_confined_trial(harness, true));
+    trials.push(fuzz_trial());
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// The fuzzer's short run inside `cargo test --release`: cases per fixture
+/// variant. The long run sets `VOUCH_INERT_FUZZ_CASES` (see `fuzz.rs`).
+const DEFAULT_FUZZ: usize = 300;
+
+/// The differential fuzzer against the real programs (issue 42, `fuzz.rs`):
+/// argv generated from each inert-capable program's real option alphabet,
+/// run in bubblewrap under `strace` over the plain and the planted
+/// fixture, compared with vouch's verdict. Fails on any case vouch calls
+/// inert that wrote, ran a program, connected or printed a secret byte
+/// (confined: on any case that did, inert or not).
+///
+/// `VOUCH_INERT_FUZZ_CASES` (per variant), `VOUCH_INERT_FUZZ_SEED`,
+/// `VOUCH_INERT_FUZZ_START` (the first case index: chunks of one long run),
+/// `VOUCH_INERT_FUZZ_PROGRAMS` (a comma list), `VOUCH_INERT_FUZZ_CONFINE=1`
+/// with `VOUCH_BIN` (each case as `$VOUCH_BIN confine -- bash -c …`).
+fn fuzz_trial() -> Trial {
+    let per_variant = run_env::env_number("VOUCH_INERT_FUZZ_CASES", DEFAULT_FUZZ);
+    Trial::test(
+        format!(
+            "fuzz: {per_variant} generated argv per fixture variant, run under strace, against the prediction"
+        ),
+        move || {
+            let seed = run_env::seed("VOUCH_INERT_FUZZ_SEED", DEFAULT_SEED);
+            let start = run_env::env_number("VOUCH_INERT_FUZZ_START", 0);
+            let filter = std::env::var("VOUCH_INERT_FUZZ_PROGRAMS").ok();
+            let confine = match std::env::var("VOUCH_INERT_FUZZ_CONFINE").ok().as_deref() {
+                Some("1") => Some(PathBuf::from(std::env::var("VOUCH_BIN").map_err(|_| {
+                    "VOUCH_INERT_FUZZ_CONFINE=1 needs VOUCH_BIN, a vouch binary with `vouch confine`"
+                })?)),
+                _ => None,
+            };
+            let Some(bwrap) = sandbox::find_on_path("bwrap") else {
+                eprintln!("inert_differential: fuzz skipped: bubblewrap is not installed");
+                return Ok(());
+            };
+            if sandbox::find_on_path("strace").is_none() {
+                eprintln!("inert_differential: fuzz skipped: strace is not installed");
+                return Ok(());
+            }
+            let driver = std::env::current_exe().map_err(|e| format!("test binary: {e}"))?;
+            let programs = fuzz::programs_under_test(filter.as_deref());
+            if programs.is_empty() {
+                return Err("no program to fuzz".into());
+            }
+            let started = Instant::now();
+            let mut tallies: std::collections::BTreeMap<String, fuzz::Tally> = Default::default();
+            let mut findings: Vec<String> = Vec::new();
+            let mut executions = 0usize;
+            for (v, planted) in [false, true].into_iter().enumerate() {
+                let harness = match Harness::with_fixture(1, planted) {
+                    Ok(h) => h,
+                    Err(why) => {
+                        eprintln!("inert_differential: fuzz skipped: {}", why.0);
+                        return Ok(());
+                    }
+                };
+                let variant = if planted { "planted" } else { "plain" };
+                let slot = &harness.slots[0];
+                let pristine = harness.fixture_home.join("dev");
+                let first = start + v * 1_000_000_000;
+                let mut at = first;
+                while at < first + per_variant {
+                    let end = (at + fuzz::BATCH).min(first + per_variant);
+                    slot.refresh(&harness.fixture_home)?;
+                    let cases: Vec<fuzz::Case> =
+                        (at..end).map(|i| fuzz::case(seed, i, &programs)).collect();
+                    let judging = Instant::now();
+                    let inert: Vec<bool> = cases
+                        .iter()
+                        .map(|c| matches!(slot.judge(&c.command), Verdict::Inert(_)))
+                        .collect();
+                    let judged_in = judging.elapsed();
+                    let running = Instant::now();
+                    let file = slot.root.join("cases.jsonl");
+                    let text: Vec<String> = cases
+                        .iter()
+                        .map(|c| serde_json::to_string(c).unwrap_or_default())
+                        .collect();
+                    std::fs::write(&file, text.join("\n")).map_err(|e| format!("cases: {e}"))?;
+                    let mut child = fuzz::batch_command(
+                        &bwrap,
+                        &driver,
+                        &file,
+                        &pristine,
+                        &slot.home,
+                        &slot.tmp,
+                        confine.as_deref(),
+                    )
+                    .spawn()
+                    .map_err(|e| format!("bwrap: {e}"))?;
+                    let stderr = child.stderr.take();
+                    let err_reader = std::thread::spawn(move || {
+                        let mut text = String::new();
+                        if let Some(mut e) = stderr {
+                            let _ = std::io::Read::read_to_string(&mut e, &mut text);
+                        }
+                        text
+                    });
+                    let observed = child
+                        .stdout
+                        .take()
+                        .map(fuzz::read_observed)
+                        .unwrap_or_default();
+                    let _ = child.wait();
+                    let sandbox_err = err_reader.join().unwrap_or_default();
+                    if std::env::var_os("VOUCH_INERT_FUZZ_TIMES").is_some() {
+                        eprintln!(
+                            "fuzz batch {at}: judged in {judged_in:?}, ran in {:?}",
+                            running.elapsed()
+                        );
+                    }
+                    if observed.len() != cases.len() {
+                        return Err(format!(
+                            "the sandbox ran {} of {} cases: {}",
+                            observed.len(),
+                            cases.len(),
+                            sandbox_err.trim()
+                        )
+                        .into());
+                    }
+                    for ((case, observed), inert) in cases.iter().zip(&observed).zip(&inert) {
+                        executions += 1;
+                        let t = tallies.entry(case.program.clone()).or_default();
+                        t.runs += 1;
+                        if observed.timed_out {
+                            t.timed_out += 1;
+                        }
+                        if observed.broken.is_some() {
+                            t.broken += 1;
+                        }
+                        let bad = if confine.is_some() {
+                            observed.escaped_confinement()
+                        } else {
+                            observed.bad()
+                        };
+                        if *inert {
+                            t.inert += 1;
+                        } else {
+                            t.refused += 1;
+                        }
+                        if bad && *inert {
+                            t.inert_bad += 1;
+                        }
+                        if bad && !*inert {
+                            t.refused_bad += 1;
+                        }
+                        if bad && (*inert || confine.is_some()) {
+                            findings.push(
+                                serde_json::json!({
+                                    "variant": variant,
+                                    "program": case.program,
+                                    "command": case.command,
+                                    "inert": inert,
+                                    "did": observed.summary(),
+                                })
+                                .to_string(),
+                            );
+                        }
+                    }
+                    at = end;
+                }
+            }
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+            let mode = if confine.is_some() {
+                "confined"
+            } else {
+                "unconfined"
+            };
+            let findings_path =
+                dir.join(format!("inert-fuzz-{mode}-findings-{seed}-{start}.jsonl"));
+            let _ = std::fs::write(&findings_path, findings.join("\n"));
+            let summary = serde_json::json!({
+                "mode": mode,
+                "seed": seed,
+                "start": start,
+                "executions": executions,
+                "seconds": started.elapsed().as_secs(),
+                "programs": tallies,
+            });
+            let summary_path = dir.join(format!("inert-fuzz-{mode}-summary-{seed}-{start}.json"));
+            let _ = std::fs::write(&summary_path, summary.to_string());
+            eprintln!(
+                "inert_differential: fuzz ({mode}, seed {seed}, start {start}): {executions} executions in {} s, {} findings; per program in {}",
+                started.elapsed().as_secs(),
+                findings.len(),
+                summary_path.display()
+            );
+            if findings.is_empty() {
+                Ok(())
+            } else {
+                let shown: Vec<&String> = findings.iter().take(PRINTED_FAILURES * 3).collect();
+                Err(format!(
+                    "{} finding(s) (all in {}):\n{}",
+                    findings.len(),
+                    findings_path.display(),
+                    shown
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                )
+                .into())
+            }
+        },
+    )
 }

@@ -110,7 +110,11 @@ pub fn effects(cmd: &Command) -> Effects {
     if spec.names.first() == Some(&"curl") && !parsed.has(&["g", "globoff"]) {
         curl_globs(&mut out);
     }
-    if spec.operands == Operands::Special {
+    // sed's `-i` and awk's `-i inplace` are read by their own arms too.
+    if matches!(
+        spec.operands,
+        Operands::Special | Operands::ProgramFirst { .. }
+    ) {
         let canonical = canonical_args(spec, args, &parsed);
         let args = canonical.as_deref().unwrap_or(args);
         let name = spec
@@ -269,7 +273,62 @@ fn operand_effects(spec: &CommandSpec, parsed: &Parsed, args: &[Arg], out: &mut 
                 }
             }
         }
+        Operands::Positional(_) | Operands::ProgramFirst { .. } | Operands::Format => {
+            reader_operands(spec.operands, parsed, operands, out);
+        }
         Operands::Ignore
+        | Operands::Command { .. }
+        | Operands::Shell
+        | Operands::Script
+        | Operands::Special => {}
+    }
+}
+
+/// The readers' operand forms (`uniq IN OUT`, `grep PATTERN FILE…`, `date
+/// +FORMAT`).
+fn reader_operands(
+    operands_of: Operands,
+    parsed: &Parsed,
+    operands: Vec<Value>,
+    out: &mut Effects,
+) {
+    match operands_of {
+        Operands::Positional(roles) => {
+            let last = roles.last().copied().unwrap_or(Role::Value);
+            for (i, v) in operands.into_iter().enumerate() {
+                out.items.push((roles.get(i).copied().unwrap_or(last), v));
+            }
+        }
+        Operands::ProgramFirst {
+            program,
+            rest,
+            inline,
+        } => {
+            let mut operands = operands.into_iter();
+            if !parsed.has(inline)
+                && let Some(text) = operands.next()
+            {
+                out.items.push((Role::Program(program), text));
+            }
+            for v in operands {
+                out.items.push((rest, v));
+            }
+        }
+        Operands::Format => {
+            for v in operands {
+                let format = v
+                    .candidates()
+                    .iter()
+                    .all(|t| t.known_prefix().starts_with('+'));
+                out.items
+                    .push((if format { Role::Value } else { Role::Setting }, v));
+            }
+        }
+        // The other forms are read by `operand_effects` itself.
+        Operands::Ignore
+        | Operands::All(_)
+        | Operands::After(..)
+        | Operands::Copy { .. }
         | Operands::Command { .. }
         | Operands::Shell
         | Operands::Script

@@ -24,6 +24,25 @@ pub enum HasArg {
     Required,
     /// Only an attached value counts (`-i.bak`, `--color=auto`).
     Optional,
+    /// The next two words (`jq --arg NAME VALUE`); the option's value is
+    /// the second, the first is a name.
+    Two,
+}
+
+/// How a word of short options is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clusters {
+    /// getopt: letters combine (`-rf`), and a letter that takes a value
+    /// takes the rest of the word or else the next word (`-ofile`).
+    Getopt,
+    /// Letters combine, and each letter that takes a value takes the next
+    /// word in turn (`tree -Lo 1 out.txt` is `-L 1 -o out.txt`).
+    NextWords,
+    /// One option per word, named by its first letter: the rest of the word
+    /// is the value of a letter that takes one, and is ignored otherwise
+    /// (`xxd -ps` is `-p`, `-c8` is `-c 8`). A rest that spells the
+    /// option's long name (`-cols`, `-seek`) takes the next word.
+    FirstLetter,
 }
 
 /// A long option.
@@ -42,7 +61,7 @@ pub const fn long(name: &'static str, has_arg: HasArg) -> LongOpt {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OptionSpec {
     /// getopt's optstring without a mode prefix: letters, each followed by
-    /// `:` (required value) or `::` (optional value).
+    /// `:` (required value), `::` (optional value) or `:::` (two words).
     pub short: &'static str,
     pub long: &'static [LongOpt],
     /// POSIX mode: the first operand ends the options (`sudo`, `env`,
@@ -54,6 +73,8 @@ pub struct OptionSpec {
     /// Long options are written with one dash (`openssl -passin`,
     /// `keytool -storepass`): such a command has no short options.
     pub single_dash_long: bool,
+    /// How a word of short options is read.
+    pub clusters: Clusters,
 }
 
 impl OptionSpec {
@@ -65,6 +86,7 @@ impl OptionSpec {
             stop_at_operand: false,
             prefixes: true,
             single_dash_long: false,
+            clusters: Clusters::Getopt,
         }
     }
 
@@ -84,7 +106,8 @@ impl OptionSpec {
                 return Some(match colons {
                     0 => HasArg::No,
                     1 => HasArg::Required,
-                    _ => HasArg::Optional,
+                    2 => HasArg::Optional,
+                    _ => HasArg::Two,
                 });
             }
         }
@@ -255,12 +278,20 @@ fn option_word<W: OptWord>(
     out: &mut Vec<Item>,
 ) -> usize {
     match text.strip_prefix("--") {
+        // xxd reads `--seek=3` as `-seek=3`: one dash more is no long option.
+        Some(_) if spec.clusters == Clusters::FirstLetter => {
+            first_letter(spec, words.len(), at, text, 1, partial, out)
+        }
         Some(body) => long_option(spec, words.len(), at, body, 2, partial, out),
         None if spec.single_dash_long => {
             let body = text.get(1..).unwrap_or_default();
             long_option(spec, words.len(), at, body, 1, partial, out)
         }
-        None => short_cluster(spec, words.len(), at, text, partial, out),
+        None => match spec.clusters {
+            Clusters::Getopt => short_cluster(spec, words.len(), at, text, partial, out),
+            Clusters::NextWords => next_words_cluster(spec, words.len(), at, text, partial, out),
+            Clusters::FirstLetter => first_letter(spec, words.len(), at, text, 0, partial, out),
+        },
     }
 }
 
@@ -301,6 +332,22 @@ fn long_option(
             value: None,
             at,
         }),
+        (HasArg::Two, _) => {
+            // `--arg NAME VALUE`: the value is the second word; an attached
+            // `=NAME` is not a form the programs accept.
+            if inline.is_none() && next + 1 < len {
+                out.push(Item::Opt {
+                    name,
+                    value: Some(OptValue::Next { at: next + 1 }),
+                    at,
+                });
+                return next + 2;
+            }
+            out.push(Item::Invalid {
+                at,
+                reason: Invalid::MissingValue,
+            });
+        }
         (HasArg::Required | HasArg::Optional, Some(offset)) => out.push(Item::Opt {
             name,
             value: Some(OptValue::Attached { at, offset }),
@@ -310,6 +357,112 @@ fn long_option(
             if next < len {
                 out.push(Item::Opt {
                     name,
+                    value: Some(OptValue::Next { at: next }),
+                    at,
+                });
+                return next + 1;
+            }
+            out.push(Item::Invalid {
+                at,
+                reason: Invalid::MissingValue,
+            });
+        }
+    }
+    next
+}
+
+/// A cluster whose letters that take a value each take the next word in
+/// turn ([`Clusters::NextWords`]).
+fn next_words_cluster(
+    spec: &OptionSpec,
+    len: usize,
+    at: usize,
+    text: &str,
+    partial: bool,
+    out: &mut Vec<Item>,
+) -> usize {
+    let mut next = at + 1;
+    for c in text.chars().skip(1) {
+        match spec.short_arg(c) {
+            None => out.push(Item::Invalid {
+                at,
+                reason: Invalid::Unrecognized,
+            }),
+            Some(HasArg::No | HasArg::Optional) => out.push(Item::Opt {
+                name: OptName::Short(c),
+                value: None,
+                at,
+            }),
+            Some(HasArg::Required | HasArg::Two) => {
+                if next < len {
+                    out.push(Item::Opt {
+                        name: OptName::Short(c),
+                        value: Some(OptValue::Next { at: next }),
+                        at,
+                    });
+                    next += 1;
+                } else {
+                    out.push(Item::Invalid {
+                        at,
+                        reason: Invalid::MissingValue,
+                    });
+                }
+            }
+        }
+    }
+    if partial {
+        out.push(Item::Unknown { at });
+    }
+    next
+}
+
+/// One option named by the word's first letter ([`Clusters::FirstLetter`]);
+/// `extra` dashes before the one that starts it are skipped.
+fn first_letter(
+    spec: &OptionSpec,
+    len: usize,
+    at: usize,
+    text: &str,
+    extra: usize,
+    partial: bool,
+    out: &mut Vec<Item>,
+) -> usize {
+    let next = at + 1;
+    let body = text.get(1 + extra..).unwrap_or_default();
+    let Some(c) = body.chars().next() else {
+        out.push(Item::Operand { at });
+        return next;
+    };
+    let rest_at = 1 + extra + c.len_utf8();
+    let has_rest = rest_at < text.len();
+    // `-cols 8`: the rest spells the long name, so the value is the next word.
+    let spelled = spec
+        .long
+        .iter()
+        .any(|l| l.name.len() > 1 && l.name.starts_with(c) && body.starts_with(l.name));
+    match spec.short_arg(c) {
+        None => out.push(Item::Invalid {
+            at,
+            reason: Invalid::Unrecognized,
+        }),
+        Some(HasArg::No | HasArg::Optional) => out.push(Item::Opt {
+            name: OptName::Short(c),
+            value: None,
+            at,
+        }),
+        Some(HasArg::Required | HasArg::Two) if has_rest && !spelled => out.push(Item::Opt {
+            name: OptName::Short(c),
+            value: Some(OptValue::Attached {
+                at,
+                offset: rest_at,
+            }),
+            at,
+        }),
+        Some(HasArg::Required | HasArg::Two) if partial => out.push(Item::Unknown { at }),
+        Some(HasArg::Required | HasArg::Two) => {
+            if next < len {
+                out.push(Item::Opt {
+                    name: OptName::Short(c),
                     value: Some(OptValue::Next { at: next }),
                     at,
                 });
@@ -356,6 +509,21 @@ fn short_cluster(
                     name: OptName::Short(c),
                     value,
                     at,
+                });
+                return next;
+            }
+            Some(HasArg::Two) => {
+                if next + 1 < len {
+                    out.push(Item::Opt {
+                        name: OptName::Short(c),
+                        value: Some(OptValue::Next { at: next + 1 }),
+                        at,
+                    });
+                    return next + 2;
+                }
+                out.push(Item::Invalid {
+                    at,
+                    reason: Invalid::MissingValue,
                 });
                 return next;
             }
@@ -478,6 +646,7 @@ mod tests {
         stop_at_operand: false,
         prefixes: true,
         single_dash_long: false,
+        clusters: Clusters::Getopt,
     };
 
     fn items(words: &[&str]) -> Vec<Item> {
@@ -582,6 +751,7 @@ mod tests {
             stop_at_operand: false,
             prefixes: false,
             single_dash_long: true,
+            clusters: Clusters::Getopt,
         };
         let p = Parsed::new(&SPEC, &["rsa", "-passin", "pass:x", "-in=k.pem"]);
         assert_eq!(p.values(&["passin"]), vec![OptValue::Next { at: 2 }]);

@@ -358,9 +358,13 @@ impl Interp {
                 }
                 Flow::either(state)
             }
-            Operands::Ignore | Operands::All(_) | Operands::After(..) | Operands::Copy { .. } => {
-                Flow::either(state)
-            }
+            Operands::Ignore
+            | Operands::All(_)
+            | Operands::After(..)
+            | Operands::Copy { .. }
+            | Operands::Positional(_)
+            | Operands::ProgramFirst { .. }
+            | Operands::Format => Flow::either(state),
         }
     }
 

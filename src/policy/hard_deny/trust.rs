@@ -49,7 +49,15 @@ fn touch_of(role: Role, recursive: bool) -> Touch {
         Role::Upload | Role::Data | Role::FormData | Role::Header | Role::Variable => {
             Touch::Read { whole_tree: false }
         }
-        Role::Url | Role::Route | Role::Script | Role::Chdir | Role::Value => Touch::None,
+        Role::Url
+        | Role::Route
+        | Role::Script
+        | Role::Chdir
+        | Role::Value
+        | Role::Names
+        | Role::Program(_)
+        | Role::Run
+        | Role::Setting => Touch::None,
     }
 }
 
@@ -68,7 +76,15 @@ fn verb(role: Role) -> &'static str {
         | Role::FormData
         | Role::Header
         | Role::Variable => "reads",
-        Role::Url | Role::Route | Role::Script | Role::Chdir | Role::Value => "uses",
+        Role::Url
+        | Role::Route
+        | Role::Script
+        | Role::Chdir
+        | Role::Value
+        | Role::Names
+        | Role::Program(_)
+        | Role::Run
+        | Role::Setting => "uses",
     }
 }
 

@@ -19,294 +19,20 @@
 
 use std::path::{Path, PathBuf};
 
-use super::table::spec;
-use vouch_shell::options::HasArg::{No, Optional, Required};
-use vouch_shell::options::{Item, LongOpt, OptName, OptionSpec, Parsed, long};
+use vouch_shell::options::{Item, OptName, OptionSpec, Parsed};
+use vouch_shell::spec::git::{self as knowledge, Sub};
 
 /// How much configuration is read before giving up (not inert).
 const MAX_CONFIG_BYTES: u64 = 256 * 1024;
 /// How many parent directories are searched for `.git`.
 const MAX_DEPTH: usize = 64;
+/// How many entries of a hooks directory are looked at.
+const MAX_HOOKS: usize = 256;
 
-/// git's global options that may precede an inert subcommand.
-const GLOBAL: OptionSpec = OptionSpec {
-    short: "C:pP",
-    long: &[
-        long("no-pager", No),
-        long("paginate", No),
-        long("no-optional-locks", No),
-        long("literal-pathspecs", No),
-        long("no-replace-objects", No),
-        long("glob-pathspecs", No),
-        long("noglob-pathspecs", No),
-        long("icase-pathspecs", No),
-    ],
-    stop_at_operand: true,
-    prefixes: false,
-    single_dash_long: false,
-};
-
-/// Options of `log`/`show`/`diff`/`whatchanged`/`shortlog`/`rev-list`
-/// that are refused: a file written (`--output`), a program run
-/// (`--ext-diff`, `--show-signature`, `--textconv` forces a configured
-/// driver; the configuration is checked anyway), files outside the
-/// repository read (`--no-index`).
-const LOG_REFUSED: &[&str] = &[
-    "--output",
-    "--ext-diff",
-    "--show-signature",
-    "--textconv",
-    "--no-index",
-    "--open-files-in-pager",
-    "-O",
-    "--exec",
-    "--upload-pack",
-];
-
-/// A subcommand and how its arguments are checked.
-enum Sub {
-    /// Any option not in [`LOG_REFUSED`] (and not `-o`-like): history and
-    /// diff viewers take hundreds of read-only options.
-    Viewer,
-    /// Only these options; operands as given.
-    Only(OptionSpec),
-    /// Listing only: no operand unless `--list`/`-l` is given (an operand
-    /// creates a branch or tag).
-    ListOnly(OptionSpec),
-    /// Only the `list` subcommand (`git stash list`, `git worktree list`),
-    /// with `--porcelain`/`-v` at most.
-    Listing,
-}
-
-const STATUS: &[LongOpt] = &[
-    long("short", No),
-    long("branch", No),
-    long("porcelain", Optional),
-    long("long", No),
-    long("verbose", No),
-    long("untracked-files", Optional),
-    long("ignored", Optional),
-    long("ignore-submodules", Optional),
-    long("show-stash", No),
-    long("ahead-behind", No),
-    long("no-ahead-behind", No),
-    long("renames", No),
-    long("no-renames", No),
-    long("column", Optional),
-    long("no-column", No),
-];
-
-const BRANCH: &[LongOpt] = &[
-    long("all", No),
-    long("remotes", No),
-    long("verbose", No),
-    long("list", No),
-    long("show-current", No),
-    long("contains", Optional),
-    long("no-contains", Optional),
-    long("merged", Optional),
-    long("no-merged", Optional),
-    long("sort", Required),
-    long("format", Required),
-    long("points-at", Required),
-    long("color", Optional),
-    long("no-color", No),
-    long("column", Optional),
-    long("no-column", No),
-    long("ignore-case", No),
-    long("abbrev", Optional),
-];
-
-const TAG: &[LongOpt] = &[
-    long("list", No),
-    long("sort", Required),
-    long("contains", Optional),
-    long("no-contains", Optional),
-    long("merged", Optional),
-    long("no-merged", Optional),
-    long("points-at", Required),
-    long("format", Required),
-    long("column", Optional),
-    long("no-column", No),
-    long("ignore-case", No),
-    long("color", Optional),
-];
-
-const REV_PARSE: &[LongOpt] = &[
-    long("abbrev-ref", Optional),
-    long("short", Optional),
-    long("verify", No),
-    long("quiet", No),
-    long("show-toplevel", No),
-    long("show-prefix", No),
-    long("show-cdup", No),
-    long("git-dir", No),
-    long("git-common-dir", No),
-    long("absolute-git-dir", No),
-    long("is-inside-work-tree", No),
-    long("is-inside-git-dir", No),
-    long("is-bare-repository", No),
-    long("is-shallow-repository", No),
-    long("symbolic-full-name", No),
-    long("symbolic", No),
-    long("all", No),
-    long("branches", Optional),
-    long("tags", Optional),
-    long("remotes", Optional),
-    long("show-superproject-working-tree", No),
-    long("sq", No),
-    long("default", Required),
-];
-
-const LS_FILES: &[LongOpt] = &[
-    long("cached", No),
-    long("deleted", No),
-    long("modified", No),
-    long("others", No),
-    long("ignored", No),
-    long("stage", No),
-    long("unmerged", No),
-    long("killed", No),
-    long("directory", No),
-    long("no-empty-directory", No),
-    long("exclude-standard", No),
-    long("full-name", No),
-    long("error-unmatch", No),
-    long("exclude", Required),
-    long("eol", No),
-    long("deduplicate", No),
-    long("format", Required),
-    long("recurse-submodules", No),
-];
-
-const LS_TREE: &[LongOpt] = &[
-    long("name-only", No),
-    long("name-status", No),
-    long("object-only", No),
-    long("full-name", No),
-    long("full-tree", No),
-    long("long", No),
-    long("abbrev", Optional),
-    long("format", Required),
-];
-
-const BLAME: &[LongOpt] = &[
-    long("porcelain", No),
-    long("line-porcelain", No),
-    long("incremental", No),
-    long("show-name", No),
-    long("show-number", No),
-    long("show-email", No),
-    long("show-stats", No),
-    long("root", No),
-    long("date", Required),
-    long("abbrev", Optional),
-];
-
-const DESCRIBE: &[LongOpt] = &[
-    long("tags", No),
-    long("all", No),
-    long("long", No),
-    long("always", No),
-    long("abbrev", Optional),
-    long("dirty", Optional),
-    long("exact-match", No),
-    long("first-parent", No),
-    long("match", Required),
-    long("exclude", Required),
-    long("contains", No),
-];
-
-const REMOTE: &[LongOpt] = &[long("verbose", No)];
-
-const CAT_FILE: &[LongOpt] = &[];
-
-const MERGE_BASE: &[LongOpt] = &[
-    long("all", No),
-    long("octopus", No),
-    long("is-ancestor", No),
-    long("independent", No),
-    long("fork-point", No),
-];
-
-const SHOW_REF: &[LongOpt] = &[
-    long("head", No),
-    long("heads", No),
-    long("tags", No),
-    long("branches", No),
-    long("verify", No),
-    long("hash", Optional),
-    long("abbrev", Optional),
-    long("quiet", No),
-    long("dereference", No),
-];
-
-const FOR_EACH_REF: &[LongOpt] = &[
-    long("count", Required),
-    long("sort", Required),
-    long("format", Required),
-    long("points-at", Required),
-    long("merged", Optional),
-    long("no-merged", Optional),
-    long("contains", Optional),
-    long("no-contains", Optional),
-    long("ignore-case", No),
-    long("shell", No),
-    long("perl", No),
-    long("python", No),
-    long("tcl", No),
-];
-
-const COUNT_OBJECTS: &[LongOpt] = &[long("verbose", No), long("human-readable", No)];
-
-const NAME_REV: &[LongOpt] = &[long("name-only", No), long("tags", No), long("all", No)];
-
-fn subcommand(name: &str) -> Option<Sub> {
-    Some(match name {
-        "log" | "show" | "diff" | "whatchanged" | "shortlog" | "rev-list" | "reflog" => Sub::Viewer,
-        "status" => Sub::Only(spec("sbvuz", STATUS)),
-        "branch" => Sub::ListOnly(spec("arvl", BRANCH)),
-        "tag" => Sub::ListOnly(spec("ln::i", TAG)),
-        "rev-parse" => Sub::Only(spec("q", REV_PARSE)),
-        "ls-files" => Sub::Only(spec("cdmoiskuvtfzx:X:", LS_FILES)),
-        "ls-tree" => Sub::Only(spec("drtlz", LS_TREE)),
-        "blame" => Sub::Only(spec("blstfnepwcMCL:", BLAME)),
-        "describe" => Sub::Only(spec("", DESCRIBE)),
-        "remote" => Sub::ListOnly(spec("v", REMOTE)),
-        "cat-file" => Sub::Only(spec("tspe", CAT_FILE)),
-        "merge-base" => Sub::Only(spec("a", MERGE_BASE)),
-        "show-ref" => Sub::Only(spec("dsq", SHOW_REF)),
-        "for-each-ref" => Sub::Only(spec("", FOR_EACH_REF)),
-        "count-objects" => Sub::Only(spec("vH", COUNT_OBJECTS)),
-        "name-rev" => Sub::Only(spec("", NAME_REV)),
-        "stash" | "worktree" => Sub::Listing,
-        _ => return None,
-    })
-}
-
-/// Why the git unit's words are not inert (`None`: they are). `args` are
-/// the words after `git`, all known.
-pub fn argument_refusal(args: &[&str]) -> Option<String> {
-    let parsed = Parsed::new(&GLOBAL, args);
-    let mut sub_at = None;
-    for item in &parsed.items {
-        match item {
-            Item::Opt { .. } | Item::End { .. } => {}
-            Item::Operand { at } => {
-                sub_at = Some(*at);
-                break;
-            }
-            Item::Unknown { .. } | Item::Invalid { .. } => {
-                return Some("a git global option that is not read-only (`-c`, `--git-dir`, `--exec-path`, …)".to_owned());
-            }
-        }
-    }
-    let Some(at) = sub_at else {
-        return Some("git without a subcommand".to_owned());
-    };
-    let name = args.get(at).copied().unwrap_or_default();
-    let rest = args.get(at + 1..).unwrap_or(&[]);
-    let Some(sub) = subcommand(name) else {
+/// Why the git unit's subcommand and its words are not inert (`None`: they
+/// are), by the table's knowledge of git (`vouch_shell::spec::git`).
+pub fn argument_refusal(name: &str, rest: &[&str]) -> Option<String> {
+    let Some(sub) = knowledge::subcommand(name) else {
         return Some(format!("`git {name}` is not in the read-only list"));
     };
     match sub {
@@ -315,9 +41,7 @@ pub fn argument_refusal(args: &[&str]) -> Option<String> {
         Sub::ListOnly(spec) => only_refusal(name, &spec, rest, true),
         Sub::Listing => match rest {
             ["list", options @ ..]
-                if options
-                    .iter()
-                    .all(|o| matches!(*o, "--porcelain" | "-v" | "--verbose" | "-z")) =>
+                if options.iter().all(|o| knowledge::LIST_OPTIONS.contains(o)) =>
             {
                 None
             }
@@ -332,13 +56,20 @@ fn viewer_refusal(name: &str, rest: &[&str]) -> Option<String> {
             break;
         }
         let option = word.split('=').next().unwrap_or_default();
-        if LOG_REFUSED.contains(&option) {
+        // git's parse-options takes any unambiguous abbreviation: `--ext`
+        // may be `--ext-diff`.
+        let refused = knowledge::VIEWER_REFUSED.iter().any(|r| {
+            *r == option || (option.len() > 3 && option.starts_with("--") && r.starts_with(option))
+        });
+        if refused {
             return Some(format!(
-                "`git {name} {option}` writes a file or runs a program"
+                "`git {name} {option}` writes a file, runs a program or reads outside the repository"
             ));
         }
-        if option.starts_with("--out") {
-            return Some(format!("`git {name} {option}` may write a file"));
+        if knowledge::FORMAT_RUNS.iter().any(|p| word.contains(p)) {
+            return Some(format!(
+                "`git {name}` with a format that verifies signatures (runs gpg)"
+            ));
         }
     }
     if name == "reflog"
@@ -356,6 +87,20 @@ fn only_refusal(name: &str, spec: &OptionSpec, rest: &[&str], list_only: bool) -
     let mut operands = 0;
     for item in &parsed.items {
         match item {
+            Item::Opt {
+                name: OptName::Long(long),
+                at,
+                ..
+            } if rest
+                .get(*at)
+                .map(|w| w.trim_start_matches('-'))
+                .map(|w| w.split_once('=').map_or(w, |(n, _)| n))
+                != Some(*long) =>
+            {
+                return Some(format!(
+                    "`git {name}` with an abbreviated long option (`--{long}`)"
+                ));
+            }
             Item::Opt { .. } | Item::End { .. } => {}
             Item::Operand { .. } => operands += 1,
             Item::Unknown { .. } | Item::Invalid { .. } => {
@@ -368,7 +113,7 @@ fn only_refusal(name: &str, spec: &OptionSpec, rest: &[&str], list_only: bool) -
     let listing = parsed
         .items
         .iter()
-        .any(|item| matches!(item, Item::Opt { name, .. } if listing_option(name)));
+        .any(|item| matches!(item, Item::Opt { name, .. } if name.is(knowledge::LISTING)));
     if list_only && operands > 0 && !listing {
         return Some(format!(
             "`git {name}` with an operand creates or changes something"
@@ -382,34 +127,85 @@ fn only_refusal(name: &str, spec: &OptionSpec, rest: &[&str], list_only: bool) -
     None
 }
 
-fn listing_option(name: &OptName) -> bool {
-    name.is(&[
-        "l",
-        "list",
-        "contains",
-        "no-contains",
-        "merged",
-        "no-merged",
-        "points-at",
-    ])
+/// Why git run in `cwd` as `git SUB REST…` may do more than read (`None`:
+/// it cannot): the repository found as git finds it, its configuration,
+/// hooks, and for `git diff` a path operand outside it.
+pub fn repository_refusal(
+    cwd: &Path,
+    sub: &str,
+    rest: &[&str],
+    home: &Path,
+    system: &Path,
+) -> Option<String> {
+    let mut budget = MAX_CONFIG_BYTES;
+    let (top, dirs) = match repository(cwd, &mut budget) {
+        Ok(Some(found)) => found,
+        // No repository where vouch looks (or no such directory): git
+        // would fail, or vouch does not see the filesystem the command
+        // runs on. Either way nothing is proven.
+        Ok(None) => return Some(format!("no git repository found from `{}`", cwd.display())),
+        Err(why) => return Some(format!("the repository could not be read: {why}")),
+    };
+    if knowledge::IMPLICIT_NO_INDEX.contains(&sub)
+        && let Some(why) = outside_operand(cwd, &top, rest)
+    {
+        return Some(why);
+    }
+    if let Some(why) = hooks_refusal(&dirs) {
+        return Some(why);
+    }
+    configuration_refusal(&top, &dirs, home, system, &mut budget)
 }
 
-/// Configuration keys (lower case, `section.key` or `section.*.key` with
-/// the subsection elided) that name a program git may run on a read.
-fn names_program(section: &str, subsection: bool, key: &str) -> bool {
-    matches!(
-        (section, subsection, key),
-        (
-            "core",
-            false,
-            "fsmonitor" | "pager" | "alternaterefscommand" | "gitproxy" | "sshcommand"
-        ) | ("pager" | "filter" | "include" | "includeif", _, _)
-            | ("diff", false, "external")
-            | ("diff", true, "textconv" | "command")
-            | ("gpg", _, "program")
-            | ("log", false, "showsignature")
-            | ("interactive", false, "difffilter")
-    )
+/// `git diff A B` where a path lies outside the repository compares the
+/// two files as `--no-index` does, whatever they are: an operand that is
+/// absolute, in the home (`~`), climbs out (`..`) or resolves outside the
+/// repository's top is refused.
+fn outside_operand(cwd: &Path, top: &Path, rest: &[&str]) -> Option<String> {
+    for word in rest {
+        if word.starts_with('-') && *word != "-" {
+            continue;
+        }
+        let outside = word.starts_with('/')
+            || word.starts_with('~')
+            || word.split('/').any(|c| c == "..")
+            || std::fs::canonicalize(cwd.join(word))
+                .is_ok_and(|real| !real.starts_with(top) && !top.starts_with(&real));
+        if outside {
+            return Some(format!(
+                "`git diff` with `{word}`, a path outside the repository (read as `--no-index`)"
+            ));
+        }
+    }
+    None
+}
+
+/// A hook git may run on a read (`post-index-change` when `git status`
+/// refreshes the index): any file in a hooks directory that is not one of
+/// git's `.sample`s.
+fn hooks_refusal(dirs: &[PathBuf]) -> Option<String> {
+    for dir in dirs {
+        let hooks = dir.join("hooks");
+        let Ok(entries) = std::fs::read_dir(&hooks) else {
+            continue;
+        };
+        for (seen, entry) in entries.enumerate() {
+            if seen >= MAX_HOOKS {
+                return Some(format!("`{}` has too many entries", hooks.display()));
+            }
+            let Ok(entry) = entry else {
+                return Some(format!("`{}` could not be read", hooks.display()));
+            };
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if !name.ends_with(".sample") {
+                return Some(format!(
+                    "the repository has a hook (`{name}`), which git may run on a read"
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Where git finds the repository of `cwd`: the directory holding `.git`
@@ -448,6 +244,19 @@ fn repository(cwd: &Path, budget: &mut u64) -> Result<Option<(PathBuf, Vec<PathB
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(format!("`{}`: {e}", dot_git.display())),
         }
+        // A bare repository (or a `.git` directory entered directly): git
+        // uses a directory with `HEAD`, `objects/` and `refs/` as the
+        // repository itself, with its own configuration and hooks.
+        if here.join("HEAD").is_file()
+            && here.join("objects").is_dir()
+            && here.join("refs").is_dir()
+        {
+            let mut dirs = vec![here.to_path_buf()];
+            if let Ok(common) = read_limited(&here.join("commondir"), budget) {
+                dirs.push(here.join(common.trim()));
+            }
+            return Ok(Some((here.to_path_buf(), dirs)));
+        }
         dir = here.parent();
     }
     Err("the repository search went too deep".to_owned())
@@ -468,16 +277,17 @@ fn read_limited(path: &Path, budget: &mut u64) -> Result<String, String> {
 /// Why the configuration that applies to a git command run in `cwd` may
 /// make it run a program (`None`: it cannot). `home` is the user's home
 /// (for `~/.gitconfig`); `system` the system file (`/etc/gitconfig`).
-pub fn configuration_refusal(cwd: &Path, home: &Path, system: &Path) -> Option<String> {
-    let mut budget = MAX_CONFIG_BYTES;
-    let (top, dirs) = match repository(cwd, &mut budget) {
-        Ok(Some(found)) => found,
-        // No repository where vouch looks (or no such directory): git
-        // would fail, or vouch does not see the filesystem the command
-        // runs on. Either way nothing is proven.
-        Ok(None) => return Some(format!("no git repository found from `{}`", cwd.display())),
-        Err(why) => return Some(format!("the repository could not be read: {why}")),
-    };
+/// Why the configuration that applies to the repository at `top` (git
+/// directories `dirs`) may make git run a program (`None`: it cannot).
+/// `home` is the user's home (for `~/.gitconfig`); `system` the system file
+/// (`/etc/gitconfig`).
+fn configuration_refusal(
+    top: &Path,
+    dirs: &[PathBuf],
+    home: &Path,
+    system: &Path,
+    budget: &mut u64,
+) -> Option<String> {
     if top.join(".gitmodules").exists() {
         return Some(
             "the repository has submodules, whose own configuration git also follows".to_owned(),
@@ -491,7 +301,7 @@ pub fn configuration_refusal(cwd: &Path, home: &Path, system: &Path) -> Option<S
     files.push(home.join(".config/git/config"));
     files.push(system.to_path_buf());
     for file in files {
-        let text = match read_limited(&file, &mut budget) {
+        let text = match read_limited(&file, budget) {
             Ok(text) => text,
             Err(_) if !file.exists() => continue,
             Err(why) => return Some(why),
@@ -506,12 +316,22 @@ pub fn configuration_refusal(cwd: &Path, home: &Path, system: &Path) -> Option<S
     None
 }
 
-/// The first key of a git configuration text that names a program, or an
-/// unreadable line (refused rather than guessed).
+/// The first key of a git configuration text that names a program, or a
+/// line that cannot be read (refused rather than guessed). Read as git
+/// reads it: a byte-order mark before the first line, `[section
+/// "subsection"]` and `[section.sub]` headers, comments after `#` or `;`
+/// outside quotes, and values continued over a backslash-newline (a line
+/// inside a continued value is not a key).
 fn first_program_key(text: &str) -> Option<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut section = String::new();
     let mut subsection = false;
+    let mut continued = false;
     for raw in text.lines() {
+        if continued {
+            continued = continues(raw);
+            continue;
+        }
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
@@ -521,10 +341,13 @@ fn first_program_key(text: &str) -> Option<String> {
                 return Some(format!("unreadable line `{line}`"));
             };
             let inner = header.get(..end).unwrap_or_default().trim();
-            let (name, sub) = match inner.split_once([' ', '.']) {
+            let (name, sub) = match inner.split_once([' ', '.', '\t']) {
                 Some((name, sub)) => (name, !sub.trim().is_empty()),
                 None => (inner, false),
             };
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+                return Some(format!("unreadable section `{inner}`"));
+            }
             section = name.to_ascii_lowercase();
             subsection = sub;
             let after = header.get(end + 1..).unwrap_or_default().trim();
@@ -535,13 +358,43 @@ fn first_program_key(text: &str) -> Option<String> {
             if let Some(found) = key_names_program(&section, subsection, after) {
                 return Some(found);
             }
+            continued = continues(after);
             continue;
+        }
+        if !line.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) {
+            return Some(format!("unreadable line `{line}`"));
         }
         if let Some(found) = key_names_program(&section, subsection, line) {
             return Some(found);
         }
+        continued = continues(line);
     }
     None
+}
+
+/// Whether a configuration line's value goes on to the next line: it ends
+/// with an unescaped backslash outside a comment.
+fn continues(line: &str) -> bool {
+    let mut quoted = false;
+    let mut escaped = false;
+    let mut last_backslash = false;
+    for c in line.trim_end_matches(['\r']).chars() {
+        last_backslash = false;
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' => {
+                escaped = true;
+                last_backslash = true;
+            }
+            '"' => quoted = !quoted,
+            '#' | ';' if !quoted => return false,
+            _ => {}
+        }
+    }
+    last_backslash
 }
 
 fn key_names_program(section: &str, subsection: bool, line: &str) -> Option<String> {
@@ -553,7 +406,7 @@ fn key_names_program(section: &str, subsection: bool, line: &str) -> Option<Stri
     let value = line
         .split_once('=')
         .map(|(_, v)| v.trim().to_ascii_lowercase());
-    if !names_program(section, subsection, &key) {
+    if !knowledge::names_program(section, subsection, &key) {
         return None;
     }
     // Switched off explicitly: `core.fsmonitor = false`, `log.showSignature = false`.
@@ -576,21 +429,21 @@ mod tests {
 
     #[test]
     fn subcommands() {
-        assert_eq!(argument_refusal(&["status"]), None);
-        assert_eq!(
-            argument_refusal(&["--no-pager", "log", "--oneline", "-5"]),
-            None
-        );
-        assert_eq!(argument_refusal(&["diff", "--stat", "HEAD~1"]), None);
-        assert_eq!(argument_refusal(&["branch", "-a"]), None);
-        assert_eq!(argument_refusal(&["-C", "sub", "status", "-s"]), None);
-        assert!(argument_refusal(&["log", "--output=x"]).is_some());
-        assert!(argument_refusal(&["diff", "--ext-diff"]).is_some());
-        assert!(argument_refusal(&["-c", "core.pager=sh", "log"]).is_some());
-        assert!(argument_refusal(&["branch", "new"]).is_some());
-        assert!(argument_refusal(&["push"]).is_some());
-        assert!(argument_refusal(&["remote", "show", "origin"]).is_some());
-        assert!(argument_refusal(&["log", "--show-signature"]).is_some());
+        assert_eq!(argument_refusal("status", &[]), None);
+        assert_eq!(argument_refusal("log", &["--oneline", "-5"]), None);
+        assert_eq!(argument_refusal("diff", &["--stat", "HEAD~1"]), None);
+        assert_eq!(argument_refusal("branch", &["-a"]), None);
+        assert_eq!(argument_refusal("status", &["-s"]), None);
+        assert!(argument_refusal("log", &["--output=x"]).is_some());
+        assert!(argument_refusal("diff", &["--ext-diff"]).is_some());
+        assert!(argument_refusal("diff", &["--ext"]).is_some());
+        assert!(argument_refusal("branch", &["new"]).is_some());
+        assert!(argument_refusal("push", &[]).is_some());
+        assert!(argument_refusal("remote", &["show", "origin"]).is_some());
+        assert!(argument_refusal("log", &["--show-signature"]).is_some());
+        assert!(argument_refusal("log", &["--format=%G?"]).is_some());
+        assert!(argument_refusal("status", &["--short"]).is_none());
+        assert!(argument_refusal("status", &["--sho"]).is_some());
     }
 
     #[test]
@@ -610,5 +463,14 @@ mod tests {
         assert!(first_program_key("[Core]\n\tFSMonitor = x\n").is_some());
         assert!(first_program_key("[core] pager = less\n").is_some());
         assert_eq!(first_program_key("[remote \"origin\"]\n\turl = x\n"), None);
+        // A byte-order mark does not hide the section.
+        assert!(first_program_key("\u{feff}[core]\n\tfsmonitor = x\n").is_some());
+        // A continued value's next line is not a key.
+        assert_eq!(
+            first_program_key("[remote \"o\"]\n\turl = a\\\n[core]\n"),
+            None
+        );
+        assert!(first_program_key("[remote \"o\"]\n\tpromisor = true\n").is_some());
+        assert!(first_program_key("[core]\n\t\"fsmonitor\" = x\n").is_some());
     }
 }

@@ -26,17 +26,17 @@
 //! that choose what a program runs or loads (`PATH`, `BASH_ENV`, `GIT_*`,
 //! `LD_*`, `PAGER`, …).
 
+mod derive;
 mod git;
 mod scripts;
-pub mod table;
 
 use std::path::Path;
 
 use vouch_shell::options::{Item, OptName, OptValue, Parsed};
+use vouch_shell::spec::{self, CommandSpec, Dialect, Inert, Modifier, Trees};
 use vouch_shell::{Analysis, Arg, Command, CommandKind, Origin, RedirectOp};
 
 use crate::policy::credentials::is_sensitive_path;
-use table::{Entry, Operands, Script};
 
 /// The `rule_id` of an inert decision.
 pub const RULE_ID: &str = "inert/read-only";
@@ -116,15 +116,6 @@ pub const SYSTEM_BIN: &[&str] = &[
     "/sbin/",
     "/usr/sbin/",
     "/opt/homebrew/bin/",
-];
-
-/// Shells whose `-c` script the analysis reads as bash.
-const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash"];
-
-/// Builtins that only print, test or move within the command.
-const PLAIN_BUILTINS: &[&str] = &[
-    "echo", "pwd", "true", "false", ":", "exit", "return", "break", "continue", "shift", "cd",
-    "pushd", "popd", "dirs", "wait", "times",
 ];
 
 /// Judges one analysed bash command.
@@ -363,46 +354,6 @@ fn words(unit: &Command) -> Result<Vec<Word<'_>>, String> {
         .collect()
 }
 
-/// `grep` that prints only file names or counts (`-l`, `-L`, `-c`, `-q`)
-/// given before any word whose value is not known (`xargs grep -l foo`,
-/// whose files come from its input). grep has no option that writes or
-/// runs a program, so whatever the unknown words are — more files, more
-/// options — it reads no content out. The flag must come first: an unknown
-/// word could otherwise be the value an earlier option takes, or shift a
-/// later `-l` into the pattern's place.
-fn names_only_grep(name: &str, unit: &Command) -> bool {
-    const NAMES_ONLY: &[&str] = &[
-        "l",
-        "L",
-        "c",
-        "q",
-        "files-with-matches",
-        "files-without-match",
-        "count",
-        "quiet",
-        "silent",
-    ];
-    if !matches!(name, "grep" | "egrep" | "fgrep") {
-        return false;
-    }
-    let Some(entry) = table::lookup(name) else {
-        return false;
-    };
-    let known: Vec<&str> = unit.argv.iter().skip(1).map_while(Arg::as_known).collect();
-    let parsed = Parsed::new(&entry.options, &known);
-    let clean = parsed.items.iter().all(|item| match item {
-        Item::Opt { .. } | Item::Operand { .. } | Item::End { .. } => true,
-        Item::Unknown { .. } | Item::Invalid { .. } => false,
-    });
-    // Known words after the flag may be the pattern and files; a missing
-    // value (`-e` last) is `Invalid` and refused above.
-    clean
-        && parsed
-            .items
-            .iter()
-            .any(|item| matches!(item, Item::Opt { name, .. } if name.is(NAMES_ONLY)))
-}
-
 /// The entries a pattern matches in its directory, at decision time, as
 /// bash's pathname expansion would list them (the pattern only in the last
 /// component). Past [`MAX_GLOB_ENTRIES`] directory entries it is not proven.
@@ -476,69 +427,69 @@ fn unit_reason(
         // What it prints may be unknown; it never runs it.
         return Ok("`echo`: prints, writes nothing".to_owned());
     }
+    // Every inert-capable name has an entry in vouch-shell's one table; its
+    // entry says how the stage may use it.
+    let spec = spec::lookup(&name)
+        .filter(|s| derive::usable(s))
+        .ok_or_else(|| format!("`{name}` is not a read-only command of the table"))?;
     let argv = match words(unit) {
         Ok(argv) => argv,
-        Err(_) if names_only_grep(&name, unit) => {
-            return Ok(format!(
-                "`{name}`: prints only file names or counts, whatever files it is given"
-            ));
+        Err(why) => {
+            let known: Vec<&str> = unit.argv.iter().skip(1).map_while(Arg::as_known).collect();
+            if derive::names_only(spec, &known) {
+                return Ok(format!(
+                    "`{name}`: prints only file names or counts, whatever files it is given"
+                ));
+            }
+            return Err(why);
         }
-        Err(why) => return Err(why),
     };
     // The rationale names programs (and git's subcommand), never their
     // arguments: those may carry a secret, and decisions are logged.
-    let label = |_: &[Word<'_>]| name.clone();
     let word_args: Vec<Word<'_>> = argv.get(1..).unwrap_or(&[]).to_vec();
     // Programs with subcommands and builtins take known words only.
     let known: Option<Vec<&str>> = word_args.iter().map(|w| w.text).collect();
     let args: Vec<&str> = known.clone().unwrap_or_default();
     let all_known = known.is_some();
-    if unit.kind == CommandKind::Builtin {
-        if !all_known {
-            return Err(format!("`{name}` with a pattern argument"));
+    match spec.inert {
+        Inert::Never => Err(format!("`{name}` is never inert")),
+        Inert::Builtin => {
+            if unit.kind != CommandKind::Builtin {
+                return Err(format!("the program `{name}` (not the builtin)"));
+            }
+            if !all_known {
+                return Err(format!("`{name}` with a pattern argument"));
+            }
+            builtin_reason(&name, unit, &args).map(|why| format!("`{name}`: {why}"))
         }
-        return builtin_reason(&name, unit, &args).map(|why| format!("`{}`: {why}", label(&argv)));
-    }
-    if !all_known
-        && (SHELLS.contains(&name.as_str())
-            || matches!(
-                name.as_str(),
-                "xargs" | "timeout" | "nice" | "stdbuf" | "find" | "git"
-            ))
-    {
-        return Err(format!("`{name}` with a pattern argument"));
-    }
-    if SHELLS.contains(&name.as_str()) {
-        shell_refusal(index, &args, analysis)?;
-        return Ok(format!("`{name} -c`: its script's commands are each inert"));
-    }
-    match name.as_str() {
-        "xargs" | "timeout" | "nice" | "stdbuf" => {
-            runner_refusal(index, &name, &args, analysis)?;
-            return Ok(format!("`{name}`: runs only inert commands"));
+        Inert::Shell | Inert::Runner | Inert::Find | Inert::Git if !all_known => {
+            Err(format!("`{name}` with a pattern argument"))
         }
-        "find" => {
+        Inert::Shell => {
+            shell_refusal(index, &name, spec, &args, analysis, cwd.as_deref(), ctx)?;
+            Ok(format!("`{name} -c`: its script's commands are each inert"))
+        }
+        Inert::Runner => {
+            runner_refusal(index, &name, spec, &args, analysis, cwd.as_deref(), ctx)?;
+            Ok(format!("`{name}`: runs only inert commands"))
+        }
+        Inert::Find => {
             find_refusal(&args, cwd.as_deref(), ctx)?;
-            return Ok(format!(
-                "`{}`: lists names, runs and writes nothing",
-                label(&argv)
-            ));
+            Ok(format!("`{name}`: lists names, runs and writes nothing"))
         }
-        "git" => {
+        Inert::Git => {
             git_after_cd(analysis)?;
-            git_refusal(&args, cwd.as_deref(), ctx)?;
-            return Ok(format!(
-                "`{}`: a read-only git subcommand, and no configuration that applies names a program",
-                label(&argv)
-            ));
+            git_refusal(spec, &args, cwd.as_deref(), ctx)?;
+            Ok(format!(
+                "`{name}`: a read-only git subcommand, and no configuration that applies names a program"
+            ))
         }
-        _ => {}
+        Inert::Reader { trees } => {
+            let shown =
+                derive::reader_refusal(&name, spec, trees, &word_args, cwd.as_deref(), ctx)?;
+            Ok(format!("`{name}`: {}", shown.describe()))
+        }
     }
-    let Some(entry) = table::lookup(&name) else {
-        return Err(format!("`{name}` is not in the read-only table"));
-    };
-    entry_refusal(entry, &word_args, cwd.as_deref(), ctx)?;
-    Ok(format!("`{}`: {}", label(&argv), describe(entry.operands)))
 }
 
 /// What every unit must satisfy whatever it runs: in the foreground, not a
@@ -559,18 +510,6 @@ fn unit_preconditions(unit: &Command) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn describe(operands: Operands) -> &'static str {
-    match operands {
-        Operands::None | Operands::Text => "prints, writes nothing",
-        Operands::Names => "shows names and metadata only",
-        Operands::Content | Operands::ProgramThenContent => "reads files that are not sensitive",
-        Operands::PatternThenTrees => {
-            "searches trees that are not sensitive, hidden and ignored files skipped"
-        }
-        Operands::Special => "only reads",
-    }
 }
 
 /// The program's basename, when bash finds it on `PATH` (a bare name) or
@@ -680,9 +619,7 @@ fn content_path_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Res
     }
     let absolute = absolute(path, cwd, ctx.home)?;
     let mut names = vec![absolute.clone()];
-    if let Ok(real) = std::fs::canonicalize(&absolute) {
-        names.push(real.display().to_string());
-    }
+    names.extend(physical(path, cwd, ctx.home));
     for name in &names {
         if is_sensitive_path(name)
             || extra_sensitive(name)
@@ -706,6 +643,34 @@ fn content_path_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Res
         }
     }
     Ok(())
+}
+
+/// The path as the kernel resolves it: symbolic links first, then each
+/// `..` from where the link led (`sub/../.bashrc` with `sub -> ~/.aws` is
+/// `~/.bashrc`, not `./.bashrc` as a lexical normalization says). The
+/// longest prefix that exists is resolved; the rest is appended. `None`
+/// when nothing of it can be resolved.
+fn physical(path: &str, cwd: Option<&str>, home: &str) -> Option<String> {
+    let raw = match path.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
+        Some(_) => return None,
+        None if path.starts_with('/') => path.to_owned(),
+        None => format!("{}/{path}", cwd?),
+    };
+    let parts: Vec<&str> = raw.split('/').collect();
+    for keep in (1..=parts.len()).rev() {
+        let head = parts.get(..keep)?.join("/");
+        if let Ok(real) = std::fs::canonicalize(if head.is_empty() { "/" } else { &head }) {
+            let rest = parts.get(keep..).unwrap_or_default().join("/");
+            let joined = if rest.is_empty() {
+                real.display().to_string()
+            } else {
+                format!("{}/{rest}", real.display())
+            };
+            return Some(vouch_shell::path::normalize(&joined));
+        }
+    }
+    None
 }
 
 fn absolute(path: &str, cwd: Option<&str>, home: &str) -> Result<String, String> {
@@ -741,13 +706,45 @@ fn extra_sensitive(path: &str) -> bool {
         ".vault-token",
         ".envrc",
     ];
+    // Terraform state and variable files hold resource secrets in clear.
+    const SUFFIXES: &[&str] = &[".tfstate", ".tfstate.backup", ".tfvars", ".tfvars.json"];
     let name = path.rsplit('/').next().unwrap_or(path);
     PREFIXES
         .iter()
         .any(|p| path.starts_with(p) && path != "/dev/null")
         || NAMES.contains(&name)
         || name.starts_with(".env")
+        || SUFFIXES.iter().any(|s| name.ends_with(s))
         || path == "/proc"
+        || embeds_credentials(path)
+}
+
+/// How much of a git configuration is read to look for credentials.
+const MAX_CREDENTIAL_SCAN: u64 = 64 * 1024;
+
+/// A repository's `.git/config` whose remote URL carries credentials
+/// (`https://user:TOKEN@host/…`, `https://TOKEN@host/…`): reading it reads
+/// the token. One that cannot be read whole is taken to.
+fn embeds_credentials(path: &str) -> bool {
+    if !path.ends_with("/.git/config") {
+        return false;
+    }
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    if meta.len() > MAX_CREDENTIAL_SCAN {
+        return true;
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return true;
+    };
+    text.split("://").skip(1).any(|after| {
+        let authority: String = after
+            .chars()
+            .take_while(|c| !c.is_whitespace() && *c != '/' && *c != '"')
+            .collect();
+        authority.contains('@')
+    })
 }
 
 /// A directory tree searched: not `/`, not the home itself or above, not
@@ -755,9 +752,7 @@ fn extra_sensitive(path: &str) -> bool {
 fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
     let absolute = absolute(path, cwd, ctx.home)?;
     let mut names = vec![absolute.clone()];
-    if let Ok(real) = std::fs::canonicalize(&absolute) {
-        names.push(real.display().to_string());
-    }
+    names.extend(physical(path, cwd, ctx.home));
     for name in &names {
         let system = [
             "/etc", "/proc", "/sys", "/dev", "/var", "/boot", "/root", "/run",
@@ -767,6 +762,15 @@ fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), 
         if vouch_shell::path::is_ancestor_or_self(name, ctx.home) || system {
             return Err(format!(
                 "`{path}` is a tree that holds the home or system files"
+            ));
+        }
+        // As for a file read: the user's own files outside the working
+        // tree are not the agent's to search (`rg '' sub/../.bashrc`).
+        let in_home = vouch_shell::path::is_ancestor_or_self(ctx.home, name);
+        let in_tree = cwd.is_some_and(|c| vouch_shell::path::is_ancestor_or_self(c, name));
+        if in_home && !in_tree {
+            return Err(format!(
+                "`{path}` is one of the user's trees outside the working directory"
             ));
         }
         if is_sensitive_path(name)
@@ -788,140 +792,6 @@ fn option_like(word: &str) -> bool {
     word.starts_with('-') && word != "-"
 }
 
-fn entry_refusal(
-    entry: &Entry,
-    args: &[Word<'_>],
-    cwd: Option<&str>,
-    ctx: &Context<'_>,
-) -> Result<(), String> {
-    let name = entry.names.first().copied().unwrap_or_default();
-    let parsed = Parsed::new(&entry.options, args);
-    let mut operands = Vec::new();
-    let mut inline = false;
-    let mut recursive = false;
-    for item in &parsed.items {
-        match item {
-            Item::Opt {
-                name: opt, value, ..
-            } => {
-                if opt.is(entry.inline_program) {
-                    inline = true;
-                    if let Some(v) = value {
-                        let text =
-                            word_value(args, *v).ok_or("a program option without a known value")?;
-                        script_refusal(entry.script, text)?;
-                    }
-                }
-                if opt.is(entry.reads) {
-                    let file = value
-                        .and_then(|v| word_value(args, v))
-                        .ok_or("an option's file is not known")?;
-                    content_path_refusal(file, cwd, ctx)?;
-                }
-                if opt.is(entry.recursive) {
-                    recursive = true;
-                }
-            }
-            Item::End { .. } => {}
-            Item::Operand { at } => {
-                if let Some(word) = args.get(*at) {
-                    operands.push(*word);
-                }
-            }
-            // A pattern that may start with `-` is an option to most
-            // programs; to one whose every option only reads, it is safe.
-            Item::Unknown { at }
-                if entry.glob_operands && args.get(*at).is_some_and(|w| w.pattern.is_some()) =>
-            {
-                if let Some(word) = args.get(*at) {
-                    operands.push(*word);
-                }
-            }
-            Item::Unknown { .. } | Item::Invalid { .. } => {
-                return Err(format!(
-                    "`{name}` with an option that is not in its read-only list"
-                ));
-            }
-        }
-    }
-    operand_count_refusal(name, entry.max_operands, &operands)?;
-    let files: &[Word<'_>] = match entry.operands {
-        Operands::None if !operands.is_empty() => {
-            return Err(format!("`{name}` with an operand changes something"));
-        }
-        Operands::None | Operands::Text | Operands::Names | Operands::Special => &[],
-        Operands::Content => &operands,
-        Operands::ProgramThenContent | Operands::PatternThenTrees if inline => &operands,
-        Operands::ProgramThenContent | Operands::PatternThenTrees => {
-            let (program, rest) = operands
-                .split_first()
-                .ok_or_else(|| format!("`{name}` without its program"))?;
-            let text = program
-                .text
-                .ok_or_else(|| format!("`{name}` with a pattern for its program"))?;
-            script_refusal(entry.script, text)?;
-            rest
-        }
-    };
-    let trees = recursive || entry.operands == Operands::PatternThenTrees;
-    if trees && files.is_empty() {
-        tree_refusal(".", cwd, ctx)?;
-    }
-    files_refusal(name, files, trees, cwd, ctx)
-}
-
-/// A command whose operand after the `max`th is an output (`uniq in out`):
-/// more operands, or a pattern that may expand to more, are refused.
-fn operand_count_refusal(
-    name: &str,
-    max: Option<usize>,
-    operands: &[Word<'_>],
-) -> Result<(), String> {
-    let Some(max) = max else {
-        return Ok(());
-    };
-    if operands.len() > max {
-        return Err(format!(
-            "`{name}` with more than {max} operand(s): the next one is written"
-        ));
-    }
-    // `uniq src/*.rs` is `uniq src/lib.rs src/main.rs`: it writes the
-    // second file.
-    if operands.iter().any(|w| w.pattern.is_some()) {
-        return Err(format!(
-            "`{name}` with a pattern operand, which may expand past {max}: the next one is written"
-        ));
-    }
-    Ok(())
-}
-
-/// The files (or trees) a table command reads: known paths, or patterns
-/// expanded at decision time.
-fn files_refusal(
-    name: &str,
-    files: &[Word<'_>],
-    trees: bool,
-    cwd: Option<&str>,
-    ctx: &Context<'_>,
-) -> Result<(), String> {
-    for file in files {
-        match (file.text, file.pattern) {
-            (Some(text), _) if trees => tree_refusal(text, cwd, ctx)?,
-            (Some(text), _) => content_path_refusal(text, cwd, ctx)?,
-            (None, Some(_)) if trees => {
-                return Err(format!("`{name}` searching trees named by a pattern"));
-            }
-            (None, Some(pattern)) => {
-                for path in expand_pattern(pattern, cwd, ctx)? {
-                    content_path_refusal(&path, cwd, ctx)?;
-                }
-            }
-            (None, None) => return Err("a word whose value is not known statically".to_owned()),
-        }
-    }
-    Ok(())
-}
-
 fn option_value<'w>(args: &[&'w str], value: OptValue) -> Option<&'w str> {
     match value {
         OptValue::Attached { at, offset } => args.get(at).and_then(|w| w.get(offset..)),
@@ -929,17 +799,7 @@ fn option_value<'w>(args: &[&'w str], value: OptValue) -> Option<&'w str> {
     }
 }
 
-fn word_value<'w>(args: &[Word<'w>], value: OptValue) -> Option<&'w str> {
-    match value {
-        OptValue::Attached { at, offset } => args
-            .get(at)
-            .and_then(|w| w.text)
-            .and_then(|w| w.get(offset..)),
-        OptValue::Next { at } => args.get(at).and_then(|w| w.text),
-    }
-}
-
-fn script_refusal(kind: Script, text: &str) -> Result<(), String> {
+fn script_refusal(kind: Dialect, text: &str) -> Result<(), String> {
     match scripts::refusal(kind, text) {
         Some(why) => Err(why),
         None => Ok(()),
@@ -947,9 +807,6 @@ fn script_refusal(kind: Script, text: &str) -> Result<(), String> {
 }
 
 fn builtin_reason(name: &str, unit: &Command, args: &[&str]) -> Result<String, String> {
-    if PLAIN_BUILTINS.contains(&name) {
-        return Ok("a builtin that only prints or moves within the command".to_owned());
-    }
     match name {
         "printf" => {
             let first = unit.argv.get(1).and_then(Arg::as_known);
@@ -1004,9 +861,8 @@ fn builtin_reason(name: &str, unit: &Command, args: &[&str]) -> Result<String, S
                 Err("`set` with options other than error handling".to_owned())
             }
         }
-        _ => Err(format!(
-            "the builtin `{name}` is not read-only (or not known to be)"
-        )),
+        // The table's other builtins only print or move within the command.
+        _ => Ok("a builtin that only prints or moves within the command".to_owned()),
     }
 }
 
@@ -1043,22 +899,60 @@ fn children(index: usize, analysis: &Analysis) -> impl Iterator<Item = &Command>
         .filter(move |c| c.parent == Some(index))
 }
 
-/// A shell is inert when it runs a `-c` script (whose commands the analysis
-/// lists as its children, each judged on its own) with no other option
-/// than login, errexit-style ones.
-fn shell_refusal(index: usize, args: &[&str], analysis: &Analysis) -> Result<(), String> {
-    let mut script = false;
-    for arg in args {
-        if script {
-            break;
-        }
-        match *arg {
-            "-c" | "-lc" | "-cl" | "-ec" | "-ce" | "-euc" | "-xc" => script = true,
-            "-l" | "--login" | "-e" | "-u" | "-x" | "--norc" | "--noprofile" => {}
-            _ => return Err("a shell that runs a script file or takes other options".to_owned()),
+/// The options of a wrapper (a shell, a runner) up to its first operand,
+/// each checked by the table's roles and modifiers; `read`: options whose
+/// value is a file read (`xargs -a FILE`) are checked as such. Returns the
+/// parse.
+fn wrapper_options(
+    name: &str,
+    spec: &CommandSpec,
+    args: &[&str],
+    cwd: Option<&str>,
+    ctx: &Context<'_>,
+) -> Result<Parsed, String> {
+    let parsed = Parsed::new(&spec.options, args);
+    for item in &parsed.items {
+        match item {
+            Item::Opt {
+                name: opt,
+                value,
+                at,
+            } => {
+                derive::option_refusal(name, spec, opt, args.get(*at).copied())?;
+                if derive::option_role(spec, opt) == vouch_shell::spec::Role::Read {
+                    let file = value
+                        .and_then(|v| option_value(args, v))
+                        .ok_or("an option's file is not known")?;
+                    content_path_refusal(file, cwd, ctx)?;
+                }
+            }
+            Item::End { .. } => {}
+            Item::Operand { .. } => break,
+            Item::Unknown { .. } | Item::Invalid { .. } => {
+                return Err(format!(
+                    "`{name}` with an option its table entry does not list"
+                ));
+            }
         }
     }
-    if !script {
+    Ok(parsed)
+}
+
+/// A shell is inert when it runs a `-c` script (whose commands the analysis
+/// lists as its children, each judged on its own) and its other options
+/// are read-only by the table (`-l`, `-e`, `-u`, `-x`, `--norc`, …).
+fn shell_refusal(
+    index: usize,
+    name: &str,
+    spec: &CommandSpec,
+    args: &[&str],
+    analysis: &Analysis,
+    cwd: Option<&str>,
+    ctx: &Context<'_>,
+) -> Result<(), String> {
+    // The script's own words are not the shell's options.
+    let parsed = wrapper_options(name, spec, args, cwd, ctx)?;
+    if !parsed.has(&["c"]) {
         return Err("a shell without `-c` reads its script from a file or its input".to_owned());
     }
     if children(index, analysis).next().is_none() {
@@ -1067,36 +961,32 @@ fn shell_refusal(index: usize, args: &[&str], analysis: &Analysis) -> Result<(),
     Ok(())
 }
 
-/// `xargs`, `timeout`, `nice`, `stdbuf`: inert when what they run is (the
-/// analysis lists it as a child, judged on its own) and their options are
-/// plain. `xargs` with no command runs `echo`.
+/// `xargs`, `timeout`, `nice`, `stdbuf`: inert when their own options are
+/// read-only by the table and what they run is (the analysis lists it as a
+/// child, judged on its own). `xargs` with no command runs `echo`; `xargs
+/// -I` puts its input into a shell script's text, which no analysis sees.
 fn runner_refusal(
     index: usize,
     name: &str,
+    spec: &CommandSpec,
     args: &[&str],
     analysis: &Analysis,
+    cwd: Option<&str>,
+    ctx: &Context<'_>,
 ) -> Result<(), String> {
-    if name == "xargs"
-        && args.iter().any(|a| {
-            a.starts_with("-a")
-                || a.starts_with("--arg-file")
-                || a.starts_with("-p")
-                || a.starts_with("--process-slot-var")
-        })
+    let parsed = wrapper_options(name, spec, args, cwd, ctx)?;
+    let substitutes = parsed.items.iter().any(|item| {
+        matches!(item, Item::Opt { name: opt, .. }
+            if derive::option_modifiers(spec, opt).any(|m| m == Modifier::Substitutes))
+    });
+    if substitutes
+        && children(index, analysis).any(|c| c.name().is_some_and(vouch_shell::spec::is_shell))
     {
-        return Err("`xargs` reading a file or prompting".to_owned());
+        return Err(format!(
+            "`{name}` puts its input into a shell script's text"
+        ));
     }
-    let replaces = args
-        .iter()
-        .any(|a| a.starts_with("-I") || a.starts_with("-i") || a.starts_with("--replace"));
-    if name == "xargs"
-        && replaces
-        && children(index, analysis).any(|c| c.name().is_some_and(|n| SHELLS.contains(&n)))
-    {
-        return Err("`xargs -I` substitutes its input into a shell script".to_owned());
-    }
-    let has_command = args.iter().any(|a| !a.starts_with('-'));
-    if has_command && children(index, analysis).next().is_none() {
+    if parsed.first_operand().is_some() && children(index, analysis).next().is_none() {
         return Err(format!(
             "`{name}` runs a command the analysis could not read"
         ));
@@ -1104,80 +994,9 @@ fn runner_refusal(
     Ok(())
 }
 
-/// `find` primaries that only select or print names.
-const FIND_SAFE: &[&str] = &[
-    "-name",
-    "-iname",
-    "-path",
-    "-ipath",
-    "-wholename",
-    "-iwholename",
-    "-regex",
-    "-iregex",
-    "-type",
-    "-xtype",
-    "-maxdepth",
-    "-mindepth",
-    "-mtime",
-    "-mmin",
-    "-atime",
-    "-amin",
-    "-ctime",
-    "-cmin",
-    "-newer",
-    "-size",
-    "-empty",
-    "-perm",
-    "-user",
-    "-group",
-    "-uid",
-    "-gid",
-    "-links",
-    "-inum",
-    "-samefile",
-    "-readable",
-    "-writable",
-    "-executable",
-    "-print",
-    "-print0",
-    "-printf",
-    "-ls",
-    "-prune",
-    "-quit",
-    "-not",
-    "-a",
-    "-and",
-    "-o",
-    "-or",
-    "!",
-    "(",
-    ")",
-    ",",
-    "-true",
-    "-false",
-    "-depth",
-    "-follow",
-    "-mount",
-    "-xdev",
-    "-noleaf",
-    "-regextype",
-    "-nouser",
-    "-nogroup",
-    "-lname",
-    "-ilname",
-    "-daystart",
-    "-newermt",
-    "-anewer",
-    "-cnewer",
-    "-used",
-    "-fstype",
-    "-warn",
-    "-nowarn",
-    "-ignore_readdir_race",
-];
-
-/// `find`: lists names. Refused: every action that runs, deletes or writes
-/// (`-exec`, `-execdir`, `-ok`, `-okdir`, `-delete`, `-fprint*`, `-fls`).
+/// `find`: lists names. Any primary outside the table's listing ones
+/// ([`vouch_shell::find::LISTING`]: no `-exec`, `-delete`, `-fprint`, …)
+/// refuses it.
 fn find_refusal(args: &[&str], cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
     let mut i = 0;
     let mut roots = Vec::new();
@@ -1198,7 +1017,7 @@ fn find_refusal(args: &[&str], cwd: Option<&str>, ctx: &Context<'_>) -> Result<(
             takes_value = false;
             continue;
         }
-        if !FIND_SAFE.contains(word) {
+        if !vouch_shell::find::LISTING.contains(word) {
             return Err(format!(
                 "`find` with `{word}`, which runs, deletes or writes (or is not known)"
             ));
@@ -1246,33 +1065,109 @@ fn git_after_cd(analysis: &Analysis) -> Result<(), String> {
     Ok(())
 }
 
-fn git_refusal(args: &[&str], cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
-    if let Some(why) = git::argument_refusal(args) {
-        return Err(why);
-    }
+fn git_refusal(
+    spec: &CommandSpec,
+    args: &[&str],
+    cwd: Option<&str>,
+    ctx: &Context<'_>,
+) -> Result<(), String> {
     let cwd = cwd.ok_or("git in a directory not known statically")?;
     // `git -C DIR`: the repository is DIR's.
     let mut dir = std::path::PathBuf::from(cwd);
-    let parsed = Parsed::new(&vouch_shell::options::OptionSpec::short("C:"), args);
+    let parsed = Parsed::new(&spec.options, args);
+    let mut sub_at = None;
     for item in &parsed.items {
-        if let Item::Opt {
-            name: OptName::Short('C'),
-            value: Some(v),
-            ..
-        } = item
-        {
-            let to = option_value(args, *v).ok_or("`git -C` without a directory")?;
-            dir =
-                Path::new(&absolute(to, Some(&dir.display().to_string()), ctx.home)?).to_path_buf();
-        }
-        if matches!(item, Item::Operand { .. }) {
-            break;
+        match item {
+            Item::Opt {
+                name: OptName::Short('C'),
+                value: Some(v),
+                ..
+            } => {
+                let to = option_value(args, *v).ok_or("`git -C` without a directory")?;
+                dir = Path::new(&absolute(to, Some(&dir.display().to_string()), ctx.home)?)
+                    .to_path_buf();
+            }
+            Item::Opt { name, at, .. } => {
+                derive::option_refusal("git", spec, name, args.get(*at).copied())?;
+            }
+            Item::End { .. } => {}
+            Item::Operand { at } => {
+                sub_at = Some(*at);
+                break;
+            }
+            Item::Unknown { .. } | Item::Invalid { .. } => {
+                return Err("a git global option the table does not list".to_owned());
+            }
         }
     }
-    match git::configuration_refusal(&dir, Path::new(ctx.home), ctx.git_system_config) {
+    let at = sub_at.ok_or("git without a subcommand")?;
+    let sub = args.get(at).copied().unwrap_or_default();
+    let rest = args.get(at + 1..).unwrap_or(&[]);
+    if let Some(why) = git::argument_refusal(sub, rest) {
+        return Err(why);
+    }
+    match git::repository_refusal(&dir, sub, rest, Path::new(ctx.home), ctx.git_system_config) {
         Some(why) => Err(why),
         None => Ok(()),
     }
+}
+
+/// At most this many entries of a tree searched for contents are checked
+/// before the search is not proven.
+const MAX_TREE_ENTRIES: usize = 20_000;
+
+/// What a tree search reads, checked at decision time: no entry the
+/// program would read is sensitive (`grep -r` reads `.env`; `rg` skips
+/// hidden entries), and no symbolic link in it leads to a sensitive file or
+/// a tree that may not be searched (whether or not the program follows it:
+/// `grep -R` and `rg -L` do). Every directory entry read is charged to a
+/// budget first; past it the search is not proven.
+fn tree_walk(path: &str, trees: Trees, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
+    let root = absolute(path, cwd, ctx.home)?;
+    let mut pending = vec![std::path::PathBuf::from(&root)];
+    let mut budget = MAX_TREE_ENTRIES;
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            // Not a directory (a file operand of `grep -r`) or unreadable:
+            // the program reads no more than vouch can.
+            continue;
+        };
+        for entry in entries {
+            budget = budget
+                .checked_sub(1)
+                .ok_or_else(|| format!("`{path}`: too many entries to check"))?;
+            let entry = entry.map_err(|e| format!("`{path}`: {e}"))?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if trees == Trees::SkipsHidden && name.starts_with('.') {
+                continue;
+            }
+            let full = entry.path();
+            let shown = full.display().to_string();
+            if is_sensitive_path(&shown)
+                || extra_sensitive(&shown)
+                || ctx
+                    .protected
+                    .iter()
+                    .any(|p| vouch_shell::path::is_ancestor_or_self(p, &shown))
+            {
+                return Err(format!(
+                    "`{path}` holds `{name}`, a sensitive file the search reads"
+                ));
+            }
+            let kind = entry.file_type().map_err(|e| format!("`{shown}`: {e}"))?;
+            if kind.is_symlink() {
+                match std::fs::metadata(&full) {
+                    Ok(meta) if meta.is_dir() => tree_refusal(&shown, cwd, ctx)?,
+                    Ok(_) => content_path_refusal(&shown, cwd, ctx)?,
+                    Err(_) => {}
+                }
+            } else if kind.is_dir() {
+                pending.push(full);
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

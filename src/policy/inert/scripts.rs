@@ -2,15 +2,15 @@
 //! `jq` filters): inert only when nothing in them writes, reads another
 //! file, runs a program or prints the environment.
 
-use super::table::Script;
+use vouch_shell::spec::Dialect;
 
 /// Why a program text is not inert, or `None` when it is.
-pub fn refusal(kind: Script, text: &str) -> Option<String> {
+pub fn refusal(kind: Dialect, text: &str) -> Option<String> {
     match kind {
-        Script::Pattern => None,
-        Script::Sed => sed(text),
-        Script::Awk => awk(text),
-        Script::Jq => jq(text),
+        Dialect::Pattern => None,
+        Dialect::Sed => sed(text),
+        Dialect::Awk => awk(text),
+        Dialect::Jq => jq(text),
     }
 }
 
@@ -44,8 +44,12 @@ fn sed(script: &str) -> Option<String> {
                 }
             }
             ':' | 'b' | 't' | 'T' => {
-                // A label runs to the end of the line or a `;`.
-                while rest.peek().is_some_and(|c| *c != '\n' && *c != ';') {
+                // GNU sed ends a label at a blank or a `;` (`:a w out.txt`
+                // is the label `a`, then `w out.txt`), POSIX sed at the end
+                // of the line: the shorter reading is the one that may hide
+                // a command.
+                skip_blanks(&mut rest);
+                while rest.peek().is_some_and(|c| !c.is_whitespace() && *c != ';') {
                     rest.next();
                 }
             }
@@ -182,8 +186,11 @@ fn sed_substitute(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Resul
 /// environment (`ENVIRON`). A comparison `$1 > 5` is refused too: telling
 /// it from a redirection needs awk's grammar, and the model still sees it.
 fn awk(program: &str) -> Option<String> {
+    // `ARGV`/`ARGC` choose the files awk reads (`ARGV[1] =
+    // "/proc/self/environ"; ARGC = 2` in BEGIN reads another file).
     for word in [
-        "system", "getline", "close", "fflush", "ENVIRON", "PROCINFO", "@load", "@include",
+        "system", "getline", "close", "fflush", "ENVIRON", "PROCINFO", "@load", "@include", "ARGV",
+        "ARGC",
     ] {
         if program.contains(word) {
             return Some(format!("awk program uses `{word}`"));
