@@ -25,6 +25,7 @@ mod net;
 mod opaque;
 mod paths;
 mod persist;
+mod producers;
 mod transport;
 mod trust;
 mod wipe;

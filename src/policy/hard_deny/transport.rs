@@ -343,31 +343,9 @@ fn config_file_weakening(file: &str, content: &str) -> bool {
     }
 }
 
-/// The text a command writes: `echo`/`printf` arguments, or its known
-/// standard input (`tee`).
-fn written_text(f: &Facts<'_>, i: usize) -> Option<String> {
-    let cmd = f.command(i)?;
-    match cmd.name()? {
-        "echo" | "printf" => Some(
-            cmd.args()
-                .iter()
-                .map(|a| a.as_known().unwrap_or(""))
-                .collect::<Vec<_>>()
-                .join(" ")
-                .replace("\\n", "\n")
-                .replace("\\t", " "),
-        ),
-        _ => cmd
-            .stdin_text
-            .as_ref()
-            .and_then(|v| v.as_known())
-            .map(str::to_owned),
-    }
-}
-
 fn command(f: &Facts<'_>, i: usize, around: &Around) -> Option<HardDeny> {
     let cmd = f.command(i)?;
-    if let Some(text) = written_text(f, i) {
+    if let Some(text) = f.written_text(i) {
         for touch in f.touches(i).iter() {
             if touch.role != Role::Write {
                 continue;
