@@ -496,6 +496,14 @@ impl Interp {
         state: &State,
     ) {
         let parsed = parse_args(spec, args);
+        // `-n` (`-o noexec`) reads the commands and runs none of them;
+        // an interactive shell ignores it.
+        let noexec = !parsed.has(&["i"])
+            && (parsed.has(&["n"])
+                || parsed
+                    .values(&["o"])
+                    .into_iter()
+                    .any(|v| option_value(args, v).as_known() == Some("noexec")));
         let operands = parsed.operands();
         let value_at = |k: usize| -> Option<Value> {
             operands.get(k).and_then(|&at| match args.get(at) {
@@ -535,6 +543,7 @@ impl Interp {
         // replaces what the script calls): `--rcfile`/`--init-file` for an
         // interactive shell, `$BASH_ENV` for a script, `$ENV` for `sh -i`.
         let startup = self.startup_text(&parsed, args, &child, state);
+        let script = if noexec { None } else { script };
         let script = match (startup, script) {
             (None, script) => script,
             (Some(first), Some(script)) => {

@@ -812,6 +812,14 @@ fn git_push_of_credentials(f: &mut Facts<'_>, staged: &[Staged]) -> Option<HardD
 /// `scp ~/.kube/config host:/tmp/`: a credential source with a remote
 /// destination.
 fn remote_copy(f: &mut Facts<'_>, i: usize, name: &str) -> Option<HardDeny> {
+    // `rsync -n`/`--dry-run` lists what it would send and sends nothing.
+    if name == "rsync"
+        && f.effects_of(i)
+            .and_then(|e| e.parsed.as_ref())
+            .is_some_and(|p| p.has(&["n", "dry-run"]))
+    {
+        return None;
+    }
     let touches = f.touches(i);
     let dest = touches.iter().find(|t| t.role == Role::Write)?;
     if !net::is_remote_operand(&dest.value) {
