@@ -48,7 +48,7 @@ pub(crate) fn effects(
             uploads(name, args, cmd, out);
         }
         "sed" | "gsed" | "perl" => script_files(name, parsed, args, out),
-        "dd" | "dcfldd" | "dc3dd" => dd(args, out),
+        "dd" | "dcfldd" | "dc3dd" | "ddpt" => dd(args, out),
         "ddrescue" | "gddrescue" => ddrescue(parsed, args, out),
         "tar" | "bsdtar" | "gtar" => tar(spec, args, cmd, out),
         "zip" => zip(parsed, args, out),
@@ -69,8 +69,10 @@ pub(crate) fn effects(
             }
             uploads(name, args, cmd, out);
         }
-        "nc" | "ncat" | "netcat" | "telnet" | "cryptcat" | "pwncat" | "mail" | "mailx"
-        | "sendmail" | "mutt" => peers(args, out),
+        "nc" | "ncat" | "netcat" | "telnet" | "cryptcat" | "pwncat" | "sendmail" => {
+            peers(args, out)
+        }
+        "mail" | "mailx" | "mutt" => mail(args, out),
         "socat" => socat(args, out),
         "openssl" => openssl(args, out),
         "wipefs" => wipefs(parsed, args, out),
@@ -210,6 +212,36 @@ fn peers(args: &[Arg], out: &mut Effects) {
             && !v.as_known().is_some_and(|t| t.starts_with('-'))
         {
             out.items.push((Role::Url, v.clone()));
+        }
+    }
+}
+
+/// `mail`/`mailx`/`mutt`: every operand is a recipient, and an attachment
+/// (`-a FILE`, `-A FILE`, `--attach=FILE`) is sent.
+fn mail(args: &[Arg], out: &mut Effects) {
+    let mut k = 0;
+    while let Some(a) = args.get(k) {
+        k += 1;
+        let Arg::Field(v) = a else { continue };
+        match v.as_known() {
+            Some("-a" | "-A" | "--attach") => {
+                if let Some(Arg::Field(file)) = args.get(k) {
+                    out.items.push((Role::Upload, file.clone()));
+                }
+                k += 1;
+            }
+            Some(t) if t.starts_with("--attach=") => {
+                out.items
+                    .push((Role::Upload, Value::known(t.trim_start_matches("--attach="))));
+            }
+            Some(t) if t.starts_with('-') => {
+                // `-s SUBJECT`, `-c CC`, `-b BCC`: a value that is not a
+                // recipient.
+                if matches!(t, "-s" | "-c" | "-b" | "-r" | "-S" | "-q") {
+                    k += 1;
+                }
+            }
+            _ => out.items.push((Role::Url, v.clone())),
         }
     }
 }
@@ -853,22 +885,31 @@ fn disk_tool_destroys(name: &str, words: &[&str]) -> bool {
         "sfdisk" => !has(SFDISK_READS) || has(&["--delete"]),
         "fdisk" => !has(FDISK_READS),
         "cfdisk" => true,
-        "diskutil" => has(&[
-            "eraseDisk",
-            "eraseVolume",
-            "partitionDisk",
-            "zeroDisk",
-            "randomDisk",
-            "secureErase",
-            "reformat",
-        ]),
+        // diskutil's verbs are read without regard to case
+        // (`diskutil erasedisk`).
+        "diskutil" => words.iter().any(|w| {
+            [
+                "eraseDisk",
+                "eraseVolume",
+                "partitionDisk",
+                "zeroDisk",
+                "randomDisk",
+                "secureErase",
+                "reformat",
+                "deleteContainer",
+                "deleteVolume",
+                "eraseContainer",
+            ]
+            .iter()
+            .any(|v| v.eq_ignore_ascii_case(w))
+        }),
         "cryptsetup" => has(&["luksFormat", "erase", "luksErase", "reencrypt"]),
         "hdparm" => words.iter().any(|w| {
             w.starts_with("--security-erase")
                 || *w == "--trim-sector-ranges"
                 || *w == "--write-sector"
         }),
-        "nvme" => has(&["format", "sanitize", "write-zeroes"]),
+        "nvme" => has(&["format", "sanitize", "write-zeroes", "delete-ns"]),
         "zpool" => has(&["create", "labelclear", "destroy"]),
         "mdadm" => has(&["--create", "-C", "--zero-superblock"]),
         "pvcreate" | "vgcreate" | "lvremove" => true,

@@ -37,6 +37,24 @@ fn formatter(name: &str) -> bool {
         )
 }
 
+/// Tools whose only use on a device is to destroy what it holds: given a
+/// `/dev/…` path nobody can read until run time, it is a device.
+fn destroys_what_it_is_given(name: &str) -> bool {
+    formatter(name)
+        || matches!(
+            name,
+            "dd" | "dcfldd"
+                | "dc3dd"
+                | "ddpt"
+                | "ddrescue"
+                | "wipefs"
+                | "blkdiscard"
+                | "shred"
+                | "badblocks"
+        )
+        || crate::shell::spec::PARTITIONERS.contains(&name)
+}
+
 /// Names the command gives a device before it writes them: links to a
 /// device and block-device nodes it makes, with the device each stands for.
 fn aliases(f: &Facts<'_>) -> Vec<(String, String)> {
@@ -126,6 +144,24 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
             if touch.role != Role::Write {
                 continue;
             }
+            // `dd of=/dev/$DISK`, `mkfs.ext4 /dev/$(lsblk …)`: a device
+            // named at run time, given to a tool that only destroys.
+            if destroys_what_it_is_given(&name)
+                && touch.value.candidates().iter().any(|t| {
+                    t.has_any()
+                        && super::paths::without_proc_root(t.known_prefix()).starts_with("/dev/")
+                        && !t.known_prefix().starts_with("/dev/fd/")
+                })
+            {
+                return deny(
+                    Category::DeviceDestroy,
+                    "device-destroy/device-named-at-run-time",
+                    format!(
+                        "`{name}` overwrites `{}`, a device whose name is runtime data",
+                        touch.value
+                    ),
+                );
+            }
             for target in &touch.targets {
                 let shown = match may_be_block_device(target) {
                     Some(_) if images && matches!(target, Target::Exact(p) if is_loop(p)) => {
@@ -156,7 +192,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
                         "device-destroy/partition-table",
                         "rewrites the partition table of",
                     )
-                } else if matches!(name.as_str(), "dd" | "dcfldd" | "dc3dd" | "ddrescue") {
+                } else if matches!(name.as_str(), "dd" | "dcfldd" | "dc3dd" | "ddpt" | "ddrescue") {
                     ("device-destroy/dd-to-device", "`dd` overwrites")
                 } else if name == "shred" {
                     ("device-destroy/shred-device", "`shred` overwrites")
@@ -196,7 +232,7 @@ fn volume_destroyer(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
         .filter(|w| !w.starts_with('-'))
         .collect();
     let destroyed: Option<String> = match name {
-        "lvremove" | "vgremove" | "pvremove" => {
+        "lvremove" | "vgremove" | "pvremove" | "lvreduce" => {
             let test = has(&["--test"]) || short('t');
             let help = has(&["--help", "--version"]) || short('h');
             (!test && !help && (!operands.is_empty() || has(&["-a", "--all", "--select", "-S"])))

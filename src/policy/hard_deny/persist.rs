@@ -379,9 +379,20 @@ fn admin_group(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
                 .then(|| sudo_group("adds a member to an administrators' group"))
                 .flatten()
         }
-        "adduser" | "addgroup" => adds_to_admin_group(&words)
-            .then(|| sudo_group("adds the account to an administrators' group"))
-            .flatten(),
+        "adduser" | "addgroup" => {
+            // Debian's `adduser --ingroup sudo eve` / `--gid 27`: the
+            // account's primary group.
+            let primary = words.iter().enumerate().any(|(k, w)| {
+                matches!(*w, "--ingroup" | "--gid")
+                    && words.get(k + 1).is_some_and(|g| is_admin_group(g))
+                    || w.strip_prefix("--ingroup=")
+                        .or_else(|| w.strip_prefix("--gid="))
+                        .is_some_and(is_admin_group)
+            });
+            (primary || adds_to_admin_group(&words))
+                .then(|| sudo_group("adds the account to an administrators' group"))
+                .flatten()
+        }
         "visudo" | "vipw" | "vigr" => cmd
             .assignments
             .iter()

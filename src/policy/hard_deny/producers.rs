@@ -37,6 +37,7 @@ const AZURE: &[&str] = &[
     "azurecr.io",
 ];
 const HEROKU: &[&str] = &["heroku.com"];
+const GITLAB: &[&str] = &["gitlab.com"];
 const NONE: &[&str] = &[];
 
 /// One producer: the program, the words that must follow it in order
@@ -77,6 +78,7 @@ const PRODUCERS: &[Producer] = &[
     ),
     p(&["aws"], &["sts", "get-federation-token"], &[], AWS),
     p(&["aws"], &["ecr", "get-login-password"], &[], AWS),
+    p(&["aws"], &["ecr", "get-login"], &[], AWS),
     p(&["aws"], &["ecr-public", "get-login-password"], &[], AWS),
     p(
         &["aws"],
@@ -125,6 +127,14 @@ const PRODUCERS: &[Producer] = &[
     p(&["az"], &["keyvault", "secret", "show"], &[], NONE),
     p(&["az"], &["ad", "sp", "create-for-rbac"], &[], NONE),
     p(&["heroku"], &["auth:token"], &[], HEROKU),
+    p(&["glab"], &["auth", "status"], &["-t", "--show-token"], GITLAB),
+    p(&["glab"], &["config", "get", "token"], &[], GITLAB),
+    p(&["lpass"], &["show"], &[], NONE),
+    p(&["keepassxc-cli"], &["show"], &[], NONE),
+    p(&["doppler"], &["secrets"], &[], NONE),
+    p(&["infisical"], &["export"], &[], NONE),
+    p(&["chamber"], &["export"], &[], NONE),
+    p(&["bw"], &["export"], &[], NONE),
     p(&["vault"], &["read"], &[], NONE),
     p(&["vault"], &["kv", "get"], &[], NONE),
     p(&["vault"], &["token", "create"], &[], NONE),
@@ -241,6 +251,21 @@ pub(super) fn credential_output(f: &Facts<'_>, i: usize) -> Option<Produced> {
             return environment();
         }
         _ => {}
+    }
+    // `kubectl get secret NAME -o yaml`: the secret's values (base64).
+    if matches!(name, "kubectl" | "oc")
+        && in_order(&words, &["get"])
+        && words
+            .iter()
+            .any(|w| *w == "secret" || *w == "secrets" || w.starts_with("secret/"))
+        && words.iter().any(|w| {
+            *w == "-o" || *w == "--output" || w.starts_with("-o") || w.starts_with("--output=")
+        })
+    {
+        return Some(Produced {
+            what: "`kubectl get secret -o …`".to_owned(),
+            audience: NONE,
+        });
     }
     // `docker-credential-desktop get`, `docker-credential-pass get`.
     if name.starts_with("docker-credential-") && words.contains(&"get") {

@@ -343,7 +343,7 @@ pub(super) fn flag_weakens(word: &str, next: Option<&str>) -> Option<String> {
 /// (`cockroach start --insecure` runs without TLS at all).
 const INSECURE_TOOLS: &[&str] = &[
     "argocd", "crane", "gcrane", "grpcurl", "mc", "oras", "regctl", "talosctl", "go", "helm",
-    "cosign", "notation", "skopeo", "k6", "hey", "vegeta",
+    "cosign", "notation", "vegeta", "conda", "mamba", "micromamba",
 ];
 
 /// `--insecure`, `-insecure`, `--insecure=true` for [`INSECURE_TOOLS`].
@@ -473,6 +473,15 @@ pub(super) fn tool_config(name: &str, words: &[&str]) -> Option<(&'static str, S
                 )
             })
         }
+        // `kubectl config set clusters.prod.insecure-skip-tls-verify true`.
+        "kubectl" | "oc" => lower
+            .iter()
+            .enumerate()
+            .find(|(k, w)| {
+                w.ends_with("insecure-skip-tls-verify")
+                    && lower.get(k + 1).is_some_and(|v| truthy(v))
+            })
+            .map(|(_, w)| (off, format!("`{name} config set {w} true` skips TLS verification"))),
         "gsutil" => lower
             .iter()
             .any(|w| {
