@@ -97,7 +97,7 @@ struct CorpusFile {
     red_team: bool,
 }
 
-const FILES: [CorpusFile; 14] = [
+const FILES: [CorpusFile; 16] = [
     CorpusFile {
         name: "hard_deny.jsonl",
         at_least: 20,
@@ -141,6 +141,12 @@ const FILES: [CorpusFile; 14] = [
         red_team: true,
     },
     CorpusFile {
+        name: "hard_deny_tables.jsonl",
+        at_least: 250,
+        kind: Kind::Denies,
+        red_team: true,
+    },
+    CorpusFile {
         name: "benign.jsonl",
         at_least: 20,
         kind: Kind::Benign,
@@ -179,6 +185,12 @@ const FILES: [CorpusFile; 14] = [
     CorpusFile {
         name: "benign_mechanisms.jsonl",
         at_least: 40,
+        kind: Kind::Benign,
+        red_team: true,
+    },
+    CorpusFile {
+        name: "benign_tables.jsonl",
+        at_least: 150,
         kind: Kind::Benign,
         red_team: true,
     },

@@ -305,6 +305,9 @@ impl Interp {
         if name == "curl" {
             self.curl_configs(index, args, &state);
         }
+        if spec::WGET.contains(&name.as_str()) {
+            self.wget_configs(index, args, assigns, &state);
+        }
         if spec::PACKAGE_RUNNERS.contains(&name.as_str())
             || spec::PACKAGE_MANAGERS.contains(&name.as_str())
         {
@@ -511,6 +514,14 @@ impl Interp {
         state: &State,
     ) {
         let parsed = parse_args(spec, args);
+        // `-n` (`-o noexec`) reads the commands and runs none of them;
+        // an interactive shell ignores it.
+        let noexec = !parsed.has(&["i"])
+            && (parsed.has(&["n"])
+                || parsed
+                    .values(&["o"])
+                    .into_iter()
+                    .any(|v| option_value(args, v).as_known() == Some("noexec")));
         let operands = parsed.operands();
         let value_at = |k: usize| -> Option<Value> {
             operands.get(k).and_then(|&at| match args.get(at) {
@@ -550,6 +561,7 @@ impl Interp {
         // replaces what the script calls): `--rcfile`/`--init-file` for an
         // interactive shell, `$BASH_ENV` for a script, `$ENV` for `sh -i`.
         let startup = self.startup_text(&parsed, args, &child, state);
+        let script = if noexec { None } else { script };
         let script = match (startup, script) {
             (None, script) => script,
             (Some(first), Some(script)) => {
@@ -935,6 +947,59 @@ impl Interp {
                 };
                 let mut argv = vec![Arg::known("curl")];
                 argv.extend(curl_config_words(config).iter().map(|w| Arg::known(w)));
+                if argv.len() > 1 {
+                    self.spawn(index, argv, Vec::new(), None, state.clone());
+                }
+            }
+        }
+    }
+
+    /// wget's startup file, named by `--config FILE` or `WGETRC=FILE`, when
+    /// its text is known (a process substitution, a file written earlier):
+    /// each setting line is what `-e LINE` would say, recorded as a `wget
+    /// -e …` the first one runs, so `check_certificate = off` there is
+    /// judged like the option.
+    fn wget_configs(
+        &mut self,
+        index: Option<usize>,
+        args: &[Arg],
+        assigns: &[(String, Value)],
+        state: &State,
+    ) {
+        let mut files: Vec<Arg> = Vec::new();
+        for (k, a) in args.iter().enumerate() {
+            let Arg::Field(v) = a else { continue };
+            if v.as_known() == Some("--config") {
+                files.extend(args.get(k + 1).cloned());
+            } else if v
+                .candidates()
+                .iter()
+                .any(|t| t.known_prefix().starts_with("--config="))
+            {
+                files.push(Arg::Field(drop_prefix(v, "--config=".len())));
+            }
+        }
+        files.extend(
+            assigns
+                .iter()
+                .filter(|(n, _)| n == "WGETRC")
+                .map(|(_, v)| Arg::Field(v.clone())),
+        );
+        for file in files {
+            let Some(text) = self.file_text(&file, state) else {
+                continue;
+            };
+            for candidate in text.candidates() {
+                let Some(config) = candidate.as_known() else {
+                    continue;
+                };
+                let mut argv = vec![Arg::known("wget")];
+                for line in config.lines().map(str::trim) {
+                    if !line.is_empty() && !line.starts_with('#') {
+                        argv.push(Arg::known("-e"));
+                        argv.push(Arg::known(line));
+                    }
+                }
                 if argv.len() > 1 {
                     self.spawn(index, argv, Vec::new(), None, state.clone());
                 }

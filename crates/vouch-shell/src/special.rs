@@ -48,7 +48,8 @@ pub(crate) fn effects(
             uploads(name, args, cmd, out);
         }
         "sed" | "gsed" | "perl" => script_files(name, parsed, args, out),
-        "dd" => dd(args, out),
+        "dd" | "dcfldd" | "dc3dd" | "ddpt" => dd(args, out),
+        "ddrescue" | "gddrescue" => ddrescue(parsed, args, out),
         "tar" | "bsdtar" | "gtar" => tar(spec, args, cmd, out),
         "zip" => zip(parsed, args, out),
         "unzip" => unzip(parsed, args, cmd, out),
@@ -68,8 +69,10 @@ pub(crate) fn effects(
             }
             uploads(name, args, cmd, out);
         }
-        "nc" | "ncat" | "netcat" | "telnet" | "cryptcat" | "pwncat" | "mail" | "mailx"
-        | "sendmail" | "mutt" => peers(args, out),
+        "nc" | "ncat" | "netcat" | "telnet" | "cryptcat" | "pwncat" | "sendmail" => {
+            peers(args, out)
+        }
+        "mail" | "mailx" | "mutt" => mail(args, out),
         "socat" => socat(args, out),
         "openssl" => openssl(args, out),
         "wipefs" => wipefs(parsed, args, out),
@@ -123,6 +126,18 @@ fn dd(args: &[Arg], out: &mut Effects) {
         } else if let Some(p) = after_prefix(v, "if=") {
             out.items.push((Role::Read, p));
         }
+    }
+}
+
+/// `ddrescue INFILE OUTFILE [MAPFILE]`: the output is written (a device
+/// only with `-f`, which ddrescue demands for one).
+fn ddrescue(parsed: &Parsed, args: &[Arg], out: &mut Effects) {
+    let mut it = operands(parsed, args).into_iter();
+    if let Some(input) = it.next() {
+        out.items.push((Role::Read, input));
+    }
+    if let Some(output) = it.next() {
+        out.items.push((Role::Write, output));
     }
 }
 
@@ -201,6 +216,36 @@ fn peers(args: &[Arg], out: &mut Effects) {
     }
 }
 
+/// `mail`/`mailx`/`mutt`: every operand is a recipient, and an attachment
+/// (`-a FILE`, `-A FILE`, `--attach=FILE`) is sent.
+fn mail(args: &[Arg], out: &mut Effects) {
+    let mut k = 0;
+    while let Some(a) = args.get(k) {
+        k += 1;
+        let Arg::Field(v) = a else { continue };
+        match v.as_known() {
+            Some("-a" | "-A" | "--attach") => {
+                if let Some(Arg::Field(file)) = args.get(k) {
+                    out.items.push((Role::Upload, file.clone()));
+                }
+                k += 1;
+            }
+            Some(t) if t.starts_with("--attach=") => {
+                out.items
+                    .push((Role::Upload, Value::known(t.trim_start_matches("--attach="))));
+            }
+            Some(t) if t.starts_with('-') => {
+                // `-s SUBJECT`, `-c CC`, `-b BCC`: a value that is not a
+                // recipient.
+                if matches!(t, "-s" | "-c" | "-b" | "-r" | "-S" | "-q") {
+                    k += 1;
+                }
+            }
+            _ => out.items.push((Role::Url, v.clone())),
+        }
+    }
+}
+
 /// awk reads its file operands (after the program, unless `-f`, `-e`,
 /// `--source` or `-E` gave it; `NAME=value` operands are assignments);
 /// gawk's `-i inplace` (the `inplace` extension) rewrites each of them.
@@ -257,12 +302,7 @@ fn badblocks(parsed: &Parsed, args: &[Arg], out: &mut Effects) {
 
 /// `mkfs*` and friends write their device unless only asked what they would do.
 fn formatter(name: &str, parsed: &Parsed, args: &[Arg], out: &mut Effects) {
-    if known_args(args).iter().any(|a| {
-        matches!(
-            a,
-            Some("-n" | "--no-act" | "--help" | "-V" | "--version" | "-h")
-        )
-    }) {
+    if formatter_dry_run(name, &known_args(args)) {
         return;
     }
     for v in operands(parsed, args) {
@@ -278,6 +318,43 @@ fn formatter(name: &str, parsed: &Parsed, args: &[Arg], out: &mut Effects) {
     }
 }
 
+/// Whether this formatter run only prints what it would do. The dry-run
+/// letter is each tool's own: `-n` for mke2fs and mkntfs, `-N` for
+/// mkfs.xfs and BSD newfs; elsewhere those letters take a value
+/// (`mkfs.vfat -n LABEL`, `mkfs.xfs -n size=…`, `mke2fs -N INODES`), so
+/// they change nothing. `--help` and `--version` print and exit.
+fn formatter_dry_run(name: &str, words: &[Option<&str>]) -> bool {
+    let fs_type = words
+        .iter()
+        .position(|w| *w == Some("-t"))
+        .and_then(|at| words.get(at + 1).copied().flatten());
+    let family = match (name, fs_type) {
+        ("mkfs", Some(t)) => t.to_owned(),
+        (n, _) => n
+            .strip_prefix("mkfs.")
+            .or_else(|| n.strip_prefix("mke2fs").map(|_| "ext2"))
+            .or_else(|| n.strip_prefix("mkntfs").map(|_| "ntfs"))
+            .unwrap_or(n)
+            .to_owned(),
+    };
+    // Letters of options that take no value, which getopt lets a cluster
+    // hold together with the dry-run letter (`-Fn`).
+    let (letter, flags): (char, &str) = match family.as_str() {
+        "ext2" | "ext3" | "ext4" => ('n', "cFjnqSvDK"),
+        "ntfs" => ('n', "nfqvFQIC"),
+        "xfs" => ('N', "NfKq"),
+        "newfs" | "newfs_msdos" | "newfs_udf" => ('N', "N"),
+        _ => ('\0', ""),
+    };
+    words.iter().flatten().any(|w| {
+        matches!(*w, "--help" | "--version")
+            || (family == "ntfs" && *w == "--no-action")
+            || w.strip_prefix('-').is_some_and(|c| {
+                !c.starts_with('-') && c.contains(letter) && c.chars().all(|x| flags.contains(x))
+            })
+    })
+}
+
 fn is_formatter(name: &str) -> bool {
     name == "mkfs"
         || name.starts_with("mkfs.")
@@ -291,6 +368,9 @@ fn is_formatter(name: &str) -> bool {
                 | "newfs"
                 | "newfs_apfs"
                 | "newfs_hfs"
+                | "mkreiserfs"
+                | "mkudffs"
+                | "mkexfatfs"
                 | "wipefs"
                 | "blkdiscard"
         )
@@ -658,6 +738,15 @@ fn openssl(args: &[Arg], out: &mut Effects) {
             Arg::Unknown(_) => None,
         });
         match opt {
+            // A TLS client's key and certificate authenticate it to the
+            // server: used here, not sent.
+            "-key" | "-cert" | "-pass" | "-CAfile" | "-cert_chain" if network => {
+                if let Some(v) = value {
+                    out.items.push((Role::Value, v));
+                }
+                k += 2;
+                continue;
+            }
             "-in" | "-inkey" | "-key" | "-infiles" | "-kfile" | "-pass" => {
                 if let Some(v) = value {
                     out.items.push((Role::Read, v));
@@ -796,22 +885,31 @@ fn disk_tool_destroys(name: &str, words: &[&str]) -> bool {
         "sfdisk" => !has(SFDISK_READS) || has(&["--delete"]),
         "fdisk" => !has(FDISK_READS),
         "cfdisk" => true,
-        "diskutil" => has(&[
-            "eraseDisk",
-            "eraseVolume",
-            "partitionDisk",
-            "zeroDisk",
-            "randomDisk",
-            "secureErase",
-            "reformat",
-        ]),
+        // diskutil's verbs are read without regard to case
+        // (`diskutil erasedisk`).
+        "diskutil" => words.iter().any(|w| {
+            [
+                "eraseDisk",
+                "eraseVolume",
+                "partitionDisk",
+                "zeroDisk",
+                "randomDisk",
+                "secureErase",
+                "reformat",
+                "deleteContainer",
+                "deleteVolume",
+                "eraseContainer",
+            ]
+            .iter()
+            .any(|v| v.eq_ignore_ascii_case(w))
+        }),
         "cryptsetup" => has(&["luksFormat", "erase", "luksErase", "reencrypt"]),
         "hdparm" => words.iter().any(|w| {
             w.starts_with("--security-erase")
                 || *w == "--trim-sector-ranges"
                 || *w == "--write-sector"
         }),
-        "nvme" => has(&["format", "sanitize", "write-zeroes"]),
+        "nvme" => has(&["format", "sanitize", "write-zeroes", "delete-ns"]),
         "zpool" => has(&["create", "labelclear", "destroy"]),
         "mdadm" => has(&["--create", "-C", "--zero-superblock"]),
         "pvcreate" | "vgcreate" | "lvremove" => true,
@@ -935,6 +1033,17 @@ fn uploads(name: &str, args: &[Arg], cmd: &Command, out: &mut Effects) {
                     }
                     push_local(out, v);
                 }
+            }
+        }
+        // `tftp HOST -c put FILE [REMOTE]`: the rest of the line is one
+        // tftp command.
+        "tftp" => {
+            let at = words.iter().position(|w| *w == Some("-c"));
+            if let Some(at) = at
+                && words.get(at + 1) == Some(&Some("put"))
+                && let Some(Arg::Field(file)) = args.get(at + 2)
+            {
+                out.items.push((Role::Upload, file.clone()));
             }
         }
         "croc" | "magic-wormhole" | "wormhole" | "ffsend" | "transfer" => {

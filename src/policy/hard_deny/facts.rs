@@ -162,6 +162,96 @@ impl<'a> Facts<'a> {
         touches
     }
 
+    /// The values of command `i`'s options `names`, as its spec parses them
+    /// (`-Gwheel`, `--groups=sudo`, `--gr sudo`, `-aG sudo`).
+    pub(crate) fn option_values(&self, i: usize, names: &[&str]) -> Vec<Value> {
+        use crate::shell::Arg;
+        use crate::shell::options::OptValue;
+        let (Some(cmd), Some(parsed)) = (
+            self.command(i),
+            self.effects_of(i).and_then(|e| e.parsed.as_ref()),
+        ) else {
+            return Vec::new();
+        };
+        let args = cmd.args();
+        parsed
+            .values(names)
+            .into_iter()
+            .filter_map(|v| match v {
+                OptValue::Next { at } => match args.get(at) {
+                    Some(Arg::Field(v)) => Some(v.clone()),
+                    _ => None,
+                },
+                OptValue::Attached { at, offset } => match args.get(at) {
+                    Some(Arg::Field(v)) => {
+                        let head = v
+                            .candidates()
+                            .first()?
+                            .known_prefix()
+                            .get(..offset)?
+                            .to_owned();
+                        crate::shell::effects::after_prefix(v, &head)
+                    }
+                    _ => None,
+                },
+            })
+            .collect()
+    }
+
+    /// The text command `i` writes, when it is known: `echo`/`printf`
+    /// arguments (with `\n` and `\t` as the escapes they usually are), its
+    /// known standard input (`tee`, `cat <<EOF`), or the text a `sed`
+    /// script inserts (each `s` command's replacement, `a`/`i`/`c` text;
+    /// what `sed` only matches is not written).
+    pub(crate) fn written_text(&self, i: usize) -> Option<String> {
+        let cmd = self.command(i)?;
+        let known = |a: &crate::shell::Arg| a.as_known().unwrap_or("").to_owned();
+        match cmd.name()? {
+            "echo" | "printf" => Some(
+                cmd.args()
+                    .iter()
+                    .map(known)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .replace("\\n", "\n")
+                    .replace("\\t", " "),
+            ),
+            "sed" | "gsed" => {
+                let scripts: Vec<String> = self
+                    .effects_of(i)?
+                    .with(&[Role::Value])
+                    .chain(self.option_values(i, &["e", "expression"]).iter())
+                    .map(|v| v.as_known().map(sed_inserted_text))
+                    .collect::<Option<Vec<_>>>()?;
+                (!scripts.is_empty()).then(|| scripts.join("\n"))
+            }
+            _ => cmd
+                .stdin_text
+                .as_ref()
+                .and_then(|v| v.as_known())
+                .map(str::to_owned),
+        }
+    }
+
+    /// The operands of command `i` as its spec parses them.
+    pub(crate) fn operand_values(&self, i: usize) -> Vec<Value> {
+        use crate::shell::Arg;
+        let (Some(cmd), Some(parsed)) = (
+            self.command(i),
+            self.effects_of(i).and_then(|e| e.parsed.as_ref()),
+        ) else {
+            return Vec::new();
+        };
+        parsed
+            .operands()
+            .into_iter()
+            .filter_map(|at| match cmd.args().get(at) {
+                Some(Arg::Field(v)) => Some(v.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Could `target` name exactly `path`?
     pub(crate) fn names(&mut self, target: &Target, path: &str) -> bool {
         match target {
@@ -206,5 +296,125 @@ impl<'a> Facts<'a> {
         }
         self.work_left -= cost;
         true
+    }
+}
+
+/// The text a `sed` script puts into the file: the replacement of each
+/// `s` command and the text of `a`, `i` and `c`. Addresses, regular
+/// expressions and the other commands write nothing of their own.
+pub(crate) fn sed_inserted_text(script: &str) -> String {
+    let chars: Vec<char> = script.chars().collect();
+    let mut out = String::new();
+    let mut k = 0;
+    // Reads up to the next unescaped `delim`, returning what was read.
+    let delimited = |k: &mut usize, delim: char| -> String {
+        let mut part = String::new();
+        while let Some(&c) = chars.get(*k) {
+            *k += 1;
+            if c == '\\' {
+                if let Some(&n) = chars.get(*k) {
+                    *k += 1;
+                    if n == 'n' {
+                        part.push('\n');
+                    } else {
+                        part.push(n);
+                    }
+                }
+                continue;
+            }
+            if c == delim {
+                break;
+            }
+            part.push(c);
+        }
+        part
+    };
+    while let Some(&c) = chars.get(k) {
+        match c {
+            ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' | ',' | '$' | '0'..='9' | '~' | '+' => {
+                k += 1;
+            }
+            '/' => {
+                k += 1;
+                delimited(&mut k, '/');
+            }
+            '\\' => {
+                // `\cREGEXc`: an address with its own delimiter.
+                k += 1;
+                if let Some(&d) = chars.get(k) {
+                    k += 1;
+                    delimited(&mut k, d);
+                }
+            }
+            '#' => {
+                while chars.get(k).is_some_and(|c| *c != '\n') {
+                    k += 1;
+                }
+            }
+            's' | 'y' => {
+                k += 1;
+                let Some(&d) = chars.get(k) else { break };
+                k += 1;
+                delimited(&mut k, d);
+                let replacement = delimited(&mut k, d);
+                if c == 's' {
+                    out.push_str(&replacement);
+                    out.push('\n');
+                }
+                // Flags (`g`, `w FILE`) run to the end of the command.
+                while chars.get(k).is_some_and(|c| !matches!(c, ';' | '\n' | '}')) {
+                    k += 1;
+                }
+            }
+            'a' | 'i' | 'c' => {
+                k += 1;
+                let mut text = String::new();
+                while let Some(&c) = chars.get(k) {
+                    k += 1;
+                    if c == '\n' {
+                        break;
+                    }
+                    text.push(c);
+                }
+                let text = text.trim_start();
+                let text = text.strip_prefix('\\').unwrap_or(text).trim_start();
+                out.push_str(&text.replace("\\n", "\n"));
+                out.push('\n');
+            }
+            _ => {
+                // Any other command (`d`, `p`, `q`, `r FILE`, `w FILE`, `e`):
+                // to the end of the command.
+                while chars.get(k).is_some_and(|c| !matches!(c, ';' | '\n' | '}')) {
+                    k += 1;
+                }
+                if chars.get(k).is_some() {
+                    k += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sed_inserted_text;
+
+    #[test]
+    fn sed_writes_replacements_and_inserted_text() {
+        assert_eq!(
+            sed_inserted_text("s/^#\\?PermitRootLogin.*/PermitRootLogin yes/"),
+            "PermitRootLogin yes\n"
+        );
+        assert_eq!(
+            sed_inserted_text("s/^PermitRootLogin yes/PermitRootLogin no/"),
+            "PermitRootLogin no\n"
+        );
+        assert_eq!(
+            sed_inserted_text("1i auth sufficient pam_permit.so"),
+            "auth sufficient pam_permit.so\n"
+        );
+        assert_eq!(sed_inserted_text("/PermitRootLogin/d"), "");
+        assert_eq!(sed_inserted_text("$a export X=0"), "export X=0\n");
     }
 }

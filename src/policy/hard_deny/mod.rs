@@ -25,6 +25,9 @@ mod net;
 mod opaque;
 mod paths;
 mod persist;
+mod producers;
+mod startup;
+mod switches;
 mod transport;
 mod trust;
 mod wipe;
@@ -206,6 +209,16 @@ fn judge(analysis: &shell::Analysis, env: &Env, limits: &Limits, depth: u32) -> 
         for script in opaque::embedded_scripts(&facts) {
             if let Verdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
                 d.rationale = format!("code handed to a shell (`{script}`): {}", d.rationale);
+                return Verdict::Deny(d);
+            }
+        }
+        // Text a later shell runs: a startup file's new lines, an alias.
+        for script in startup::later_scripts(&facts) {
+            if let Verdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
+                d.rationale = format!(
+                    "code left for later shells to run (`{script}`): {}",
+                    d.rationale
+                );
                 return Verdict::Deny(d);
             }
         }

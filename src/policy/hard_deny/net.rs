@@ -18,6 +18,20 @@ pub(crate) fn is_loopback_url(text: &str) -> bool {
     is_loopback_host(host)
 }
 
+/// The host (lower case, IPv6 without brackets) of a URL or a bare
+/// `host[:port][/path]` (`nc host 80`, `ssh user@host`).
+pub(crate) fn url_host(text: &str) -> Option<String> {
+    let rest = text.split_once("://").map_or(text, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    (!host.is_empty()).then(|| host.trim_end_matches('.').to_ascii_lowercase())
+}
+
 /// The host (lower case, IPv6 without brackets) and port of an absolute
 /// URL, the port defaulting by scheme (`https` 443, `http` 80).
 pub(crate) fn url_host_port(url: &str) -> Option<(String, String)> {

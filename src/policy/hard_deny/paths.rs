@@ -267,17 +267,47 @@ const NOT_DEVICES: &[&str] = &[
     "gpiochip0",
 ];
 
-/// Prefixes of block-device (and raw memory) names under `/dev`.
+/// Prefixes of block-device (and raw memory) names under `/dev`: Linux
+/// (`sd`, `nvme`, `mmcblk`, `xvd`, `vd`, `md`, `dm-`, `loop`, `pmem`, …),
+/// macOS (`disk`, `rdisk`), the BSDs (`ada`, `da`, `wd`), and the
+/// directories of aliases (`disk/by-id/`, `mapper/`, `block/`, `zvol/`).
 const DEVICE_PREFIXES: &[&str] = &[
     "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "loop", "md", "dm-", "sr", "disk", "rdisk",
     "mapper/", "root", "mem", "kmem", "port", "nbd", "rbd", "zd", "bcache", "ubd", "block/", "ram",
-    "fd0", "sg", "st", "nst", "mtd", "xvd", "zvol/", "iscsi", "bsg/", "ubi", "md/",
+    "fd0", "sg", "st", "nst", "mtd", "zvol/", "iscsi", "bsg/", "ubi", "md/", "pmem", "ada", "da",
+    "wd", "emmc", "cciss/", "drbd", "rsxx", "skd", "vdisk",
 ];
 
+/// `path` with every `/proc/PID/root` (`self`, `thread-self`, a number)
+/// removed from its front: the root directory as that process sees it,
+/// which is `/` for the agent's own processes (`/proc/self/root/dev/sda`
+/// is `/dev/sda`).
+pub(crate) fn without_proc_root(path: &str) -> &str {
+    let mut rest = path;
+    for _ in 0..8 {
+        let Some(after) = rest.strip_prefix("/proc/") else {
+            break;
+        };
+        let Some((pid, tail)) = after.split_once('/') else {
+            break;
+        };
+        let is_process =
+            matches!(pid, "self" | "thread-self") || pid.bytes().all(|b| b.is_ascii_digit());
+        match tail.strip_prefix("root") {
+            Some(t) if is_process && (t.is_empty() || t.starts_with('/')) => {
+                rest = if t.is_empty() { "/" } else { t };
+            }
+            _ => break,
+        }
+    }
+    rest
+}
+
 /// A block device (or raw memory) whose overwrite destroys data: Linux
-/// names, macOS `disk2`/`rdisk2`, LVM `/dev/VG/LV`, `/dev/disk/by-*/…`.
+/// names, macOS `disk2`/`rdisk2`, LVM `/dev/VG/LV`, `/dev/disk/by-*/…`,
+/// also reached through `/proc/self/root`.
 pub(crate) fn is_block_device(path: &str) -> bool {
-    let Some(rest) = path.strip_prefix("/dev/") else {
+    let Some(rest) = without_proc_root(path).strip_prefix("/dev/") else {
         return false;
     };
     if rest.is_empty()
@@ -307,6 +337,8 @@ pub(crate) fn may_be_block_device(target: &Target) -> Option<String> {
                 "/dev/disk2",
                 "/dev/mmcblk0",
                 "/dev/xvda",
+                "/proc/self/root/dev/sda",
+                "/proc/1/root/dev/sda",
             ];
             probes
                 .iter()
@@ -370,6 +402,13 @@ mod tests {
             "/dev/rdisk2",
             "/dev/vg0/root",
             "/dev/mapper/x",
+            "/proc/self/root/dev/sda",
+            "/proc/1/root/dev/nvme0n1p1",
+            "/proc/thread-self/root/proc/self/root/dev/xvda",
+            "/dev/md127",
+            "/dev/dm-3",
+            "/dev/pmem0",
+            "/dev/ada0",
         ] {
             assert!(is_block_device(d), "{d}");
         }
@@ -380,6 +419,10 @@ mod tests {
             "/dev/pts/0",
             "/dev/fd/3",
             "/dev/stdout",
+            "/proc/self/root/dev/null",
+            "/proc/self/fd/1",
+            "/proc/x/root/dev/sda",
+            "/dev/ttyUSB0",
         ] {
             assert!(!is_block_device(d), "{d}");
         }

@@ -18,7 +18,7 @@ use crate::shell::spec::{Modifier, Role};
 use crate::shell::{Arg, Value};
 
 use super::facts::Facts;
-use super::{Category, HardDeny, deny, net};
+use super::{Category, HardDeny, deny, net, switches};
 
 /// Values git reads as false.
 fn falsey(text: &str) -> bool {
@@ -125,6 +125,38 @@ fn env_pairs(f: &Facts<'_>, i: usize) -> Vec<(String, Value)> {
         return Vec::new();
     };
     let mut out: Vec<(String, Value)> = cmd.assignments.clone();
+    // The environment a container is given (`docker run -e K=V`) and the
+    // one `go env -w K=V` writes for every later `go`.
+    let words: Vec<&str> = cmd
+        .args()
+        .iter()
+        .map(|a| a.as_known().unwrap_or(""))
+        .collect();
+    let passes_env = match cmd.name() {
+        Some("docker" | "podman" | "nerdctl") => words
+            .iter()
+            .any(|w| matches!(*w, "run" | "create" | "exec")),
+        Some("go") => words.first() == Some(&"env") && words.contains(&"-w"),
+        _ => false,
+    };
+    if passes_env {
+        for (k, w) in words.iter().enumerate() {
+            let pair = match *w {
+                "-e" | "--env" | "-w" => words.get(k + 1).copied(),
+                other => other
+                    .strip_prefix("--env=")
+                    .or_else(|| other.strip_prefix("-e").filter(|r| r.contains('=')))
+                    .or_else(|| {
+                        (cmd.name() == Some("go") && !other.starts_with('-')).then_some(other)
+                    }),
+            };
+            if let Some((name, value)) = pair.and_then(|p| p.split_once('='))
+                && !name.is_empty()
+            {
+                out.push((name.to_owned(), Value::known(value)));
+            }
+        }
+    }
     if matches!(
         cmd.name(),
         Some("export" | "declare" | "typeset" | "readonly" | "local")
@@ -153,36 +185,20 @@ fn assignments(f: &Facts<'_>, i: usize, around: &Around) -> Option<HardDeny> {
     }
     let exempt = around.exempt_after(i);
     let get = |name: &str| pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+    // A tool's own server address, when it is loopback, keeps its
+    // verification switch local (`VAULT_ADDR=https://127.0.0.1:8200
+    // VAULT_SKIP_VERIFY=1 vault status`).
+    let local_server = |addr: &str| {
+        get(addr)
+            .and_then(Value::as_known)
+            .is_some_and(|a| net::is_loopback_url(a))
+    };
     for (name, value) in &pairs {
         let known = value.as_known();
-        let unknown_or = |p: &dyn Fn(&str) -> bool| known.is_none_or(p);
         let (rule, hit) = match name.as_str() {
-            // git disables verification when the variable is set at all.
-            "GIT_SSL_NO_VERIFY" => ("transport-security-weakening/git-ssl-no-verify", true),
-            "NODE_TLS_REJECT_UNAUTHORIZED" => (
-                "transport-security-weakening/node-tls-reject-unauthorized",
-                unknown_or(&|v| v.trim() == "0"),
-            ),
-            "PYTHONHTTPSVERIFY" => (
-                "transport-security-weakening/python-https-verify",
-                unknown_or(&|v| v.trim() == "0"),
-            ),
-            "NPM_CONFIG_STRICT_SSL" | "npm_config_strict_ssl" => (
-                "transport-security-weakening/npm-strict-ssl-off",
-                unknown_or(&|v| falsey(v) && !v.is_empty()),
-            ),
-            "UV_INSECURE_HOST"
-            | "GOINSECURE"
-            | "GONOSUMDB"
-            | "GONOSUMCHECK"
-            | "GIT_SSL_CAINFO_DISABLE" => (
-                "transport-security-weakening/tool-verify-off",
-                unknown_or(&|v| !v.is_empty()),
-            ),
-            "CURL_CA_BUNDLE" | "REQUESTS_CA_BUNDLE" | "SSL_CERT_FILE" => (
-                "transport-security-weakening/ca-bundle-off",
-                known.is_some_and(|v| v == "/dev/null"),
-            ),
+            "VAULT_SKIP_VERIFY" if local_server("VAULT_ADDR") => continue,
+            "NOMAD_SKIP_VERIFY" if local_server("NOMAD_ADDR") => continue,
+            "CONSUL_HTTP_SSL_VERIFY" if local_server("CONSUL_HTTP_ADDR") => continue,
             "PIP_TRUSTED_HOST" => {
                 let all_local =
                     known.is_some_and(|v| v.split_whitespace().all(net::is_loopback_host));
@@ -203,12 +219,25 @@ fn assignments(f: &Facts<'_>, i: usize, around: &Around) -> Option<HardDeny> {
                 let is_key = known.is_some_and(|k| ssl_verify_key(k).is_some());
                 let v = get(&format!("GIT_CONFIG_VALUE_{index}"));
                 let off = v.is_none_or(|v| v.as_known().is_none_or(falsey));
+                let downgrade = known.is_some_and(|k| {
+                    v.and_then(Value::as_known)
+                        .is_some_and(|v| switches::git_insteadof_downgrade(k, v))
+                });
+                if downgrade && !exempt {
+                    return weak(
+                        "transport-security-weakening/protocol-downgrade",
+                        format!("`{name}={value}` rewrites secure git URLs to plain `http://`"),
+                    );
+                }
                 (
                     "transport-security-weakening/git-ssl-verify-off",
                     is_key && off,
                 )
             }
-            _ => continue,
+            other => match switches::env_weakens(other, known) {
+                Some(rule) => (rule, true),
+                None => continue,
+            },
         };
         if hit && !exempt {
             return weak(
@@ -242,17 +271,15 @@ const PROXY_VARS: &[&str] = &[
     "all_proxy",
 ];
 
-/// Tool options and settings that turn verification off, by tool.
+/// Tool options and settings that turn verification off, by tool (the
+/// switches every tool shares are [`switches`]').
 fn tool_setting(name: &str, words: &[&str]) -> Option<&'static str> {
     let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
-    let has = |w: &str| lower.iter().any(|x| x == w);
-    let pair = |key: &str, falsey_next: bool| {
-        lower.iter().enumerate().any(|(k, w)| {
-            w == key
-                && lower
-                    .get(k + 1)
-                    .is_some_and(|v| !falsey_next || falsey(v) && !v.is_empty())
-        })
+    let pair = |key: &str| {
+        lower
+            .iter()
+            .enumerate()
+            .any(|(k, w)| w == key && lower.get(k + 1).is_some_and(|v| switches::falsey(v)))
     };
     let hit = match name {
         "ssh" | "scp" | "sftp" | "autossh" => lower.iter().any(|w| {
@@ -262,29 +289,27 @@ fn tool_setting(name: &str, words: &[&str]) -> Option<&'static str> {
                 && matches!(v.trim(), "no" | "off" | "accept-new" | "false"))
                 || (k == "userknownhostsfile" && v.trim() == "/dev/null")
         }),
-        "uv" | "uvx" => lower.iter().any(|w| w.starts_with("--allow-insecure-host")),
         "conda" | "mamba" | "micromamba" => {
-            pair("ssl_verify", true) || lower.iter().any(|w| w == "ssl_verify=false")
+            pair("ssl_verify") || lower.iter().any(|w| w == "ssl_verify=false")
         }
         "go" => lower.iter().any(|w| {
-            w.starts_with("goinsecure=") || w.starts_with("gonosumdb=") || w.contains("-insecure")
+            w.strip_prefix("goinsecure=")
+                .or_else(|| w.strip_prefix("gonosumdb="))
+                .is_some_and(|v| !v.is_empty())
         }),
         "composer" => {
-            pair("secure-http", true)
-                || pair("disable-tls", false) && lower.iter().any(|w| w == "true")
+            pair("secure-http")
+                || lower.iter().enumerate().any(|(k, w)| {
+                    w == "disable-tls" && lower.get(k + 1).is_some_and(|v| switches::truthy(v))
+                })
         }
-        "kubectl" | "helm" | "oc" | "argocd" => lower.iter().any(|w| {
-            w == "--insecure-skip-tls-verify"
-                || w.strip_prefix("--insecure-skip-tls-verify=")
-                    .is_some_and(|v| !falsey(v))
-                || w == "--insecure"
+        "aria2c" => lower.iter().any(|w| {
+            w.strip_prefix("--check-certificate=")
+                .is_some_and(switches::falsey)
         }),
-        "aria2c" => lower
-            .iter()
-            .any(|w| w.strip_prefix("--check-certificate=").is_some_and(falsey)),
-        "http" | "https" | "xh" | "httpie" => lower.iter().any(|w| {
-            w.strip_prefix("--verify=")
-                .is_some_and(|v| falsey(v) && !v.is_empty())
+        "http" | "https" | "xh" | "xhs" | "httpie" => lower.iter().enumerate().any(|(k, w)| {
+            w.strip_prefix("--verify=").is_some_and(switches::falsey)
+                || (w == "--verify" && lower.get(k + 1).is_some_and(|v| switches::falsey(v)))
         }),
         "lftp" => lower.iter().any(|w| {
             w.contains("ssl:verify-certificate")
@@ -293,18 +318,122 @@ fn tool_setting(name: &str, words: &[&str]) -> Option<&'static str> {
                     || w.contains(" false")
                     || w.contains("=no"))
         }),
-        "docker" | "podman" => {
-            has("--insecure-registry")
-                || lower
-                    .iter()
-                    .any(|w| w.starts_with("--insecure-registry") || w == "--tls-verify=false")
-        }
-        "gem" | "bundle" => lower
-            .iter()
-            .any(|w| w.contains("ssl_verify_mode") && w.contains('0')),
         _ => false,
     };
     hit.then_some("transport-security-weakening/tool-verify-off")
+}
+
+/// Kubernetes clients: their server is the kubeconfig's unless `--server`
+/// (or `-s`) names it.
+const KUBE_CLIENTS: &[&str] = &[
+    "kubectl",
+    "oc",
+    "helm",
+    "kubeseal",
+    "k9s",
+    "velero",
+    "flux",
+    "kustomize",
+    "istioctl",
+];
+
+/// Options that name the server a tool talks to.
+const SERVER_OPTIONS: &[&str] = &[
+    "--server",
+    "-server",
+    "--kube-apiserver",
+    "--address",
+    "-address",
+    "--addr",
+    "-http-addr",
+    "--http-addr",
+    "--endpoint-url",
+    "--endpoint",
+    "--url",
+    "-url",
+];
+
+/// Is every server command `i` talks to known and loopback (its URLs,
+/// server options, URL and registry operands)? A Kubernetes client without
+/// `--server` talks to its kubeconfig's server, which nobody can read here.
+fn talks_only_to_loopback(f: &Facts<'_>, i: usize, name: &str, words: &[&str]) -> bool {
+    let (urls, routed) = net::urls(f, i);
+    if routed {
+        return false;
+    }
+    let mut endpoints: Vec<String> = Vec::new();
+    for u in &urls {
+        match u.as_known() {
+            Some(t) => endpoints.push(t.to_owned()),
+            None => return false,
+        }
+    }
+    let kube = KUBE_CLIENTS.contains(&name);
+    let mut named_server = false;
+    for (k, w) in words.iter().enumerate() {
+        let separate = SERVER_OPTIONS.contains(w) || (kube && *w == "-s");
+        let attached = SERVER_OPTIONS
+            .iter()
+            .find_map(|o| w.strip_prefix(o).and_then(|r| r.strip_prefix('=')));
+        if separate {
+            match words.get(k + 1) {
+                Some(v) if !v.is_empty() => endpoints.push((*v).to_owned()),
+                _ => return false,
+            }
+            named_server = true;
+        } else if let Some(v) = attached {
+            endpoints.push(v.to_owned());
+            named_server = true;
+        } else if !w.starts_with('-') && w.contains("://") {
+            endpoints.push((*w).to_owned());
+        } else if !w.starts_with('-')
+            && let Some(host) = registry_host(w)
+        {
+            endpoints.push(host.to_owned());
+        }
+    }
+    if kube && !named_server {
+        return false;
+    }
+    !endpoints.is_empty()
+        && endpoints
+            .iter()
+            .all(|e| net::is_loopback_url(e) || net::is_loopback_host(e))
+}
+
+/// The registry of an image reference that names one (`localhost:5000/app`,
+/// `registry.example.com/app:1`; `alpine` names none: Docker Hub), or the
+/// host of `host:port`.
+fn registry_host(word: &str) -> Option<&str> {
+    let word = word
+        .strip_prefix("docker://")
+        .or_else(|| word.strip_prefix("oci://"))
+        .unwrap_or(word);
+    let first = word.split('/').next()?;
+    let looks_like_host = first.contains('.') || first.contains(':') || first == "localhost";
+    (looks_like_host && !first.is_empty() && !first.contains('=')).then_some(first)
+}
+
+/// The switches of [`switches`] on command `i`: a flag whose name says it
+/// skips verification, a tool's `--insecure`, a Maven property, a tool's
+/// configuration setting. Loopback-only commands are exempt from the
+/// flags, never from a configuration that outlasts them.
+fn switch_setting(f: &Facts<'_>, i: usize, name: &str, words: &[&str]) -> Option<HardDeny> {
+    let flag = words.iter().enumerate().find_map(|(k, w)| {
+        switches::flag_weakens(w, words.get(k + 1).copied())
+            .or_else(|| switches::insecure_word(name, w).then(|| (*w).to_owned()))
+            .or_else(|| switches::maven_property_weakens(w).then(|| (*w).to_owned()))
+    });
+    if let Some(flag) = flag
+        && !talks_only_to_loopback(f, i, name, words)
+    {
+        return weak(
+            "transport-security-weakening/tool-verify-off",
+            format!("`{name} {flag}` skips TLS certificate verification"),
+        );
+    }
+    let (rule, what) = switches::tool_config(name, words)?;
+    weak(rule, what)
 }
 
 /// Files whose settings turn verification off for a tool, and the text
@@ -317,6 +446,22 @@ fn config_file_weakening(file: &str, content: &str) -> bool {
         .collect::<Vec<_>>()
         .join(" ");
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let lines_compact: Vec<String> = content
+        .to_ascii_lowercase()
+        .lines()
+        .map(|l| l.chars().filter(|c| !c.is_whitespace()).collect())
+        .collect();
+    let line_value = |key: &str| -> Vec<String> {
+        lines_compact
+            .iter()
+            .filter_map(|l| l.strip_prefix(key))
+            .map(|rest| {
+                rest.trim_start_matches([':', '='])
+                    .trim_matches(['"', '\''])
+                    .to_owned()
+            })
+            .collect()
+    };
     match name.as_str() {
         ".wgetrc" | "wgetrc" => {
             compact.contains("check_certificate=off")
@@ -326,48 +471,92 @@ fn config_file_weakening(file: &str, content: &str) -> bool {
         ".curlrc" | "curlrc" => text
             .split(['\n', ' '])
             .any(|w| matches!(w, "insecure" | "-k" | "--insecure")),
+        ".gitconfig" | "config" if file.contains("/.bundle/") => {
+            line_value("bundle_ssl_verify_mode")
+                .iter()
+                .any(|v| v == "0")
+        }
         ".gitconfig" | "config" => {
             compact.contains("sslverify=false")
                 || compact.contains("sslverify=0")
                 || compact.contains("sslverify=no")
+                || git_config_downgrade(content)
         }
         ".npmrc" | ".yarnrc" | "npmrc" => {
             compact.contains("strict-ssl=false")
                 || compact.contains("strict-sslfalse")
                 || compact.contains("strict-ssl\"false")
+                || lines_compact.iter().any(|l| {
+                    l.split_once("registry").is_some_and(|(_, rest)| {
+                        switches::plain_http_remote(rest.trim_start_matches(['=', ' ', '"']))
+                    })
+                })
         }
-        ".yarnrc.yml" => compact.contains("enablestrictssl:false"),
+        ".yarnrc.yml" => {
+            compact.contains("enablestrictssl:false")
+                || line_value("npmregistryserver")
+                    .iter()
+                    .any(|v| switches::plain_http_remote(v))
+        }
         "pip.conf" | "pip.ini" => compact.contains("trusted-host"),
         ".condarc" => compact.contains("ssl_verify:false") || compact.contains("ssl_verify:no"),
+        ".gemrc" | "gemrc" => {
+            line_value(":ssl_verify_mode").iter().any(|v| v == "0")
+                || line_value("ssl_verify_mode").iter().any(|v| v == "0")
+        }
+        ".boto" | "boto.cfg" => line_value("https_validate_certificates")
+            .iter()
+            .any(|v| switches::falsey(v)),
+        "daemon.json" => docker_insecure_registries(&compact),
+        _ if file.contains("/.kube/") || name.ends_with("kubeconfig") => {
+            line_value("insecure-skip-tls-verify")
+                .iter()
+                .any(|v| switches::truthy(v))
+        }
         _ => false,
     }
 }
 
-/// The text a command writes: `echo`/`printf` arguments, or its known
-/// standard input (`tee`).
-fn written_text(f: &Facts<'_>, i: usize) -> Option<String> {
-    let cmd = f.command(i)?;
-    match cmd.name()? {
-        "echo" | "printf" => Some(
-            cmd.args()
-                .iter()
-                .map(|a| a.as_known().unwrap_or(""))
-                .collect::<Vec<_>>()
-                .join(" ")
-                .replace("\\n", "\n")
-                .replace("\\t", " "),
-        ),
-        _ => cmd
-            .stdin_text
-            .as_ref()
-            .and_then(|v| v.as_known())
-            .map(str::to_owned),
+/// A git configuration text with `[url "http://…"] insteadOf = https://…`.
+fn git_config_downgrade(content: &str) -> bool {
+    let mut base: Option<String> = None;
+    for line in content.lines() {
+        let l = line.trim();
+        if let Some(section) = l.strip_prefix('[') {
+            base = section
+                .trim_end_matches(']')
+                .trim()
+                .strip_prefix("url")
+                .map(|rest| rest.trim().trim_matches('"').to_owned());
+            continue;
+        }
+        let Some(b) = &base else { continue };
+        if let Some((k, v)) = l.split_once('=') {
+            let key = format!("url.{b}.{}", k.trim());
+            if switches::git_insteadof_downgrade(&key, v) {
+                return true;
+            }
+        }
     }
+    false
+}
+
+/// Docker's `daemon.json` listing a registry that is not loopback under
+/// `insecure-registries` (compact, lower-case text).
+fn docker_insecure_registries(compact: &str) -> bool {
+    let Some((_, rest)) = compact.split_once("\"insecure-registries\":[") else {
+        return false;
+    };
+    let list = rest.split(']').next().unwrap_or("");
+    list.split(',')
+        .map(|h| h.trim_matches('"'))
+        .filter(|h| !h.is_empty())
+        .any(|h| !net::is_loopback_url(h))
 }
 
 fn command(f: &Facts<'_>, i: usize, around: &Around) -> Option<HardDeny> {
     let cmd = f.command(i)?;
-    if let Some(text) = written_text(f, i) {
+    if let Some(text) = f.written_text(i) {
         for touch in f.touches(i).iter() {
             if touch.role != Role::Write {
                 continue;
@@ -400,6 +589,11 @@ fn command(f: &Facts<'_>, i: usize, around: &Around) -> Option<HardDeny> {
             rule,
             format!("`{name}` is told to skip TLS or host-key verification"),
         );
+    }
+    if !matches!(name.as_str(), "curl" | "curlie" | "wget" | "wget2")
+        && let Some(d) = switch_setting(f, i, &name, &words)
+    {
+        return Some(d);
     }
     let target = || {
         urls.iter()
@@ -565,6 +759,12 @@ fn git(f: &Facts<'_>, i: usize, urls: &[Value], exempt: bool) -> Option<HardDeny
             continue;
         };
         let (key, value) = text.split_once('=').unwrap_or((text, "true"));
+        if switches::git_insteadof_downgrade(key, value) && !exempt {
+            return weak(
+                "transport-security-weakening/protocol-downgrade",
+                format!("git `{key}` rewrites secure URLs to plain `http://`"),
+            );
+        }
         let Some(scope) = ssl_verify_key(key) else {
             continue;
         };
@@ -606,8 +806,14 @@ fn git(f: &Facts<'_>, i: usize, urls: &[Value], exempt: bool) -> Option<HardDeny
         j += 1;
     }
     let key = operands.first()?;
-    let scope = ssl_verify_key(key)?;
     let value = operands.get(1).copied().unwrap_or("");
+    if switches::git_insteadof_downgrade(key, value) {
+        return weak(
+            "transport-security-weakening/protocol-downgrade",
+            format!("git `{key}` rewrites secure URLs to plain `http://`"),
+        );
+    }
+    let scope = ssl_verify_key(key)?;
     let scoped_local = scope.as_deref().is_some_and(net::is_loopback_url);
     (falsey(value) && !scoped_local).then(|| HardDeny {
         category: Category::TransportSecurityWeakening,

@@ -459,9 +459,266 @@ fn find_deletes(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
     None
 }
 
+/// The files that stand for every file of a directory a harness owns
+/// whole (`.codex/**`): the configuration names harnesses use.
+const ANY_NAMES: &[&str] = &[
+    "config.toml",
+    "config.json",
+    "settings.json",
+    "hooks.json",
+    "auth.json",
+];
+
+/// Concrete names for a protected file pattern (`settings*.json` is
+/// `settings.json` and `settings.local.json`; `**` and `*` the names of
+/// [`ANY_NAMES`]).
+fn concrete_names(pattern: &[&str]) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for part in pattern {
+        let names: Vec<String> = match *part {
+            "**" | "*" => ANY_NAMES.iter().map(|n| (*n).to_owned()).collect(),
+            p if p.contains('*') => vec![p.replace('*', ""), p.replace('*', ".local")],
+            p => vec![p.to_owned()],
+        };
+        out = out
+            .iter()
+            .flat_map(|prefix| {
+                names.iter().map(move |n| {
+                    if prefix.is_empty() {
+                        n.clone()
+                    } else {
+                        format!("{prefix}/{n}")
+                    }
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// Where a harness's protected files lie (lower case, absolute): under
+/// home, under the working directory (the project), and under a project
+/// in home (`~/work/.claude/settings.json`). Pi's files and the project's
+/// `.vouch/` too.
+fn harness_probes(env: &Env) -> Vec<String> {
+    let mut files: Vec<String> = harnesses()
+        .flat_map(|p| {
+            p.files
+                .iter()
+                .flat_map(|f| concrete_names(f))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    files.extend(
+        [
+            ".pi/settings.json",
+            ".pi/sandbox.json",
+            ".pi/permissions.json",
+            ".pi/agent/settings.json",
+            ".vouch/config.toml",
+        ]
+        .map(str::to_owned),
+    );
+    let mut bases = vec![env.home.clone(), format!("{}/work", env.home)];
+    bases.extend(env.cwd.clone());
+    let mut out: Vec<String> = bases
+        .iter()
+        .flat_map(|b| {
+            files
+                .iter()
+                .map(move |f| format!("{b}/{f}").to_ascii_lowercase())
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Can the file find names `written` (lower case, as find prints it: the
+/// root as given, then the path below it) reach one of `actions`? Name
+/// and path tests are read against it; any other test may go either way.
+fn find_reaches_written(
+    expression: &[crate::shell::Arg],
+    actions: &[usize],
+    written: &str,
+) -> bool {
+    use crate::shell::find::{self, Truth};
+    use crate::shell::glob;
+    let base = written.rsplit('/').next().unwrap_or(written);
+    let truth = |name: &str, test_args: &[Option<String>]| -> Truth {
+        let Some(arg) = test_args.first().cloned().flatten() else {
+            return Truth::Maybe;
+        };
+        let matches = |subject: &str| {
+            glob::matches(
+                &glob::pattern_of(&arg.to_ascii_lowercase()),
+                subject,
+                glob::Mode::STRING,
+            )
+        };
+        let verdict = |m: bool| if m { Truth::True } else { Truth::False };
+        match name {
+            "-name" | "-iname" => verdict(matches(base)),
+            "-path" | "-ipath" | "-wholename" | "-iwholename" => verdict(matches(written)),
+            _ => Truth::Maybe,
+        }
+    };
+    find::reached_actions(expression, &truth)
+        .is_none_or(|reached| actions.iter().any(|a| reached.contains(a)))
+}
+
+/// Does a name or path test of find's `expression` select the file find
+/// names `written` (lower case)? That is what makes a selective find aim
+/// at a protected file rather than sweep past it.
+fn a_test_selects(expression: &[crate::shell::Arg], written: &str) -> bool {
+    use crate::shell::glob;
+    let base = written.rsplit('/').next().unwrap_or(written);
+    expression.windows(2).any(|w| {
+        let (Some(test), Some(arg)) = (
+            w.first().and_then(|a| a.as_known()),
+            w.get(1).and_then(|a| a.as_known()),
+        ) else {
+            return false;
+        };
+        let matches = |subject: &str| {
+            glob::matches(
+                &glob::pattern_of(&arg.to_ascii_lowercase()),
+                subject,
+                glob::Mode::STRING,
+            )
+        };
+        match test {
+            "-name" | "-iname" => matches(base),
+            "-path" | "-ipath" | "-wholename" | "-iwholename" => matches(written),
+            _ => false,
+        }
+    })
+}
+
+/// `find ROOT … -delete`, or `-exec CMD … {}` where CMD changes what it is
+/// given (`rm`, `sed -i`, `truncate`, `cp x {}`), when a protected harness
+/// file below ROOT passes find's tests: a selective test that selects the
+/// protected file itself (`-name 'settings*.json'`) is no protection
+/// (`find ~/.claude -name 'settings*.json' -delete`). A find that only
+/// sweeps (`find . -type f -delete`) reaches a harness file only if it
+/// exists, like `rm -rf .`, unless its root names the harness's own
+/// directory (`find ~/.codex -type f -delete`).
+fn find_changes_harness(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
+    let cmd = f.command(i)?;
+    if cmd.name() != Some("find") {
+        return None;
+    }
+    let args = cmd.args();
+    let first_expr = args
+        .iter()
+        .position(|a| {
+            a.as_known().is_some_and(|t| {
+                (t.starts_with('-') && t.len() > 1) || matches!(t, "(" | "!" | ")" | ",")
+            })
+        })
+        .unwrap_or(args.len());
+    let expression = args.get(first_expr..).unwrap_or(&[]);
+    let roots: Vec<String> = args
+        .iter()
+        .take(first_expr)
+        .filter_map(|a| {
+            a.as_known().map(|t| match t.trim_end_matches('/') {
+                "" if t.starts_with('/') => "/".to_owned(),
+                trimmed => trimmed.to_owned(),
+            })
+        })
+        .filter(|t| !t.starts_with('-') && !t.is_empty())
+        .collect();
+    let roots = if roots.is_empty() {
+        vec![".".to_owned()]
+    } else {
+        roots
+    };
+    // Does a command find runs change one of the paths it found?
+    let below_a_root = |text: &str| {
+        let text = text.trim_end_matches('/');
+        roots.iter().any(|r| {
+            text == r
+                || r == "/"
+                || text
+                    .strip_prefix(r.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        })
+    };
+    let execdir = expression
+        .iter()
+        .any(|a| matches!(a.as_known(), Some("-execdir" | "-okdir")));
+    let exec_changes = f.commands().any(|(j, _)| {
+        super::wipe::descends_from(f, j, i)
+            && f.touches(j).iter().any(|t| {
+                matches!(touch_of(t.role, false), Touch::Modify { .. } | Touch::Into)
+                    && (execdir
+                        || t.value
+                            .candidates()
+                            .iter()
+                            .any(|c| below_a_root(c.known_prefix())))
+            })
+    });
+    let actions: Vec<(usize, bool)> = expression
+        .iter()
+        .enumerate()
+        .filter_map(|(at, a)| match a.as_known() {
+            Some("-delete") => Some((at, true)),
+            Some("-exec" | "-execdir" | "-ok" | "-okdir") if exec_changes => Some((at, false)),
+            _ => None,
+        })
+        .collect();
+    if actions.is_empty() {
+        return None;
+    }
+    let positions: Vec<usize> = actions.iter().map(|(at, _)| *at).collect();
+    let deletes = actions.iter().all(|(_, d)| *d);
+    let skips_roots = crate::shell::find::skips_roots(expression);
+    let cwd = cmd.cwd.clone();
+    let probes = harness_probes(f.env);
+    for root in &roots {
+        for target in paths::resolve(&Value::known(root), &cwd) {
+            let Target::Exact(resolved) = lower(&target) else {
+                continue;
+            };
+            let root_is_harness = harness_config(&Target::Exact(resolved.clone()), true).is_some();
+            for probe in &probes {
+                if !paths::is_within(probe, &resolved) || (skips_roots && *probe == resolved) {
+                    continue;
+                }
+                let below = probe.get(resolved.len()..).unwrap_or("");
+                let written = format!("{}{below}", root.to_ascii_lowercase()).replace("//", "/");
+                let named = Target::Exact(probe.clone());
+                let Some(what) = harness_config(&named, false) else {
+                    continue;
+                };
+                if !find_reaches_written(expression, &positions, &written)
+                    || !(root_is_harness || a_test_selects(expression, &written))
+                {
+                    continue;
+                }
+                let probe = named.display();
+                return deny(
+                    Category::TrustBoundary,
+                    if deletes {
+                        "trust-boundary/delete"
+                    } else {
+                        "trust-boundary/write"
+                    },
+                    format!(
+                        "`find {root} …` {} `{probe}` (its tests select it), part of {what}",
+                        if deletes { "deletes" } else { "changes" }
+                    ),
+                );
+            }
+        }
+    }
+    None
+}
+
 pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
     for i in 0..f.analysis.commands.len() {
-        if let Some(d) = find_deletes(f, i) {
+        if let Some(d) = find_deletes(f, i).or_else(|| find_changes_harness(f, i)) {
             return Some(d);
         }
         let recursive = f

@@ -450,6 +450,10 @@ pub(super) fn descends_from(f: &Facts<'_>, j: usize, i: usize) -> bool {
 fn rsync(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
     let eff = f.effects_of(i)?;
     let parsed = eff.parsed.as_ref()?;
+    // `-n`/`--dry-run` lists what would be deleted and deletes nothing.
+    if parsed.has(&["n", "dry-run"]) {
+        return None;
+    }
     let deletes = parsed.items.iter().any(|item| {
         matches!(item, crate::shell::options::Item::Opt { name: crate::shell::options::OptName::Long(l), .. } if l.starts_with("del") || *l == "remove-source-files")
     });

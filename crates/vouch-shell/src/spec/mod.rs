@@ -1562,7 +1562,9 @@ pub const SPECS: &[CommandSpec] = &[
             (&["F", "form"], FormData),
             (&["H", "header", "proxy-header"], Header),
             (&["variable"], Variable),
-            (&["K", "config", "netrc-file"], Upload),
+            // `--netrc-file` is not here: curl sends an entry only to its
+            // own host (the exfiltration rule reads `--location-trusted`).
+            (&["K", "config"], Upload),
             (&["url"], Url),
             (
                 &[
@@ -1892,10 +1894,9 @@ pub const SPECS: &[CommandSpec] = &[
                 Write,
             ),
             (&["P", "directory-prefix"], WriteInto),
-            (
-                &["post-file", "body-file", "certificate", "private-key"],
-                Upload,
-            ),
+            // `--certificate`/`--private-key` authenticate the client to
+            // the server: the key signs, it is not sent.
+            (&["post-file", "body-file"], Upload),
             (&["i", "input-file", "load-cookies"], Read),
             (&["e", "execute"], Value),
         ],
@@ -2755,6 +2756,49 @@ pub const SPECS: &[CommandSpec] = &[
             ..NO_SECRETS
         },
     ),
+    // --- issue 43: floor tables ---
+    // More file-system makers: what they name is formatted (`special.rs`).
+    spec(
+        &[
+            "mkfs.jfs",
+            "mkfs.reiserfs",
+            "mkreiserfs",
+            "mkfs.udf",
+            "mkudffs",
+            "mkfs.hfsplus",
+            "mkfs.hfs",
+            "mkfs.bfs",
+            "mkfs.cramfs",
+            "mkfs.nilfs2",
+            "mkfs.bcachefs",
+            "mkfs.msdos",
+            "mkexfatfs",
+        ],
+        opts("", &[]),
+        Operands::Special,
+    ),
+    // dd's forensic relatives: `of=FILE` is written.
+    spec(&["dcfldd", "dc3dd", "ddpt"], opts("", &[]), Operands::Special),
+    // `ddrescue [OPTIONS] INFILE OUTFILE [MAPFILE]`: OUTFILE is written.
+    spec(
+        &["ddrescue", "gddrescue"],
+        opts(
+            "a:b:c:e:E:F:H:i:K:l:m:o:r:s:T:x:Z:ABCdDfGIJLMnNOpPqRStuvwy",
+            &[],
+        ),
+        Operands::Special,
+    ),
+    // whois sends its query to the server `-h` names.
+    CommandSpec {
+        network: Network::Client,
+        option_roles: &[(&["h"], Url)],
+        ..spec(
+            &["whois"],
+            opts("abBcdFg:GHi:lLmMp:q:rRs:t:T:v:xh:", &[]),
+            Operands::All(Value),
+        )
+    },
+    // --- end issue 43 ---
 ];
 
 /// Every name of [`SPECS`] with its spec, built on first use: a lookup runs
