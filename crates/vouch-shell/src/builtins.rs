@@ -77,6 +77,14 @@ const BUILTINS: &[&str] = &[
     "wait",
 ];
 
+/// The argv of recorded command `index` (empty when none was recorded).
+fn argv_of(commands: &[super::command::Command], index: Option<usize>) -> Vec<Arg> {
+    index
+        .and_then(|i| commands.get(i))
+        .map(|c| c.argv.clone())
+        .unwrap_or_default()
+}
+
 pub(crate) fn is_builtin(name: &str) -> bool {
     BUILTINS.contains(&name)
 }
@@ -268,6 +276,7 @@ impl Interp {
                 call.redirects,
             );
             let index = self.emit(cmd, Output::unknown(Sources::none()));
+            self.unknown_name(index, &argv_of(&self.commands, index), call.assigns, &state);
             return (Flow::either(state), self.output_of(index));
         };
         if name == "coproc" {

@@ -166,6 +166,15 @@ pub struct Command {
     /// How many script strings (`bash -c`, `eval`, piped scripts) enclose it.
     pub depth: usize,
     pub origin: Origin,
+    /// A conservative reading, not a command known to run: the arguments
+    /// of a program the table does not know taken as the command it may
+    /// run (`direnv exec . rm -rf ~` → `rm -rf ~`), a string that may be
+    /// code taken as a script (`tool --hook 'rm -rf ~'`), and everything
+    /// such a reading starts. Only the hard denies read these, and only to
+    /// deny (docs/shell.md, "What the floor does not know"): a conservative
+    /// reading never allows anything, never matches an allowing rule and
+    /// never counts for the audit.
+    pub conservative: bool,
 }
 
 impl Command {

@@ -190,6 +190,8 @@ pub(crate) struct Ctx {
     /// Reached, inside the innermost function call, only past a condition
     /// whose outcome is runtime data ([`Command::guarded`]).
     pub guarded: bool,
+    /// Inside a conservative reading ([`Command::conservative`]).
+    pub conservative: bool,
 }
 
 pub(crate) struct Interp {
@@ -252,6 +254,7 @@ impl Interp {
                 parent: None,
                 depth: 0,
                 guarded: false,
+                conservative: false,
             },
             proc_outputs: Vec::new(),
             holes: HashMap::default(),
@@ -292,6 +295,7 @@ impl Interp {
         cmd.in_pipeline |= self.ctx.in_pipeline;
         cmd.depth = self.ctx.depth as usize;
         cmd.guarded |= self.ctx.guarded;
+        cmd.conservative |= self.ctx.conservative;
         if cmd.parent.is_none() {
             cmd.parent = self.ctx.parent;
         }
@@ -378,6 +382,7 @@ impl Interp {
             function: state.calls.last().cloned(),
             depth: 0,
             origin: Origin::Command,
+            conservative: false,
         }
     }
 

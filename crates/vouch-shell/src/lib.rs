@@ -18,6 +18,9 @@
 //! - [`interp`] runs statements, [`expand`] and [`param`] expand words,
 //!   [`builtins`] and [`runners`] handle the builtins and the programs that
 //!   run other programs, [`printf`] and [`arith`] compute known output;
+//!   [`conservative`] records the readings of what the table does not know
+//!   (an unknown program's arguments as the command it may run, strings
+//!   that may be code, a runtime name as each dangerous program);
 //! - [`options`] is the getopt_long parser, [`spec`] the command table,
 //!   [`effects`] what a command does to which path;
 //! - [`value`], [`glob`], [`path`], [`state`], [`budget`]: the values,
@@ -30,6 +33,7 @@ mod ast;
 pub mod budget;
 mod builtins;
 pub mod command;
+mod conservative;
 mod continuation;
 mod decode;
 pub mod effects;

@@ -312,6 +312,7 @@ impl Interp {
             return Flow::either(state);
         }
         let Some(spec) = spec::lookup(&name) else {
+            self.unknown_program(index, &name, args, assigns, &state);
             return Flow::either(state);
         };
         match spec.operands {
@@ -440,11 +441,22 @@ impl Interp {
                 child.assign_value(name, value, &self.known);
             }
             self.run_external(index, &argv, &assigns, child);
+        } else {
+            self.unknown_name(index, &argv, &assigns, &state);
         }
         // The wrapper prints what its command prints — read only after that
         // command ran its own wrapped command, so `sudo sudo echo …` carries
         // echo's text out through both wrappers.
-        if let (Some(p), Some(i)) = (parent, index)
+        // A conservative reading says what may run, not what is printed:
+        // its output is not the wrapper's.
+        let reading = index
+            .and_then(|i| self.commands.get(i))
+            .is_some_and(|c| c.conservative)
+            && !parent
+                .and_then(|p| self.commands.get(p))
+                .is_some_and(|c| c.conservative);
+        if !reading
+            && let (Some(p), Some(i)) = (parent, index)
             && let Some(inner) = self.printed.get(i).cloned()
             && let Some(outer) = self.printed.get_mut(p)
         {

@@ -556,3 +556,5 @@ fn merge(mut spans: Vec<Span>) -> Vec<Span> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod keeps_actions;

@@ -84,6 +84,24 @@ impl Category {
             Category::TransportSecurityWeakening => "transport-security-weakening",
         }
     }
+
+    /// The rule of a hard deny that only a conservative reading finds
+    /// (an unknown program's arguments, a string that may be code, text
+    /// the analysis could not follow): docs/shell.md, "What the floor does
+    /// not know".
+    pub fn conservative_rule(&self) -> &'static str {
+        match self {
+            Category::WipeRootOrHome => "wipe-root-or-home/conservative-reading",
+            Category::DeviceDestroy => "device-destroy/conservative-reading",
+            Category::ForkBomb => "fork-bomb/conservative-reading",
+            Category::TrustBoundary => "trust-boundary/conservative-reading",
+            Category::CredentialExfiltration => "credential-exfiltration/conservative-reading",
+            Category::AccessPersistence => "access-persistence/conservative-reading",
+            Category::TransportSecurityWeakening => {
+                "transport-security-weakening/conservative-reading"
+            }
+        }
+    }
 }
 
 /// One hard deny: category, the rule that fired, and why (naming the target).
@@ -202,6 +220,12 @@ fn judge(analysis: &shell::Analysis, env: &Env, limits: &Limits, depth: u32) -> 
     if let Some(deny) = rules(&mut facts) {
         return Verdict::Deny(deny);
     }
+    if analysis.commands.iter().any(|c| c.conservative) {
+        let mut readings = Facts::new(analysis, env, limits).with_readings();
+        if let Some(deny) = rules(&mut readings) {
+            return Verdict::Deny(conservative(deny));
+        }
+    }
     if depth < MAX_EMBEDDED_DEPTH {
         for script in opaque::embedded_scripts(&facts) {
             if let Verdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
@@ -228,6 +252,19 @@ fn judge(analysis: &shell::Analysis, env: &Env, limits: &Limits, depth: u32) -> 
             note: notes.join("; "),
         },
         None => Verdict::Clear,
+    }
+}
+
+/// A hard deny found only in a conservative reading: the category's
+/// conservative rule, and the rule that fired named in the rationale.
+fn conservative(deny: HardDeny) -> HardDeny {
+    HardDeny {
+        category: deny.category,
+        rule_id: deny.category.conservative_rule(),
+        rationale: format!(
+            "read conservatively (vouch cannot follow what runs here, so it judges what may run): {} (`{}`)",
+            deny.rationale, deny.rule_id
+        ),
     }
 }
 
