@@ -37,14 +37,42 @@ fn main() -> anyhow::Result<()> {
         if line.trim().is_empty() {
             continue;
         }
+        // A JSON object line with a `command`, or a JSON string line (its
+        // decoded text, newlines and all), or the line as it is.
         let command = match serde_json::from_str::<serde_json::Value>(&line) {
-            Ok(v) => v
+            Ok(serde_json::Value::Object(o)) => o
                 .get("command")
                 .and_then(|c| c.as_str())
                 .unwrap_or(&line)
                 .to_owned(),
-            Err(_) => line.clone(),
+            Ok(serde_json::Value::String(s)) => s,
+            _ => line.clone(),
         };
+        if std::env::var_os("FLOOR_DUMP").is_some() {
+            let env = vouch::shell::ShellEnv {
+                cwd: Some(CWD),
+                home: HOME,
+                vars: &[],
+            };
+            let a = vouch::shell::analyze(&command, &env, &vouch::shell::Limits::DEFAULT);
+            for c in &a.commands {
+                println!(
+                    "    {:?} {:?} parent={:?} conservative={} recursive={} bg={} guarded={} cwd={:?}",
+                    c.kind,
+                    c.argv,
+                    c.parent,
+                    c.conservative,
+                    c.recursive,
+                    c.background,
+                    c.guarded,
+                    c.cwd.as_known()
+                );
+            }
+            println!(
+                "    errors={:?} incomplete={:?} notes={:?}",
+                a.errors, a.incomplete, a.notes
+            );
+        }
         let started = std::time::Instant::now();
         let v = verdict(&command)?;
         let us = started.elapsed().as_micros();
@@ -54,7 +82,8 @@ fn main() -> anyhow::Result<()> {
             Verdict::Incomplete { note } => ("incomplete", note.clone()),
             Verdict::Clear => ("clear", String::new()),
         };
-        println!("{kind:12} {us:>6}us {command}\n             {detail}");
+        let shown = serde_json::to_string(&command).unwrap_or_default();
+        println!("{kind:12} {us:>6}us {shown}\n             {detail}");
     }
     Ok(())
 }

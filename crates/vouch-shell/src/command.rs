@@ -207,6 +207,12 @@ impl Command {
     }
 }
 
+/// The note of a loop that never ends, starts a background process each
+/// time round and waits for nothing: processes without bound (the hard
+/// denies read it as a fork bomb).
+pub const ENDLESS_SPAWNING: &str =
+    "a loop that never ends starts background processes without waiting for anything";
+
 /// A budget the analysis ran out of. The commands found so far are still
 /// returned (a hard deny among them stands); the rest is unknown, so the
 /// request must be reviewed, never passed.

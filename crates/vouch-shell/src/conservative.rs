@@ -126,7 +126,9 @@ fn names_a_program(word: &str) -> bool {
 /// Whether `name` is an interpreter whose code is not bash.
 pub(crate) fn is_interpreter(name: &str) -> bool {
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    INTERPRETERS.contains(&name) || INTERPRETERS.contains(&base)
+    INTERPRETERS.contains(&name)
+        || INTERPRETERS.contains(&base)
+        || super::code::lang_of(name).is_some()
 }
 
 /// Whether `text` may be a command line: it holds a blank or a shell

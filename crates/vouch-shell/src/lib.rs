@@ -32,12 +32,14 @@ mod arith;
 mod ast;
 pub mod budget;
 mod builtins;
+mod code;
 pub mod command;
 mod conservative;
 mod continuation;
 mod decode;
 pub mod effects;
 mod embedded;
+mod evaluated;
 mod expand;
 pub mod find;
 pub mod glob;
@@ -46,6 +48,7 @@ mod lex;
 pub mod options;
 mod param;
 pub mod path;
+mod printed;
 mod printf;
 mod runners;
 mod shape;
@@ -57,8 +60,15 @@ pub mod value;
 
 pub use budget::Limits;
 pub use command::{
-    Analysis, Command, CommandKind, Incomplete, Origin, Redirect, RedirectOp, ShellEnv,
+    Analysis, Command, CommandKind, ENDLESS_SPAWNING, Incomplete, Origin, Redirect, RedirectOp,
+    ShellEnv,
 };
+
+/// Whether interpreter code (`perl -e`, `python -c`, …, the interpreter
+/// named `name`) starts processes in a loop nothing bounds: a fork bomb.
+pub fn code_forks_without_bound(name: &str, code: &str) -> bool {
+    code::forks_without_bound(name, code)
+}
 /// ANSI-C quoting (`$'…'`) decoded as bash does; redaction reads through it.
 pub use lex::decode_ansi_c;
 pub use shape::{Shape, shape_of};

@@ -312,7 +312,14 @@ fn printf_arguments(argv: &[&[u8]], out: &mut Vec<Found>) {
         if format.get(j).is_some_and(u8::is_ascii_alphabetic) {
             let before = format.get(..i).unwrap_or_default();
             if secret_name_before(before) {
-                push_part(argv, argument, 0, Part::Whole, SecretKind::GenericAssignment, out);
+                push_part(
+                    argv,
+                    argument,
+                    0,
+                    Part::Whole,
+                    SecretKind::GenericAssignment,
+                    out,
+                );
             }
             argument += 1;
         }
@@ -323,10 +330,7 @@ fn printf_arguments(argv: &[&[u8]], out: &mut Vec<Found>) {
 /// Whether `text` ends with `NAME=` or `NAME: ` whose NAME says secret.
 fn secret_name_before(text: &[u8]) -> bool {
     let text = text.strip_suffix(b" ").unwrap_or(text);
-    let Some(head) = text
-        .strip_suffix(b"=")
-        .or_else(|| text.strip_suffix(b":"))
-    else {
+    let Some(head) = text.strip_suffix(b"=").or_else(|| text.strip_suffix(b":")) else {
         return false;
     };
     let start = head

@@ -113,7 +113,12 @@ fn a_command_in_a_secret_value_reaches_the_reviewer() {
     let out = redact_text("PASSWORD=$(echo Zq7vB2mK9pLx4Tn0Wc) ./run.sh");
     assert!(!out.contains("Zq7vB2mK9pLx4Tn0Wc"), "{out}");
     assert!(out.contains("./run.sh"), "{out}");
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// The encodings a text can reach the redactor in: as written, as a JSON
@@ -145,7 +150,13 @@ fn encode(text: &str, encoding: Encoding) -> String {
 
 /// Whether the redaction of `clause` + `tail`, encoded, hides `secret` and
 /// keeps the encoded tail whole; the failure described if not.
-fn check(prefix: &str, clause: &str, tail: &str, secret: &str, encoding: Encoding) -> Option<String> {
+fn check(
+    prefix: &str,
+    clause: &str,
+    tail: &str,
+    secret: &str,
+    encoding: Encoding,
+) -> Option<String> {
     let text = format!("{prefix}{clause}{tail}");
     let encoded = encode(&text, encoding);
     let out = redact_text(&encoded);
@@ -156,10 +167,13 @@ fn check(prefix: &str, clause: &str, tail: &str, secret: &str, encoding: Encodin
         Encoding::Plain | Encoding::Url => tail,
     };
     let leaked = out.contains(secret);
-    let kept = out.ends_with(&tail) && out.starts_with(&encode(prefix, encoding).trim_end_matches('"').to_owned());
+    let kept = out.ends_with(&tail)
+        && out.starts_with(&encode(prefix, encoding).trim_end_matches('"').to_owned());
     match (leaked, kept) {
         (false, true) => None,
-        (true, _) => Some(format!("{encoding:?}: the secret survived:\n  in:  {encoded}\n  out: {out}")),
+        (true, _) => Some(format!(
+            "{encoding:?}: the secret survived:\n  in:  {encoded}\n  out: {out}"
+        )),
         (false, false) => Some(format!(
             "{encoding:?}: redaction took more than the secret:\n  in:  {encoded}\n  out: {out}"
         )),
@@ -207,5 +221,10 @@ fn every_form_keeps_every_action() {
         }
     }
     failures.dedup_by(|a, b| a.split('\n').next() == b.split('\n').next());
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -794,7 +794,9 @@ fn key_material_end(hay: &[u8], from: usize, pem_end: &meta::Regex) -> usize {
 /// ends the body rather than belonging to the key.
 fn ends_here_document(hay: &[u8], line: &[u8]) -> bool {
     let word = line.trim_ascii();
-    if word.is_empty() || word.len() > 64 || !word.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    if word.is_empty()
+        || word.len() > 64
+        || !word.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
     {
         return false;
     }

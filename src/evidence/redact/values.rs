@@ -296,10 +296,12 @@ fn printed_words(hay: &[u8], body: usize, close: usize) -> Option<(usize, usize)
         .into_iter()
         .find(|c| rest.starts_with(c) && rest.get(c.len()).is_some_and(|b| *b == b' '))?;
     let words = rest.get(command.len()..)?;
-    if words
-        .iter()
-        .any(|b| matches!(b, b'|' | b';' | b'&' | b'<' | b'>' | b'`' | b'$' | b'(' | b')' | b'\n'))
-    {
+    if words.iter().any(|b| {
+        matches!(
+            b,
+            b'|' | b';' | b'&' | b'<' | b'>' | b'`' | b'$' | b'(' | b')' | b'\n'
+        )
+    }) {
         return None;
     }
     let start = body + lead + command.len();

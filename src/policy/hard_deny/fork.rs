@@ -20,12 +20,18 @@ use crate::shell::spec::Role;
 use super::facts::Facts;
 use super::{Category, HardDeny, deny};
 
-/// Interpreters whose inline code (`-e`, `-c`, `-r`) is read for a fork loop.
-const INTERPRETERS: &[&str] = &[
-    "perl", "ruby", "node", "php", "python", "python2", "python3", "lua",
-];
-
 pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
+    if f.analysis
+        .notes
+        .iter()
+        .any(|n| n == crate::shell::ENDLESS_SPAWNING)
+    {
+        return deny(
+            Category::ForkBomb,
+            "fork-bomb/endless-spawning-loop",
+            "a loop that never ends starts a background process each time round and waits for nothing".to_owned(),
+        );
+    }
     // Functions that surely call themselves again.
     let unbounded: Vec<&str> = f
         .commands()
@@ -33,6 +39,19 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
         .filter_map(|(_, c)| c.name())
         .collect();
     for (i, cmd) in f.commands() {
+        // A script that starts itself again (`bash $0 & bash $0` in the
+        // file it runs, `eval "$BASH_EXECUTION_STRING" &`) is the same bomb.
+        let reruns_itself = cmd.kind != CommandKind::Function && cmd.recursive && !cmd.guarded;
+        if reruns_itself && (cmd.background || cmd.in_pipeline) {
+            return deny(
+                Category::ForkBomb,
+                "fork-bomb/script-runs-itself",
+                format!(
+                    "`{}` starts the script it is part of again, without bound",
+                    cmd.name().unwrap_or("?")
+                ),
+            );
+        }
         if cmd.kind == CommandKind::Function
             && cmd.recursive
             && (cmd.background || cmd.in_pipeline)
@@ -46,12 +65,8 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
             );
         }
         let Some(name) = cmd.name() else { continue };
-        let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-        if !INTERPRETERS.contains(&name) && !INTERPRETERS.contains(&base) {
-            continue;
-        }
         for code in inline_code(f, i) {
-            if forks_in_a_loop(&code) {
+            if crate::shell::code_forks_without_bound(name, &code) {
                 return deny(
                     Category::ForkBomb,
                     "fork-bomb/interpreter-fork-loop",
@@ -93,20 +108,4 @@ pub(super) fn inline_code(f: &Facts<'_>, i: usize) -> Vec<String> {
         k += 1;
     }
     out
-}
-
-fn forks_in_a_loop(code: &str) -> bool {
-    let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-    let forks = compact.contains("fork");
-    let looping = [
-        "while",
-        "loop",
-        "for(;;)",
-        "until",
-        "whileTrue",
-        "whiletrue",
-    ]
-    .iter()
-    .any(|k| compact.contains(k));
-    forks && looping
 }

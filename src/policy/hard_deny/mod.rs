@@ -25,6 +25,7 @@ mod net;
 mod opaque;
 mod paths;
 mod persist;
+mod text;
 mod transport;
 mod trust;
 mod wipe;
@@ -178,7 +179,7 @@ pub fn check_analysed(
         }
     }
     match (request.command.as_deref(), analysis) {
-        (Some(_), Some(analysis)) => judge(analysis, &env, ctx.limits, 0),
+        (Some(command), Some(analysis)) => judge(analysis, &env, ctx.limits, 0, Some(command)),
         (Some(command), None) => check_command_env(command, &env, ctx.limits, 0),
         (None, _) => Verdict::Clear,
     }
@@ -209,13 +210,25 @@ fn analyze(command: &str, env: &Env, limits: &Limits) -> shell::Analysis {
 const MAX_EMBEDDED_DEPTH: u32 = 2;
 
 fn check_command_env(command: &str, env: &Env, limits: &Limits, depth: u32) -> Verdict {
-    judge(&analyze(command, env, limits), env, limits, depth)
+    judge(
+        &analyze(command, env, limits),
+        env,
+        limits,
+        depth,
+        Some(command),
+    )
 }
 
 /// The command rules over one analysis. Shell code found inside
 /// interpreter code (`python -c 'os.system("…")'`) is other text: it gets
 /// an analysis of its own, at most [`MAX_EMBEDDED_DEPTH`] levels down.
-fn judge(analysis: &shell::Analysis, env: &Env, limits: &Limits, depth: u32) -> Verdict {
+fn judge(
+    analysis: &shell::Analysis,
+    env: &Env,
+    limits: &Limits,
+    depth: u32,
+    text: Option<&str>,
+) -> Verdict {
     let mut facts = Facts::new(analysis, env, limits);
     if let Some(deny) = rules(&mut facts) {
         return Verdict::Deny(deny);
@@ -231,6 +244,41 @@ fn judge(analysis: &shell::Analysis, env: &Env, limits: &Limits, depth: u32) -> 
             if let Verdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
                 d.rationale = format!("code handed to a shell (`{script}`): {}", d.rationale);
                 return Verdict::Deny(d);
+            }
+        }
+    }
+    // A command whose name is runtime data may run any string the text
+    // holds (an array element, a regex capture, a value `read` split).
+    if depth == 0
+        && analysis
+            .commands
+            .iter()
+            .any(|c| c.kind == shell::CommandKind::Unresolved)
+        && let Some(text) = text
+    {
+        for string in text::quoted_strings(text) {
+            if let Verdict::Deny(deny) = check_command_env(&string, env, limits, depth + 1) {
+                let mut deny = conservative(deny);
+                deny.rationale = format!(
+                    "a command whose name is runtime data may run the string `{string}`: {}",
+                    deny.rationale
+                );
+                return Verdict::Deny(deny);
+            }
+        }
+    }
+    // What the analysis could not read whole (a syntax error, a budget)
+    // is read as text: each command line the text spells out after a
+    // program the hard denies name.
+    if depth == 0
+        && (!analysis.errors.is_empty() || !analysis.incomplete.is_empty())
+        && let Some(text) = text
+    {
+        for segment in text::segments(text) {
+            if let Verdict::Deny(deny) = check_command_env(&segment, env, limits, depth + 1) {
+                let mut deny = conservative(deny);
+                deny.rationale = format!("in the text `{segment}`: {}", deny.rationale);
+                return Verdict::Deny(deny);
             }
         }
     }
