@@ -276,7 +276,13 @@ fn runs_another_command(source: &str) -> bool {
 /// a decided command again (only an ingested or after-the-fact event,
 /// which vouch never analysed, is read here).
 pub fn starts_another_command(analysis: &shell::Analysis) -> bool {
-    !analysis.incomplete.is_empty() || analysis.commands.iter().any(|c| c.parent.is_some())
+    // A conservative reading is what an unknown program may run, not a
+    // command it is known to start: the template stays the program's.
+    !analysis.incomplete.is_empty()
+        || analysis
+            .commands
+            .iter()
+            .any(|c| c.parent.is_some() && !c.conservative)
 }
 
 /// The template of a command word and its arguments (design §8).

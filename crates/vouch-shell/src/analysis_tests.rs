@@ -303,13 +303,26 @@ fn functions_and_recursion() {
     assert!(a.commands.iter().any(|c| c.recursive));
     let a = analysis("f() { $FUNCNAME | $FUNCNAME & }; f");
     assert!(a.commands.iter().any(|c| c.recursive));
-    // An uncalled body is still judged.
+    // An uncalled body that something may still call is judged: a name
+    // the harness's own commands use (`pwd`), or any name once a command's
+    // name is runtime data.
+    for line in [
+        "pwd() { rm -rf /; }",
+        "g() { rm -rf /; }; $X",
+        "g() { rm -rf /; }; export -f g",
+    ] {
+        let a = analysis(line);
+        assert!(
+            a.commands
+                .iter()
+                .any(|c| c.origin == command::Origin::UncalledFunction),
+            "{line}"
+        );
+    }
+    // One nothing can call is not judged, and not proven either.
     let a = analysis("g() { rm -rf /; }");
-    assert!(
-        a.commands
-            .iter()
-            .any(|c| c.origin == command::Origin::UncalledFunction)
-    );
+    assert!(a.commands.is_empty());
+    assert!(!a.notes.is_empty());
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use super::ast::{ArgAst, Simple};
+use super::ast::{ArgAst, AssignValue, Simple};
 use super::command::{CommandKind, Redirect, RedirectOp};
 use super::expand::binding_value;
 use super::interp::{Flow, Interp, Jump, Output, candidates_detail, join};
@@ -76,6 +76,14 @@ const BUILTINS: &[&str] = &[
     "unset",
     "wait",
 ];
+
+/// The argv of recorded command `index` (empty when none was recorded).
+fn argv_of(commands: &[super::command::Command], index: Option<usize>) -> Vec<Arg> {
+    index
+        .and_then(|i| commands.get(i))
+        .map(|c| c.argv.clone())
+        .unwrap_or_default()
+}
 
 pub(crate) fn is_builtin(name: &str) -> bool {
     BUILTINS.contains(&name)
@@ -268,6 +276,7 @@ impl Interp {
                 call.redirects,
             );
             let index = self.emit(cmd, Output::unknown(Sources::none()));
+            self.unknown_name(index, &argv_of(&self.commands, index), call.assigns, &state);
             return (Flow::either(state), self.output_of(index));
         };
         if name == "coproc" {
@@ -365,8 +374,52 @@ impl Interp {
             redirects,
         );
         let index = self.emit(cmd, printed);
+        self.run_by_path(index, &argv, assigns, &state);
         let flow = self.run_external(index, &argv, assigns, state);
         (flow, self.output_of(index))
+    }
+
+    /// A program named by a path that the command itself made: a file it
+    /// wrote (`cat > w.sh <<EOF … EOF; chmod +x w.sh; ./w.sh` runs the
+    /// text as a script) or a copy or link of a program (`ln -s /bin/rm
+    /// /tmp/ls; /tmp/ls -rf ~` runs `rm`).
+    fn run_by_path(
+        &mut self,
+        index: Option<usize>,
+        argv: &[Arg],
+        assigns: &[(String, Value)],
+        state: &State,
+    ) {
+        let Some(first) = argv.first() else { return };
+        let Some(path) = first
+            .as_known()
+            .filter(|p| p.contains('/'))
+            .and_then(|p| super::path::absolute(p, &state.cwd))
+        else {
+            return;
+        };
+        if let Some(program) = state.programs.get(&path).cloned() {
+            let mut renamed = argv.to_vec();
+            if let Some(slot) = renamed.first_mut() {
+                *slot = Arg::Field(Value::known(&program));
+            }
+            self.spawn(index, renamed, assigns.to_vec(), None, state.clone());
+            return;
+        }
+        if let Some(text) = state.files.get(&path).cloned() {
+            let mut child = state.clone();
+            child.positional = Some(Rc::new(
+                argv.iter()
+                    .skip(1)
+                    .filter_map(|a| match a {
+                        Arg::Field(v) => Some(v.clone()),
+                        Arg::Unknown(_) => None,
+                    })
+                    .collect(),
+            ));
+            let scripts = self.value_scripts(&text);
+            self.run_scripts(scripts, child, index, true);
+        }
     }
 
     fn alias(
@@ -523,6 +576,7 @@ impl Interp {
         );
         let index = self.emit(cmd, printed);
         let args: Vec<Arg> = argv.iter().skip(1).cloned().collect();
+        self.evaluated_arguments(name, &args, &state, index);
         match name {
             "cd" | "pushd" | "eval" | "source" | "." | "exec" | "command" | "builtin"
             | "return" | "break" | "continue" => {
@@ -554,6 +608,13 @@ impl Interp {
             ),
             "eval" => {
                 let script = self.args_script(&args);
+                // `eval "$BASH_EXECUTION_STRING"` inside that very script.
+                if script.iter().any(|(text, _)| self.script_running(text)) {
+                    if let Some(cmd) = index.and_then(|i| self.commands.get_mut(i)) {
+                        cmd.recursive = true;
+                    }
+                    return (Flow::either(state), self.output_of(index));
+                }
                 self.run_scripts(script, state, None, false)
             }
             "source" | "." => self.source(&args, state),
@@ -846,6 +907,18 @@ impl Interp {
         if matches!(path, "/dev/stdin" | "-" | "/proc/self/fd/0" | "/dev/fd/0") {
             return state.stdin.text.clone();
         }
+        // `/dev/fd/N` of a descriptor the command opened on known text.
+        if let Some(n) = path
+            .strip_prefix("/dev/fd/")
+            .or_else(|| path.strip_prefix("/proc/self/fd/"))
+            .and_then(|n| n.parse::<u32>().ok())
+            && let Some(opened) = state.fds.get(&n)
+        {
+            return match opened.op {
+                RedirectOp::HereString | RedirectOp::HereDoc => Some(opened.target.clone()),
+                _ => None,
+            };
+        }
         let absolute = super::path::absolute(path, &state.cwd)?;
         state.files.get(&absolute).cloned()
     }
@@ -928,6 +1001,7 @@ impl Interp {
         let mut exported = keyword == "export";
         let mut functions = false;
         let mut nameref = false;
+        let mut array = false;
         let mut local = keyword == "local";
         for a in args {
             let Some(t) = a.as_known() else { continue };
@@ -936,6 +1010,7 @@ impl Interp {
                 .filter(|f| !f.is_empty() && !f.contains('='))
             {
                 exported |= flags.contains('x');
+                array |= flags.contains('a') || flags.contains('A');
                 functions |= flags.contains('f') || flags.contains('F');
                 nameref |= keyword != "export" && flags.contains('n');
                 if flags.contains('g') {
@@ -958,6 +1033,21 @@ impl Interp {
                         continue;
                     }
                     self.apply_assign(assign, state, exported);
+                    // `declare -a c='(rm -rf /)'`: a quoted compound value is
+                    // still a compound assignment for an array.
+                    if array && let AssignValue::Scalar(word) = &assign.value {
+                        let value = self.expand_value(word, state);
+                        if let Some(text) = value.as_known()
+                            && text.starts_with('(')
+                            && text.ends_with(')')
+                        {
+                            let script = format!("{}={text}", assign.name);
+                            let (flow, _) = self.run_script(&script, state.clone(), None, false);
+                            if let Some(after) = flow.ok.or(flow.fail) {
+                                *state = after;
+                            }
+                        }
+                    }
                 }
                 ArgAst::Word(_) => {}
             }
@@ -1199,6 +1289,21 @@ impl Interp {
             Some("printf") if printf_var(args).is_none() => {
                 super::printf::format(args, &self.known)
             }
+            // Builtins that print nothing when used this way: `cd DIR`
+            // (`cd -` prints the directory), `:`, `true`, assignments.
+            Some("cd") if !args.iter().any(|a| a.as_known().is_none_or(|w| w == "-")) => {
+                Some(Value::known(""))
+            }
+            Some(":" | "true" | "false" | "shift" | "unset") => Some(Value::known("")),
+            Some("export" | "declare" | "typeset" | "local" | "readonly")
+                if !args.is_empty()
+                    && args.iter().all(|a| {
+                        a.as_known()
+                            .is_some_and(|w| !w.starts_with('-') || w.len() > 1 && !w.contains('p'))
+                    }) =>
+            {
+                Some(Value::known(""))
+            }
             Some("pwd") => state.cwd.candidates().first().map(|c| {
                 let mut t = c.clone();
                 t.push_str("\n");
@@ -1249,6 +1354,10 @@ impl Interp {
                     from: Sources::none(),
                 };
             }
+            Some(program @ ("dirname" | "basename" | "realpath" | "readlink")) => {
+                super::printed::paths(program, args, state)
+            }
+            Some("tr") => super::printed::tr(args, state),
             _ => None,
         };
         let items = glob_items(name, args);
@@ -1442,12 +1551,23 @@ impl Interp {
             return (Flow::either(state), Output::unknown(Sources::none()));
         }
         let stmt = self.parse_script(text);
+        // The same script run again from inside itself (`bash $0` in the
+        // file, `eval "$BASH_EXECUTION_STRING"`): recursion, recorded on
+        // the command that starts it, not followed again.
+        if self.script_stack.iter().any(|s| Rc::ptr_eq(s, &stmt)) {
+            if let Some(cmd) = parent.and_then(|p| self.commands.get_mut(p)) {
+                cmd.recursive = true;
+            }
+            return (Flow::either(state), Output::unknown(Sources::none()));
+        }
         let saved = self.ctx;
         self.ctx.depth += 1;
         if parent.is_some() {
             self.ctx.parent = parent;
         }
+        self.script_stack.push(Rc::clone(&stmt));
         let (flow, out) = self.exec(&stmt, state.clone());
+        self.script_stack.pop();
         self.ctx = saved;
         if child {
             // A child shell: nothing it did stays.

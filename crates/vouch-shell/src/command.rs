@@ -166,6 +166,15 @@ pub struct Command {
     /// How many script strings (`bash -c`, `eval`, piped scripts) enclose it.
     pub depth: usize,
     pub origin: Origin,
+    /// A conservative reading, not a command known to run: the arguments
+    /// of a program the table does not know taken as the command it may
+    /// run (`direnv exec . rm -rf ~` → `rm -rf ~`), a string that may be
+    /// code taken as a script (`tool --hook 'rm -rf ~'`), and everything
+    /// such a reading starts. Only the hard denies read these, and only to
+    /// deny (docs/shell.md, "What the floor does not know"): a conservative
+    /// reading never allows anything, never matches an allowing rule and
+    /// never counts for the audit.
+    pub conservative: bool,
 }
 
 impl Command {
@@ -197,6 +206,12 @@ impl Command {
             || self.stdin_text.as_ref().is_some_and(value)
     }
 }
+
+/// The note of a loop that never ends, starts a background process each
+/// time round and waits for nothing: processes without bound (the hard
+/// denies read it as a fork bomb).
+pub const ENDLESS_SPAWNING: &str =
+    "a loop that never ends starts background processes without waiting for anything";
 
 /// A budget the analysis ran out of. The commands found so far are still
 /// returned (a hard deny among them stands); the rest is unknown, so the

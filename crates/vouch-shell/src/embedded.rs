@@ -72,7 +72,7 @@ impl Interp {
         }
         let words: Vec<Option<&str>> = args.iter().map(Arg::as_known).collect();
         match name {
-            "git" => self.git_scripts(args, &words, assigns, state, &mut scripts),
+            "git" => self.git_scripts(index, args, &words, assigns, state, &mut scripts),
             "ssh" | "scp" | "sftp" => ssh_option_scripts(&words, &mut scripts),
             "rsync" => rsync_scripts(&words, args, &mut scripts),
             "tar" | "bsdtar" | "gtar" => tar_scripts(&words, args, &mut scripts),
@@ -113,6 +113,7 @@ impl Interp {
 
     fn git_scripts(
         &mut self,
+        index: Option<usize>,
         args: &[Arg],
         words: &[Option<&str>],
         assigns: &[(String, Value)],
@@ -142,6 +143,18 @@ impl Interp {
             && let Some(at) = sub_at
         {
             self.submodule_foreach(args.get(at + 1..).unwrap_or(&[]), scripts);
+        }
+        if let (Some(sub), Some(at)) = (sub, sub_at) {
+            let rest = args.get(at + 1..).unwrap_or(&[]);
+            scripts.extend(git_subcommand_scripts(sub, rest));
+            if sub == "bisect"
+                && let Some(run) = rest.iter().position(|a| a.as_known() == Some("run"))
+            {
+                // `git bisect run CMD ARGS…` runs the command (by `execvp`)
+                // at every step.
+                let command: Vec<Arg> = rest.get(run + 1..).unwrap_or(&[]).to_vec();
+                self.spawn(index, command, assigns.to_vec(), None, state.clone());
+            }
         }
         for var in GIT_SCRIPT_VARS {
             let value = assigns
@@ -222,6 +235,8 @@ impl Interp {
     /// The state a child shell of `state` starts in.
     fn child_shell_state(&self, state: &State, assigns: &[(String, Value)]) -> State {
         let mut child = State::new(state.cwd.clone());
+        child.files = std::rc::Rc::clone(&state.files);
+        child.programs = std::rc::Rc::clone(&state.programs);
         let (vars, functions) = state.exported();
         child.vars = std::rc::Rc::new(vars);
         child.functions = std::rc::Rc::new(functions);
@@ -391,4 +406,104 @@ mod tests {
         assert_eq!(sed_commands("s/.*/rm -rf ~/e"), vec!["rm -rf ~"]);
         assert!(sed_commands("s/a/b/g").is_empty());
     }
+}
+
+/// Options of git subcommands whose value is shell code git runs (`git
+/// rebase -x CMD` after each commit, `filter-branch --tree-filter CMD` on
+/// every tree, the `--upload-pack`/`--receive-pack` programs run for a
+/// local or ssh remote, `difftool -x`, `grep -O`, `send-email --to-cmd`).
+const GIT_CODE_OPTIONS: &[(&str, &[&str])] = &[
+    ("rebase", &["-x", "--exec"]),
+    (
+        "filter-branch",
+        &[
+            "--setup",
+            "--tree-filter",
+            "--index-filter",
+            "--env-filter",
+            "--msg-filter",
+            "--commit-filter",
+            "--tag-name-filter",
+            "--parent-filter",
+        ],
+    ),
+    ("difftool", &["-x", "--extcmd"]),
+    ("grep", &["-O", "--open-files-in-pager"]),
+    ("clone", &["-u", "--upload-pack"]),
+    ("fetch", &["--upload-pack"]),
+    ("pull", &["--upload-pack"]),
+    ("ls-remote", &["--upload-pack"]),
+    ("archive", &["--exec"]),
+    ("push", &["--receive-pack", "--exec"]),
+    (
+        "send-email",
+        &["--to-cmd", "--cc-cmd", "--header-cmd", "--sendmail-cmd"],
+    ),
+    ("instaweb", &["--httpd", "-d", "--browser", "-b"]),
+];
+
+/// The values of `sub`'s shell-code options in `rest` (the words after the
+/// subcommand): separate (`-x CMD`), glued (`-xCMD`, `--exec=CMD`), and
+/// long options written as any prefix of at least three letters (git's
+/// parse-options takes an unambiguous prefix; a prefix that is ambiguous
+/// among options vouch does not list is read as the code option, which
+/// only ever adds a reading).
+fn git_subcommand_scripts(sub: &str, rest: &[Arg]) -> Vec<Value> {
+    let Some((_, options)) = GIT_CODE_OPTIONS.iter().find(|(s, _)| *s == sub) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut k = 0;
+    while let Some(arg) = rest.get(k) {
+        k += 1;
+        let Some(word) = arg.as_known() else { continue };
+        if word == "--" {
+            break;
+        }
+        for option in *options {
+            if let Some(long) = option.strip_prefix("--") {
+                let Some(body) = word.strip_prefix("--") else {
+                    continue;
+                };
+                let (name, glued) = match body.split_once('=') {
+                    Some((n, v)) => (n, Some(v)),
+                    None => (body, None),
+                };
+                if name.len() < 3.min(long.len()) || !long.starts_with(name) {
+                    continue;
+                }
+                match glued {
+                    Some(v) => out.push(Value::known(v)),
+                    None => {
+                        if let Some(Arg::Field(v)) = rest.get(k) {
+                            out.push(v.clone());
+                        }
+                        k += 1;
+                    }
+                }
+                break;
+            }
+            let Some(letter) = option.strip_prefix('-') else {
+                continue;
+            };
+            // A short option, alone or last in a cluster of flags, or
+            // with its value glued on.
+            let Some(cluster) = word.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
+                continue;
+            };
+            if let Some(at) = cluster.find(letter) {
+                let glued = cluster.get(at + letter.len()..).unwrap_or("");
+                if glued.is_empty() {
+                    if let Some(Arg::Field(v)) = rest.get(k) {
+                        out.push(v.clone());
+                    }
+                    k += 1;
+                } else {
+                    out.push(Value::known(glued));
+                }
+                break;
+            }
+        }
+    }
+    out
 }

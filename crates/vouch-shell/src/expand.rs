@@ -444,11 +444,22 @@ impl Interp {
     fn proc_part(&mut self, body: &super::ast::Stmt, output: bool, state: &State) -> Vec<XWord> {
         let saved = self.ctx;
         self.ctx.origin = super::command::Origin::ProcessSubstitution;
-        let mut inner = state.clone();
-        if output {
-            inner.stdin = Input::default();
-        }
-        let (_, out) = self.exec(body, inner);
+        let inner = state.clone();
+        let (_, out) = if output {
+            // `>(…)` reads what the command writes to it. Which command
+            // writes what is not followed; read conservatively, it is what
+            // the command reads (`… | tee >(sh)` hands `sh` tee's input).
+            let mut unknown = inner.clone();
+            unknown.stdin = Input::default();
+            let first = self.exec(body, unknown);
+            if inner.stdin.text.is_some() {
+                self.ctx.conservative = true;
+                let _ = self.exec(body, inner);
+            }
+            first
+        } else {
+            self.exec(body, inner)
+        };
         self.ctx = saved;
         let from = out.from.clone();
         self.proc_outputs.push(out);
@@ -496,6 +507,22 @@ impl Interp {
         self.ctx.in_pipeline = false;
         let mut inner = state.clone();
         inner.stdin = Input::default();
+        // `$(< FILE)`: bash reads the file itself (no command runs); a
+        // file the command wrote earlier has known text.
+        if let super::ast::Stmt::Simple(s) = body
+            && s.words.is_empty()
+            && s.assigns.is_empty()
+            && let [redirect] = s.redirects.as_slice()
+            && redirect.op == super::command::RedirectOp::Read
+            && let super::ast::RedirTarget::Word(target) = &redirect.target
+        {
+            let path = self.expand_value(target, &mut inner);
+            self.ctx = saved;
+            let file = Arg::Field(path);
+            return self
+                .file_text(&file, state)
+                .unwrap_or_else(|| Value::text(super::value::Text::any(Sources::none())));
+        }
         let (_, out) = self.exec(body, inner);
         self.ctx = saved;
         output_value(&out)
@@ -807,6 +834,30 @@ impl Interp {
 
     /// Applies an assignment to `state`.
     pub(crate) fn apply_assign(&mut self, a: &Assign, state: &mut State, exported: bool) {
+        // `a[$(cmd)]=1`: the subscript is expanded, its substitutions run.
+        if let Some(index) = &a.index {
+            let _ = self.expand_value(index, state);
+        }
+        // `n='a[$(cmd)]'` evaluates the subscript when `n` is an integer
+        // variable (`declare -i`), which the analysis does not track: read
+        // conservatively.
+        if let AssignValue::Scalar(word) = &a.value
+            && word
+                .parts
+                .iter()
+                .any(|p| matches!(p, Part::Lit(t) | Part::Quoted(t) if t.contains('[')))
+        {
+            let mut scratch = state.clone();
+            let value = self.expand_value(word, &mut scratch);
+            if let Some(text) = value.as_known()
+                && super::evaluated::runs_in_subscript(text)
+            {
+                let saved = self.ctx.conservative;
+                self.ctx.conservative = true;
+                self.run_evaluated(text, state, None);
+                self.ctx.conservative = saved;
+            }
+        }
         let binding_vals: Vec<Binding> = match &a.value {
             AssignValue::Array(items) => {
                 let mut keyed = false;
@@ -1021,6 +1072,41 @@ impl Interp {
                         items: None,
                         from: target.sources(),
                     };
+                }
+                // `N<<EOF`, `N<<<…`, `N<FILE`: what reading descriptor N
+                // gives, for `<&N` and `/dev/fd/N` later in the command
+                // (`sh <&3`, `source /dev/fd/3 3<<EOF`).
+                RedirectOp::HereString | RedirectOp::HereDoc | RedirectOp::Read if fd > 2 => {
+                    std::rc::Rc::make_mut(&mut state.fds).insert(
+                        fd,
+                        Redirect {
+                            fd,
+                            op: r.op,
+                            target: target.clone(),
+                        },
+                    );
+                }
+                RedirectOp::Duplicate if fd == 0 => {
+                    let opened = target
+                        .as_known()
+                        .and_then(|n| n.parse::<u32>().ok())
+                        .and_then(|n| state.fds.get(&n).cloned());
+                    if let Some(opened) = opened {
+                        let text = match opened.op {
+                            RedirectOp::HereString | RedirectOp::HereDoc => {
+                                Some(opened.target.clone())
+                            }
+                            RedirectOp::Read => {
+                                self.file_text(&Arg::Field(opened.target.clone()), state)
+                            }
+                            _ => None,
+                        };
+                        state.stdin = Input {
+                            text,
+                            items: None,
+                            from: opened.target.sources(),
+                        };
+                    }
                 }
                 RedirectOp::Write
                 | RedirectOp::Append

@@ -190,6 +190,8 @@ pub(crate) struct Ctx {
     /// Reached, inside the innermost function call, only past a condition
     /// whose outcome is runtime data ([`Command::guarded`]).
     pub guarded: bool,
+    /// Inside a conservative reading ([`Command::conservative`]).
+    pub conservative: bool,
 }
 
 pub(crate) struct Interp {
@@ -231,6 +233,9 @@ pub(crate) struct Interp {
     scripts: HashMap<String, Rc<Stmt>, foldhash::fast::RandomState>,
     hasher: foldhash::fast::RandomState,
     commands_full: bool,
+    /// The script strings being run, innermost last: a script that runs
+    /// one of them again runs itself ([`Command::recursive`]).
+    pub(crate) script_stack: Vec<Rc<Stmt>>,
 }
 
 /// Placeholder variables standing for unknown text in script strings.
@@ -252,6 +257,7 @@ impl Interp {
                 parent: None,
                 depth: 0,
                 guarded: false,
+                conservative: false,
             },
             proc_outputs: Vec::new(),
             holes: HashMap::default(),
@@ -263,7 +269,16 @@ impl Interp {
             dedupe: HashMap::default(),
             hasher: foldhash::fast::RandomState::default(),
             commands_full: false,
+            script_stack: Vec::new(),
         }
+    }
+
+    /// Whether script `text` is being run now (a script that runs it again
+    /// runs itself).
+    pub(crate) fn script_running(&self, text: &str) -> bool {
+        self.scripts
+            .get(text)
+            .is_some_and(|stmt| self.script_stack.iter().any(|s| Rc::ptr_eq(s, stmt)))
     }
 
     /// One script string's statements, parsed at most once per analysis.
@@ -292,6 +307,7 @@ impl Interp {
         cmd.in_pipeline |= self.ctx.in_pipeline;
         cmd.depth = self.ctx.depth as usize;
         cmd.guarded |= self.ctx.guarded;
+        cmd.conservative |= self.ctx.conservative;
         if cmd.parent.is_none() {
             cmd.parent = self.ctx.parent;
         }
@@ -378,6 +394,7 @@ impl Interp {
             function: state.calls.last().cloned(),
             depth: 0,
             origin: Origin::Command,
+            conservative: false,
         }
     }
 
@@ -502,8 +519,32 @@ impl Interp {
             }
             Stmt::Test { words } => {
                 let mut state = state;
-                for w in words {
-                    self.expand_value(w, &mut state);
+                let values: Vec<Value> = words
+                    .iter()
+                    .map(|w| self.expand_value(w, &mut state))
+                    .collect();
+                // `-v NAME` and arithmetic comparisons read a name or an
+                // expression, whose subscript is expanded (`[[ -v
+                // 'a[$(cmd)]' ]]`, `[[ $x -eq 1 ]]` with `x='a[$(cmd)]'`).
+                for (k, v) in values.iter().enumerate() {
+                    let op = v.as_known().unwrap_or("");
+                    let (arithmetic, operands) = match op {
+                        "-v" | "-R" => (false, vec![k + 1]),
+                        "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" => {
+                            (true, vec![k.wrapping_sub(1), k + 1])
+                        }
+                        _ => (false, Vec::new()),
+                    };
+                    for at in operands {
+                        let Some(text) = values.get(at).and_then(Value::as_known) else {
+                            continue;
+                        };
+                        if super::evaluated::runs_in_subscript(text) {
+                            self.run_evaluated(text, &state, None);
+                        } else if arithmetic {
+                            let _ = self.arith(text, &mut state);
+                        }
+                    }
                 }
                 (Flow::either(state), Output::empty())
             }
@@ -639,10 +680,13 @@ impl Interp {
             stage_state.stdin = input.clone();
             let lastpipe = k + 1 == count && state.opts.lastpipe;
             let (flow, out) = self.exec(stage, stage_state);
-            if let Some(written) = flow.ok.as_ref().or(flow.fail.as_ref())
-                && written.files != state.files
-            {
-                after.files = Rc::clone(&written.files);
+            if let Some(written) = flow.ok.as_ref().or(flow.fail.as_ref()) {
+                if written.files != state.files {
+                    after.files = Rc::clone(&written.files);
+                }
+                if written.programs != state.programs {
+                    after.programs = Rc::clone(&written.programs);
+                }
             }
             input = super::state::Input {
                 text: out.text.clone(),
@@ -830,8 +874,24 @@ impl Interp {
                 .get(first_command..)
                 .is_some_and(|new| new.iter().any(|c| c.background))
         {
-            self.notes
-                .push("a loop that never ends keeps starting background processes".to_owned());
+            // Nothing in the body waits (`sleep`, `wait`, `read`, …): the
+            // loop starts processes as fast as it can, without end.
+            let waits = self.commands.get(first_command..).is_some_and(|new| {
+                new.iter().any(|c| {
+                    !c.background
+                        && matches!(
+                            c.name(),
+                            Some("sleep" | "wait" | "read" | "inotifywait" | "timeout" | "select")
+                        )
+                })
+            });
+            let note = match waits {
+                true => "a loop that never ends keeps starting background processes",
+                false => super::command::ENDLESS_SPAWNING,
+            };
+            if !self.notes.iter().any(|n| n == note) {
+                self.notes.push(note.to_owned());
+            }
         }
         let flow = Flow {
             fail: exits.clone().filter(|_| body_may_fail),
@@ -1101,6 +1161,29 @@ impl Interp {
 
     /// Evaluates an arithmetic expression, applying its assignments.
     pub(crate) fn arith(&mut self, expr: &str, state: &mut State) -> Option<i64> {
+        // A variable whose value is an expression is read as one, and a
+        // subscript in it is expanded as a word: `x='a[$(cmd)]'; $((x))`
+        // runs `cmd`.
+        let names: Vec<&str> = expr
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+            .take(64)
+            .collect();
+        for name in names {
+            let texts: Vec<String> = state
+                .get(name, &self.known)
+                .vals
+                .iter()
+                .filter_map(|b| match b {
+                    Binding::Str(t) => t.as_known().map(str::to_owned),
+                    _ => None,
+                })
+                .filter(|t| super::evaluated::runs_in_subscript(t))
+                .collect();
+            for text in texts {
+                self.run_evaluated(&text, state, None);
+            }
+        }
         let known = &self.known;
         let snapshot = state.clone();
         let lookup = |name: &str| -> Option<i64> {
@@ -1198,6 +1281,29 @@ impl Interp {
     /// Runs, once, the body of every function defined but never called:
     /// a call through an unknown name, a trap or an exported function may
     /// still run it.
+    /// Whether something outside what the analysis followed may call a
+    /// function named `name`: the harness's own commands after this one
+    /// in the same shell (a builtin's or a program's name, `pwd`, `cd`,
+    /// `exit`, …), a command whose name is runtime data, or a child shell
+    /// that imports exported functions.
+    fn may_be_called(&self, name: &str) -> bool {
+        super::builtins::is_builtin(name)
+            || super::spec::lookup(name).is_some()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            || self.commands.iter().any(|c| {
+                c.kind == super::command::CommandKind::Unresolved
+                    || (matches!(
+                        c.name(),
+                        Some("export" | "declare" | "typeset" | "readonly")
+                    ) && c.args().iter().any(|a| {
+                        a.as_known()
+                            .is_none_or(|t| t.starts_with('-') && t.contains('f'))
+                    }))
+            })
+    }
+
     pub(crate) fn uncalled_functions(&mut self, start: &State) {
         let mut defined: Vec<(String, Rc<Stmt>)> = Vec::new();
         std::mem::swap(&mut defined, &mut self.defined);
@@ -1205,6 +1311,18 @@ impl Interp {
             // By body, not name: `f() { f() { …; }; }; f` called the outer
             // body only; the inner one still runs when something calls `f`.
             if self.called.iter().any(|b| Rc::ptr_eq(b, &body)) {
+                continue;
+            }
+            if !self.may_be_called(&name) {
+                // Nothing in the command can call it, and a harness starts
+                // each command in a new shell: its body never runs. Not
+                // judged, but not proven either (a note, for the reviewer).
+                let note = format!(
+                    "function `{name}` is defined but nothing in the command calls it (its body is not judged)"
+                );
+                if !self.notes.contains(&note) {
+                    self.notes.push(note);
+                }
                 continue;
             }
             let saved = self.ctx;

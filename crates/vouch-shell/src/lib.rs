@@ -18,6 +18,9 @@
 //! - [`interp`] runs statements, [`expand`] and [`param`] expand words,
 //!   [`builtins`] and [`runners`] handle the builtins and the programs that
 //!   run other programs, [`printf`] and [`arith`] compute known output;
+//!   [`conservative`] records the readings of what the table does not know
+//!   (an unknown program's arguments as the command it may run, strings
+//!   that may be code, a runtime name as each dangerous program);
 //! - [`options`] is the getopt_long parser, [`spec`] the command table,
 //!   [`effects`] what a command does to which path;
 //! - [`value`], [`glob`], [`path`], [`state`], [`budget`]: the values,
@@ -29,11 +32,14 @@ mod arith;
 mod ast;
 pub mod budget;
 mod builtins;
+mod code;
 pub mod command;
+mod conservative;
 mod continuation;
 mod decode;
 pub mod effects;
 mod embedded;
+mod evaluated;
 mod expand;
 pub mod find;
 pub mod glob;
@@ -42,6 +48,7 @@ mod lex;
 pub mod options;
 mod param;
 pub mod path;
+mod printed;
 mod printf;
 mod runners;
 mod shape;
@@ -53,8 +60,15 @@ pub mod value;
 
 pub use budget::Limits;
 pub use command::{
-    Analysis, Command, CommandKind, Incomplete, Origin, Redirect, RedirectOp, ShellEnv,
+    Analysis, Command, CommandKind, ENDLESS_SPAWNING, Incomplete, Origin, Redirect, RedirectOp,
+    ShellEnv,
 };
+
+/// Whether interpreter code (`perl -e`, `python -c`, …, the interpreter
+/// named `name`) starts processes in a loop nothing bounds: a fork bomb.
+pub fn code_forks_without_bound(name: &str, code: &str) -> bool {
+    code::forks_without_bound(name, code)
+}
 /// ANSI-C quoting (`$'…'`) decoded as bash does; redaction reads through it.
 pub use lex::decode_ansi_c;
 pub use shape::{Shape, shape_of};

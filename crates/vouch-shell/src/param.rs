@@ -358,6 +358,17 @@ impl Interp {
                 };
                 self.case_each(base, *mode, *all, &patterns)
             }
+            ParamOp::Transform('P') => {
+                // `${v@P}`: the value expanded as a prompt, its
+                // substitutions run; what it prints is runtime data.
+                let snapshot = state.clone();
+                self.each_text(base, |interp, t| {
+                    if let Some(text) = t.as_known() {
+                        interp.prompt_expansion(text, &snapshot);
+                    }
+                    vec![Text::any(t.sources())]
+                })
+            }
             ParamOp::Transform(c) => {
                 let c = *c;
                 self.each_text(base, |_, t| vec![transform(t, c)])

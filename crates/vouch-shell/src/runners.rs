@@ -148,9 +148,14 @@ fn split_assignment(arg: &Arg) -> Option<(String, Value)> {
     let [only] = v.candidates() else { return None };
     let head = only.known_prefix();
     let (name, _) = head.split_once('=')?;
-    let valid = !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !name.starts_with(|c: char| c.is_ascii_digit());
+    // `BASH_FUNC_name%%=() { …; }`: not a shell variable, but what a
+    // child bash imports as function `name`.
+    let exported_function =
+        name.starts_with("BASH_FUNC_") && (name.ends_with("%%") || name.ends_with("()"));
+    let valid = exported_function
+        || (!name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit()));
     if !valid {
         return None;
     }
@@ -301,7 +306,12 @@ impl Interp {
             return Flow::either(state);
         };
         let args = argv.get(1..).unwrap_or(&[]);
+        let mut state = state;
+        if matches!(name.as_str(), "cp" | "ln" | "install" | "mv" | "rsync") {
+            self.record_copy(&name, args, &mut state);
+        }
         self.embedded_scripts(index, &name, args, assigns, &state);
+        self.interpreter_code(index, &name, args, assigns, &state);
         if name == "curl" {
             self.curl_configs(index, args, &state);
         }
@@ -315,6 +325,7 @@ impl Interp {
             return Flow::either(state);
         }
         let Some(spec) = spec::lookup(&name) else {
+            self.unknown_program(index, &name, args, assigns, &state);
             return Flow::either(state);
         };
         match spec.operands {
@@ -461,11 +472,22 @@ impl Interp {
                 child.assign_value(name, value, &self.known);
             }
             self.run_external(index, &argv, &assigns, child);
+        } else {
+            self.unknown_name(index, &argv, &assigns, &state);
         }
         // The wrapper prints what its command prints — read only after that
         // command ran its own wrapped command, so `sudo sudo echo …` carries
         // echo's text out through both wrappers.
-        if let (Some(p), Some(i)) = (parent, index)
+        // A conservative reading says what may run, not what is printed:
+        // its output is not the wrapper's.
+        let reading = index
+            .and_then(|i| self.commands.get(i))
+            .is_some_and(|c| c.conservative)
+            && !parent
+                .and_then(|p| self.commands.get(p))
+                .is_some_and(|c| c.conservative);
+        if !reading
+            && let (Some(p), Some(i)) = (parent, index)
             && let Some(inner) = self.printed.get(i).cloned()
             && let Some(outer) = self.printed.get_mut(p)
         {
@@ -481,6 +503,10 @@ impl Interp {
         let mut child = State::new(state.cwd.clone());
         child.oldpwd = state.oldpwd.clone();
         child.stdin = state.stdin.clone();
+        // The file system is the same one: what the command wrote (a
+        // script, a copy of a program) is there for the child too.
+        child.files = Rc::clone(&state.files);
+        child.programs = Rc::clone(&state.programs);
         if clear {
             child.env_cleared = true;
         } else {
@@ -546,10 +572,19 @@ impl Interp {
                 child.arg0 = arg0;
             }
             child.positional = Some(Rc::new(rest(2)));
-            value_at(0)
+            let script = value_at(0);
+            // The script can read its own text (and run it again).
+            if let Some(text) = &script {
+                child.assign_value("BASH_EXECUTION_STRING", text, &self.known);
+            }
+            script
         } else if !operands.is_empty() && !parsed.has(&["s"]) {
             let file = operands.first().and_then(|&at| args.get(at)).cloned();
             child.positional = Some(Rc::new(rest(1)));
+            // `$0` is the script file's name (`bash $0` runs it again).
+            if let Some(Arg::Field(name)) = &file {
+                child.arg0 = name.clone();
+            }
             file.and_then(|f| self.file_text(&f, state))
         } else {
             child.positional = Some(Rc::new(rest(0)));
@@ -561,7 +596,28 @@ impl Interp {
         // replaces what the script calls): `--rcfile`/`--init-file` for an
         // interactive shell, `$BASH_ENV` for a script, `$ENV` for `sh -i`.
         let startup = self.startup_text(&parsed, args, &child, state);
+        // Functions the environment exports (`BASH_FUNC_ls%%=() { …; }`)
+        // are defined before anything else runs.
+        let imported = super::evaluated::imported_functions(assigns).map(|t| Value::known(&t));
+        let startup = match (imported, startup) {
+            (Some(i), Some(s)) => super::interp::concat_values(&i, &s, &mut self.meter),
+            (i, s) => i.or(s),
+        };
+        let words: Vec<Option<&str>> = args.iter().map(Arg::as_known).collect();
+        let option = |name: &str| {
+            words
+                .windows(2)
+                .any(|w| matches!(w, [Some("-o"), Some(n)] if *n == name))
+        };
+        // `-n`/`-o noexec`: the script is read, never run (its startup
+        // file is still judged: read conservatively).
         let script = if noexec { None } else { script };
+        self.shell_prompts(
+            parsed.has(&["x", "xtrace"]) || option("xtrace"),
+            parsed.has(&["i"]),
+            &child,
+            index,
+        );
         let script = match (startup, script) {
             (None, script) => script,
             (Some(first), Some(script)) => {
@@ -1370,5 +1426,47 @@ fn known_var(state: &State, name: &str, known: &super::state::Known) -> Option<V
     match var.vals.as_slice() {
         [Binding::Str(t)] => Some(Value::text(t.clone())),
         _ => None,
+    }
+}
+
+impl Interp {
+    /// `cp SRC DEST`, `ln -s SRC DEST`, `install SRC DEST`, `mv SRC DEST`
+    /// with known names: DEST is now SRC — its program (`/tmp/ls` made
+    /// from `/bin/rm` is `rm`) and its text when known (`cp w.sh x; ./x`).
+    fn record_copy(&mut self, name: &str, args: &[Arg], state: &mut State) {
+        let Some(spec) = spec::lookup(name) else {
+            return;
+        };
+        let parsed = parse_args(spec, args);
+        let operands: Vec<&str> = parsed
+            .operands()
+            .iter()
+            .filter_map(|&at| args.get(at).and_then(Arg::as_known))
+            .collect();
+        let (Some(dest), [source]) = (
+            operands.last(),
+            operands
+                .get(..operands.len().saturating_sub(1))
+                .unwrap_or(&[]),
+        ) else {
+            return;
+        };
+        let Some(dest) = super::path::absolute(dest, &state.cwd) else {
+            return;
+        };
+        let source_path = super::path::absolute(source, &state.cwd);
+        let program = source_path
+            .as_ref()
+            .and_then(|p| state.programs.get(p).cloned())
+            .unwrap_or_else(|| source.rsplit('/').next().unwrap_or(source).to_owned());
+        let known = spec::lookup(&program).is_some()
+            || super::builtins::is_builtin(&program)
+            || spec::is_shell(&program);
+        if !program.is_empty() && known {
+            Rc::make_mut(&mut state.programs).insert(dest.clone(), program);
+        }
+        if let Some(text) = source_path.and_then(|p| state.files.get(&p).cloned()) {
+            Rc::make_mut(&mut state.files).insert(dest, text);
+        }
     }
 }

@@ -231,8 +231,10 @@ fn mail(args: &[Arg], out: &mut Effects) {
                 k += 1;
             }
             Some(t) if t.starts_with("--attach=") => {
-                out.items
-                    .push((Role::Upload, Value::known(t.trim_start_matches("--attach="))));
+                out.items.push((
+                    Role::Upload,
+                    Value::known(t.trim_start_matches("--attach=")),
+                ));
             }
             Some(t) if t.starts_with('-') => {
                 // `-s SUBJECT`, `-c CC`, `-b BCC`: a value that is not a

@@ -142,6 +142,11 @@ pub(crate) struct State {
     pub aliases: Rc<BTreeMap<String, String>>,
     /// Files written in this command whose whole content is known.
     pub files: Rc<BTreeMap<String, Value>>,
+    /// Programs copied or linked under another name earlier in the command
+    /// (`ln -s /bin/rm /tmp/ls`, `cp /bin/rm x`): the absolute path of the
+    /// copy and the program it is. A join keeps both sides' (a copy made
+    /// in either branch may be run).
+    pub programs: Rc<BTreeMap<String, String>>,
     pub stdin: Input,
     /// Per active function call: variables declared `local` and the value
     /// each had before.
@@ -189,6 +194,7 @@ impl State {
             functions: Rc::new(BTreeMap::new()),
             aliases: Rc::new(BTreeMap::new()),
             files: Rc::new(BTreeMap::new()),
+            programs: Rc::new(BTreeMap::new()),
             stdin: Input::default(),
             locals: Rc::new(Vec::new()),
             calls: Rc::new(Vec::new()),
@@ -333,6 +339,15 @@ impl State {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
             self.files = Rc::new(files);
+        }
+        if self.programs != other.programs {
+            let mut programs = (*self.programs).clone();
+            for (path, program) in other.programs.iter() {
+                programs
+                    .entry(path.clone())
+                    .or_insert_with(|| program.clone());
+            }
+            self.programs = Rc::new(programs);
         }
         if self.stdin != other.stdin {
             let mut from = self.stdin.from.clone();

@@ -1973,6 +1973,12 @@ impl<'s> Conv<'s, '_> {
             // as a write so a target check still runs (fail closed).
             _ => RedirectOp::Write,
         };
+        // `<&N` duplicates onto standard input unless a descriptor is
+        // written (`>&N` onto standard output is the default below).
+        let fd = match (fd, operator.as_str()) {
+            (None, "<&") => Some(0),
+            (fd, _) => fd,
+        };
         let redir = Redir {
             fd,
             op,

@@ -176,6 +176,7 @@ pub fn secrets_in(argv: &[&[u8]]) -> Vec<Found> {
     if let Some(spec) = spec {
         special_positional(spec.secrets.operands, argv, &mut out);
     }
+    printf_arguments(argv, &mut out);
     out.sort_by_key(|f| (f.word, f.from));
     out.dedup();
     out
@@ -270,6 +271,76 @@ fn special_positional(operands: SecretOperands, argv: &[&[u8]], out: &mut Vec<Fo
     }
 }
 
+/// `printf 'password=%s\n' VALUE`: an argument that a conversion puts
+/// after a secret-named `NAME=` or `NAME: ` in the format is that name's
+/// value, as it would be written in the assignment the format prints.
+fn printf_arguments(argv: &[&[u8]], out: &mut Vec<Found>) {
+    let Some(name) = argv.first() else { return };
+    if name.rsplit(|b| *b == b'/').next() != Some(b"printf".as_slice()) {
+        return;
+    }
+    // `printf -v VAR FORMAT …` stores the text instead of printing it.
+    let mut at = 1;
+    if argv.get(at).is_some_and(|w| *w == b"-v") {
+        at += 2;
+    }
+    if argv.get(at).is_some_and(|w| *w == b"--") {
+        at += 1;
+    }
+    let Some(format) = argv.get(at) else { return };
+    let mut argument = at + 1;
+    let mut i = 0;
+    // The format is reused while arguments remain; once is enough to name
+    // the secret ones, and a format without conversions consumes none.
+    while let Some(&b) = format.get(i) {
+        if b != b'%' {
+            i += 1;
+            continue;
+        }
+        if format.get(i + 1) == Some(&b'%') {
+            i += 2;
+            continue;
+        }
+        // Flags, width and precision, then the conversion letter.
+        let mut j = i + 1;
+        while format
+            .get(j)
+            .is_some_and(|c| matches!(c, b'-' | b'+' | b' ' | b'#' | b'0'..=b'9' | b'.'))
+        {
+            j += 1;
+        }
+        if format.get(j).is_some_and(u8::is_ascii_alphabetic) {
+            let before = format.get(..i).unwrap_or_default();
+            if secret_name_before(before) {
+                push_part(
+                    argv,
+                    argument,
+                    0,
+                    Part::Whole,
+                    SecretKind::GenericAssignment,
+                    out,
+                );
+            }
+            argument += 1;
+        }
+        i = j + 1;
+    }
+}
+
+/// Whether `text` ends with `NAME=` or `NAME: ` whose NAME says secret.
+fn secret_name_before(text: &[u8]) -> bool {
+    let text = text.strip_suffix(b" ").unwrap_or(text);
+    let Some(head) = text.strip_suffix(b"=").or_else(|| text.strip_suffix(b":")) else {
+        return false;
+    };
+    let start = head
+        .iter()
+        .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')))
+        .map_or(0, |p| p + 1);
+    let name = String::from_utf8_lossy(head.get(start..).unwrap_or_default());
+    !name.is_empty() && classify_key(&name) == KeyClass::Secret
+}
+
 /// `… config[ure] [set] NAME VALUE` whose NAME says secret.
 fn config_set(argv: &[&[u8]], out: &mut Vec<Found>) {
     let words: Vec<usize> = (1..argv.len())
@@ -342,6 +413,7 @@ pub fn command_names() -> impl Iterator<Item = &'static str> {
         .iter()
         .filter(|c| c.secrets.any())
         .flat_map(|c| c.names.iter().copied())
+        .chain(std::iter::once("printf"))
 }
 
 /// One shell word found in text: its raw extent and its decoded bytes.

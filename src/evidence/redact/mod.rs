@@ -555,4 +555,6 @@ fn merge(mut spans: Vec<Span>) -> Vec<Span> {
 }
 
 #[cfg(test)]
+mod keeps_actions;
+#[cfg(test)]
 mod tests;

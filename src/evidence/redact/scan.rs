@@ -215,6 +215,10 @@ impl Scanner {
     pub fn scan_views(&self, views: &Views) -> Vec<Found> {
         let mut out = Vec::new();
         let mut local = Vec::new();
+        // The spans found in the text as written, sorted: where a decoded
+        // view's finding starts inside one, the text as written says where
+        // the value ends ([`clip_to_as_written`]).
+        let mut as_written: Vec<(usize, usize)> = Vec::new();
         for (index, view) in views.views.iter().enumerate() {
             local.clear();
             let whole = [(0, view.bytes.len())];
@@ -239,7 +243,13 @@ impl Scanner {
                     seen,
                 });
             }
+            if index == 0 {
+                as_written = out.iter().map(|f| (f.span.start, f.span.end)).collect();
+                as_written.sort_unstable();
+            }
         }
+        let text = views.views.first().map_or(&[][..], |v| v.bytes.as_slice());
+        clip_to_as_written(&mut out, &as_written, text);
         out
     }
 
@@ -611,3 +621,55 @@ pub fn ready() -> Result<(), ScanError> {
 }
 
 pub use provider::REPLACED;
+
+/// Ends a finding of a decoded view that starts inside a finding of the
+/// text as written, where that one ends, when what it adds holds shell
+/// syntax.
+///
+/// A decoding changes quoting: JSON's `\"` becomes a quote that pairs with
+/// the string's own closing quote, a shell view drops the quotes that close
+/// a value, so a value read in a view can run on over the text after it —
+/// `echo "a\npassword=X" > f; rm -rf ~/app` read with its escapes decoded
+/// has `password=X" > f; rm -rf ~/app"`. Hiding that would hide the action
+/// from the reviewer. A view may still see more of a value than the text
+/// as written (a JSON-escaped YAML line `password: a b c` is one word
+/// before decoding, a line after), so the view's end stands unless the
+/// bytes it adds hold a shell operator or redirection (`;`, `|`, `&`,
+/// `<`, `>`, a backquote) or a line break (or one escaped, `\n`): no
+/// secret runs on over those, an action does.
+fn clip_to_as_written(found: &mut [Found], as_written: &[(usize, usize)], text: &[u8]) {
+    if as_written.is_empty() {
+        return;
+    }
+    for f in found.iter_mut().filter(|f| f.seen.is_some()) {
+        let at = as_written.partition_point(|(s, _)| *s <= f.span.start);
+        let container = at
+            .checked_sub(1)
+            .and_then(|i| as_written.get(..=i))
+            .into_iter()
+            .flatten()
+            .rev()
+            .take(8)
+            .filter(|(s, e)| *s <= f.span.start && f.span.start < *e)
+            .map(|(_, e)| *e)
+            .max();
+        if let Some(end) = container
+            && f.span.end > end
+            && adds_shell_syntax(text.get(end..f.span.end).unwrap_or_default())
+        {
+            f.span.end = end;
+            // The view's bytes no longer match the span: the bytes as
+            // written are remembered for the repeat search instead.
+            f.seen = None;
+        }
+    }
+}
+
+/// Whether `added` holds a shell operator, a redirection, a backquote or a
+/// line break (written or escaped).
+fn adds_shell_syntax(added: &[u8]) -> bool {
+    added
+        .iter()
+        .any(|b| matches!(b, b';' | b'|' | b'&' | b'<' | b'>' | b'`' | b'\n'))
+        || added.windows(2).any(|w| matches!(w, [b'\\', b'n' | b'r']))
+}

@@ -384,7 +384,11 @@ fn head_at(hay: &[u8], ns: usize, ne: usize) -> Option<Head<'_>> {
     let line_start = line_indent(hay, head_start);
     let syntax = match (open, closed, shell, line_start) {
         // `'Cookie: a=1; b=2'`, `-d 'token=x&y=1'`: inside a quoted string.
-        (Some(quote), false, amp, _) => Syntax::Quoted { quote, amp },
+        (Some(quote), false, amp, _) => Syntax::Quoted {
+            quote,
+            amp,
+            escaped: ns >= 2 && hay.get(ns - 2) == Some(&b'\\'),
+        },
         (_, _, true, _) => Syntax::Shell,
         (None, _, false, Some(_)) => Syntax::Block,
         _ => Syntax::Inline,
@@ -566,8 +570,11 @@ fn kind_for(name: &str, header_context: bool) -> SecretKind {
 
 fn push_value(hay: &[u8], e: Extent, kind: SecretKind, out: &mut Vec<Span>) {
     let bytes = e.bytes(hay);
-    if !bytes.is_empty() && !values::is_exempt(bytes) {
-        out.push(Span::new(e.start, e.end, kind));
+    if bytes.is_empty() || values::is_exempt(bytes) {
+        return;
+    }
+    for (start, end) in values::hidden_parts(hay, e.start, e.end) {
+        out.push(Span::new(start, end, kind));
     }
 }
 
@@ -753,13 +760,25 @@ fn key_material_end(hay: &[u8], from: usize, pem_end: &meta::Regex) -> usize {
         let trimmed = line.trim_ascii_end();
         let run = trimmed.iter().take_while(|b| is_base64(**b)).count();
         let header = lines < 4 && is_pem_header(trimmed);
+        if !header && ends_here_document(hay, trimmed) {
+            // The block was cut off inside a here-document: its delimiter
+            // line ends it, and what follows is the next command.
+            return end;
+        }
         if header || (run == trimmed.len() && !(trimmed.is_empty() && lines > 4)) {
             if !trimmed.is_empty() {
                 end = text_start + trimmed.len();
             }
         } else {
-            // Material stops inside this line.
-            return if run > 0 { text_start + run } else { end };
+            // Material stops inside this line: cut there (`MIIE…"` where
+            // the text was truncated), unless a blank follows the run, which
+            // makes it a word of prose or of a command, not key material.
+            let word = matches!(trimmed.get(run), Some(b' ' | b'\t'));
+            return if run > 0 && !word {
+                text_start + run
+            } else {
+                end
+            };
         }
         lines += 1;
         if next == at {
@@ -768,6 +787,33 @@ fn key_material_end(hay: &[u8], from: usize, pem_end: &meta::Regex) -> usize {
         at = next;
     }
     end
+}
+
+/// Whether `line` is the delimiter of a here-document the text opens
+/// (`<<EOF`, `<<-'KEY'`, `<< "END"`): a word line of base64 letters that
+/// ends the body rather than belonging to the key.
+fn ends_here_document(hay: &[u8], line: &[u8]) -> bool {
+    let word = line.trim_ascii();
+    if word.is_empty()
+        || word.len() > 64
+        || !word.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    {
+        return false;
+    }
+    memchr::memmem::find_iter(hay, b"<<").take(64).any(|at| {
+        let rest = hay.get(at + 2..).unwrap_or_default();
+        let rest = rest.strip_prefix(b"-").unwrap_or(rest);
+        let rest = rest.trim_ascii_start();
+        let rest = rest
+            .strip_prefix(b"'")
+            .or_else(|| rest.strip_prefix(b"\""))
+            .or_else(|| rest.strip_prefix(b"\\"))
+            .unwrap_or(rest);
+        rest.starts_with(word)
+            && !rest
+                .get(word.len())
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    })
 }
 
 /// Where the key material before an END line starts when its BEGIN line is

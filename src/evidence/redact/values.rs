@@ -30,8 +30,10 @@ pub enum Syntax {
     Inline,
     /// Inside a quoted string that opened before the name (`-H 'Cookie:
     /// a=1; b=2'`, `-d 'token=x&y=1'`): up to the closing quote or the end
-    /// of the line, and after `=` also up to a `&`.
-    Quoted { quote: u8, amp: bool },
+    /// of the line, and after `=` also up to a `&` or a blank.
+    /// `escaped`: the string opened with an escaped quote (`\"`, a JSON
+    /// string inside another), so only the same escaped quote closes it.
+    Quoted { quote: u8, amp: bool, escaped: bool },
     /// After `=` in text whose shell quoting is already removed: up to a
     /// shell delimiter, quotes and backslashes being literal bytes.
     Bare,
@@ -61,7 +63,11 @@ pub fn extent(hay: &[u8], at: usize, syntax: Syntax, indent: usize, limit: usize
         Syntax::Shell => shell_word(hay, at, stop),
         Syntax::Block => block_scalar(hay, at, indent, stop),
         Syntax::Inline => inline_value(hay, at, stop),
-        Syntax::Quoted { quote, amp } => until_quote(hay, at, quote, amp, stop),
+        Syntax::Quoted {
+            quote,
+            amp,
+            escaped,
+        } => until_quote(hay, at, quote, amp, escaped, stop),
         Syntax::Bare => bare_word(hay, at, stop),
     }
 }
@@ -103,15 +109,32 @@ fn shell_word(hay: &[u8], at: usize, stop: usize) -> Extent {
         match b {
             b'\'' => {
                 let close = memchr_in(hay, b'\'', i + 1, stop);
+                if close.is_none() && stop == hay.len() {
+                    return unterminated(hay, at, piece_start, stop);
+                }
                 i = close.map_or(stop, |c| c + 1);
                 complete &= close.is_some();
             }
             b'"' => {
                 let (close, found) = close_double(hay, i + 1, stop, true);
+                if !found && stop == hay.len() {
+                    return unterminated(hay, at, piece_start, stop);
+                }
                 i = if found { close + 1 } else { close };
                 complete &= found;
             }
-            b'$' if byte(hay, i + 1) == Some(b'\'') => i = after_ansi_c(hay, i, stop),
+            b'$' if byte(hay, i + 1) == Some(b'\'') => {
+                let after = after_ansi_c(hay, i, stop);
+                if byte(hay, after.saturating_sub(1)) != Some(b'\'') && stop == hay.len() {
+                    return unterminated(hay, at, piece_start, stop);
+                }
+                i = after;
+            }
+            // `\n`, `\r`, `\t`: in a shell word the escaped letter, but
+            // written so only in text that encodes a line break or a tab
+            // (a JSON string holding a command): the word ends there, or a
+            // value would run on over the next line's command.
+            b'\\' if matches!(byte(hay, i + 1), Some(b'n' | b'r' | b't')) => break,
             b'\\' => i += 2,
             b'$' if matches!(byte(hay, i + 1), Some(b'(' | b'{')) => {
                 i = after_expansion(hay, i, stop);
@@ -156,6 +179,134 @@ fn shell_word(hay: &[u8], at: usize, stop: usize) -> Extent {
         next: end,
         complete,
     }
+}
+
+/// A shell word cut at a quote that never closes before the end of the
+/// text. The quote is not the value's: a decoded view can open a quote the
+/// original closes (`echo "a\npassword=X" > f; rm -rf ~/app` read with JSON
+/// escapes decoded ends `password=X"`), and a value that ran on to the end
+/// through it would hide every action after the secret. The value is the
+/// pieces before the quote; when the quote opens the value, its body up to
+/// the first blank or shell delimiter (a secret with blanks in an unclosed
+/// quote loses its tail to the other rules, never the command its place).
+fn unterminated(hay: &[u8], at: usize, quote: usize, stop: usize) -> Extent {
+    if quote > at {
+        return Extent {
+            start: at,
+            end: trim_trailing(hay, at, quote),
+            next: quote,
+            complete: true,
+        };
+    }
+    let body = match byte(hay, quote) {
+        Some(b'$') => quote + 2,
+        _ => quote + 1,
+    }
+    .min(stop);
+    let end = unclosed_body_end(hay, body, stop);
+    Extent {
+        start: body,
+        end,
+        next: end,
+        complete: true,
+    }
+}
+
+/// Where the body of a quote that never closes, starting at `body`, ends as
+/// a value: at the first blank, shell delimiter, quote, or escaped line
+/// break or tab (`\n` in a JSON string holding the command).
+fn unclosed_body_end(hay: &[u8], body: usize, stop: usize) -> usize {
+    let rest = hay.get(body..stop).unwrap_or_default();
+    let mut i = 0;
+    while let Some(&b) = rest.get(i) {
+        if is_shell_delimiter(b)
+            || matches!(b, b'"' | b'\'')
+            || (b == b'\\' && matches!(rest.get(i + 1), Some(b'n' | b'r' | b't')))
+        {
+            break;
+        }
+        i += 1;
+    }
+    body + i
+}
+
+/// The parts of a hidden value `start..end` that are its own bytes: all of
+/// it, except the commands it runs.
+///
+/// A command substitution in a value (`API_KEY="$(curl -s URL | sh)"`,
+/// `SECRET=${SECRET:-$(rm -rf ~/app)}`, `` TOKEN=`…` ``) is code that
+/// runs when the assignment does: hiding it would hide an action from the
+/// reviewer. It stays visible — except a substitution that only prints
+/// literal words (`$(echo hunter2)`, `$(printf %s hunter2)`), whose words
+/// are the value and are hidden, the `echo` kept. The text around the
+/// substitutions is hidden as before.
+pub fn hidden_parts(hay: &[u8], start: usize, end: usize) -> Vec<(usize, usize)> {
+    let mut parts = Vec::new();
+    let mut from = start;
+    let mut i = start;
+    while i < end {
+        let code = match byte(hay, i) {
+            Some(b'$') if byte(hay, i + 1) == Some(b'(') => {
+                Some((i + 2, after_expansion(hay, i, end).min(end)))
+            }
+            Some(b'$') if byte(hay, i + 1) == Some(b'{') => {
+                let close = after_expansion(hay, i, end).min(end);
+                let body = hay.get(i..close).unwrap_or_default();
+                let runs = memchr::memmem::find(body, b"$(").is_some() || body.contains(&b'`');
+                runs.then_some((i + 2, close))
+            }
+            Some(b'`') => {
+                let close = memchr_in(hay, b'`', i + 1, end).map_or(end, |c| c + 1);
+                Some((i + 1, close))
+            }
+            Some(b'\\') => {
+                i += 2;
+                continue;
+            }
+            _ => None,
+        };
+        let Some((body, close)) = code else {
+            i += 1;
+            continue;
+        };
+        if from < i {
+            parts.push((from, i));
+        }
+        if let Some(words) = printed_words(hay, body, close) {
+            parts.push(words);
+        }
+        from = close;
+        i = close.max(i + 1);
+    }
+    if from < end {
+        parts.push((from, end));
+    }
+    parts.retain(|(s, e)| s < e && !is_exempt(hay.get(*s..*e).unwrap_or_default()));
+    parts
+}
+
+/// In a substitution body `body..close` (its closing byte included) that
+/// is one `echo` or `printf` of literal words, the words it prints.
+fn printed_words(hay: &[u8], body: usize, close: usize) -> Option<(usize, usize)> {
+    let inner_end = close.saturating_sub(1).max(body);
+    let inner = hay.get(body..inner_end)?;
+    let lead = inner.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    let rest = inner.get(lead..)?;
+    let command = [b"echo".as_slice(), b"printf".as_slice()]
+        .into_iter()
+        .find(|c| rest.starts_with(c) && rest.get(c.len()).is_some_and(|b| *b == b' '))?;
+    let words = rest.get(command.len()..)?;
+    if words.iter().any(|b| {
+        matches!(
+            b,
+            b'|' | b';' | b'&' | b'<' | b'>' | b'`' | b'$' | b'(' | b')' | b'\n'
+        )
+    }) {
+        return None;
+    }
+    let start = body + lead + command.len();
+    let start = start + words.iter().take_while(|b| **b == b' ').count();
+    (start < inner_end).then_some((start, inner_end))
 }
 
 /// A word up to the first shell delimiter, every other byte literal.
@@ -238,7 +389,12 @@ fn quoted_inline(hay: &[u8], at: usize, stop: usize) -> Option<Extent> {
                 .get(body..stop)
                 .and_then(|r| memchr::memmem::find(r, b"\\\""))
                 .map(|i| body + i);
-            let end = close.unwrap_or_else(|| line_end(hay, body, stop));
+            let line = line_end(hay, body, stop);
+            let end = match close {
+                Some(c) => c,
+                None if line < stop || stop == hay.len() => unclosed_body_end(hay, body, line),
+                None => line,
+            };
             Some(Extent {
                 start: body,
                 end,
@@ -248,6 +404,16 @@ fn quoted_inline(hay: &[u8], at: usize, stop: usize) -> Option<Extent> {
         }
         b'"' => {
             let (close, found) = close_double(hay, at + 1, stop, false);
+            if !found && (close < stop || stop == hay.len()) {
+                // Never closed on its line: a word, not the rest of the line.
+                let end = unclosed_body_end(hay, at + 1, close);
+                return Some(Extent {
+                    start: at + 1,
+                    end,
+                    next: end,
+                    complete: true,
+                });
+            }
             Some(Extent {
                 start: at + 1,
                 end: close,
@@ -265,6 +431,15 @@ fn quoted_inline(hay: &[u8], at: usize, stop: usize) -> Option<Extent> {
                 }
             }
             let found = byte(hay, i) == Some(b'\'');
+            if !found && (i < stop || stop == hay.len()) {
+                let end = unclosed_body_end(hay, at + 1, i.min(stop));
+                return Some(Extent {
+                    start: at + 1,
+                    end,
+                    next: end,
+                    complete: true,
+                });
+            }
             Some(Extent {
                 start: at + 1,
                 end: i.min(stop),
@@ -379,13 +554,29 @@ fn inline_value(hay: &[u8], at: usize, stop: usize) -> Extent {
 }
 
 /// Up to the closing quote `q` (or the end of the line, or a `&`).
-fn until_quote(hay: &[u8], at: usize, q: u8, amp: bool, stop: usize) -> Extent {
+fn until_quote(hay: &[u8], at: usize, q: u8, amp: bool, escaped: bool, stop: usize) -> Extent {
     let eol = line_end(hay, at, stop);
+    // After `=` the value is one word of the quoted text (`-d 'token=x&y=1'`,
+    // `"PASSWORD=x && rm -rf ~"` in a JSON string holding a command): it
+    // ends at a blank or a `&` as well. After `:` it is the rest of the
+    // quoted text (`-H 'Cookie: a=1; b=2'`).
     let eol = match amp {
-        true => memchr_in(hay, b'&', at, eol).unwrap_or(eol),
+        true => hay
+            .get(at..eol)
+            .unwrap_or_default()
+            .windows(2)
+            .position(|w| {
+                matches!(w.first(), Some(b'&' | b' ' | b'\t' | b';' | b'|'))
+                    || matches!(w, [b'\\', b'n' | b'r' | b't'])
+            })
+            .map_or(eol, |i| at + i),
         false => eol,
     };
     let close = match q {
+        _ if escaped => hay
+            .get(at..eol)
+            .and_then(|r| memchr::memmem::find(r, &[b'\\', q]))
+            .map(|i| at + i),
         b'"' => {
             let (c, found) = close_double(hay, at, eol, false);
             found.then_some(c)

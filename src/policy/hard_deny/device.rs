@@ -192,7 +192,10 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
                         "device-destroy/partition-table",
                         "rewrites the partition table of",
                     )
-                } else if matches!(name.as_str(), "dd" | "dcfldd" | "dc3dd" | "ddpt" | "ddrescue") {
+                } else if matches!(
+                    name.as_str(),
+                    "dd" | "dcfldd" | "dc3dd" | "ddpt" | "ddrescue"
+                ) {
                     ("device-destroy/dd-to-device", "`dd` overwrites")
                 } else if name == "shred" {
                     ("device-destroy/shred-device", "`shred` overwrites")

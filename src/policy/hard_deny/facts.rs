@@ -111,6 +111,9 @@ pub(crate) struct Facts<'a> {
     work_left: u64,
     /// Budgets the rules themselves ran out of.
     pub incomplete: Vec<String>,
+    /// Whether the conservative readings of the analysis are judged too
+    /// ([`crate::shell::Command::conservative`]).
+    conservative: bool,
 }
 
 impl<'a> Facts<'a> {
@@ -123,18 +126,39 @@ impl<'a> Facts<'a> {
             touched: RefCell::new(vec![None; analysis.commands.len()]),
             work_left: limits.max_match_work,
             incomplete: Vec::new(),
+            conservative: false,
         }
     }
 
-    pub(crate) fn commands(&self) -> impl Iterator<Item = (usize, &'a Command)> {
-        self.analysis.commands.iter().enumerate()
+    /// The same facts with the analysis's conservative readings judged
+    /// too.
+    pub(crate) fn with_readings(mut self) -> Self {
+        self.conservative = true;
+        self
     }
 
+    /// The commands the rules judge: those that run, and the conservative
+    /// readings when [`Facts::with_readings`] asked for them.
+    pub(crate) fn commands(&self) -> impl Iterator<Item = (usize, &'a Command)> {
+        let readings = self.conservative;
+        self.analysis
+            .commands
+            .iter()
+            .enumerate()
+            .filter(move |(_, c)| readings || !c.conservative)
+    }
+
+    /// Command `index`, when the rules judge it (a conservative reading
+    /// only [`Facts::with_readings`]).
     pub(crate) fn command(&self, index: usize) -> Option<&'a Command> {
-        self.analysis.commands.get(index)
+        self.analysis
+            .commands
+            .get(index)
+            .filter(|c| self.conservative || !c.conservative)
     }
 
     pub(crate) fn effects_of(&self, index: usize) -> Option<&Effects> {
+        self.command(index)?;
         self.effects.get(index)
     }
 

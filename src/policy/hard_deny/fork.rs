@@ -20,12 +20,18 @@ use crate::shell::spec::Role;
 use super::facts::Facts;
 use super::{Category, HardDeny, deny};
 
-/// Interpreters whose inline code (`-e`, `-c`, `-r`) is read for a fork loop.
-const INTERPRETERS: &[&str] = &[
-    "perl", "ruby", "node", "php", "python", "python2", "python3", "lua",
-];
-
 pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
+    if f.analysis
+        .notes
+        .iter()
+        .any(|n| n == crate::shell::ENDLESS_SPAWNING)
+    {
+        return deny(
+            Category::ForkBomb,
+            "fork-bomb/endless-spawning-loop",
+            "a loop that never ends starts a background process each time round and waits for nothing".to_owned(),
+        );
+    }
     // Functions that surely call themselves again.
     let unbounded: Vec<&str> = f
         .commands()
@@ -33,6 +39,19 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
         .filter_map(|(_, c)| c.name())
         .collect();
     for (i, cmd) in f.commands() {
+        // A script that starts itself again (`bash $0 & bash $0` in the
+        // file it runs, `eval "$BASH_EXECUTION_STRING" &`) is the same bomb.
+        let reruns_itself = cmd.kind != CommandKind::Function && cmd.recursive && !cmd.guarded;
+        if reruns_itself && (cmd.background || cmd.in_pipeline) {
+            return deny(
+                Category::ForkBomb,
+                "fork-bomb/script-runs-itself",
+                format!(
+                    "`{}` starts the script it is part of again, without bound",
+                    cmd.name().unwrap_or("?")
+                ),
+            );
+        }
         if cmd.kind == CommandKind::Function
             && cmd.recursive
             && (cmd.background || cmd.in_pipeline)
@@ -46,12 +65,8 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
             );
         }
         let Some(name) = cmd.name() else { continue };
-        let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-        if !INTERPRETERS.contains(&name) && !INTERPRETERS.contains(&base) {
-            continue;
-        }
         for code in inline_code(f, i) {
-            if forks_in_a_loop(&code, language_of(name)) {
+            if crate::shell::code_forks_without_bound(name, &code) {
                 return deny(
                     Category::ForkBomb,
                     "fork-bomb/interpreter-fork-loop",
@@ -95,230 +110,30 @@ pub(super) fn inline_code(f: &Facts<'_>, i: usize) -> Vec<String> {
     out
 }
 
-/// Does the one-liner fork inside a loop? Only its code counts: `fork`
-/// or `while` inside a string, a regular expression or a comment is data
-/// (`perl -ne 'print if /while.*fork/'` forks nothing).
-fn forks_in_a_loop(code: &str, language: Language) -> bool {
-    let code = code_only(code, language);
-    let tokens: Vec<&str> = code
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|t| !t.is_empty())
-        .collect();
-    let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-    let forks = tokens.iter().any(|t| t.contains("fork"));
-    let looping = tokens
-        .iter()
-        .any(|t| matches!(*t, "while" | "until" | "loop" | "whileTrue"))
-        || compact.contains("for(;;)");
-    forks && looping
-}
-
-/// The interpreter families whose literal syntax [`code_only`] knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Language {
-    /// Perl and Ruby: quote-like operators (`q()`, `m//`, `s///`, `%w[]`)
-    /// and bare `/regex/`.
-    PerlRuby,
-    /// JavaScript and PHP: bare `/regex/` where an operand is expected.
-    Script,
-    /// Python and Lua: strings and comments only.
-    Plain,
-}
-
-pub(super) fn language_of(name: &str) -> Language {
-    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    match base {
-        "perl" | "ruby" => Language::PerlRuby,
-        "node" | "php" => Language::Script,
-        _ => Language::Plain,
-    }
-}
-
-/// `code` with every string literal, regular expression and comment
-/// replaced by a blank: what is left is what runs.
-fn code_only(code: &str, language: Language) -> String {
-    let chars: Vec<char> = code.chars().collect();
-    let mut out = String::with_capacity(code.len());
-    let mut k = 0;
-    // Whether an operand (not an operator) comes next, which is where a
-    // `/` starts a regular expression rather than a division.
-    let mut operand_next = true;
-    let closing = |open: char| match open {
-        '(' => ')',
-        '[' => ']',
-        '{' => '}',
-        '<' => '>',
-        other => other,
-    };
-    // Skips a delimited literal starting after its opening `open` at `*k`.
-    let skip = |k: &mut usize, open: char| {
-        let close = closing(open);
-        let mut depth = 1usize;
-        while let Some(&c) = chars.get(*k) {
-            *k += 1;
-            if c == '\\' {
-                *k += 1;
-            } else if c == close {
-                depth -= 1;
-                if depth == 0 {
-                    return;
-                }
-            } else if c == open && close != open {
-                depth += 1;
-            }
-        }
-    };
-    while let Some(&c) = chars.get(k) {
-        match c {
-            '\'' | '"' | '`' => {
-                k += 1;
-                skip(&mut k, c);
-                out.push(' ');
-                operand_next = false;
-            }
-            '#' if language != Language::Script
-                && (k == 0
-                    || chars
-                        .get(k - 1)
-                        .is_some_and(|p| p.is_whitespace() || *p == ';')) =>
-            {
-                while chars.get(k).is_some_and(|c| *c != '\n') {
-                    k += 1;
-                }
-            }
-            '/' if operand_next && language != Language::Plain => {
-                k += 1;
-                skip(&mut k, '/');
-                out.push(' ');
-                operand_next = false;
-            }
-            c if c.is_ascii_alphabetic() || c == '_' || c == '%' => {
-                let start = k;
-                k += 1;
-                while chars
-                    .get(k)
-                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
-                {
-                    k += 1;
-                }
-                let word: String = chars.get(start..k).unwrap_or(&[]).iter().collect();
-                let delimiter = chars
-                    .get(k)
-                    .copied()
-                    .filter(|d| !d.is_alphanumeric() && !d.is_whitespace() && *d != '_');
-                let quote_like = language == Language::PerlRuby
-                    && matches!(
-                        word.as_str(),
-                        "q" | "qq"
-                            | "qw"
-                            | "qr"
-                            | "qx"
-                            | "m"
-                            | "s"
-                            | "tr"
-                            | "y"
-                            | "%q"
-                            | "%Q"
-                            | "%w"
-                            | "%W"
-                            | "%r"
-                            | "%i"
-                            | "%x"
-                            | "%"
-                    )
-                    && delimiter
-                        .is_some_and(|d| !matches!(d, ',' | ';' | ')' | '=' | '.' | '-' | '>'));
-                if let (true, Some(d)) = (quote_like, delimiter) {
-                    k += 1;
-                    skip(&mut k, d);
-                    // `s/a/b/`, `tr/a/b/`: a second part, its own brackets
-                    // for bracketed delimiters (`s{a}{b}`).
-                    if matches!(word.as_str(), "s" | "tr" | "y") {
-                        if closing(d) != d {
-                            while chars.get(k).is_some_and(|c| c.is_whitespace()) {
-                                k += 1;
-                            }
-                            if let Some(&d2) = chars.get(k) {
-                                k += 1;
-                                skip(&mut k, d2);
-                            }
-                        } else {
-                            skip(&mut k, d);
-                        }
-                    }
-                    out.push(' ');
-                    operand_next = false;
-                    continue;
-                }
-                out.push_str(&word);
-                operand_next = matches!(
-                    word.as_str(),
-                    "if" | "unless"
-                        | "and"
-                        | "or"
-                        | "not"
-                        | "return"
-                        | "split"
-                        | "grep"
-                        | "when"
-                        | "while"
-                        | "until"
-                        | "match"
-                        | "typeof"
-                );
-            }
-            c if c.is_ascii_digit() => {
-                out.push(c);
-                k += 1;
-                operand_next = false;
-            }
-            ')' | ']' | '}' => {
-                out.push(c);
-                k += 1;
-                operand_next = c == '}';
-            }
-            c if c.is_whitespace() => {
-                out.push(c);
-                k += 1;
-            }
-            other => {
-                out.push(other);
-                k += 1;
-                operand_next = true;
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::shell::code_forks_without_bound as forks;
 
+    /// Only the code forks: `fork` or `while` inside a string, a regular
+    /// expression or a comment is data.
     #[test]
     fn forks_only_in_code() {
-        let perl = Language::PerlRuby;
-        assert!(forks_in_a_loop("fork while 1", perl));
-        assert!(forks_in_a_loop("fork while fork", perl));
-        assert!(forks_in_a_loop("1 while fork", perl));
-        assert!(!forks_in_a_loop("print if /while.*fork/", perl));
-        assert!(!forks_in_a_loop("print if m{fork} while 0", perl));
-        assert!(!forks_in_a_loop("s/fork/spawn/g while 0", perl));
-        assert!(!forks_in_a_loop(
-            "puts $_ if $_ =~ /fork/ && $_ =~ /loop/",
-            perl
+        assert!(forks("perl", "fork while 1"));
+        assert!(forks("perl", "fork while fork"));
+        assert!(forks("perl", "1 while fork"));
+        assert!(!forks("perl", "print if /while.*fork/"));
+        assert!(!forks("perl", "print if m{fork} while 0"));
+        assert!(!forks("perl", "s/fork/spawn/g while 0"));
+        assert!(!forks("ruby", "puts $_ if $_ =~ /fork/ && $_ =~ /loop/"));
+        assert!(forks("ruby", "loop { fork }"));
+        assert!(forks("python3", "import os\nwhile True: os.fork()"));
+        assert!(!forks("python3", "print(\"fork while loop\")"));
+        assert!(!forks("python3", "# while fork\nprint(1)"));
+        assert!(forks(
+            "node",
+            "while(true){require('child_process').fork('x')}"
         ));
-        assert!(forks_in_a_loop("loop { fork }", perl));
-        let plain = Language::Plain;
-        assert!(forks_in_a_loop("import os\nwhile True: os.fork()", plain));
-        assert!(!forks_in_a_loop("print(\"fork while loop\")", plain));
-        assert!(!forks_in_a_loop("# while fork\nprint(1)", plain));
-        let js = Language::Script;
-        assert!(forks_in_a_loop(
-            "while(true){require('child_process').fork('x')}",
-            js
-        ));
-        assert!(!forks_in_a_loop("console.log(\"while (true) fork()\")", js));
-        assert!(forks_in_a_loop("for(;;) pcntl_fork();", js));
+        assert!(!forks("node", "console.log(\"while (true) fork()\")"));
+        assert!(forks("php", "for(;;) pcntl_fork();"));
     }
 }

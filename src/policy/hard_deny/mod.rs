@@ -28,6 +28,7 @@ mod persist;
 mod producers;
 mod startup;
 mod switches;
+mod text;
 mod transport;
 mod trust;
 mod wipe;
@@ -85,6 +86,24 @@ impl Category {
             Category::CredentialExfiltration => "credential-exfiltration",
             Category::AccessPersistence => "access-persistence",
             Category::TransportSecurityWeakening => "transport-security-weakening",
+        }
+    }
+
+    /// The rule of a hard deny that only a conservative reading finds
+    /// (an unknown program's arguments, a string that may be code, text
+    /// the analysis could not follow): docs/shell.md, "What the floor does
+    /// not know".
+    pub fn conservative_rule(&self) -> &'static str {
+        match self {
+            Category::WipeRootOrHome => "wipe-root-or-home/conservative-reading",
+            Category::DeviceDestroy => "device-destroy/conservative-reading",
+            Category::ForkBomb => "fork-bomb/conservative-reading",
+            Category::TrustBoundary => "trust-boundary/conservative-reading",
+            Category::CredentialExfiltration => "credential-exfiltration/conservative-reading",
+            Category::AccessPersistence => "access-persistence/conservative-reading",
+            Category::TransportSecurityWeakening => {
+                "transport-security-weakening/conservative-reading"
+            }
         }
     }
 }
@@ -163,7 +182,7 @@ pub fn check_analysed(
         }
     }
     match (request.command.as_deref(), analysis) {
-        (Some(_), Some(analysis)) => judge(analysis, &env, ctx.limits, 0),
+        (Some(command), Some(analysis)) => judge(analysis, &env, ctx.limits, 0, Some(command)),
         (Some(command), None) => check_command_env(command, &env, ctx.limits, 0),
         (None, _) => Verdict::Clear,
     }
@@ -194,16 +213,34 @@ fn analyze(command: &str, env: &Env, limits: &Limits) -> shell::Analysis {
 const MAX_EMBEDDED_DEPTH: u32 = 2;
 
 fn check_command_env(command: &str, env: &Env, limits: &Limits, depth: u32) -> Verdict {
-    judge(&analyze(command, env, limits), env, limits, depth)
+    judge(
+        &analyze(command, env, limits),
+        env,
+        limits,
+        depth,
+        Some(command),
+    )
 }
 
 /// The command rules over one analysis. Shell code found inside
 /// interpreter code (`python -c 'os.system("…")'`) is other text: it gets
 /// an analysis of its own, at most [`MAX_EMBEDDED_DEPTH`] levels down.
-fn judge(analysis: &shell::Analysis, env: &Env, limits: &Limits, depth: u32) -> Verdict {
+fn judge(
+    analysis: &shell::Analysis,
+    env: &Env,
+    limits: &Limits,
+    depth: u32,
+    text: Option<&str>,
+) -> Verdict {
     let mut facts = Facts::new(analysis, env, limits);
     if let Some(deny) = rules(&mut facts) {
         return Verdict::Deny(deny);
+    }
+    if analysis.commands.iter().any(|c| c.conservative) {
+        let mut readings = Facts::new(analysis, env, limits).with_readings();
+        if let Some(deny) = rules(&mut readings) {
+            return Verdict::Deny(conservative(deny));
+        }
     }
     if depth < MAX_EMBEDDED_DEPTH {
         for script in opaque::embedded_scripts(&facts) {
@@ -220,6 +257,41 @@ fn judge(analysis: &shell::Analysis, env: &Env, limits: &Limits, depth: u32) -> 
                     d.rationale
                 );
                 return Verdict::Deny(d);
+            }
+        }
+    }
+    // A command whose name is runtime data may run any string the text
+    // holds (an array element, a regex capture, a value `read` split).
+    if depth == 0
+        && analysis
+            .commands
+            .iter()
+            .any(|c| c.kind == shell::CommandKind::Unresolved)
+        && let Some(text) = text
+    {
+        for string in text::quoted_strings(text) {
+            if let Verdict::Deny(deny) = check_command_env(&string, env, limits, depth + 1) {
+                let mut deny = conservative(deny);
+                deny.rationale = format!(
+                    "a command whose name is runtime data may run the string `{string}`: {}",
+                    deny.rationale
+                );
+                return Verdict::Deny(deny);
+            }
+        }
+    }
+    // What the analysis could not read whole (a syntax error, a budget)
+    // is read as text: each command line the text spells out after a
+    // program the hard denies name.
+    if depth == 0
+        && (!analysis.errors.is_empty() || !analysis.incomplete.is_empty())
+        && let Some(text) = text
+    {
+        for segment in text::segments(text) {
+            if let Verdict::Deny(deny) = check_command_env(&segment, env, limits, depth + 1) {
+                let mut deny = conservative(deny);
+                deny.rationale = format!("in the text `{segment}`: {}", deny.rationale);
+                return Verdict::Deny(deny);
             }
         }
     }
@@ -241,6 +313,19 @@ fn judge(analysis: &shell::Analysis, env: &Env, limits: &Limits, depth: u32) -> 
             note: notes.join("; "),
         },
         None => Verdict::Clear,
+    }
+}
+
+/// A hard deny found only in a conservative reading: the category's
+/// conservative rule, and the rule that fired named in the rationale.
+fn conservative(deny: HardDeny) -> HardDeny {
+    HardDeny {
+        category: deny.category,
+        rule_id: deny.category.conservative_rule(),
+        rationale: format!(
+            "read conservatively (vouch cannot follow what runs here, so it judges what may run): {} (`{}`)",
+            deny.rationale, deny.rule_id
+        ),
     }
 }
 

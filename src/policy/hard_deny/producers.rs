@@ -127,7 +127,12 @@ const PRODUCERS: &[Producer] = &[
     p(&["az"], &["keyvault", "secret", "show"], &[], NONE),
     p(&["az"], &["ad", "sp", "create-for-rbac"], &[], NONE),
     p(&["heroku"], &["auth:token"], &[], HEROKU),
-    p(&["glab"], &["auth", "status"], &["-t", "--show-token"], GITLAB),
+    p(
+        &["glab"],
+        &["auth", "status"],
+        &["-t", "--show-token"],
+        GITLAB,
+    ),
     p(&["glab"], &["config", "get", "token"], &[], GITLAB),
     p(&["lpass"], &["show"], &[], NONE),
     p(&["keepassxc-cli"], &["show"], &[], NONE),

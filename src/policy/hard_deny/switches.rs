@@ -342,8 +342,22 @@ pub(super) fn flag_weakens(word: &str, next: Option<&str>) -> Option<String> {
 /// certificate verification. Elsewhere the word means other things
 /// (`cockroach start --insecure` runs without TLS at all).
 const INSECURE_TOOLS: &[&str] = &[
-    "argocd", "crane", "gcrane", "grpcurl", "mc", "oras", "regctl", "talosctl", "go", "helm",
-    "cosign", "notation", "vegeta", "conda", "mamba", "micromamba",
+    "argocd",
+    "crane",
+    "gcrane",
+    "grpcurl",
+    "mc",
+    "oras",
+    "regctl",
+    "talosctl",
+    "go",
+    "helm",
+    "cosign",
+    "notation",
+    "vegeta",
+    "conda",
+    "mamba",
+    "micromamba",
 ];
 
 /// `--insecure`, `-insecure`, `--insecure=true` for [`INSECURE_TOOLS`].
@@ -481,7 +495,12 @@ pub(super) fn tool_config(name: &str, words: &[&str]) -> Option<(&'static str, S
                 w.ends_with("insecure-skip-tls-verify")
                     && lower.get(k + 1).is_some_and(|v| truthy(v))
             })
-            .map(|(_, w)| (off, format!("`{name} config set {w} true` skips TLS verification"))),
+            .map(|(_, w)| {
+                (
+                    off,
+                    format!("`{name} config set {w} true` skips TLS verification"),
+                )
+            }),
         "gsutil" => lower
             .iter()
             .any(|w| {

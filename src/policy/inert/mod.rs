@@ -141,6 +141,11 @@ pub fn judge_with_units(
             None,
         );
     }
+    // Conservative readings (what an unknown program may run) are the
+    // floor's, never units of an allow: with one present a program the
+    // table does not know runs, so nothing is proven, and the readings are
+    // not units a template must match.
+    let conservative = analysis.commands.iter().any(|c| c.conservative);
     let text = text_refusal(command);
     let mut first_refusal = text.clone().err();
     let mut reasons = Vec::with_capacity(analysis.commands.len());
@@ -148,6 +153,7 @@ pub fn judge_with_units(
         .commands
         .iter()
         .enumerate()
+        .filter(|(_, unit)| !unit.conservative)
         .map(|(index, unit)| {
             let reason = unit_reason(index, unit, analysis, ctx);
             let inert = text.is_ok() && reason.is_ok();
@@ -167,6 +173,9 @@ pub fn judge_with_units(
             }
         })
         .collect::<Vec<_>>();
+    if conservative {
+        first_refusal.get_or_insert_with(|| "a program vouch does not know runs".to_owned());
+    }
     let verdict = match (first_refusal, units.is_empty()) {
         (Some(why), _) => Verdict::NotProven(why),
         (None, true) => Verdict::NotProven("nothing runs".to_owned()),
@@ -181,6 +190,9 @@ fn prove(command: &str, analysis: &Analysis, ctx: &Context<'_>) -> Result<Vec<St
     }
     if analysis.commands.is_empty() {
         return Err("nothing runs".to_owned());
+    }
+    if analysis.commands.iter().any(|c| c.conservative) {
+        return Err("a program vouch does not know runs".to_owned());
     }
     text_refusal(command)?;
     let mut units = Vec::with_capacity(analysis.commands.len());

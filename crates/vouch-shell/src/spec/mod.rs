@@ -2778,7 +2778,11 @@ pub const SPECS: &[CommandSpec] = &[
         Operands::Special,
     ),
     // dd's forensic relatives: `of=FILE` is written.
-    spec(&["dcfldd", "dc3dd", "ddpt"], opts("", &[]), Operands::Special),
+    spec(
+        &["dcfldd", "dc3dd", "ddpt"],
+        opts("", &[]),
+        Operands::Special,
+    ),
     // `ddrescue [OPTIONS] INFILE OUTFILE [MAPFILE]`: OUTFILE is written.
     spec(
         &["ddrescue", "gddrescue"],
