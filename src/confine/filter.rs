@@ -12,7 +12,8 @@
 //! decides — [`denied`] calls answer `EPERM`, `clone` with a namespace flag
 //! `EPERM`, `clone3` `ENOSYS` (its flags are behind a pointer a filter
 //! cannot read; the C library then falls back to `clone`), `ioctl` pushing
-//! input into the terminal (`TIOCSTI`, `TIOCLINUX`) `EPERM`; everything
+//! input into the terminal (`TIOCSTI`, `TIOCLINUX`) `EPERM`, `prlimit64`
+//! on another process than the caller `EPERM`; everything
 //! else is allowed.
 
 use seccompiler::sock_filter;
@@ -29,6 +30,9 @@ pub enum Leaf {
     NotImplemented,
     /// `ioctl`: denied for the terminal-input requests.
     Ioctl,
+    /// `prlimit64`: allowed on the calling process only (pid 0); another
+    /// process's limits are its own business (a low CPU limit kills it).
+    OwnProcess,
 }
 
 const BPF_LD_W_ABS: u16 = 0x20;
@@ -166,6 +170,7 @@ pub fn leaves() -> Vec<(u32, Leaf)> {
         (libc::SYS_clone, Leaf::Clone),
         (libc::SYS_clone3, Leaf::NotImplemented),
         (libc::SYS_ioctl, Leaf::Ioctl),
+        (libc::SYS_prlimit64, Leaf::OwnProcess),
     ] {
         if let Ok(n) = u32::try_from(call) {
             out.push((n, leaf));
@@ -210,6 +215,12 @@ fn leaf_block(leaf: Leaf) -> Result<Vec<sock_filter>, Missing> {
             jump(BPF_JSET_K, NEW_NAMESPACES, 0, 1)?,
             stmt(BPF_RET_K, eperm),
             stmt(BPF_RET_K, RET_ALLOW),
+        ],
+        Leaf::OwnProcess => vec![
+            stmt(BPF_LD_W_ABS, ARG0_LOW),
+            jump(BPF_JEQ_K, 0, 0, 1)?,
+            stmt(BPF_RET_K, RET_ALLOW),
+            stmt(BPF_RET_K, eperm),
         ],
         Leaf::Ioctl => vec![
             stmt(BPF_LD_W_ABS, ARG1_LOW),

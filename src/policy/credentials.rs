@@ -304,14 +304,51 @@ pub fn is_sensitive_path(path: &str) -> bool {
     ];
     let in_sensitive_dir = parts.iter().any(|p| sensitive_dirs.contains(p))
         || parts.windows(2).any(|w| w == [".config", "gcloud"]);
-    let key_like = [".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"]
-        .iter()
-        .any(|ext| name.ends_with(ext));
+    let key_like = [
+        ".pem", ".key", ".p12", ".pfx", ".keystore", ".jks", ".ppk", ".ovpn", ".keytab",
+    ]
+    .iter()
+    .any(|ext| name.ends_with(ext));
     in_sensitive_dir
         || key_like
+        || is_history(name)
+        || is_token_file(name)
         || name.starts_with("id_")
         || *name == "shadow"
         || *name == "sudoers"
+}
+
+/// Shell and REPL histories: commands typed with secrets in them.
+fn is_history(name: &str) -> bool {
+    matches!(
+        name,
+        ".bash_history"
+            | ".zsh_history"
+            | ".sh_history"
+            | ".history"
+            | ".python_history"
+            | ".node_repl_history"
+            | ".psql_history"
+            | ".mysql_history"
+            | ".sqlite_history"
+            | ".rediscli_history"
+            | ".irb_history"
+            | ".lesshst"
+            | ".viminfo"
+    ) || name.ends_with("_history")
+}
+
+/// Files that hold a token or key by their conventional names: kubeconfigs,
+/// WireGuard configurations, cloud service-account keys, OAuth client
+/// secrets.
+fn is_token_file(name: &str) -> bool {
+    name == "kubeconfig"
+        || name.ends_with(".kubeconfig")
+        || (name.starts_with("wg") && name.ends_with(".conf"))
+        || (name.starts_with("service-account") && name.ends_with(".json"))
+        || (name.starts_with("client_secret") && name.ends_with(".json"))
+        || name == "credentials.json"
+        || name == "application_default_credentials.json"
 }
 
 #[cfg(test)]

@@ -2207,6 +2207,10 @@ const PROCESS_STARTERS: &[&str] = &[
     "proc_open",
 ];
 
+/// The process starters of [`PROCESS_STARTERS`] that wait for the process
+/// to end.
+const WAITING_STARTERS: &[&str] = &["system", "execSync", "spawnSync", "run", "call", "execute"];
+
 /// Whether `code` (run by the interpreter `name`) starts processes in a
 /// loop nothing bounds — `while True: os.fork()`, `fork while 1`, `fork
 /// for 1..1e9`, `[os.fork() for _ in iter(int, 1)]`, `loop { fork }`,
@@ -2224,7 +2228,22 @@ pub(crate) fn forks_without_bound(name: &str, code: &str) -> bool {
             _ => None,
         })
         .collect();
-    if !names.iter().any(|n| PROCESS_STARTERS.contains(n)) {
+    // A call that waits for its process (`system`, `run`, `execSync`)
+    // spawns without bound only when its command line puts the process in
+    // the background (`system("sleep 9 &")`); the others never wait.
+    let background = toks.iter().any(|t| match t {
+        Tok::Str(pieces) | Tok::Run(pieces) => pieces.iter().any(|p| match p {
+            Piece::Text(text) => {
+                let text = text.trim_end();
+                text.ends_with('&') && !text.ends_with("&&") || text.contains("& ")
+            }
+            Piece::Hole | Piece::Home => false,
+        }),
+        Tok::Name(_) | Tok::Home | Tok::Punct(_) | Tok::Newline => false,
+    });
+    if !names.iter().any(|n| {
+        PROCESS_STARTERS.contains(n) && (background || !WAITING_STARTERS.contains(n))
+    }) {
         return false;
     }
     let spelled: String = toks

@@ -451,7 +451,10 @@ impl Interp {
             // the command reads (`… | tee >(sh)` hands `sh` tee's input).
             let mut unknown = inner.clone();
             unknown.stdin = Input::default();
+            let start = self.commands.len();
             let first = self.exec(body, unknown);
+            self.pending_feeds
+                .push((saved.origin, start..self.commands.len()));
             if inner.stdin.text.is_some() {
                 self.ctx.conservative = true;
                 let _ = self.exec(body, inner);
@@ -516,12 +519,14 @@ impl Interp {
             && redirect.op == super::command::RedirectOp::Read
             && let super::ast::RedirTarget::Word(target) = &redirect.target
         {
-            let path = self.expand_value(target, &mut inner);
-            self.ctx = saved;
-            let file = Arg::Field(path);
-            return self
-                .file_text(&file, state)
-                .unwrap_or_else(|| Value::text(super::value::Text::any(Sources::none())));
+            let path = self.expand_value(target, &mut inner.clone());
+            // A file of unknown text is read by the redirection's own
+            // command below: its output carries that read (a credential
+            // file's bytes flowing into a sink).
+            if let Some(text) = self.file_text(&Arg::Field(path), state) {
+                self.ctx = saved;
+                return text;
+            }
         }
         let (_, out) = self.exec(body, inner);
         self.ctx = saved;

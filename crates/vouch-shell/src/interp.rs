@@ -206,6 +206,10 @@ pub(crate) struct Interp {
     pub ctx: Ctx,
     /// Known output of process substitutions, by the commands producing it.
     pub proc_outputs: Vec<Output>,
+    /// Commands of an output process substitution (`>(…)`) waiting for the
+    /// command whose words made them: what it writes is their input. The
+    /// origin of that command and the range of their indices.
+    pub pending_feeds: Vec<(super::command::Origin, std::ops::Range<usize>)>,
     /// Text nobody knows inside a re-parsed script string: the placeholder
     /// number of each distinct origin. One origin keeps one name, so a
     /// script re-run (a loop around `eval`) reads the same text and leaves
@@ -260,6 +264,7 @@ impl Interp {
                 conservative: false,
             },
             proc_outputs: Vec::new(),
+            pending_feeds: Vec::new(),
             holes: HashMap::default(),
             scripts: HashMap::default(),
             notes: Vec::new(),
@@ -301,6 +306,24 @@ impl Interp {
 
     /// Records a command (once: an identical one, met again in a loop or
     /// a second candidate, keeps its first index). `None` past the budget.
+    /// The `>(…)` commands made while expanding the words of command
+    /// `index` read what it writes (`cat key > >(curl -d @- …)`, `tee
+    /// >(nc …) < key`).
+    fn feed_process_substitutions(&mut self, origin: super::command::Origin, index: usize) {
+        let pending = std::mem::take(&mut self.pending_feeds);
+        for (from, range) in pending {
+            if from != origin || range.contains(&index) {
+                self.pending_feeds.push((from, range));
+                continue;
+            }
+            for k in range {
+                if let Some(c) = self.commands.get_mut(k) {
+                    c.stdin_from.insert(index);
+                }
+            }
+        }
+    }
+
     pub(crate) fn emit(&mut self, mut cmd: Command, printed: Output) -> Option<usize> {
         cmd.origin = self.ctx.origin;
         cmd.background |= self.ctx.background;
@@ -336,11 +359,13 @@ impl Interp {
             return None;
         }
         let index = self.commands.len();
+        let origin = cmd.origin;
         self.dedupe.entry(hash).or_insert(index);
         self.commands.push(cmd);
         let mut printed = printed;
         printed.from.insert(index);
         self.printed.push(printed);
+        self.feed_process_substitutions(origin, index);
         Some(index)
     }
 
@@ -1287,7 +1312,9 @@ impl Interp {
     /// `exit`, …), a command whose name is runtime data, or a child shell
     /// that imports exported functions.
     fn may_be_called(&self, name: &str) -> bool {
-        super::builtins::is_builtin(name)
+        // bash calls these itself: an unknown command, a shell exit.
+        matches!(name, "command_not_found_handle" | "command_not_found_handler")
+            || super::builtins::is_builtin(name)
             || super::spec::lookup(name).is_some()
             || !name
                 .bytes()

@@ -17,6 +17,7 @@
 //! [`Verdict::ParseFailed`] or [`Verdict::Incomplete`] — never
 //! [`Verdict::Clear`]: the request goes to the reviewer with a note.
 
+mod container;
 mod device;
 mod exfil;
 mod facts;
@@ -249,6 +250,17 @@ fn judge(
                 return Verdict::Deny(d);
             }
         }
+        // What a container runs on the directories it mounts.
+        for script in container::scripts(&facts) {
+            if let Verdict::Deny(d) = check_command_env(&script, env, limits, depth + 1) {
+                let mut d = conservative(d);
+                d.rationale = format!(
+                    "a container runs `{script}` on this machine's mounted paths: {}",
+                    d.rationale
+                );
+                return Verdict::Deny(d);
+            }
+        }
         // Text a later shell runs: a startup file's new lines, an alias.
         for script in startup::later_scripts(&facts) {
             if let Verdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
@@ -260,20 +272,26 @@ fn judge(
             }
         }
     }
-    // A command whose name is runtime data may run any string the text
-    // holds (an array element, a regex capture, a value `read` split).
+    // A command whose name is runtime data, or code vouch cannot follow
+    // (a shell fed a script nobody can read, an interpreter's `system(c)`
+    // of a variable, an awk program running its input), may run any
+    // string the text holds (an array element, a regex capture, a value
+    // `read` split, a here-string, an `-v` assignment).
+    let opaque_notes = opaque::notes(&facts);
     if depth == 0
-        && analysis
+        && (analysis
             .commands
             .iter()
             .any(|c| c.kind == shell::CommandKind::Unresolved)
+            || !opaque_notes.is_empty()
+            || !analysis.notes.is_empty())
         && let Some(text) = text
     {
-        for string in text::quoted_strings(text) {
+        for string in text::code_readings(text) {
             if let Verdict::Deny(deny) = check_command_env(&string, env, limits, depth + 1) {
                 let mut deny = conservative(deny);
                 deny.rationale = format!(
-                    "a command whose name is runtime data may run the string `{string}`: {}",
+                    "code vouch cannot follow may run the string `{string}`: {}",
                     deny.rationale
                 );
                 return Verdict::Deny(deny);
@@ -307,7 +325,7 @@ fn judge(
         .collect();
     notes.extend(facts.incomplete.iter().cloned());
     notes.extend(analysis.notes.iter().cloned());
-    notes.extend(opaque::notes(&facts));
+    notes.extend(opaque_notes);
     match notes.first() {
         Some(_) => Verdict::Incomplete {
             note: notes.join("; "),

@@ -253,7 +253,12 @@ fn tool_note(name: &str, cmd: &Command) -> Option<String> {
     match name {
         "awk" | "gawk" | "mawk" | "nawk"
             if any_known(&|t| {
-                t.contains("system") || t.contains("| \"") || t.contains("|&") || t.contains("|\"")
+                t.contains("system")
+                    || t.contains("| \"")
+                    || t.contains("|&")
+                    || t.contains("|\"")
+                    || t.contains("getline")
+                    || t.contains("| \"sh")
             }) =>
         {
             Some("an awk program that runs commands".to_owned())
@@ -261,11 +266,43 @@ fn tool_note(name: &str, cmd: &Command) -> Option<String> {
         "sed" | "gsed" if any_known(&sed_executes) => {
             Some("a GNU sed script that runs its input as commands (`e`)".to_owned())
         }
-        "vi" | "vim" | "nvim" | "ex" | "emacs"
-            if any_known(&|t| t.contains('!') || t.contains("system(")) =>
+        "vi" | "vim" | "nvim" | "ex" | "view" | "emacs" | "emacsclient"
+            if any_known(&|t| {
+                t.contains('!')
+                    || t.contains("system(")
+                    || t.contains("shell-command")
+                    || t.contains("call-process")
+                    || t.contains("start-process")
+            }) =>
         {
             Some(format!("`{name}` is given commands that run a shell"))
         }
+        "expect" | "tclsh" | "wish"
+            if any_known(&|t| t.contains("spawn") || t.contains("exec")) =>
+        {
+            Some(format!("`{name}` is given Tcl that starts programs"))
+        }
+        "gdb" | "lldb" | "gdb-multiarch"
+            if any_known(&|t| t.starts_with("shell") || t.starts_with('!')) =>
+        {
+            Some(format!("`{name}` is given debugger commands that run a shell"))
+        }
+        "ssh" | "scp" | "sftp"
+            if any_known(&|t| t.contains("ProxyCommand") || t.contains("LocalCommand"))
+                || reads_process_substitution(cmd) =>
+        {
+            Some(format!(
+                "`{name}` runs a command its configuration names (ProxyCommand, LocalCommand)"
+            ))
+        }
+        "git"
+            if any_known(&|t| {
+                t.contains("hooksPath") || t.contains("protocol.ext") || t.starts_with("ext::")
+            }) =>
+        {
+            Some("git runs hooks or a transport command the command chooses".to_owned())
+        }
+        "run-parts" => Some("`run-parts` runs every program in a directory".to_owned()),
         "crontab" | "at" | "batch" | "launchctl" | "systemd-run" => {
             let listing = cmd
                 .args()
@@ -273,12 +310,7 @@ fn tool_note(name: &str, cmd: &Command) -> Option<String> {
                 .any(|a| matches!(a.as_known(), Some("-l" | "-r" | "list")));
             (!listing).then(|| format!("`{name}` schedules commands for later"))
         }
-        "make" | "gmake"
-            if cmd.args().iter().any(|a| {
-                a.candidates()
-                    .iter()
-                    .any(|t| t.known_prefix().starts_with("/dev/fd/"))
-            }) =>
+        "make" | "gmake" if reads_process_substitution(cmd) =>
         {
             Some("make recipes from a process substitution".to_owned())
         }
@@ -289,6 +321,15 @@ fn tool_note(name: &str, cmd: &Command) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// Whether an argument is a process substitution's `/dev/fd/N`.
+fn reads_process_substitution(cmd: &Command) -> bool {
+    cmd.args().iter().any(|a| {
+        a.candidates()
+            .iter()
+            .any(|t| t.known_prefix().starts_with("/dev/fd/"))
+    })
 }
 
 /// Shells and `eval` running text known only at run time.

@@ -1,6 +1,6 @@
 //! Shell code a command leaves to run later: text it writes into a shell
 //! startup file (`~/.bashrc`, `~/.profile`, `/etc/profile.d/*.sh`,
-//! `/etc/environment`) and the values of the aliases it defines. Every
+//! `/etc/environment`) and the values of the aliases it defines and uses. Every
 //! later shell runs that text, so it is judged as bash like the command
 //! itself: `echo 'export NODE_TLS_REJECT_UNAUTHORIZED=0' >> ~/.bashrc` and
 //! `alias curl='curl -k'` weaken TLS for what comes after, `echo 'rm -rf
@@ -66,10 +66,13 @@ fn startup_file(target: &Target) -> Option<Kind> {
 pub(super) fn later_scripts(f: &Facts<'_>) -> Vec<String> {
     let mut out = Vec::new();
     for (i, cmd) in f.commands() {
+        // An alias runs only where its name is later a command: in a later
+        // line of this shell (with `expand_aliases`) or in a startup file.
         if cmd.name() == Some("alias") {
             for a in cmd.args() {
-                if let Some((_, value)) = a.as_known().and_then(|t| t.split_once('='))
+                if let Some((name, value)) = a.as_known().and_then(|t| t.split_once('='))
                     && !value.trim().is_empty()
+                    && f.commands().any(|(k, c)| k > i && c.name() == Some(name))
                 {
                     out.push(value.to_owned());
                 }
@@ -85,7 +88,12 @@ pub(super) fn later_scripts(f: &Facts<'_>) -> Vec<String> {
             continue;
         };
         match kind {
-            Kind::Script => out.push(text),
+            Kind::Script => {
+                // Every later interactive shell expands the aliases the
+                // file defines.
+                out.extend(alias_values(&text));
+                out.push(text);
+            }
             Kind::Environment => out.extend(
                 text.lines()
                     .map(str::trim)
@@ -96,4 +104,21 @@ pub(super) fn later_scripts(f: &Facts<'_>) -> Vec<String> {
     }
     out.truncate(16);
     out
+}
+
+/// The values of the `alias NAME=VALUE` lines of a startup file's text,
+/// their quotes taken off.
+fn alias_values(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("alias "))
+        .filter_map(|l| l.split_once('=').map(|(_, v)| v.trim()))
+        .map(|v| {
+            v.strip_prefix('\'')
+                .and_then(|v| v.strip_suffix('\''))
+                .or_else(|| v.strip_prefix('"').and_then(|v| v.strip_suffix('"')))
+                .unwrap_or(v)
+                .to_owned()
+        })
+        .filter(|v| !v.is_empty())
+        .collect()
 }

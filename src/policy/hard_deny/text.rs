@@ -170,6 +170,80 @@ pub(super) fn quoted_strings(command: &str) -> Vec<String> {
     out
 }
 
+/// Every reading of the text's quoted strings as a command line, for code
+/// vouch cannot follow: each string, the strings quoted inside it (one
+/// level: `'BEGIN{c="rm -rf ~"; c | getline}'`, `(shell-command "…")`),
+/// and of each, the forms a program would run it in — its `\n` and `\t`
+/// escapes decoded (a `printf` or `echo -e` feeding a script), a leading
+/// editor prefix taken off (`:!cmd`, `!cmd`, `silent !cmd`), git's
+/// `ext::` transport with its `%` escapes. At most [`MAX_SEGMENTS`].
+pub(super) fn code_readings(command: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |text: String| {
+        if out.len() < MAX_SEGMENTS && !out.contains(&text) {
+            out.push(text);
+        }
+    };
+    for string in quoted_strings(command) {
+        for inner in quoted_strings(&string) {
+            for form in run_forms(&inner) {
+                push(form);
+            }
+        }
+        for form in run_forms(&string) {
+            push(form);
+        }
+    }
+    out
+}
+
+/// A string as the programs that run strings would run it.
+fn run_forms(text: &str) -> Vec<String> {
+    let mut out = vec![text.to_owned()];
+    if text.contains('\\') {
+        out.push(
+            text.replace("\\n", "\n")
+                .replace("\\t", "\t")
+                .replace("\\\"", "\""),
+        );
+    }
+    let editor = text
+        .trim_start_matches(|c: char| c == ':' || c.is_whitespace())
+        .trim_start_matches("silent")
+        .trim_start_matches("exe")
+        .trim_start();
+    if let Some(rest) = editor.strip_prefix('!') {
+        out.push(rest.trim_start_matches('!').to_owned());
+    }
+    if let Some(rest) = text.strip_prefix("ext::") {
+        out.push(ext_command(rest));
+    }
+    out
+}
+
+/// git's `ext::` command as a shell line: unescaped blanks split the
+/// arguments, `% ` is a blank inside one, `%%` a percent sign.
+fn ext_command(spec: &str) -> String {
+    let mut args = vec![String::new()];
+    let mut chars = spec.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '%' => match chars.next() {
+                Some(' ') => args.last_mut().into_iter().for_each(|a| a.push(' ')),
+                Some(other) => args.last_mut().into_iter().for_each(|a| a.push(other)),
+                None => {}
+            },
+            ' ' => args.push(String::new()),
+            other => args.last_mut().into_iter().for_each(|a| a.push(other)),
+        }
+    }
+    args.iter()
+        .filter(|a| !a.is_empty())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The text with quotes and backslashes taken off and every construct
 /// that opens or closes a command (`$(`, backquotes, parentheses, braces)
 /// turned into a separator.

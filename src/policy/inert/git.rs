@@ -35,6 +35,9 @@ pub fn argument_refusal(name: &str, rest: &[&str]) -> Option<String> {
     let Some(sub) = knowledge::subcommand(name) else {
         return Some(format!("`git {name}` is not in the read-only list"));
     };
+    if let Some(why) = history_content_refusal(name, rest) {
+        return Some(why);
+    }
     match sub {
         Sub::Viewer => viewer_refusal(name, rest),
         Sub::Only(spec) => only_refusal(name, &spec, rest, false),
@@ -48,6 +51,80 @@ pub fn argument_refusal(name: &str, rest: &[&str]) -> Option<String> {
             _ => Some(format!("`git {name}` other than `list` changes something")),
         },
     }
+}
+
+/// Options that keep `git show` and `git log` to names and counts.
+const NO_PATCH: &[&str] = &[
+    "-s",
+    "--no-patch",
+    "--stat",
+    "--shortstat",
+    "--numstat",
+    "--name-only",
+    "--name-status",
+    "--summary",
+    "--dirstat",
+    "--raw",
+];
+
+/// Options that make `git log` print patches.
+const PATCH: &[&str] = &["-p", "-u", "--patch", "--cc", "-c", "--unified", "--word-diff"];
+
+/// Why `git NAME REST…` may print a file's content out of the repository's
+/// history, where a secret committed once (and deleted since) still is:
+/// `git show HEAD:.env`, `git log -p`, `git show COMMIT`, `git cat-file -p`,
+/// `git diff A B`, `git blame .env`. Allowed only when a pathspec after
+/// `--` limits it to paths that are not sensitive by name.
+fn history_content_refusal(name: &str, rest: &[&str]) -> Option<String> {
+    let split = rest.iter().position(|w| *w == "--");
+    let (before, paths) = match split {
+        Some(k) => (
+            rest.get(..k).unwrap_or_default(),
+            rest.get(k + 1..).unwrap_or_default(),
+        ),
+        None => (rest, &[][..]),
+    };
+    let sensitive = |path: &str| super::sensitive_by_name(path);
+    for word in before {
+        if let Some((_, path)) = word.split_once(':')
+            && !word.starts_with('-')
+            && !word.contains("://")
+            && sensitive(path)
+        {
+            return Some(format!(
+                "`git {name} {word}` prints a sensitive file out of the history"
+            ));
+        }
+    }
+    if paths.iter().any(|p| sensitive(p)) {
+        return Some(format!("`git {name}` of a sensitive path"));
+    }
+    let options = || before.iter().filter(|w| w.starts_with('-'));
+    let has = |list: &[&str]| {
+        options().any(|w| {
+            let o = w.split('=').next().unwrap_or(w);
+            list.contains(&o) || (o.starts_with("-U") && list.contains(&"-u"))
+        })
+    };
+    let operands = before.iter().filter(|w| !w.starts_with('-')).count();
+    let patches = match name {
+        "show" => !has(NO_PATCH),
+        "log" | "whatchanged" | "reflog" => has(PATCH),
+        "cat-file" => has(&["-p"]) || operands >= 2,
+        "blame" => before.iter().any(|w| !w.starts_with('-') && sensitive(w)),
+        "diff" => {
+            operands >= 2
+                || before
+                    .iter()
+                    .any(|w| !w.starts_with('-') && w.contains(".."))
+        }
+        _ => false,
+    };
+    (patches && paths.is_empty()).then(|| {
+        format!(
+            "`git {name}` prints file contents out of the history, which may hold a secret committed once; a pathspec after `--` limits it"
+        )
+    })
 }
 
 fn viewer_refusal(name: &str, rest: &[&str]) -> Option<String> {
@@ -312,8 +389,30 @@ fn configuration_refusal(
                 file.display()
             ));
         }
+        if carries_credentials(&text) {
+            return Some(format!(
+                "`{}` carries a credential (a URL with a user or token, an extra header) that git prints",
+                file.display()
+            ));
+        }
     }
     None
+}
+
+/// A git configuration text holding a credential git commands print
+/// (`git remote -v`, `git config -l`): a URL with a user or token in it
+/// (`https://user:TOKEN@host`, `https://TOKEN@host`, a `pushurl`, an
+/// `insteadOf`), or an extra HTTP header (`http.*.extraheader`).
+pub(super) fn carries_credentials(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.contains("extraheader")
+        || text.split("://").skip(1).any(|after| {
+            let authority: String = after
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != '/' && *c != '"')
+                .collect();
+            authority.contains('@')
+        })
 }
 
 /// The first key of a git configuration text that names a program, or a

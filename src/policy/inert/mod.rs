@@ -698,6 +698,12 @@ fn absolute(path: &str, cwd: Option<&str>, home: &str) -> Result<String, String>
     Ok(vouch_shell::path::join(cwd, &expanded))
 }
 
+/// A path sensitive by its name alone (the credential list and the
+/// names [`extra_sensitive`] adds), for paths read out of git's history.
+fn sensitive_by_name(path: &str) -> bool {
+    is_sensitive_path(path) || extra_sensitive(path)
+}
+
 /// Sensitive for reading, beyond the credential list: process and device
 /// files, shell histories, token files of common tools.
 fn extra_sensitive(path: &str) -> bool {
@@ -738,7 +744,12 @@ const MAX_CREDENTIAL_SCAN: u64 = 64 * 1024;
 /// (`https://user:TOKEN@host/…`, `https://TOKEN@host/…`): reading it reads
 /// the token. One that cannot be read whole is taken to.
 fn embeds_credentials(path: &str) -> bool {
-    if !path.ends_with("/.git/config") {
+    let git_config = path.ends_with("/.git/config")
+        || path.ends_with("/.git/config.worktree")
+        || path.ends_with("/.gitconfig")
+        || path.ends_with("/.config/git/config")
+        || path.ends_with("/.gitmodules");
+    if !git_config {
         return false;
     }
     let Ok(meta) = std::fs::metadata(path) else {
@@ -750,13 +761,7 @@ fn embeds_credentials(path: &str) -> bool {
     let Ok(text) = std::fs::read_to_string(path) else {
         return true;
     };
-    text.split("://").skip(1).any(|after| {
-        let authority: String = after
-            .chars()
-            .take_while(|c| !c.is_whitespace() && *c != '/' && *c != '"')
-            .collect();
-        authority.contains('@')
-    })
+    git::carries_credentials(&text)
 }
 
 /// A directory tree searched: not `/`, not the home itself or above, not

@@ -160,10 +160,15 @@ pub fn programs(depth: usize) -> Vec<Case> {
                         TAIL,
                     ),
                 },
+                // Operands that are data or a program text in another
+                // language (awk's, sed's): no shell tail runs after them.
                 Operands::Ignore
                 | Operands::All(_)
                 | Operands::After(..)
-                | Operands::Copy { .. } => {}
+                | Operands::Copy { .. }
+                | Operands::Positional(_)
+                | Operands::ProgramFirst { .. }
+                | Operands::Format => {}
             }
             for (options, role) in spec.option_roles {
                 if *role != Role::Script {
