@@ -163,7 +163,10 @@ pub fn programs(depth: usize) -> Vec<Case> {
                 Operands::Ignore
                 | Operands::All(_)
                 | Operands::After(..)
-                | Operands::Copy { .. } => {}
+                | Operands::Copy { .. }
+                | Operands::Positional(_)
+                | Operands::ProgramFirst { .. }
+                | Operands::Format => {}
             }
             for (options, role) in spec.option_roles {
                 if *role != Role::Script {
