@@ -305,7 +305,15 @@ pub fn is_sensitive_path(path: &str) -> bool {
     let in_sensitive_dir = parts.iter().any(|p| sensitive_dirs.contains(p))
         || parts.windows(2).any(|w| w == [".config", "gcloud"]);
     let key_like = [
-        ".pem", ".key", ".p12", ".pfx", ".keystore", ".jks", ".ppk", ".ovpn", ".keytab",
+        ".pem",
+        ".key",
+        ".p12",
+        ".pfx",
+        ".keystore",
+        ".jks",
+        ".ppk",
+        ".ovpn",
+        ".keytab",
     ]
     .iter()
     .any(|ext| name.ends_with(ext));

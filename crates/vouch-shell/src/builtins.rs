@@ -1316,36 +1316,9 @@ impl Interp {
                     from: state.stdin.from.clone(),
                 };
             }
-            Some("cat") => {
-                let mut all = Some(Value::known(""));
-                for a in args {
-                    let t = self.file_text(a, state);
-                    all = match (all, t) {
-                        (Some(x), Some(y)) => {
-                            let mut m = super::value::Value::known("");
-                            m = super::interp::concat_values(
-                                &x,
-                                &y,
-                                &mut super::budget::Meter::new(self.meter.limits),
-                            )
-                            .unwrap_or(m);
-                            Some(m)
-                        }
-                        _ => None,
-                    };
-                }
-                all
-            }
+            Some("cat") => self.cat_files(args, state),
             Some(program) if let Some(d) = super::decode::decoding(program, args) => {
-                let input = match d.file {
-                    Some(file) => self.file_text(file, state),
-                    None => state.stdin.text.clone(),
-                };
-                input
-                    .as_ref()
-                    .and_then(Value::as_known)
-                    .and_then(|text| super::decode::decode(d.decoder, text))
-                    .map(|text| Value::known(&text))
+                self.decoded_text(&d, state)
             }
             Some("find") => {
                 return Output {
@@ -1369,6 +1342,43 @@ impl Interp {
             },
             None => Output::unknown(Sources::none()),
         }
+    }
+
+    /// What `cat FILE…` prints: the files' texts joined, unknown when any
+    /// file's text is.
+    fn cat_files(&self, args: &[Arg], state: &State) -> Option<Value> {
+        let mut all = Some(Value::known(""));
+        for a in args {
+            let t = self.file_text(a, state);
+            all = match (all, t) {
+                (Some(x), Some(y)) => {
+                    let mut m = super::value::Value::known("");
+                    m = super::interp::concat_values(
+                        &x,
+                        &y,
+                        &mut super::budget::Meter::new(self.meter.limits),
+                    )
+                    .unwrap_or(m);
+                    Some(m)
+                }
+                _ => None,
+            };
+        }
+        all
+    }
+
+    /// What a decoder (`base64 -d`, …) prints for its file or standard
+    /// input, when that text is known and decodes.
+    fn decoded_text(&self, d: &super::decode::Decoding<'_>, state: &State) -> Option<Value> {
+        let input = match d.file {
+            Some(file) => self.file_text(file, state),
+            None => state.stdin.text.clone(),
+        };
+        input
+            .as_ref()
+            .and_then(Value::as_known)
+            .and_then(|text| super::decode::decode(d.decoder, text))
+            .map(|text| Value::known(&text))
     }
 
     /// Script text for arguments joined by spaces (`eval a b`), one per

@@ -1353,41 +1353,47 @@ pub(crate) fn readings(lang: Lang, code: &str) -> Readings {
         i += 1;
     }
     if can_run {
-        let mut k = 0;
-        while k < toks.len() && out.conservative.len() < MAX_READINGS {
-            if used.get(k).copied().unwrap_or(true) {
-                k += 1;
-                continue;
-            }
-            match toks.get(k) {
-                Some(Tok::Str(_)) => {
-                    if let Some((s, end)) = joined_string(lang, &toks, k) {
-                        if may_be_command(&s) {
-                            out.conservative.push(Reading::Script(s.clone()));
-                        }
-                        if let Some(decoded) = base64_text(&s) {
-                            out.conservative
-                                .push(Reading::Script(vec![Piece::Text(decoded)]));
-                        }
-                        k = end.max(k + 1);
-                        continue;
-                    }
-                }
-                Some(Tok::Punct('[' | '(')) => {
-                    if let Some((argv, end)) = string_list(&toks, k)
-                        && argv.len() >= 2
-                    {
-                        out.conservative.push(Reading::Argv(argv));
-                        k = end;
-                        continue;
-                    }
-                }
-                _ => {}
-            }
-            k += 1;
-        }
+        conservative_readings(lang, &toks, &used, &mut out);
     }
     out
+}
+
+/// The conservative readings of code that can run something: the strings
+/// and string lists no sure reading used, which may become a command.
+fn conservative_readings(lang: Lang, toks: &[Tok], used: &[bool], out: &mut Readings) {
+    let mut k = 0;
+    while k < toks.len() && out.conservative.len() < MAX_READINGS {
+        if used.get(k).copied().unwrap_or(true) {
+            k += 1;
+            continue;
+        }
+        match toks.get(k) {
+            Some(Tok::Str(_)) => {
+                if let Some((s, end)) = joined_string(lang, toks, k) {
+                    if may_be_command(&s) {
+                        out.conservative.push(Reading::Script(s.clone()));
+                    }
+                    if let Some(decoded) = base64_text(&s) {
+                        out.conservative
+                            .push(Reading::Script(vec![Piece::Text(decoded)]));
+                    }
+                    k = end.max(k + 1);
+                    continue;
+                }
+            }
+            Some(Tok::Punct('[' | '(')) => {
+                if let Some((argv, end)) = string_list(toks, k)
+                    && argv.len() >= 2
+                {
+                    out.conservative.push(Reading::Argv(argv));
+                    k = end;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        k += 1;
+    }
 }
 
 fn mark(used: &mut [bool], from: usize, to: usize) {
@@ -1483,102 +1489,23 @@ fn call_args(lang: Lang, toks: &[Tok], at: usize) -> Option<Args> {
 
 /// Sorts one call into the readings.
 fn classify_call(lang: Lang, name: &str, args: &Args, toks: &[Tok], out: &mut Readings) {
-    let first = args.each.first().copied();
-    let arg_string = |range: (usize, usize)| -> Option<Vec<Piece>> {
-        let (s, e) = range;
-        let (text, end) = joined_string(lang, toks, s)?;
-        (end >= e
-            || toks
-                .get(end..e)
-                .is_some_and(|r| r.iter().all(|t| matches!(t, Tok::Newline))))
-        .then_some(text)
-    };
-    let arg_path = |range: (usize, usize)| -> Option<Vec<Piece>> {
-        let (s, _) = range;
-        match toks.get(s) {
-            Some(Tok::Home | Tok::Str(_)) => joined_string(lang, toks, s).map(|(p, _)| p),
-            _ => None,
-        }
-    };
     if SHELL_CALLS.contains(&name) || EXEC_CALLS.contains(&name) {
-        // `spawnSync('rm', ['-rf', '/'])`: the program, then its arguments.
-        if let (Some(program), Some(&(s, _))) = (first.and_then(arg_path), args.each.get(1))
-            && let Some((list, _)) = string_list(toks, s)
-            && !(name.starts_with("exec") || name.starts_with("spawnv"))
-        {
-            let mut argv = vec![program];
-            argv.extend(list);
-            out.runs.push(Reading::Argv(argv));
-            return;
-        }
-        // A list as the first argument (or as the second of an exec call,
-        // `execvp("rm", ["rm", …])`): an argv.
-        for &(s, e) in args.each.iter().take(2) {
-            if let Some((argv, _)) = string_list(toks, s)
-                && !argv.is_empty()
-                && s < e
-            {
-                out.runs.push(Reading::Argv(argv));
-                return;
-            }
-        }
-        let strings: Vec<Vec<Piece>> = args.each.iter().filter_map(|r| arg_path(*r)).collect();
-        match strings.len() {
-            0 => {}
-            1 => {
-                if let Some(script) = first.and_then(arg_string) {
-                    out.runs.push(Reading::Script(script));
-                }
-            }
-            _ => {
-                // `system("rm", "-rf", "/")`; `execl(path, "rm", "-rf", "/")`
-                // names the program twice.
-                let argv = if name.starts_with("execl") || name.starts_with("spawnl") {
-                    strings.into_iter().skip(1).collect()
-                } else {
-                    strings
-                };
-                // `spawnSync('rm', ['-rf', '/'])`: the program and a list.
-                out.runs.push(Reading::Argv(argv));
-            }
-        }
+        classify_process_call(lang, name, args, toks, out);
         return;
     }
-    let Some(target) = first.and_then(arg_path) else {
+    let Some(target) = args
+        .each
+        .first()
+        .copied()
+        .and_then(|r| path_argument(lang, toks, r))
+    else {
         return;
     };
-    let argv = |words: &[&str], path: Vec<Piece>| -> Reading {
-        let mut v: Vec<Vec<Piece>> = words
-            .iter()
-            .map(|w| vec![Piece::Text((*w).to_owned())])
-            .collect();
-        v.push(path);
-        Reading::Argv(v)
-    };
     if TREE_REMOVERS.contains(&name) {
-        let recursive = matches!(
-            name,
-            "rmtree"
-                | "remove_tree"
-                | "rm_rf"
-                | "rm_r"
-                | "remove_dir"
-                | "remove_entry"
-                | "remove_entry_secure"
-                | "rmSync"
-                | "rmdirSync"
-                | "removeSync"
-                | "emptyDirSync"
-                | "rimraf"
-        ) || matches!(name, "remove" | "rm" | "rmdir" | "delete")
-            && toks.get(args.start..args.end).is_some_and(|r| {
-                r.iter()
-                    .any(|t| matches!(t, Tok::Name(n) if n == "recursive" || n == "force"))
-            });
-        out.runs.push(if recursive {
-            argv(&["rm", "-rf"], target)
+        out.runs.push(if removes_recursively(name, args, toks) {
+            fixed_argv(&["rm", "-rf"], target)
         } else {
-            argv(&["rm", "-f"], target)
+            fixed_argv(&["rm", "-f"], target)
         });
         return;
     }
@@ -1588,39 +1515,151 @@ fn classify_call(lang: Lang, name: &str, args: &Args, toks: &[Tok], out: &mut Re
         })
     };
     if WRITERS.contains(&name) || (matches!(name, "open" | "fopen") && writes_mode()) {
-        out.runs.push(argv(&["tee", "-a"], target));
+        out.runs.push(fixed_argv(&["tee", "-a"], target));
         return;
     }
-    if name == "chmod" {
-        // `os.chmod(path, 0o4755)`: the mode when written as a number.
-        if let Some(&(s, _)) = args.each.get(1)
-            && let Some(Tok::Punct(_) | Tok::Name(_)) = toks.get(s)
+    if name == "chmod"
+        && let Some(digits) = chmod_digits(args, toks)
+    {
+        out.runs.push(Reading::Argv(vec![
+            vec![Piece::Text("chmod".to_owned())],
+            vec![Piece::Text(digits)],
+            target,
+        ]));
+    }
+}
+
+/// Sorts a call that runs a shell or starts a program (`os.system`,
+/// `spawnSync`, `execvp`, …): a script, or an argv.
+fn classify_process_call(lang: Lang, name: &str, args: &Args, toks: &[Tok], out: &mut Readings) {
+    let first = args.each.first().copied();
+    let arg_string = |range: (usize, usize)| string_argument(lang, toks, range);
+    let arg_path = |range: (usize, usize)| path_argument(lang, toks, range);
+    // `spawnSync('rm', ['-rf', '/'])`: the program, then its arguments.
+    if let (Some(program), Some(&(s, _))) = (first.and_then(arg_path), args.each.get(1))
+        && let Some((list, _)) = string_list(toks, s)
+        && !(name.starts_with("exec") || name.starts_with("spawnv"))
+    {
+        let mut argv = vec![program];
+        argv.extend(list);
+        out.runs.push(Reading::Argv(argv));
+        return;
+    }
+    // A list as the first argument (or as the second of an exec call,
+    // `execvp("rm", ["rm", …])`): an argv.
+    for &(s, e) in args.each.iter().take(2) {
+        if let Some((argv, _)) = string_list(toks, s)
+            && !argv.is_empty()
+            && s < e
         {
-            let mode: String = toks
-                .get(s..args.each.get(1).map_or(s, |r| r.1))
-                .unwrap_or(&[])
-                .iter()
-                .filter_map(|t| match t {
-                    Tok::Name(n) => Some(n.clone()),
-                    Tok::Punct(c) if c.is_ascii_digit() => Some(c.to_string()),
-                    _ => None,
-                })
-                .collect();
-            let digits: String = mode
-                .trim_start_matches("0o")
-                .trim_start_matches('o')
-                .chars()
-                .filter(char::is_ascii_digit)
-                .collect();
-            if !digits.is_empty() {
-                out.runs.push(Reading::Argv(vec![
-                    vec![Piece::Text("chmod".to_owned())],
-                    vec![Piece::Text(digits)],
-                    target,
-                ]));
-            }
+            out.runs.push(Reading::Argv(argv));
+            return;
         }
     }
+    let strings: Vec<Vec<Piece>> = args.each.iter().filter_map(|r| arg_path(*r)).collect();
+    match strings.len() {
+        0 => {}
+        1 => {
+            if let Some(script) = first.and_then(arg_string) {
+                out.runs.push(Reading::Script(script));
+            }
+        }
+        _ => {
+            // `system("rm", "-rf", "/")`; `execl(path, "rm", "-rf", "/")`
+            // names the program twice.
+            let argv = if name.starts_with("execl") || name.starts_with("spawnl") {
+                strings.into_iter().skip(1).collect()
+            } else {
+                strings
+            };
+            // `spawnSync('rm', ['-rf', '/'])`: the program and a list.
+            out.runs.push(Reading::Argv(argv));
+        }
+    }
+}
+
+/// The string an argument (token range `range`) is, when the whole
+/// argument is one string (trailing newlines aside).
+fn string_argument(lang: Lang, toks: &[Tok], range: (usize, usize)) -> Option<Vec<Piece>> {
+    let (s, e) = range;
+    let (text, end) = joined_string(lang, toks, s)?;
+    (end >= e
+        || toks
+            .get(end..e)
+            .is_some_and(|r| r.iter().all(|t| matches!(t, Tok::Newline))))
+    .then_some(text)
+}
+
+/// The path an argument (token range `range`) starts with: a string, or
+/// one from the home directory.
+fn path_argument(lang: Lang, toks: &[Tok], range: (usize, usize)) -> Option<Vec<Piece>> {
+    let (s, _) = range;
+    match toks.get(s) {
+        Some(Tok::Home | Tok::Str(_)) => joined_string(lang, toks, s).map(|(p, _)| p),
+        _ => None,
+    }
+}
+
+/// An argv of fixed words and then `path`, the command a file call means
+/// (`shutil.rmtree(p)` is `rm -rf p`).
+fn fixed_argv(words: &[&str], path: Vec<Piece>) -> Reading {
+    let mut v: Vec<Vec<Piece>> = words
+        .iter()
+        .map(|w| vec![Piece::Text((*w).to_owned())])
+        .collect();
+    v.push(path);
+    Reading::Argv(v)
+}
+
+/// Whether a tree remover's call removes recursively: by its name
+/// (`rmtree`, `rm_rf`), or `remove`/`rm`/`rmdir`/`delete` given a
+/// `recursive` or `force` option.
+fn removes_recursively(name: &str, args: &Args, toks: &[Tok]) -> bool {
+    matches!(
+        name,
+        "rmtree"
+            | "remove_tree"
+            | "rm_rf"
+            | "rm_r"
+            | "remove_dir"
+            | "remove_entry"
+            | "remove_entry_secure"
+            | "rmSync"
+            | "rmdirSync"
+            | "removeSync"
+            | "emptyDirSync"
+            | "rimraf"
+    ) || matches!(name, "remove" | "rm" | "rmdir" | "delete")
+        && toks.get(args.start..args.end).is_some_and(|r| {
+            r.iter()
+                .any(|t| matches!(t, Tok::Name(n) if n == "recursive" || n == "force"))
+        })
+}
+
+/// The digits of a `chmod` call's mode when written as a number
+/// (`os.chmod(path, 0o4755)`); `None` when it is not, or has no digits.
+fn chmod_digits(args: &Args, toks: &[Tok]) -> Option<String> {
+    let &(s, _) = args.each.get(1)?;
+    let Some(Tok::Punct(_) | Tok::Name(_)) = toks.get(s) else {
+        return None;
+    };
+    let mode: String = toks
+        .get(s..args.each.get(1).map_or(s, |r| r.1))
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|t| match t {
+            Tok::Name(n) => Some(n.clone()),
+            Tok::Punct(c) if c.is_ascii_digit() => Some(c.to_string()),
+            _ => None,
+        })
+        .collect();
+    let digits: String = mode
+        .trim_start_matches("0o")
+        .trim_start_matches('o')
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    (!digits.is_empty()).then_some(digits)
 }
 
 /// The string at `at`, joined with the strings the language concatenates
@@ -1812,6 +1851,319 @@ fn base64_text(pieces: &[Piece]) -> Option<String> {
     .then_some(text)
 }
 
+/// Options whose value (or the rest of their cluster) is code, per
+/// language, and the letters that take a value of another kind (which end
+/// a cluster: `perl -Mstrict -e …`, `python -W error -c …`).
+fn code_options(lang: Lang, name: &str) -> (&'static [&'static str], &'static str) {
+    match lang {
+        Lang::Python => (&["-c"], "WXmQ"),
+        Lang::Perl => (&["-e", "-E"], "IMmFCxil0d"),
+        Lang::Ruby => (&["-e"], "IrECFKx"),
+        Lang::Js => match name {
+            "deno" => (&["eval"], ""),
+            _ => (&["-e", "--eval", "-p", "--print"], "r"),
+        },
+        Lang::Php => (&["-r", "-R", "-B", "-E"], "cdfz"),
+        Lang::Lua => (&["-e"], "l"),
+        Lang::Tcl => (&["-c"], ""),
+        Lang::Awk => (&["-e", "--source"], "fvFW"),
+        Lang::R => (&["-e", "--expr"], ""),
+        Lang::Julia => (&["-e", "-E", "--eval", "--print"], "JLp"),
+        Lang::AppleScript => (&["-e"], "l"),
+    }
+}
+
+/// The code an interpreter's arguments give (`-c CODE`, `-eCODE`,
+/// `--eval=CODE`, `deno eval CODE`), and its first operand (the script
+/// file, or awk's program); arguments after the script are the script's.
+fn code_and_operand<'a>(
+    lang: Lang,
+    name: &str,
+    args: &'a [super::value::Arg],
+) -> (Vec<super::value::Value>, Option<&'a super::value::Arg>) {
+    use super::value::Arg;
+    let (options, valued) = code_options(lang, name);
+    let mut codes: Vec<super::value::Value> = Vec::new();
+    let mut operand: Option<&Arg> = None;
+    let mut k = 0;
+    while let Some(arg) = args.get(k) {
+        k += 1;
+        let Some(word) = arg.as_known() else {
+            if operand.is_none() {
+                operand = Some(arg);
+            }
+            continue;
+        };
+        if word == "--" {
+            if operand.is_none() {
+                operand = args.get(k);
+            }
+            break;
+        }
+        // `--eval CODE`, `--eval=CODE`, `deno eval CODE`.
+        if let Some(option) = options
+            .iter()
+            .find(|o| o.len() > 2 && (word == **o || word.starts_with(&format!("{o}="))))
+        {
+            match word.strip_prefix(&format!("{option}=")) {
+                Some(code) => codes.push(super::value::Value::known(code)),
+                None => {
+                    if let Some(Arg::Field(v)) = args.get(k) {
+                        codes.push(v.clone());
+                    }
+                    k += 1;
+                }
+            }
+            continue;
+        }
+        let Some(cluster) = word
+            .strip_prefix('-')
+            .filter(|c| !c.is_empty() && !c.starts_with('-'))
+        else {
+            if word.starts_with("--") {
+                continue;
+            }
+            if operand.is_none() && codes.is_empty() {
+                operand = Some(arg);
+            }
+            // Arguments after the script are the script's.
+            if lang != Lang::Awk || operand.is_some() {
+                break;
+            }
+            continue;
+        };
+        for (at, letter) in cluster.char_indices() {
+            let flag = format!("-{letter}");
+            if options.contains(&flag.as_str()) {
+                let rest = cluster.get(at + letter.len_utf8()..).unwrap_or("");
+                if rest.is_empty() {
+                    if let Some(Arg::Field(v)) = args.get(k) {
+                        codes.push(v.clone());
+                    }
+                    k += 1;
+                } else {
+                    codes.push(super::value::Value::known(rest));
+                }
+                break;
+            }
+            if valued.contains(letter) {
+                // `-W error`, `-Mstrict`: the value is the rest or the
+                // next word.
+                if cluster
+                    .get(at + letter.len_utf8()..)
+                    .unwrap_or("")
+                    .is_empty()
+                {
+                    k += 1;
+                }
+                break;
+            }
+        }
+    }
+    (codes, operand)
+}
+
+impl super::interp::Interp {
+    /// What an interpreter's code runs: its code from `-c`/`-e`/… options,
+    /// a script file written earlier in the command, or its standard input,
+    /// read by [`readings`] and recorded as the commands it runs (and, as
+    /// conservative readings, the strings it may run).
+    pub(crate) fn interpreter_code(
+        &mut self,
+        index: Option<usize>,
+        name: &str,
+        args: &[super::value::Arg],
+        assigns: &[(String, super::value::Value)],
+        state: &super::state::State,
+    ) {
+        use super::value::Arg;
+        let Some(lang) = lang_of(name) else { return };
+        let (mut codes, operand) = code_and_operand(lang, name, args);
+        if codes.is_empty() {
+            // awk's program is its first operand.
+            if lang == Lang::Awk {
+                if let Some(Arg::Field(v)) = operand {
+                    codes.push(v.clone());
+                }
+            } else {
+                let script = match operand {
+                    Some(a) if a.as_known() != Some("-") => self.file_text(a, state),
+                    _ => state.stdin.text.clone(),
+                };
+                codes.extend(script);
+            }
+        }
+        let home = assigns
+            .iter()
+            .rev()
+            .find(|(n, _)| n == "HOME")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| super::value::Value::known(&self.known.home));
+        for code in codes.into_iter().take(4) {
+            for text in code.candidates().to_vec() {
+                let Some(text) = text.as_known() else {
+                    continue;
+                };
+                if !self.meter.script_step() {
+                    return;
+                }
+                let found = readings(lang, text);
+                self.record_readings(index, &found.runs, &home, assigns, state, false);
+                self.record_readings(index, &found.conservative, &home, assigns, state, true);
+            }
+        }
+    }
+
+    fn record_readings(
+        &mut self,
+        index: Option<usize>,
+        readings: &[Reading],
+        home: &super::value::Value,
+        assigns: &[(String, super::value::Value)],
+        state: &super::state::State,
+        conservative: bool,
+    ) {
+        use super::value::{Arg, Sources, Text, Value};
+        let value = |pieces: &[Piece]| -> Value {
+            let mut t = Text::default();
+            for p in pieces {
+                match p {
+                    Piece::Text(s) => t.push_str(s),
+                    Piece::Hole => t.push(super::value::Seg::Any(Sources::none())),
+                    Piece::Home => match home.as_known() {
+                        Some(h) => t.push_str(h),
+                        None => t.push(super::value::Seg::Any(Sources::none())),
+                    },
+                }
+            }
+            Value::text(t)
+        };
+        let saved = self.ctx.conservative;
+        self.ctx.conservative |= conservative;
+        for reading in readings {
+            if !self.meter.step() {
+                break;
+            }
+            match reading {
+                Reading::Script(pieces) => {
+                    let texts = self.value_scripts(&value(pieces));
+                    self.run_scripts(texts, state.clone(), index, true);
+                }
+                Reading::Argv(words) => {
+                    let argv: Vec<Arg> = words.iter().map(|w| Arg::Field(value(w))).collect();
+                    self.spawn(index, argv, assigns.to_vec(), None, state.clone());
+                }
+            }
+        }
+        self.ctx.conservative = saved;
+    }
+}
+
+/// Calls that start a process.
+const PROCESS_STARTERS: &[&str] = &[
+    "fork",
+    "spawn",
+    "spawnSync",
+    "Popen",
+    "system",
+    "exec",
+    "execSync",
+    "popen",
+    "execute",
+    "run",
+    "call",
+    "pcntl_fork",
+    "proc_open",
+];
+
+/// The process starters of [`PROCESS_STARTERS`] that wait for the process
+/// to end.
+const WAITING_STARTERS: &[&str] = &["system", "execSync", "spawnSync", "run", "call", "execute"];
+
+/// Whether `code` (run by the interpreter `name`) starts processes in a
+/// loop nothing bounds — `while True: os.fork()`, `fork while 1`, `fork
+/// for 1..1e9`, `[os.fork() for _ in iter(int, 1)]`, `loop { fork }`,
+/// `while(1) spawn(…)`, `setInterval(() => spawn(…))`. Strings, patterns
+/// and comments are not read (`perl -ne 'print if /fork/'` forks nothing).
+pub(crate) fn forks_without_bound(name: &str, code: &str) -> bool {
+    let Some(lang) = lang_of(name) else {
+        return false;
+    };
+    let toks = tokenize(lang, code);
+    let names: Vec<&str> = toks
+        .iter()
+        .filter_map(|t| match t {
+            Tok::Name(n) => Some(n.as_str()),
+            _ => None,
+        })
+        .collect();
+    // A call that waits for its process (`system`, `run`, `execSync`)
+    // spawns without bound only when its command line puts the process in
+    // the background (`system("sleep 9 &")`); the others never wait.
+    let background = toks.iter().any(|t| match t {
+        Tok::Str(pieces) | Tok::Run(pieces) => pieces.iter().any(|p| match p {
+            Piece::Text(text) => {
+                let text = text.trim_end();
+                text.ends_with('&') && !text.ends_with("&&") || text.contains("& ")
+            }
+            Piece::Hole | Piece::Home => false,
+        }),
+        Tok::Name(_) | Tok::Home | Tok::Punct(_) | Tok::Newline => false,
+    });
+    if !names
+        .iter()
+        .any(|n| PROCESS_STARTERS.contains(n) && (background || !WAITING_STARTERS.contains(n)))
+    {
+        return false;
+    }
+    let spelled: String = toks
+        .iter()
+        .map(|t| match t {
+            Tok::Name(n) => format!(" {n} "),
+            Tok::Punct(c) => c.to_string(),
+            Tok::Newline => ";".to_owned(),
+            Tok::Str(_) | Tok::Run(_) | Tok::Home => " s ".to_owned(),
+        })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    const ENDLESS: &[&str] = &[
+        "while True",
+        "while 1",
+        "while ( 1 )",
+        "while (1)",
+        "while(1)",
+        "while ( true )",
+        "while (true)",
+        "while true",
+        "for (;;)",
+        "for ( ; ; )",
+        "for(;;)",
+        "iter ( int , 1 )",
+        "iter(int,1)",
+        "count ( )",
+        "until false",
+        "until 0",
+        "setInterval",
+        "1 .. 1e",
+        "1..1e",
+        "1 .. 9e",
+        "1 .. Inf",
+        "loop {",
+        "loop do",
+        "while :",
+    ];
+    let compact: String = spelled.chars().filter(|c| !c.is_whitespace()).collect();
+    ENDLESS.iter().any(|e| {
+        let e_compact: String = e.chars().filter(|c| !c.is_whitespace()).collect();
+        compact.contains(&e_compact)
+    }) || names.windows(2).any(|w| {
+        // Perl's statement modifiers: `fork while 1`, `1 while fork`.
+        matches!(w, ["fork", "while"] | ["while", "fork"])
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1993,303 +2345,4 @@ mod tests {
         let _ = readings(Lang::Lua, &brackets);
         let _ = readings(Lang::Ruby, &"%q(".repeat(20_000));
     }
-}
-
-/// Options whose value (or the rest of their cluster) is code, per
-/// language, and the letters that take a value of another kind (which end
-/// a cluster: `perl -Mstrict -e …`, `python -W error -c …`).
-fn code_options(lang: Lang, name: &str) -> (&'static [&'static str], &'static str) {
-    match lang {
-        Lang::Python => (&["-c"], "WXmQ"),
-        Lang::Perl => (&["-e", "-E"], "IMmFCxil0d"),
-        Lang::Ruby => (&["-e"], "IrECFKx"),
-        Lang::Js => match name {
-            "deno" => (&["eval"], ""),
-            _ => (&["-e", "--eval", "-p", "--print"], "r"),
-        },
-        Lang::Php => (&["-r", "-R", "-B", "-E"], "cdfz"),
-        Lang::Lua => (&["-e"], "l"),
-        Lang::Tcl => (&["-c"], ""),
-        Lang::Awk => (&["-e", "--source"], "fvFW"),
-        Lang::R => (&["-e", "--expr"], ""),
-        Lang::Julia => (&["-e", "-E", "--eval", "--print"], "JLp"),
-        Lang::AppleScript => (&["-e"], "l"),
-    }
-}
-
-impl super::interp::Interp {
-    /// What an interpreter's code runs: its code from `-c`/`-e`/… options,
-    /// a script file written earlier in the command, or its standard input,
-    /// read by [`readings`] and recorded as the commands it runs (and, as
-    /// conservative readings, the strings it may run).
-    pub(crate) fn interpreter_code(
-        &mut self,
-        index: Option<usize>,
-        name: &str,
-        args: &[super::value::Arg],
-        assigns: &[(String, super::value::Value)],
-        state: &super::state::State,
-    ) {
-        use super::value::Arg;
-        let Some(lang) = lang_of(name) else { return };
-        let (options, valued) = code_options(lang, name);
-        let mut codes: Vec<super::value::Value> = Vec::new();
-        let mut operand: Option<&Arg> = None;
-        let mut k = 0;
-        while let Some(arg) = args.get(k) {
-            k += 1;
-            let Some(word) = arg.as_known() else {
-                if operand.is_none() {
-                    operand = Some(arg);
-                }
-                continue;
-            };
-            if word == "--" {
-                if operand.is_none() {
-                    operand = args.get(k);
-                }
-                break;
-            }
-            // `--eval CODE`, `--eval=CODE`, `deno eval CODE`.
-            if let Some(option) = options
-                .iter()
-                .find(|o| o.len() > 2 && (word == **o || word.starts_with(&format!("{o}="))))
-            {
-                match word.strip_prefix(&format!("{option}=")) {
-                    Some(code) => codes.push(super::value::Value::known(code)),
-                    None => {
-                        if let Some(Arg::Field(v)) = args.get(k) {
-                            codes.push(v.clone());
-                        }
-                        k += 1;
-                    }
-                }
-                continue;
-            }
-            let Some(cluster) = word
-                .strip_prefix('-')
-                .filter(|c| !c.is_empty() && !c.starts_with('-'))
-            else {
-                if word.starts_with("--") {
-                    continue;
-                }
-                if operand.is_none() && codes.is_empty() {
-                    operand = Some(arg);
-                }
-                // Arguments after the script are the script's.
-                if lang != Lang::Awk || operand.is_some() {
-                    break;
-                }
-                continue;
-            };
-            for (at, letter) in cluster.char_indices() {
-                let flag = format!("-{letter}");
-                if options.contains(&flag.as_str()) {
-                    let rest = cluster.get(at + letter.len_utf8()..).unwrap_or("");
-                    if rest.is_empty() {
-                        if let Some(Arg::Field(v)) = args.get(k) {
-                            codes.push(v.clone());
-                        }
-                        k += 1;
-                    } else {
-                        codes.push(super::value::Value::known(rest));
-                    }
-                    break;
-                }
-                if valued.contains(letter) {
-                    // `-W error`, `-Mstrict`: the value is the rest or the
-                    // next word.
-                    if cluster
-                        .get(at + letter.len_utf8()..)
-                        .unwrap_or("")
-                        .is_empty()
-                    {
-                        k += 1;
-                    }
-                    break;
-                }
-            }
-        }
-        if codes.is_empty() {
-            // awk's program is its first operand.
-            if lang == Lang::Awk {
-                if let Some(Arg::Field(v)) = operand {
-                    codes.push(v.clone());
-                }
-            } else {
-                let script = match operand {
-                    Some(a) if a.as_known() != Some("-") => self.file_text(a, state),
-                    _ => state.stdin.text.clone(),
-                };
-                codes.extend(script);
-            }
-        }
-        let home = assigns
-            .iter()
-            .rev()
-            .find(|(n, _)| n == "HOME")
-            .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| super::value::Value::known(&self.known.home));
-        for code in codes.into_iter().take(4) {
-            for text in code.candidates().to_vec() {
-                let Some(text) = text.as_known() else {
-                    continue;
-                };
-                if !self.meter.script_step() {
-                    return;
-                }
-                let found = readings(lang, text);
-                self.record_readings(index, &found.runs, &home, assigns, state, false);
-                self.record_readings(index, &found.conservative, &home, assigns, state, true);
-            }
-        }
-    }
-
-    fn record_readings(
-        &mut self,
-        index: Option<usize>,
-        readings: &[Reading],
-        home: &super::value::Value,
-        assigns: &[(String, super::value::Value)],
-        state: &super::state::State,
-        conservative: bool,
-    ) {
-        use super::value::{Arg, Sources, Text, Value};
-        let value = |pieces: &[Piece]| -> Value {
-            let mut t = Text::default();
-            for p in pieces {
-                match p {
-                    Piece::Text(s) => t.push_str(s),
-                    Piece::Hole => t.push(super::value::Seg::Any(Sources::none())),
-                    Piece::Home => match home.as_known() {
-                        Some(h) => t.push_str(h),
-                        None => t.push(super::value::Seg::Any(Sources::none())),
-                    },
-                }
-            }
-            Value::text(t)
-        };
-        let saved = self.ctx.conservative;
-        self.ctx.conservative |= conservative;
-        for reading in readings {
-            if !self.meter.step() {
-                break;
-            }
-            match reading {
-                Reading::Script(pieces) => {
-                    let texts = self.value_scripts(&value(pieces));
-                    self.run_scripts(texts, state.clone(), index, true);
-                }
-                Reading::Argv(words) => {
-                    let argv: Vec<Arg> = words.iter().map(|w| Arg::Field(value(w))).collect();
-                    self.spawn(index, argv, assigns.to_vec(), None, state.clone());
-                }
-            }
-        }
-        self.ctx.conservative = saved;
-    }
-}
-
-/// Calls that start a process.
-const PROCESS_STARTERS: &[&str] = &[
-    "fork",
-    "spawn",
-    "spawnSync",
-    "Popen",
-    "system",
-    "exec",
-    "execSync",
-    "popen",
-    "execute",
-    "run",
-    "call",
-    "pcntl_fork",
-    "proc_open",
-];
-
-/// The process starters of [`PROCESS_STARTERS`] that wait for the process
-/// to end.
-const WAITING_STARTERS: &[&str] = &["system", "execSync", "spawnSync", "run", "call", "execute"];
-
-/// Whether `code` (run by the interpreter `name`) starts processes in a
-/// loop nothing bounds — `while True: os.fork()`, `fork while 1`, `fork
-/// for 1..1e9`, `[os.fork() for _ in iter(int, 1)]`, `loop { fork }`,
-/// `while(1) spawn(…)`, `setInterval(() => spawn(…))`. Strings, patterns
-/// and comments are not read (`perl -ne 'print if /fork/'` forks nothing).
-pub(crate) fn forks_without_bound(name: &str, code: &str) -> bool {
-    let Some(lang) = lang_of(name) else {
-        return false;
-    };
-    let toks = tokenize(lang, code);
-    let names: Vec<&str> = toks
-        .iter()
-        .filter_map(|t| match t {
-            Tok::Name(n) => Some(n.as_str()),
-            _ => None,
-        })
-        .collect();
-    // A call that waits for its process (`system`, `run`, `execSync`)
-    // spawns without bound only when its command line puts the process in
-    // the background (`system("sleep 9 &")`); the others never wait.
-    let background = toks.iter().any(|t| match t {
-        Tok::Str(pieces) | Tok::Run(pieces) => pieces.iter().any(|p| match p {
-            Piece::Text(text) => {
-                let text = text.trim_end();
-                text.ends_with('&') && !text.ends_with("&&") || text.contains("& ")
-            }
-            Piece::Hole | Piece::Home => false,
-        }),
-        Tok::Name(_) | Tok::Home | Tok::Punct(_) | Tok::Newline => false,
-    });
-    if !names.iter().any(|n| {
-        PROCESS_STARTERS.contains(n) && (background || !WAITING_STARTERS.contains(n))
-    }) {
-        return false;
-    }
-    let spelled: String = toks
-        .iter()
-        .map(|t| match t {
-            Tok::Name(n) => format!(" {n} "),
-            Tok::Punct(c) => c.to_string(),
-            Tok::Newline => ";".to_owned(),
-            Tok::Str(_) | Tok::Run(_) | Tok::Home => " s ".to_owned(),
-        })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    const ENDLESS: &[&str] = &[
-        "while True",
-        "while 1",
-        "while ( 1 )",
-        "while (1)",
-        "while(1)",
-        "while ( true )",
-        "while (true)",
-        "while true",
-        "for (;;)",
-        "for ( ; ; )",
-        "for(;;)",
-        "iter ( int , 1 )",
-        "iter(int,1)",
-        "count ( )",
-        "until false",
-        "until 0",
-        "setInterval",
-        "1 .. 1e",
-        "1..1e",
-        "1 .. 9e",
-        "1 .. Inf",
-        "loop {",
-        "loop do",
-        "while :",
-    ];
-    let compact: String = spelled.chars().filter(|c| !c.is_whitespace()).collect();
-    ENDLESS.iter().any(|e| {
-        let e_compact: String = e.chars().filter(|c| !c.is_whitespace()).collect();
-        compact.contains(&e_compact)
-    }) || names.windows(2).any(|w| {
-        // Perl's statement modifiers: `fork while 1`, `1 while fork`.
-        matches!(w, ["fork", "while"] | ["while", "fork"])
-    })
 }

@@ -395,19 +395,6 @@ fn tmux_scripts(words: &[Option<&str>], args: &[Arg], scripts: &mut Vec<Value>) 
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sed_e_commands() {
-        assert_eq!(sed_commands("e rm -rf ~"), vec!["rm -rf ~"]);
-        assert_eq!(sed_commands("1e rm -rf /"), vec!["rm -rf /"]);
-        assert_eq!(sed_commands("s/.*/rm -rf ~/e"), vec!["rm -rf ~"]);
-        assert!(sed_commands("s/a/b/g").is_empty());
-    }
-}
-
 /// Options of git subcommands whose value is shell code git runs (`git
 /// rebase -x CMD` after each commit, `filter-branch --tree-filter CMD` on
 /// every tree, the `--upload-pack`/`--receive-pack` programs run for a
@@ -506,4 +493,17 @@ fn git_subcommand_scripts(sub: &str, rest: &[Arg]) -> Vec<Value> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sed_e_commands() {
+        assert_eq!(sed_commands("e rm -rf ~"), vec!["rm -rf ~"]);
+        assert_eq!(sed_commands("1e rm -rf /"), vec!["rm -rf /"]);
+        assert_eq!(sed_commands("s/.*/rm -rf ~/e"), vec!["rm -rf ~"]);
+        assert!(sed_commands("s/a/b/g").is_empty());
+    }
 }

@@ -864,55 +864,7 @@ impl Interp {
             }
         }
         let binding_vals: Vec<Binding> = match &a.value {
-            AssignValue::Array(items) => {
-                let mut keyed = false;
-                // Each element with its index: `[N]=value` sets N, any other
-                // item the index after the last one (`declare -a A=([0]=rm
-                // [1]=-rf [2]=/)`); the array is followed when the indices
-                // run 0, 1, … once sorted.
-                let mut placed: Vec<(usize, Text)> = Vec::new();
-                let mut next = 0usize;
-                for item in items {
-                    if matches!(item.parts.first(), Some(Part::Lit(t)) if t.starts_with('[')) {
-                        match indexed_item(item) {
-                            Some((at, value)) => {
-                                let v = self.expand_value(&value, state);
-                                match v.candidates() {
-                                    [only] => placed.push((at, only.clone())),
-                                    _ => keyed = true,
-                                }
-                                next = at.saturating_add(1);
-                            }
-                            None => keyed = true,
-                        }
-                        continue;
-                    }
-                    let shapes = self.expand_word(item, state);
-                    match shapes.as_slice() {
-                        [only]
-                            if only.iter().all(
-                                |x| matches!(x, Arg::Field(v) if v.candidates().len() == 1),
-                            ) =>
-                        {
-                            for arg in only {
-                                if let Some(t) = arg.candidates().first() {
-                                    placed.push((next, t.clone()));
-                                    next = next.saturating_add(1);
-                                }
-                            }
-                        }
-                        _ => keyed = true,
-                    }
-                }
-                placed.sort_by_key(|(at, _)| *at);
-                keyed |= !placed.iter().enumerate().all(|(k, (at, _))| *at == k);
-                let elements: Vec<Text> = placed.into_iter().map(|(_, t)| t).collect();
-                if keyed || a.index.is_some() {
-                    vec![Binding::Unknown(Sources::none())]
-                } else {
-                    vec![Binding::Arr(std::rc::Rc::new(elements))]
-                }
-            }
+            AssignValue::Array(items) => self.array_bindings(items, a.index.is_some(), state),
             AssignValue::Scalar(word) => {
                 let value = self.expand_value_inner(word, state, true);
                 if a.index.is_some() {
@@ -946,6 +898,64 @@ impl Interp {
                 exported: old.exported || exported,
             },
         );
+    }
+
+    /// The binding of an array assignment, `A=(a b [k]=c)`: the array
+    /// when its indices run 0, 1, … and each element has one value (and
+    /// the assignment is not to one element, `indexed`), unknown otherwise.
+    fn array_bindings(
+        &mut self,
+        items: &[WordAst],
+        indexed: bool,
+        state: &mut State,
+    ) -> Vec<Binding> {
+        let mut keyed = false;
+        // Each element with its index: `[N]=value` sets N, any other
+        // item the index after the last one (`declare -a A=([0]=rm
+        // [1]=-rf [2]=/)`); the array is followed when the indices
+        // run 0, 1, … once sorted.
+        let mut placed: Vec<(usize, Text)> = Vec::new();
+        let mut next = 0usize;
+        for item in items {
+            if matches!(item.parts.first(), Some(Part::Lit(t)) if t.starts_with('[')) {
+                match indexed_item(item) {
+                    Some((at, value)) => {
+                        let v = self.expand_value(&value, state);
+                        match v.candidates() {
+                            [only] => placed.push((at, only.clone())),
+                            _ => keyed = true,
+                        }
+                        next = at.saturating_add(1);
+                    }
+                    None => keyed = true,
+                }
+                continue;
+            }
+            let shapes = self.expand_word(item, state);
+            match shapes.as_slice() {
+                [only]
+                    if only
+                        .iter()
+                        .all(|x| matches!(x, Arg::Field(v) if v.candidates().len() == 1)) =>
+                {
+                    for arg in only {
+                        if let Some(t) = arg.candidates().first() {
+                            placed.push((next, t.clone()));
+                            next = next.saturating_add(1);
+                        }
+                    }
+                }
+                _ => keyed = true,
+            }
+        }
+        placed.sort_by_key(|(at, _)| *at);
+        keyed |= !placed.iter().enumerate().all(|(k, (at, _))| *at == k);
+        let elements: Vec<Text> = placed.into_iter().map(|(_, t)| t).collect();
+        if keyed || indexed {
+            vec![Binding::Unknown(Sources::none())]
+        } else {
+            vec![Binding::Arr(std::rc::Rc::new(elements))]
+        }
     }
 
     /// Caps the candidates of a variable, and the length of each value.
@@ -1044,24 +1054,7 @@ impl Interp {
                 },
                 RedirTarget::HereDoc { body } => self.expand_value(body, state),
             };
-            let fd = r.fd.unwrap_or(match r.op {
-                RedirectOp::Read
-                | RedirectOp::ReadWrite
-                | RedirectOp::HereString
-                | RedirectOp::HereDoc => 0,
-                RedirectOp::Duplicate => {
-                    if matches!(&r.target, RedirTarget::Word(_)) {
-                        1
-                    } else {
-                        0
-                    }
-                }
-                RedirectOp::Write
-                | RedirectOp::Append
-                | RedirectOp::Clobber
-                | RedirectOp::WriteAll
-                | RedirectOp::AppendAll => 1,
-            });
+            let fd = r.fd.unwrap_or_else(|| default_fd(r));
             match r.op {
                 RedirectOp::HereString | RedirectOp::HereDoc if fd == 0 => {
                     state.stdin = Input {
@@ -1091,28 +1084,7 @@ impl Interp {
                         },
                     );
                 }
-                RedirectOp::Duplicate if fd == 0 => {
-                    let opened = target
-                        .as_known()
-                        .and_then(|n| n.parse::<u32>().ok())
-                        .and_then(|n| state.fds.get(&n).cloned());
-                    if let Some(opened) = opened {
-                        let text = match opened.op {
-                            RedirectOp::HereString | RedirectOp::HereDoc => {
-                                Some(opened.target.clone())
-                            }
-                            RedirectOp::Read => {
-                                self.file_text(&Arg::Field(opened.target.clone()), state)
-                            }
-                            _ => None,
-                        };
-                        state.stdin = Input {
-                            text,
-                            items: None,
-                            from: opened.target.sources(),
-                        };
-                    }
-                }
+                RedirectOp::Duplicate if fd == 0 => self.stdin_from_fd(&target, state),
                 RedirectOp::Write
                 | RedirectOp::Append
                 | RedirectOp::Clobber
@@ -1134,6 +1106,27 @@ impl Interp {
             });
         }
         (out, stdout_redirected)
+    }
+
+    /// `<&N`: standard input becomes what descriptor `target` was opened
+    /// to read earlier in the command, when it is known.
+    fn stdin_from_fd(&mut self, target: &Value, state: &mut State) {
+        let opened = target
+            .as_known()
+            .and_then(|n| n.parse::<u32>().ok())
+            .and_then(|n| state.fds.get(&n).cloned());
+        if let Some(opened) = opened {
+            let text = match opened.op {
+                RedirectOp::HereString | RedirectOp::HereDoc => Some(opened.target.clone()),
+                RedirectOp::Read => self.file_text(&Arg::Field(opened.target.clone()), state),
+                _ => None,
+            };
+            state.stdin = Input {
+                text,
+                items: None,
+                from: opened.target.sources(),
+            };
+        }
     }
 
     /// A redirection target: one field, or unknown.
@@ -1192,6 +1185,28 @@ fn replacement_pieces(way: &XWord) -> Option<Vec<RepPiece>> {
     }
     pieces.push(RepPiece::Text(text));
     Some(pieces)
+}
+
+/// The descriptor a redirection without one written applies to: 0 for
+/// what reads, 1 for what writes (and for `>&WORD`).
+fn default_fd(r: &Redir) -> u32 {
+    match r.op {
+        RedirectOp::Read | RedirectOp::ReadWrite | RedirectOp::HereString | RedirectOp::HereDoc => {
+            0
+        }
+        RedirectOp::Duplicate => {
+            if matches!(&r.target, RedirTarget::Word(_)) {
+                1
+            } else {
+                0
+            }
+        }
+        RedirectOp::Write
+        | RedirectOp::Append
+        | RedirectOp::Clobber
+        | RedirectOp::WriteAll
+        | RedirectOp::AppendAll => 1,
+    }
 }
 
 fn append_newline(v: &Value) -> Value {

@@ -542,38 +542,42 @@ impl Interp {
                 };
                 (flow, Output::empty())
             }
-            Stmt::Test { words } => {
-                let mut state = state;
-                let values: Vec<Value> = words
-                    .iter()
-                    .map(|w| self.expand_value(w, &mut state))
-                    .collect();
-                // `-v NAME` and arithmetic comparisons read a name or an
-                // expression, whose subscript is expanded (`[[ -v
-                // 'a[$(cmd)]' ]]`, `[[ $x -eq 1 ]]` with `x='a[$(cmd)]'`).
-                for (k, v) in values.iter().enumerate() {
-                    let op = v.as_known().unwrap_or("");
-                    let (arithmetic, operands) = match op {
-                        "-v" | "-R" => (false, vec![k + 1]),
-                        "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" => {
-                            (true, vec![k.wrapping_sub(1), k + 1])
-                        }
-                        _ => (false, Vec::new()),
-                    };
-                    for at in operands {
-                        let Some(text) = values.get(at).and_then(Value::as_known) else {
-                            continue;
-                        };
-                        if super::evaluated::runs_in_subscript(text) {
-                            self.run_evaluated(text, &state, None);
-                        } else if arithmetic {
-                            let _ = self.arith(text, &mut state);
-                        }
-                    }
+            Stmt::Test { words } => self.test_stmt(words, state),
+        }
+    }
+
+    /// `[[ … ]]`: its words are expanded, and the names and expressions
+    /// it reads evaluated; either status may follow.
+    fn test_stmt(&mut self, words: &[WordAst], state: State) -> (Flow, Output) {
+        let mut state = state;
+        let values: Vec<Value> = words
+            .iter()
+            .map(|w| self.expand_value(w, &mut state))
+            .collect();
+        // `-v NAME` and arithmetic comparisons read a name or an
+        // expression, whose subscript is expanded (`[[ -v
+        // 'a[$(cmd)]' ]]`, `[[ $x -eq 1 ]]` with `x='a[$(cmd)]'`).
+        for (k, v) in values.iter().enumerate() {
+            let op = v.as_known().unwrap_or("");
+            let (arithmetic, operands) = match op {
+                "-v" | "-R" => (false, vec![k + 1]),
+                "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" => {
+                    (true, vec![k.wrapping_sub(1), k + 1])
                 }
-                (Flow::either(state), Output::empty())
+                _ => (false, Vec::new()),
+            };
+            for at in operands {
+                let Some(text) = values.get(at).and_then(Value::as_known) else {
+                    continue;
+                };
+                if super::evaluated::runs_in_subscript(text) {
+                    self.run_evaluated(text, &state, None);
+                } else if arithmetic {
+                    let _ = self.arith(text, &mut state);
+                }
             }
         }
+        (Flow::either(state), Output::empty())
     }
 
     /// `name() { … }`: the function exists from here on (and is remembered
@@ -892,31 +896,8 @@ impl Interp {
             );
             exits = join(exits, Some(current), &self.known);
         }
-        if (exits.is_none() || endless_but_for_snapshot)
-            && outer.is_empty()
-            && self
-                .commands
-                .get(first_command..)
-                .is_some_and(|new| new.iter().any(|c| c.background))
-        {
-            // Nothing in the body waits (`sleep`, `wait`, `read`, …): the
-            // loop starts processes as fast as it can, without end.
-            let waits = self.commands.get(first_command..).is_some_and(|new| {
-                new.iter().any(|c| {
-                    !c.background
-                        && matches!(
-                            c.name(),
-                            Some("sleep" | "wait" | "read" | "inotifywait" | "timeout" | "select")
-                        )
-                })
-            });
-            let note = match waits {
-                true => "a loop that never ends keeps starting background processes",
-                false => super::command::ENDLESS_SPAWNING,
-            };
-            if !self.notes.iter().any(|n| n == note) {
-                self.notes.push(note.to_owned());
-            }
+        if (exits.is_none() || endless_but_for_snapshot) && outer.is_empty() {
+            self.note_background_spawning(first_command);
         }
         let flow = Flow {
             fail: exits.clone().filter(|_| body_may_fail),
@@ -924,6 +905,36 @@ impl Interp {
             jumps: outer,
         };
         (flow, Output::unknown(Sources::none()))
+    }
+
+    /// For a loop that never ends: notes when its body (the commands from
+    /// `first_command` on) starts background processes.
+    fn note_background_spawning(&mut self, first_command: usize) {
+        if !self
+            .commands
+            .get(first_command..)
+            .is_some_and(|new| new.iter().any(|c| c.background))
+        {
+            return;
+        }
+        // Nothing in the body waits (`sleep`, `wait`, `read`, …): the
+        // loop starts processes as fast as it can, without end.
+        let waits = self.commands.get(first_command..).is_some_and(|new| {
+            new.iter().any(|c| {
+                !c.background
+                    && matches!(
+                        c.name(),
+                        Some("sleep" | "wait" | "read" | "inotifywait" | "timeout" | "select")
+                    )
+            })
+        });
+        let note = match waits {
+            true => "a loop that never ends keeps starting background processes",
+            false => super::command::ENDLESS_SPAWNING,
+        };
+        if !self.notes.iter().any(|n| n == note) {
+            self.notes.push(note.to_owned());
+        }
     }
 
     fn for_loop(
@@ -1313,8 +1324,10 @@ impl Interp {
     /// that imports exported functions.
     fn may_be_called(&self, name: &str) -> bool {
         // bash calls these itself: an unknown command, a shell exit.
-        matches!(name, "command_not_found_handle" | "command_not_found_handler")
-            || super::builtins::is_builtin(name)
+        matches!(
+            name,
+            "command_not_found_handle" | "command_not_found_handler"
+        ) || super::builtins::is_builtin(name)
             || super::spec::lookup(name).is_some()
             || !name
                 .bytes()

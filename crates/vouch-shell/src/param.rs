@@ -358,17 +358,7 @@ impl Interp {
                 };
                 self.case_each(base, *mode, *all, &patterns)
             }
-            ParamOp::Transform('P') => {
-                // `${v@P}`: the value expanded as a prompt, its
-                // substitutions run; what it prints is runtime data.
-                let snapshot = state.clone();
-                self.each_text(base, |interp, t| {
-                    if let Some(text) = t.as_known() {
-                        interp.prompt_expansion(text, &snapshot);
-                    }
-                    vec![Text::any(t.sources())]
-                })
-            }
+            ParamOp::Transform('P') => self.prompt_each(base, state),
             ParamOp::Transform(c) => {
                 let c = *c;
                 self.each_text(base, |_, t| vec![transform(t, c)])
@@ -553,6 +543,17 @@ impl Interp {
                 return vec![Text::any(t.sources())];
             }
             vec![case(t, mode, all, patterns)]
+        })
+    }
+
+    /// `${v@P}`: the value expanded as a prompt, its substitutions run;
+    /// what it prints is runtime data.
+    fn prompt_each(&mut self, base: Base, state: &State) -> Vec<Base> {
+        self.each_text(base, |interp, t| {
+            if let Some(text) = t.as_known() {
+                interp.prompt_expansion(text, state);
+            }
+            vec![Text::any(t.sources())]
         })
     }
 

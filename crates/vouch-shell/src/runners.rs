@@ -359,17 +359,7 @@ impl Interp {
                 Flow::either(state)
             }
             Operands::Special => {
-                match name.as_str() {
-                    "sudo" => self.sudo(index, spec, args, assigns, &state),
-                    "env" => self.env(index, spec, args, assigns, &state),
-                    "xargs" => self.xargs(index, spec, args, assigns, &state),
-                    "su" | "runuser" => self.su(index, spec, args, assigns, &state),
-                    "flock" => self.flock(index, spec, args, assigns, &state),
-                    "watch" => self.watch(index, spec, args, &state),
-                    "find" => self.find_exec(index, args, &state),
-                    "parallel" => self.parallel(index, args, &state),
-                    _ => {}
-                }
+                self.run_special(index, &name, spec, args, assigns, &state);
                 Flow::either(state)
             }
             Operands::Ignore
@@ -379,6 +369,31 @@ impl Interp {
             | Operands::Positional(_)
             | Operands::ProgramFirst { .. }
             | Operands::Format => Flow::either(state),
+        }
+    }
+
+    /// What a program with its own way of naming the command it runs
+    /// (`sudo`, `env`, `xargs`, `su`, `flock`, `watch`, `find`, `parallel`)
+    /// runs.
+    fn run_special(
+        &mut self,
+        index: Option<usize>,
+        name: &str,
+        spec: &CommandSpec,
+        args: &[Arg],
+        assigns: &[(String, Value)],
+        state: &State,
+    ) {
+        match name {
+            "sudo" => self.sudo(index, spec, args, assigns, state),
+            "env" => self.env(index, spec, args, assigns, state),
+            "xargs" => self.xargs(index, spec, args, assigns, state),
+            "su" | "runuser" => self.su(index, spec, args, assigns, state),
+            "flock" => self.flock(index, spec, args, assigns, state),
+            "watch" => self.watch(index, spec, args, state),
+            "find" => self.find_exec(index, args, state),
+            "parallel" => self.parallel(index, args, state),
+            _ => {}
         }
     }
 

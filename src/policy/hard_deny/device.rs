@@ -125,6 +125,34 @@ fn is_loop(path: &str) -> bool {
     super::paths::without_proc_root(path).starts_with("/dev/loop")
 }
 
+/// The rule and the verb for a write to a block device by `name` (or by a
+/// redirection of its command, `redirected`).
+fn device_write_rule(name: &str, redirected: bool) -> (&'static str, &'static str) {
+    if redirected {
+        (
+            "device-destroy/redirect-to-device",
+            "a redirection overwrites",
+        )
+    } else if formatter(name) {
+        ("device-destroy/mkfs", "formats")
+    } else if name == "wipefs" {
+        ("device-destroy/wipefs", "wipes the signatures of")
+    } else if name == "blkdiscard" {
+        ("device-destroy/blkdiscard", "discards every block of")
+    } else if crate::shell::spec::PARTITIONERS.contains(&name) {
+        (
+            "device-destroy/partition-table",
+            "rewrites the partition table of",
+        )
+    } else if matches!(name, "dd" | "dcfldd" | "dc3dd" | "ddpt" | "ddrescue") {
+        ("device-destroy/dd-to-device", "`dd` overwrites")
+    } else if name == "shred" {
+        ("device-destroy/shred-device", "`shred` overwrites")
+    } else {
+        ("device-destroy/write-to-device", "overwrites")
+    }
+}
+
 pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
     let aliases = aliases(f);
     let images = attaches_image(f);
@@ -176,32 +204,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
                         Target::Pattern(_) | Target::Partial(_) => continue,
                     },
                 };
-                let (rule, what) = if redirected.contains(&touch.value) {
-                    (
-                        "device-destroy/redirect-to-device",
-                        "a redirection overwrites",
-                    )
-                } else if formatter(&name) {
-                    ("device-destroy/mkfs", "formats")
-                } else if name == "wipefs" {
-                    ("device-destroy/wipefs", "wipes the signatures of")
-                } else if name == "blkdiscard" {
-                    ("device-destroy/blkdiscard", "discards every block of")
-                } else if crate::shell::spec::PARTITIONERS.contains(&name.as_str()) {
-                    (
-                        "device-destroy/partition-table",
-                        "rewrites the partition table of",
-                    )
-                } else if matches!(
-                    name.as_str(),
-                    "dd" | "dcfldd" | "dc3dd" | "ddpt" | "ddrescue"
-                ) {
-                    ("device-destroy/dd-to-device", "`dd` overwrites")
-                } else if name == "shred" {
-                    ("device-destroy/shred-device", "`shred` overwrites")
-                } else {
-                    ("device-destroy/write-to-device", "overwrites")
-                };
+                let (rule, what) = device_write_rule(&name, redirected.contains(&touch.value));
                 return deny(
                     Category::DeviceDestroy,
                     rule,

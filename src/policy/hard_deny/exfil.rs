@@ -240,34 +240,7 @@ fn carriers(f: &mut Facts<'_>) -> (Vec<Option<Carry>>, Vec<Staged>) {
                 }
             }
             if let Some(c) = found {
-                for touch in f.touches(i).iter() {
-                    if !matches!(touch.role, Role::Write) {
-                        continue;
-                    }
-                    for target in &touch.targets {
-                        if let Target::Exact(p) = target
-                            && p != "/dev/null"
-                            && !staged.iter().any(|s| s.path == *p)
-                        {
-                            staged.push(Staged {
-                                path: p.clone(),
-                                prefix: false,
-                                credential: c.credential.clone(),
-                                by: i,
-                            });
-                        }
-                    }
-                }
-                if let Some(prefix) = split_prefix(f, i)
-                    && !staged.iter().any(|s| s.path == prefix)
-                {
-                    staged.push(Staged {
-                        path: prefix,
-                        prefix: true,
-                        credential: c.credential.clone(),
-                        by: i,
-                    });
-                }
+                stage_outputs(f, i, &c.credential, &mut staged);
                 if let Some(slot) = carried.get_mut(i) {
                     *slot = Some(c);
                 }
@@ -279,6 +252,39 @@ fn carriers(f: &mut Facts<'_>) -> (Vec<Option<Carry>>, Vec<Staged>) {
         }
     }
     (carried, staged)
+}
+
+/// Records what command `i`, which carries `credential`, writes: each file
+/// it writes (and the prefix of `split`'s pieces) is a staged copy.
+fn stage_outputs(f: &Facts<'_>, i: usize, credential: &str, staged: &mut Vec<Staged>) {
+    for touch in f.touches(i).iter() {
+        if !matches!(touch.role, Role::Write) {
+            continue;
+        }
+        for target in &touch.targets {
+            if let Target::Exact(p) = target
+                && p != "/dev/null"
+                && !staged.iter().any(|s| s.path == *p)
+            {
+                staged.push(Staged {
+                    path: p.clone(),
+                    prefix: false,
+                    credential: credential.to_owned(),
+                    by: i,
+                });
+            }
+        }
+    }
+    if let Some(prefix) = split_prefix(f, i)
+        && !staged.iter().any(|s| s.path == prefix)
+    {
+        staged.push(Staged {
+            path: prefix,
+            prefix: true,
+            credential: credential.to_owned(),
+            by: i,
+        });
+    }
 }
 
 /// Where `split`/`csplit` write the pieces of what they read: names that
@@ -410,6 +416,26 @@ fn trim_form_type(v: &Value) -> Value {
     Value::from_candidates(candidates).unwrap_or_else(|| v.clone())
 }
 
+/// The rule and the verb for a credential that reaches a network sink the
+/// way `how` says.
+fn carry_rule(how: &str) -> (&'static str, &'static str) {
+    match how {
+        "reads" => ("credential-exfiltration/sink-reads-file", "reads"),
+        "staged" => (
+            "credential-exfiltration/staged-file",
+            "sends a staged copy of",
+        ),
+        "pipe" => (
+            "credential-exfiltration/pipe-to-sink",
+            "receives through a pipe",
+        ),
+        _ => (
+            "credential-exfiltration/substitution",
+            "receives through a substitution or variable",
+        ),
+    }
+}
+
 pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
     if let Some(d) = serves_credentials(f).or_else(|| publishes_credentials(f)) {
         return Some(d);
@@ -474,21 +500,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
             // A token sent to the service it was minted for is its use.
             continue;
         }
-        let (rule, how) = match carry.how {
-            "reads" => ("credential-exfiltration/sink-reads-file", "reads"),
-            "staged" => (
-                "credential-exfiltration/staged-file",
-                "sends a staged copy of",
-            ),
-            "pipe" => (
-                "credential-exfiltration/pipe-to-sink",
-                "receives through a pipe",
-            ),
-            _ => (
-                "credential-exfiltration/substitution",
-                "receives through a substitution or variable",
-            ),
-        };
+        let (rule, how) = carry_rule(carry.how);
         return deny(
             Category::CredentialExfiltration,
             rule,
@@ -567,41 +579,62 @@ fn netrc_to_redirects(f: &mut Facts<'_>, i: usize, name: &str) -> Option<HardDen
     None
 }
 
+/// The value of the first of `opts` in `words` (the known spelling of
+/// `args`): the next argument, or glued on with `=`.
+fn option_value(args: &[crate::shell::Arg], words: &[&str], opts: &[&str]) -> Option<Value> {
+    use crate::shell::Arg;
+    words.iter().enumerate().find_map(|(k, w)| {
+        opts.iter().find_map(|o| {
+            if w == o {
+                match args.get(k + 1) {
+                    Some(Arg::Field(v)) => Some(v.clone()),
+                    _ => None,
+                }
+            } else {
+                w.strip_prefix(o)
+                    .and_then(|r| r.strip_prefix('='))
+                    .map(Value::known)
+            }
+        })
+    })
+}
+
+/// Whether a listen address is loopback: `127.0.0.1`, `localhost:8000`,
+/// `[::1]:8000`.
+fn loopback_address(t: &str) -> bool {
+    let host = match t.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() && p.chars().all(|c| c.is_ascii_digit()) => h,
+        _ => t,
+    };
+    net::is_loopback_host(host.trim_start_matches('[').trim_end_matches(']'))
+}
+
+/// The first operand from `first` on that is not an option or a port.
+fn plain_operand_after(args: &[crate::shell::Arg], first: usize) -> Option<Value> {
+    use crate::shell::Arg;
+    args.iter().skip(first).find_map(|a| match a {
+        Arg::Field(v)
+            if !v
+                .as_known()
+                .is_some_and(|t| t.starts_with('-') || t.chars().all(|c| c.is_ascii_digit())) =>
+        {
+            Some(v.clone())
+        }
+        _ => None,
+    })
+}
+
 /// The directory a command serves to the network, and whether it listens
 /// on loopback only: `python3 -m http.server [-d DIR] [-b ADDR]`, `php -S
 /// ADDR [-t DIR]`, `ruby -run -e httpd [DIR]`, `busybox httpd [-h DIR]`,
 /// and the file servers of npm and cargo (`http-server`, `serve`,
 /// `miniserve`, …). The directory is the working one unless named.
 fn server_root(f: &Facts<'_>, i: usize) -> Option<(Value, bool)> {
-    use crate::shell::Arg;
     let cmd = f.command(i)?;
     let name = cmd.name()?;
     let args = cmd.args();
     let words: Vec<&str> = args.iter().map(|a| a.as_known().unwrap_or("")).collect();
-    let value_of = |opts: &[&str]| -> Option<Value> {
-        words.iter().enumerate().find_map(|(k, w)| {
-            opts.iter().find_map(|o| {
-                if w == o {
-                    match args.get(k + 1) {
-                        Some(Arg::Field(v)) => Some(v.clone()),
-                        _ => None,
-                    }
-                } else {
-                    w.strip_prefix(o)
-                        .and_then(|r| r.strip_prefix('='))
-                        .map(Value::known)
-                }
-            })
-        })
-    };
-    // `127.0.0.1`, `localhost:8000`, `[::1]:8000`.
-    let loopback_address = |t: &str| {
-        let host = match t.rsplit_once(':') {
-            Some((h, p)) if !h.is_empty() && p.chars().all(|c| c.is_ascii_digit()) => h,
-            _ => t,
-        };
-        net::is_loopback_host(host.trim_start_matches('[').trim_end_matches(']'))
-    };
+    let value_of = |opts: &[&str]| option_value(args, &words, opts);
     let bound_to_loopback =
         |opts: &[&str]| value_of(opts).is_some_and(|v| v.as_known().is_some_and(loopback_address));
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
@@ -609,19 +642,7 @@ fn server_root(f: &Facts<'_>, i: usize) -> Option<(Value, bool)> {
         .windows(2)
         .find(|w| w.first() == Some(&"-m"))
         .and_then(|w| w.get(1).copied());
-    // The first operand after `first` that is not an option or a port.
-    let operand_after = |first: usize| -> Option<Value> {
-        args.iter().skip(first).find_map(|a| match a {
-            Arg::Field(v)
-                if !v.as_known().is_some_and(|t| {
-                    t.starts_with('-') || t.chars().all(|c| c.is_ascii_digit())
-                }) =>
-            {
-                Some(v.clone())
-            }
-            _ => None,
-        })
-    };
+    let operand_after = |first: usize| plain_operand_after(args, first);
     let cwd = || cmd.cwd.clone();
     match (base, module) {
         ("python", Some("http.server")) => Some((

@@ -323,6 +323,31 @@ impl<'a> Facts<'a> {
     }
 }
 
+/// Reads `chars` from `k` up to the next unescaped `delim`, returning what
+/// was read (`\n` as a newline, other escapes as the character).
+fn read_delimited(chars: &[char], k: &mut usize, delim: char) -> String {
+    let mut part = String::new();
+    while let Some(&c) = chars.get(*k) {
+        *k += 1;
+        if c == '\\' {
+            if let Some(&n) = chars.get(*k) {
+                *k += 1;
+                if n == 'n' {
+                    part.push('\n');
+                } else {
+                    part.push(n);
+                }
+            }
+            continue;
+        }
+        if c == delim {
+            break;
+        }
+        part.push(c);
+    }
+    part
+}
+
 /// The text a `sed` script puts into the file: the replacement of each
 /// `s` command and the text of `a`, `i` and `c`. Addresses, regular
 /// expressions and the other commands write nothing of their own.
@@ -330,29 +355,7 @@ pub(crate) fn sed_inserted_text(script: &str) -> String {
     let chars: Vec<char> = script.chars().collect();
     let mut out = String::new();
     let mut k = 0;
-    // Reads up to the next unescaped `delim`, returning what was read.
-    let delimited = |k: &mut usize, delim: char| -> String {
-        let mut part = String::new();
-        while let Some(&c) = chars.get(*k) {
-            *k += 1;
-            if c == '\\' {
-                if let Some(&n) = chars.get(*k) {
-                    *k += 1;
-                    if n == 'n' {
-                        part.push('\n');
-                    } else {
-                        part.push(n);
-                    }
-                }
-                continue;
-            }
-            if c == delim {
-                break;
-            }
-            part.push(c);
-        }
-        part
-    };
+    let delimited = |k: &mut usize, delim: char| read_delimited(&chars, k, delim);
     while let Some(&c) = chars.get(k) {
         match c {
             ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' | ',' | '$' | '0'..='9' | '~' | '+' => {

@@ -125,6 +125,50 @@ pub(super) fn inline_code(f: &Facts<'_>, i: usize) -> Vec<String> {
     out
 }
 
+/// A process starter fed input that never ends: `yes 'sleep 9 &' | bash`
+/// runs a background job per line, `yes | xargs -P0 …` starts a process
+/// per line with no limit on how many run at once.
+fn endless_input_spawns(f: &Facts<'_>) -> Option<HardDeny> {
+    for (_, cmd) in f.commands() {
+        let Some(name) = cmd.name() else { continue };
+        let endless: Vec<&crate::shell::Command> = cmd
+            .stdin_from
+            .iter()
+            .filter_map(|k| f.command(k))
+            .filter(|c| c.name() == Some("yes"))
+            .collect();
+        let Some(source) = endless.first() else {
+            continue;
+        };
+        let words: Vec<&str> = cmd.args().iter().filter_map(|a| a.as_known()).collect();
+        let line = source
+            .args()
+            .iter()
+            .filter_map(|a| a.as_known())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let backgrounds = line.trim_end().ends_with('&') && !line.trim_end().ends_with("&&")
+            || line.contains("& ");
+        let shell = crate::shell::spec::is_shell(name) && !words.contains(&"-c");
+        let unlimited = name == "xargs"
+            && words.windows(2).enumerate().any(|(k, w)| {
+                matches!(w, ["-P", "0"])
+                    || (k == 0 && matches!(w.first(), Some(&"-P0")))
+                    || w.iter().any(|t| *t == "-P0" || *t == "--max-procs=0")
+            });
+        if (shell && backgrounds) || unlimited {
+            return deny(
+                Category::ForkBomb,
+                "fork-bomb/endless-input-spawns",
+                format!(
+                    "`{name}` starts a process for every line of `yes`, which never ends, without waiting"
+                ),
+            );
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use crate::shell::code_forks_without_bound as forks;
@@ -151,44 +195,4 @@ mod tests {
         assert!(!forks("node", "console.log(\"while (true) fork()\")"));
         assert!(forks("php", "for(;;) pcntl_fork();"));
     }
-}
-
-/// A process starter fed input that never ends: `yes 'sleep 9 &' | bash`
-/// runs a background job per line, `yes | xargs -P0 …` starts a process
-/// per line with no limit on how many run at once.
-fn endless_input_spawns(f: &Facts<'_>) -> Option<HardDeny> {
-    for (_, cmd) in f.commands() {
-        let Some(name) = cmd.name() else { continue };
-        let endless: Vec<&crate::shell::Command> = cmd
-            .stdin_from
-            .iter()
-            .filter_map(|k| f.command(k))
-            .filter(|c| c.name() == Some("yes"))
-            .collect();
-        let Some(source) = endless.first() else { continue };
-        let words: Vec<&str> = cmd.args().iter().filter_map(|a| a.as_known()).collect();
-        let line = source
-            .args()
-            .iter()
-            .filter_map(|a| a.as_known())
-            .collect::<Vec<_>>()
-            .join(" ");
-        let backgrounds = line.trim_end().ends_with('&') && !line.trim_end().ends_with("&&")
-            || line.contains("& ");
-        let shell = crate::shell::spec::is_shell(name) && !words.contains(&"-c");
-        let unlimited = name == "xargs"
-            && words.windows(2).enumerate().any(|(k, w)| {
-                matches!(w, ["-P", "0"])
-                    || (k == 0 && matches!(w.first(), Some(&"-P0")))
-                    || w.iter().any(|t| *t == "-P0" || *t == "--max-procs=0")
-            });
-        if (shell && backgrounds) || unlimited {
-            return deny(
-                Category::ForkBomb,
-                "fork-bomb/endless-input-spawns",
-                format!("`{name}` starts a process for every line of `yes`, which never ends, without waiting"),
-            );
-        }
-    }
-    None
 }

@@ -243,34 +243,10 @@ fn judge(
             return Verdict::Deny(conservative(deny));
         }
     }
-    if depth < MAX_EMBEDDED_DEPTH {
-        for script in opaque::embedded_scripts(&facts) {
-            if let Verdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
-                d.rationale = format!("code handed to a shell (`{script}`): {}", d.rationale);
-                return Verdict::Deny(d);
-            }
-        }
-        // What a container runs on the directories it mounts.
-        for script in container::scripts(&facts) {
-            if let Verdict::Deny(d) = check_command_env(&script, env, limits, depth + 1) {
-                let mut d = conservative(d);
-                d.rationale = format!(
-                    "a container runs `{script}` on this machine's mounted paths: {}",
-                    d.rationale
-                );
-                return Verdict::Deny(d);
-            }
-        }
-        // Text a later shell runs: a startup file's new lines, an alias.
-        for script in startup::later_scripts(&facts) {
-            if let Verdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
-                d.rationale = format!(
-                    "code left for later shells to run (`{script}`): {}",
-                    d.rationale
-                );
-                return Verdict::Deny(d);
-            }
-        }
+    if depth < MAX_EMBEDDED_DEPTH
+        && let Some(deny) = embedded_denies(&facts, env, limits, depth)
+    {
+        return Verdict::Deny(deny);
     }
     // A command whose name is runtime data, or code vouch cannot follow
     // (a shell fed a script nobody can read, an interpreter's `system(c)`
@@ -332,6 +308,40 @@ fn judge(
         },
         None => Verdict::Clear,
     }
+}
+
+/// Hard denies in code the command hands to others: interpreters'
+/// shell strings, containers' commands on their mounts, text a later shell
+/// runs.
+fn embedded_denies(facts: &Facts<'_>, env: &Env, limits: &Limits, depth: u32) -> Option<HardDeny> {
+    for script in opaque::embedded_scripts(facts) {
+        if let Verdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
+            d.rationale = format!("code handed to a shell (`{script}`): {}", d.rationale);
+            return Some(d);
+        }
+    }
+    // What a container runs on the directories it mounts.
+    for script in container::scripts(facts) {
+        if let Verdict::Deny(d) = check_command_env(&script, env, limits, depth + 1) {
+            let mut d = conservative(d);
+            d.rationale = format!(
+                "a container runs `{script}` on this machine's mounted paths: {}",
+                d.rationale
+            );
+            return Some(d);
+        }
+    }
+    // Text a later shell runs: a startup file's new lines, an alias.
+    for script in startup::later_scripts(facts) {
+        if let Verdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
+            d.rationale = format!(
+                "code left for later shells to run (`{script}`): {}",
+                d.rationale
+            );
+            return Some(d);
+        }
+    }
+    None
 }
 
 /// A hard deny found only in a conservative reading: the category's

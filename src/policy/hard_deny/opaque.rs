@@ -285,7 +285,9 @@ fn tool_note(name: &str, cmd: &Command) -> Option<String> {
         "gdb" | "lldb" | "gdb-multiarch"
             if any_known(&|t| t.starts_with("shell") || t.starts_with('!')) =>
         {
-            Some(format!("`{name}` is given debugger commands that run a shell"))
+            Some(format!(
+                "`{name}` is given debugger commands that run a shell"
+            ))
         }
         "ssh" | "scp" | "sftp"
             if any_known(&|t| t.contains("ProxyCommand") || t.contains("LocalCommand"))
@@ -310,8 +312,7 @@ fn tool_note(name: &str, cmd: &Command) -> Option<String> {
                 .any(|a| matches!(a.as_known(), Some("-l" | "-r" | "list")));
             (!listing).then(|| format!("`{name}` schedules commands for later"))
         }
-        "make" | "gmake" if reads_process_substitution(cmd) =>
-        {
+        "make" | "gmake" if reads_process_substitution(cmd) => {
             Some("make recipes from a process substitution".to_owned())
         }
         "nslookup" | "dig" | "host" | "drill"

@@ -319,36 +319,9 @@ fn admin_group(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
     let name = cmd.name()?;
     let canonical = crate::shell::effects::canonical_args_of(cmd);
     let words = known_words(canonical.as_deref().unwrap_or(cmd.args()));
-    let sudo_group = |what: &str| {
-        grants(
-            "access-persistence/sudo-group",
-            format!("`{name}` {what} (administrator rights)"),
-        )
-    };
+    let sudo_group = |what: &str| sudo_group_grant(name, what);
     match name {
-        "usermod" | "useradd" => {
-            let groups = known_options(f, i, &["G", "groups"]);
-            if let Some(g) = groups.iter().find(|g| names_admin(g)) {
-                return sudo_group(&format!("adds the account to the group `{g}`"));
-            }
-            let primary = known_options(f, i, &["g", "gid"]);
-            if let Some(g) = primary.iter().find(|g| is_admin_group(g)) {
-                return grants(
-                    "access-persistence/admin-user",
-                    format!("`{name}` makes `{g}` the account's primary group"),
-                );
-            }
-            if known_options(f, i, &["u", "uid"])
-                .iter()
-                .any(|u| is_uid_zero(u))
-            {
-                return grants(
-                    "access-persistence/admin-user",
-                    format!("`{name}` gives an account UID 0 (root)"),
-                );
-            }
-            None
-        }
+        "usermod" | "useradd" => user_admin_change(f, i, name),
         "gpasswd" => {
             let adds = !f
                 .option_values(i, &["a", "add", "M", "members", "A", "administrators"])
@@ -362,17 +335,7 @@ fn admin_group(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
                 .flatten()
         }
         "groupmems" => {
-            let value_of = |opts: &[&str]| {
-                words.iter().enumerate().find_map(|(k, w)| {
-                    opts.iter().find_map(|o| {
-                        if w == o {
-                            words.get(k + 1).copied()
-                        } else {
-                            w.strip_prefix(o).and_then(|r| r.strip_prefix('='))
-                        }
-                    })
-                })
-            };
+            let value_of = |opts: &[&str]| word_option_value(&words, opts);
             let adds = value_of(&["-a", "--add"]).is_some();
             let group = value_of(&["-g", "--group"]);
             (adds && group.is_some_and(is_admin_group))
@@ -413,6 +376,55 @@ fn admin_group(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
             .flatten(),
         _ => None,
     }
+}
+
+/// The deny for `name` adding an account to an administrators' group, as
+/// `what` says.
+fn sudo_group_grant(name: &str, what: &str) -> Option<HardDeny> {
+    grants(
+        "access-persistence/sudo-group",
+        format!("`{name}` {what} (administrator rights)"),
+    )
+}
+
+/// `usermod`/`useradd` (command `i`, named `name`): an administrators'
+/// group among the groups, as the primary group, or UID 0.
+fn user_admin_change(f: &Facts<'_>, i: usize, name: &str) -> Option<HardDeny> {
+    let groups = known_options(f, i, &["G", "groups"]);
+    if let Some(g) = groups.iter().find(|g| names_admin(g)) {
+        return sudo_group_grant(name, &format!("adds the account to the group `{g}`"));
+    }
+    let primary = known_options(f, i, &["g", "gid"]);
+    if let Some(g) = primary.iter().find(|g| is_admin_group(g)) {
+        return grants(
+            "access-persistence/admin-user",
+            format!("`{name}` makes `{g}` the account's primary group"),
+        );
+    }
+    if known_options(f, i, &["u", "uid"])
+        .iter()
+        .any(|u| is_uid_zero(u))
+    {
+        return grants(
+            "access-persistence/admin-user",
+            format!("`{name}` gives an account UID 0 (root)"),
+        );
+    }
+    None
+}
+
+/// The value of the first of `opts` among `words`: the next word, or
+/// glued on with `=` (`--group=wheel`).
+fn word_option_value<'w>(words: &[&'w str], opts: &[&str]) -> Option<&'w str> {
+    words.iter().enumerate().find_map(|(k, w)| {
+        opts.iter().find_map(|o| {
+            if w == o {
+                words.get(k + 1).copied()
+            } else {
+                w.strip_prefix(o).and_then(|r| r.strip_prefix('='))
+            }
+        })
+    })
 }
 
 /// `adduser USER GROUP` / `addgroup USER GROUP` with an administrators' group.

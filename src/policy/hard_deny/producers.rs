@@ -211,17 +211,18 @@ fn in_order(words: &[&str], wanted: &[&str]) -> bool {
     wanted.iter().all(|w| it.any(|x| x == w))
 }
 
-/// Whether command `i` prints a credential, and what it is.
-pub(super) fn credential_output(f: &Facts<'_>, i: usize) -> Option<Produced> {
-    let cmd = f.command(i)?;
-    let name = cmd.name()?;
-    let words = words(cmd);
+/// For the commands that print the environment (`printenv`, `env`, `set`,
+/// `export -p`): `Some` of whether command `i` (`cmd`, named `name`, with
+/// the known `words`) prints it, or a variable whose name says secret, and
+/// what it is; `None` for any other command.
+fn environment_output(
+    f: &Facts<'_>,
+    i: usize,
+    cmd: &Command,
+    name: &str,
+    words: &[&str],
+) -> Option<Option<Produced>> {
     let runs_a_command = || f.commands().any(|(_, c)| c.parent == Some(i));
-    let shown = |extra: &[&str]| {
-        let mut parts = vec![name];
-        parts.extend(extra);
-        parts.join(" ")
-    };
     let environment = || {
         Some(Produced {
             what: format!("`{name}` (the environment, with its tokens)"),
@@ -233,29 +234,48 @@ pub(super) fn credential_output(f: &Facts<'_>, i: usize) -> Option<Produced> {
         "printenv" => {
             let names: Vec<&&str> = words.iter().filter(|w| !w.starts_with('-')).collect();
             if names.is_empty() {
-                return environment();
+                return Some(environment());
             }
-            let secret = names.iter().find(|n| secret_name(n))?;
-            return Some(Produced {
-                what: format!("`printenv {secret}`"),
-                audience: NONE,
-            });
+            Some(
+                names
+                    .iter()
+                    .find(|n| secret_name(n))
+                    .map(|secret| Produced {
+                        what: format!("`printenv {secret}`"),
+                        audience: NONE,
+                    }),
+            )
         }
         "env" if !runs_a_command() && !cmd.args().iter().any(Arg::has_unknown) => {
             let operand = words
                 .iter()
                 .any(|w| !w.starts_with('-') && !w.contains('='));
-            return (!operand).then(environment).flatten();
+            Some((!operand).then(environment).flatten())
         }
-        "set" if words.is_empty() => return environment(),
+        "set" if words.is_empty() => Some(environment()),
         "export" | "declare" | "typeset"
             if words
                 .iter()
                 .all(|w| matches!(*w, "-p" | "-x" | "-px" | "-xp")) =>
         {
-            return environment();
+            Some(environment())
         }
-        _ => {}
+        _ => None,
+    }
+}
+
+/// Whether command `i` prints a credential, and what it is.
+pub(super) fn credential_output(f: &Facts<'_>, i: usize) -> Option<Produced> {
+    let cmd = f.command(i)?;
+    let name = cmd.name()?;
+    let words = words(cmd);
+    let shown = |extra: &[&str]| {
+        let mut parts = vec![name];
+        parts.extend(extra);
+        parts.join(" ")
+    };
+    if let Some(printed) = environment_output(f, i, cmd, name, &words) {
+        return printed;
     }
     // `kubectl get secret NAME -o yaml`: the secret's values (base64).
     if matches!(name, "kubectl" | "oc")

@@ -394,6 +394,69 @@ pub(super) fn maven_property_weakens(word: &str) -> bool {
     }
 }
 
+/// The value `lower` (a command's words, lowercased) gives `key`: the
+/// next word, or glued on with `=`.
+fn config_value(lower: &[String], key: &str) -> Option<String> {
+    lower.iter().enumerate().find_map(|(k, w)| {
+        if w == key {
+            lower.get(k + 1).cloned()
+        } else {
+            w.strip_prefix(key)
+                .and_then(|r| r.strip_prefix('='))
+                .map(str::to_owned)
+        }
+    })
+}
+
+/// The first word of `lower` that `key` accepts and whose next word
+/// `value` accepts (`certificates.X.cert false`).
+fn key_then_value(
+    lower: &[String],
+    key: impl Fn(&str) -> bool,
+    value: impl Fn(&str) -> bool,
+) -> Option<&String> {
+    lower
+        .iter()
+        .enumerate()
+        .find(|(k, w)| key(w) && lower.get(k + 1).is_some_and(|v| value(v)))
+        .map(|(_, w)| w)
+}
+
+/// The registry a JavaScript package manager's words (`lower`) set, when
+/// it is a plain-HTTP remote.
+fn plain_http_registry(lower: &[String]) -> Option<String> {
+    let key_value = |key: &str| config_value(lower, key);
+    let registry = key_value("registry")
+        .or_else(|| key_value("--registry"))
+        .or_else(|| key_value("npmregistryserver"));
+    registry.filter(|r| plain_http_remote(r))
+}
+
+/// The source `gem sources` adds (`-a`, `--add`, `--source`; words
+/// `lower`), when it is a plain-HTTP remote.
+fn plain_http_gem_source(lower: &[String]) -> Option<&str> {
+    let at = |w: &str| lower.iter().position(|x| x == w);
+    let after = |w: &str| at(w).and_then(|k| lower.get(k + 1)).map(String::as_str);
+    let source = after("-a")
+        .or_else(|| after("--add"))
+        .or_else(|| after("--source"));
+    source.filter(|s| plain_http_remote(s))
+}
+
+/// Whether an ansible command (`name`, its words `lower`) is told not to
+/// validate TLS certificates: `validate_certs=no`, `ansible-galaxy -c`.
+fn ansible_skips_validation(name: &str, lower: &[String]) -> bool {
+    let validate_off = lower.iter().any(|w| {
+        w.split_whitespace().any(|part| {
+            part.strip_prefix("validate_certs=")
+                .or_else(|| part.strip_prefix("validate_certs:"))
+                .is_some_and(|v| falsey(v.trim_matches(['"', '\''])))
+        })
+    });
+    let ignore = name == "ansible-galaxy" && lower.iter().any(|w| w == "-c");
+    validate_off || ignore
+}
+
 /// The known words of one command, and what a configuration-setting
 /// command of a tool sets: `gcloud config set auth/disable_ssl_validation
 /// true`, `az config set core.disable_connection_verification=1`, `bundle
@@ -403,21 +466,9 @@ pub(super) fn maven_property_weakens(word: &str) -> bool {
 /// and rule of the first that weakens.
 pub(super) fn tool_config(name: &str, words: &[&str]) -> Option<(&'static str, String)> {
     let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
-    let at = |w: &str| lower.iter().position(|x| x == w);
-    let after = |w: &str| at(w).and_then(|k| lower.get(k + 1)).map(String::as_str);
     let off = "transport-security-weakening/tool-verify-off";
     let downgrade = "transport-security-weakening/protocol-downgrade";
-    let key_value = |key: &str| -> Option<String> {
-        lower.iter().enumerate().find_map(|(k, w)| {
-            if w == key {
-                lower.get(k + 1).cloned()
-            } else {
-                w.strip_prefix(key)
-                    .and_then(|r| r.strip_prefix('='))
-                    .map(str::to_owned)
-            }
-        })
-    };
+    let key_value = |key: &str| config_value(&lower, key);
     match name {
         "gcloud" => key_value("auth/disable_ssl_validation")
             .filter(|v| truthy(v))
@@ -438,49 +489,27 @@ pub(super) fn tool_config(name: &str, words: &[&str]) -> Option<(&'static str, S
         "bundle" | "bundler" => key_value("ssl_verify_mode")
             .filter(|v| v.trim() == "0")
             .map(|_| (off, "`bundle` set to `ssl_verify_mode 0`".to_owned())),
-        "poetry" => lower
-            .iter()
-            .enumerate()
-            .find(|(k, w)| {
-                w.starts_with("certificates.")
-                    && w.ends_with(".cert")
-                    && lower.get(k + 1).is_some_and(|v| falsey(v))
-            })
-            .map(|(_, w)| {
-                (
-                    off,
-                    format!("`poetry config {w} false` skips TLS certificate verification"),
-                )
-            }),
-        "npm" | "pnpm" | "yarn" | "bun" => {
-            let registry = key_value("registry")
-                .or_else(|| key_value("--registry"))
-                .or_else(|| key_value("npmregistryserver"));
-            registry.filter(|r| plain_http_remote(r)).map(|r| {
-                (
-                    downgrade,
-                    format!("`{name}` uses the plain-HTTP registry `{r}`"),
-                )
-            })
-        }
-        "gem" => {
-            let source = after("-a")
-                .or_else(|| after("--add"))
-                .or_else(|| after("--source"));
-            source
-                .filter(|s| plain_http_remote(s))
-                .map(|s| (downgrade, format!("`gem` uses the plain-HTTP source `{s}`")))
-        }
+        "poetry" => key_then_value(
+            &lower,
+            |w| w.starts_with("certificates.") && w.ends_with(".cert"),
+            falsey,
+        )
+        .map(|w| {
+            (
+                off,
+                format!("`poetry config {w} false` skips TLS certificate verification"),
+            )
+        }),
+        "npm" | "pnpm" | "yarn" | "bun" => plain_http_registry(&lower).map(|r| {
+            (
+                downgrade,
+                format!("`{name}` uses the plain-HTTP registry `{r}`"),
+            )
+        }),
+        "gem" => plain_http_gem_source(&lower)
+            .map(|s| (downgrade, format!("`gem` uses the plain-HTTP source `{s}`"))),
         "ansible" | "ansible-playbook" | "ansible-galaxy" | "ansible-pull" => {
-            let validate_off = lower.iter().any(|w| {
-                w.split_whitespace().any(|part| {
-                    part.strip_prefix("validate_certs=")
-                        .or_else(|| part.strip_prefix("validate_certs:"))
-                        .is_some_and(|v| falsey(v.trim_matches(['"', '\''])))
-                })
-            });
-            let ignore = name == "ansible-galaxy" && lower.iter().any(|w| w == "-c");
-            (validate_off || ignore).then(|| {
+            ansible_skips_validation(name, &lower).then(|| {
                 (
                     off,
                     format!("`{name}` told not to validate TLS certificates"),
@@ -488,19 +517,14 @@ pub(super) fn tool_config(name: &str, words: &[&str]) -> Option<(&'static str, S
             })
         }
         // `kubectl config set clusters.prod.insecure-skip-tls-verify true`.
-        "kubectl" | "oc" => lower
-            .iter()
-            .enumerate()
-            .find(|(k, w)| {
-                w.ends_with("insecure-skip-tls-verify")
-                    && lower.get(k + 1).is_some_and(|v| truthy(v))
-            })
-            .map(|(_, w)| {
+        "kubectl" | "oc" => {
+            key_then_value(&lower, |w| w.ends_with("insecure-skip-tls-verify"), truthy).map(|w| {
                 (
                     off,
                     format!("`{name} config set {w} true` skips TLS verification"),
                 )
-            }),
+            })
+        }
         "gsutil" => lower
             .iter()
             .any(|w| {

@@ -191,7 +191,7 @@ fn assignments(f: &Facts<'_>, i: usize, around: &Around) -> Option<HardDeny> {
     let local_server = |addr: &str| {
         get(addr)
             .and_then(Value::as_known)
-            .is_some_and(|a| net::is_loopback_url(a))
+            .is_some_and(net::is_loopback_url)
     };
     for (name, value) in &pairs {
         let known = value.as_known();
@@ -554,25 +554,33 @@ fn docker_insecure_registries(compact: &str) -> bool {
         .any(|h| !net::is_loopback_url(h))
 }
 
-fn command(f: &Facts<'_>, i: usize, around: &Around) -> Option<HardDeny> {
-    let cmd = f.command(i)?;
-    if let Some(text) = f.written_text(i) {
-        for touch in f.touches(i).iter() {
-            if touch.role != Role::Write {
-                continue;
-            }
-            for target in &touch.targets {
-                let path = target.display();
-                if config_file_weakening(&path, &text) {
-                    return weak(
-                        "transport-security-weakening/config-file",
-                        format!(
-                            "writes `{path}` with a setting that skips TLS certificate verification"
-                        ),
-                    );
-                }
+/// Command `i` writes a configuration file with text that skips TLS
+/// certificate verification.
+fn writes_weakened_config(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
+    let text = f.written_text(i)?;
+    for touch in f.touches(i).iter() {
+        if touch.role != Role::Write {
+            continue;
+        }
+        for target in &touch.targets {
+            let path = target.display();
+            if config_file_weakening(&path, &text) {
+                return weak(
+                    "transport-security-weakening/config-file",
+                    format!(
+                        "writes `{path}` with a setting that skips TLS certificate verification"
+                    ),
+                );
             }
         }
+    }
+    None
+}
+
+fn command(f: &Facts<'_>, i: usize, around: &Around) -> Option<HardDeny> {
+    let cmd = f.command(i)?;
+    if let Some(d) = writes_weakened_config(f, i) {
+        return Some(d);
     }
     let name = cmd.name()?.to_owned();
     let eff = f.effects_of(i)?;

@@ -595,20 +595,9 @@ fn a_test_selects(expression: &[crate::shell::Arg], written: &str) -> bool {
     })
 }
 
-/// `find ROOT … -delete`, or `-exec CMD … {}` where CMD changes what it is
-/// given (`rm`, `sed -i`, `truncate`, `cp x {}`), when a protected harness
-/// file below ROOT passes find's tests: a selective test that selects the
-/// protected file itself (`-name 'settings*.json'`) is no protection
-/// (`find ~/.claude -name 'settings*.json' -delete`). A find that only
-/// sweeps (`find . -type f -delete`) reaches a harness file only if it
-/// exists, like `rm -rf .`, unless its root names the harness's own
-/// directory (`find ~/.codex -type f -delete`).
-fn find_changes_harness(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
-    let cmd = f.command(i)?;
-    if cmd.name() != Some("find") {
-        return None;
-    }
-    let args = cmd.args();
+/// The roots of a `find` (its words before the expression, `.` when
+/// none is named) and its expression.
+fn find_roots(args: &[crate::shell::Arg]) -> (Vec<String>, &[crate::shell::Arg]) {
     let first_expr = args
         .iter()
         .position(|a| {
@@ -634,7 +623,17 @@ fn find_changes_harness(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
     } else {
         roots
     };
-    // Does a command find runs change one of the paths it found?
+    (roots, expression)
+}
+
+/// Does a command the `find` at `i` runs (`-exec`, `-execdir`) change one
+/// of the paths it found (below one of its `roots`)?
+fn find_exec_changes(
+    f: &Facts<'_>,
+    i: usize,
+    roots: &[String],
+    expression: &[crate::shell::Arg],
+) -> bool {
     let below_a_root = |text: &str| {
         let text = text.trim_end_matches('/');
         roots.iter().any(|r| {
@@ -648,7 +647,7 @@ fn find_changes_harness(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
     let execdir = expression
         .iter()
         .any(|a| matches!(a.as_known(), Some("-execdir" | "-okdir")));
-    let exec_changes = f.commands().any(|(j, _)| {
+    f.commands().any(|(j, _)| {
         super::wipe::descends_from(f, j, i)
             && f.touches(j).iter().any(|t| {
                 matches!(touch_of(t.role, false), Touch::Modify { .. } | Touch::Into)
@@ -658,7 +657,25 @@ fn find_changes_harness(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
                             .iter()
                             .any(|c| below_a_root(c.known_prefix())))
             })
-    });
+    })
+}
+
+/// `find ROOT … -delete`, or `-exec CMD … {}` where CMD changes what it is
+/// given (`rm`, `sed -i`, `truncate`, `cp x {}`), when a protected harness
+/// file below ROOT passes find's tests: a selective test that selects the
+/// protected file itself (`-name 'settings*.json'`) is no protection
+/// (`find ~/.claude -name 'settings*.json' -delete`). A find that only
+/// sweeps (`find . -type f -delete`) reaches a harness file only if it
+/// exists, like `rm -rf .`, unless its root names the harness's own
+/// directory (`find ~/.codex -type f -delete`).
+fn find_changes_harness(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
+    let cmd = f.command(i)?;
+    if cmd.name() != Some("find") {
+        return None;
+    }
+    let args = cmd.args();
+    let (roots, expression) = find_roots(args);
+    let exec_changes = find_exec_changes(f, i, &roots, expression);
     let actions: Vec<(usize, bool)> = expression
         .iter()
         .enumerate()

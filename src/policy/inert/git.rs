@@ -68,7 +68,15 @@ const NO_PATCH: &[&str] = &[
 ];
 
 /// Options that make `git log` print patches.
-const PATCH: &[&str] = &["-p", "-u", "--patch", "--cc", "-c", "--unified", "--word-diff"];
+const PATCH: &[&str] = &[
+    "-p",
+    "-u",
+    "--patch",
+    "--cc",
+    "-c",
+    "--unified",
+    "--word-diff",
+];
 
 /// Why `git NAME REST…` may print a file's content out of the repository's
 /// history, where a secret committed once (and deleted since) still is:
