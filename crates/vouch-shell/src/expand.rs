@@ -263,7 +263,24 @@ impl Interp {
 
     fn product(&mut self, ways: Vec<XWord>, alts: Vec<XWord>) -> Vec<XWord> {
         let limit = self.meter.limits.max_candidates as usize;
-        self.bounded_product(ways, alts, limit, "a word")
+        let ways = self.bounded_product(ways, alts, limit, "a word");
+        if ways.len() < limit {
+            return ways;
+        }
+        // At the limit the word is past its budget (the analysis is
+        // incomplete): it becomes one unknown, unquoted text carrying every
+        // source, so the rest of a long word (a here-document of thousands
+        // of unknowns) costs one part each, not the limit's worth.
+        let mut from = Sources::none();
+        for x in ways.iter().flatten() {
+            if let X::Any { from: f, .. } = x {
+                from.extend(f);
+            }
+        }
+        vec![vec![X::Any {
+            quoted: false,
+            from,
+        }]]
     }
 
     /// Every way of `left` followed by every way of `right`, at most `limit`
@@ -273,10 +290,21 @@ impl Interp {
     fn bounded_product<T: Clone>(
         &mut self,
         mut left: Vec<Vec<T>>,
-        right: Vec<Vec<T>>,
+        mut right: Vec<Vec<T>>,
         limit: usize,
         what: &str,
     ) -> Vec<Vec<T>> {
+        // Already at the limit: every further part keeps only its first
+        // way (the word is past its budget, so the analysis is incomplete
+        // whatever follows), so a long word of unknowns costs one pass over
+        // its parts, not a full product per part.
+        if left.len() >= limit && right.len() > 1 {
+            self.meter.exceeded(
+                "max_candidates",
+                format!("{what} expands in more than {limit} ways"),
+            );
+            right.truncate(1);
+        }
         if right.len() == 1 {
             if let Some(only) = right.into_iter().next() {
                 if let [l] = left.as_mut_slice() {
