@@ -62,8 +62,10 @@ pub const SYSTEM_SECRETS: &[&str] = &[
 /// Device files a confined command may read.
 const READ_DEVICES: &[&str] = &["/dev/zero", "/dev/random", "/dev/urandom", "/dev/full"];
 
-/// Device files it may also write: the bit bucket and the terminal.
-const WRITE_DEVICES: &[&str] = &["/dev/null", "/dev/tty", "/dev/pts"];
+/// Device files it may also write: the bit bucket and the controlling
+/// terminal; of `/dev/pts`, only the terminals its own standard streams
+/// are ([`own_terminals`]), never another session's.
+const WRITE_DEVICES: &[&str] = &["/dev/null", "/dev/tty"];
 
 /// Files of the home a confined command may read: git's configuration
 /// (without it `git` refuses to start).
@@ -149,11 +151,14 @@ pub fn plan(setting: &Setting<'_>) -> Plan {
     for device in WRITE_DEVICES {
         push_existing(&mut grants, device, Access::Device);
     }
+    for terminal in own_terminals() {
+        push_existing(&mut grants, &terminal, Access::Device);
+    }
     if let Some(project) = project_tree(setting)
         && !is_under_any(&project, &granted)
     {
         walker.grant_tree(&project, Access::Read, &mut grants, true);
-        for git_dir in linked_git_dirs(&project) {
+        for git_dir in linked_git_dirs(&project, setting.home) {
             if !is_under_any(&git_dir, &granted) && !git_dir.starts_with(&project) {
                 walker.grant_tree(&git_dir, Access::Read, &mut grants, true);
             }
@@ -239,7 +244,7 @@ fn project_tree(setting: &Setting<'_>) -> Option<PathBuf> {
 /// A linked worktree's or submodule's git directories: `.git` is a file
 /// saying `gitdir: DIR`, and `DIR/commondir` names the repository's
 /// shared one. Both are read by every git command run there.
-fn linked_git_dirs(project: &Path) -> Vec<PathBuf> {
+fn linked_git_dirs(project: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let dot_git = project.join(".git");
     if !dot_git.is_file() {
         return Vec::new();
@@ -258,6 +263,30 @@ fn linked_git_dirs(project: &Path) -> Vec<PathBuf> {
         && let Ok(common) = std::fs::canonicalize(git_dir.join(common.trim()))
     {
         out.push(common);
+    }
+    // What the project's own `.git` file names is the agent's to write: only
+    // a directory that is a git directory (`HEAD` and `objects` in it) is
+    // granted, never the home (`commondir` pointing at `$HOME`) or a tree
+    // holding it.
+    out.retain(|dir| {
+        dir.join("HEAD").is_file()
+            && dir.join("objects").is_dir()
+            && !holds_home(dir, home)
+    });
+    out
+}
+
+/// The terminals under `/dev/pts` the process's standard streams are
+/// attached to.
+fn own_terminals() -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for fd in 0..3 {
+        if let Ok(target) = std::fs::read_link(format!("/proc/self/fd/{fd}")) {
+            let target = target.display().to_string();
+            if target.starts_with("/dev/pts/") && !out.contains(&target) {
+                out.push(target);
+            }
+        }
     }
     out
 }

@@ -654,7 +654,22 @@ fn content_path_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Res
             ));
         }
     }
+    // A hard link is the same file under another name: `notes.md` linked
+    // to `~/.aws/credentials` reads the credentials, and no name says so.
+    if let Some(real) = physical(path, cwd, ctx.home)
+        && std::fs::metadata(&real).is_ok_and(|m| m.is_file() && hard_linked(&m))
+    {
+        return Err(format!(
+            "`{path}` is a file with more than one name (a hard link may be a sensitive file)"
+        ));
+    }
     Ok(())
+}
+
+/// Whether a regular file has more than one name.
+fn hard_linked(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    meta.nlink() > 1
 }
 
 /// The path as the kernel resolves it: symbolic links first, then each
