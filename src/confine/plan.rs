@@ -269,9 +269,7 @@ fn linked_git_dirs(project: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     // granted, never the home (`commondir` pointing at `$HOME`) or a tree
     // holding it.
     out.retain(|dir| {
-        dir.join("HEAD").is_file()
-            && dir.join("objects").is_dir()
-            && !holds_home(dir, home)
+        dir.join("HEAD").is_file() && dir.join("objects").is_dir() && !holds_home(dir, home)
     });
     out
 }

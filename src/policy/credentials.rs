@@ -320,6 +320,8 @@ pub fn is_sensitive_path(path: &str) -> bool {
     in_sensitive_dir
         || key_like
         || is_history(name)
+        || ((name.ends_with(".asc") || name.ends_with(".gpg"))
+            && (name.contains("private") || name.contains("secret")))
         || is_token_file(name)
         || name.starts_with("id_")
         || *name == "shadow"

@@ -267,6 +267,10 @@ impl Interp {
         if ways.len() < limit {
             return ways;
         }
+        self.meter.exceeded(
+            "max_candidates",
+            format!("a word expands in {limit} ways or more"),
+        );
         // At the limit the word is past its budget (the analysis is
         // incomplete): it becomes one unknown, unquoted text carrying every
         // source, so the rest of a long word (a here-document of thousands

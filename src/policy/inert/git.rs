@@ -414,12 +414,18 @@ fn configuration_refusal(
 pub(super) fn carries_credentials(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     lower.contains("extraheader")
-        || text.split("://").skip(1).any(|after| {
-            let authority: String = after
+        || lower.split("://").skip(1).any(|after| {
+            let url: String = after
                 .chars()
-                .take_while(|c| !c.is_whitespace() && *c != '/' && *c != '"')
+                .take_while(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
                 .collect();
+            let authority = url.split('/').next().unwrap_or("");
+            // A token in the query (`?private_token=…`, `?access_key=…`).
+            let query = url.split_once('?').map_or("", |(_, q)| q);
             authority.contains('@')
+                || ["token", "key", "secret", "pass", "auth", "sig"]
+                    .iter()
+                    .any(|k| query.contains(k))
         })
 }
 

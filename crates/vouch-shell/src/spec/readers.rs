@@ -823,6 +823,43 @@ pub const READERS: &[CommandSpec] = &[
         opts("", &HELP),
         Operands::All(Value),
     ),
+    // `expr`: arithmetic and string tests on its operands, printed.
+    reader(
+        &["expr"],
+        opts("", &[HELP[0], HELP[1]]),
+        Operands::All(Value),
+    ),
+    // `getconf NAME [PATH]`: a configuration value (`-a` all of them).
+    reader(
+        &["getconf"],
+        opts("av:", &[long("all", No), HELP[0], HELP[1]]),
+        Operands::All(Value),
+    ),
+    // `locale`: the locale settings, or the names (`-a`, `-m`) and
+    // keywords (`-k`, `-c`) it lists.
+    reader(
+        &["locale"],
+        opts(
+            "amckv",
+            &[
+                long("all-locales", No),
+                long("charmaps", No),
+                long("category-name", No),
+                long("keyword-name", No),
+                long("verbose", No),
+                HELP[0],
+                HELP[1],
+            ],
+        ),
+        Operands::All(Value),
+    ),
+    // `yes [STRING…]`: prints its operands again and again (until the
+    // reader stops: `yes | head -3`).
+    reader(
+        &["yes"],
+        opts("", &[HELP[0], HELP[1]]),
+        Operands::All(Value),
+    ),
     reader(
         &["nproc"],
         opts(
