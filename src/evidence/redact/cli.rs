@@ -548,17 +548,28 @@ fn stdin_literals(hay: &[u8], at: usize, end: usize, part: Part, out: &mut Vec<S
         .rposition(|b| matches!(b, b';' | b'&' | b'|' | b'(' | b'\n' | b'`' | b'{'))
         .map_or(0, |p| p + 1);
     let stage = trimmed.get(stage_start..pipe).unwrap_or_default();
-    // The stage may open the string that holds the command (`"echo …`).
-    let lead = stage
-        .iter()
-        .take_while(|b| b.is_ascii_whitespace() || matches!(b, b'"' | b'\''))
-        .count();
-    let stage_body = stage.get(lead..).unwrap_or_default();
-    let command = [b"echo".as_slice(), b"printf".as_slice()]
+    // The last `echo`/`printf` word of the stage: the stage may open the
+    // string that holds the command (`"echo …`) or follow prose (`run
+    // this: echo …`).
+    let Some((lead, command)) = [b"echo ".as_slice(), b"printf ".as_slice()]
         .into_iter()
-        .find(|c| stage_body.starts_with(c) && stage_body.get(c.len()) == Some(&b' '));
-    let Some(command) = command else { return };
-    let from = offset + stage_start + lead + command.len();
+        .filter_map(|c| {
+            memchr::memmem::rfind_iter(stage, c)
+                .find(|&p| {
+                    p.checked_sub(1).and_then(|b| stage.get(b)).is_none_or(|b| {
+                        // Non-ASCII: the end of a file viewer's `12→`.
+                        b.is_ascii_whitespace()
+                            || !b.is_ascii()
+                            || matches!(b, b'"' | b'\'' | b':' | b'=')
+                    })
+                })
+                .map(|p| (p, c))
+        })
+        .max_by_key(|(p, _)| *p)
+    else {
+        return;
+    };
+    let from = offset + stage_start + lead + command.len() - 1;
     literal_words(hay, from, offset + pipe, part, out);
 }
 

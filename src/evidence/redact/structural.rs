@@ -814,7 +814,7 @@ fn url_credentials(hay: &[u8], start: usize, out: &mut Vec<Span>) -> usize {
             };
             let Some(at) = ats()
                 .find(|&i| host_at(word, i + 1))
-                .or_else(|| ats().last())
+                .or_else(|| ats().next_back())
             else {
                 return start + authority;
             };

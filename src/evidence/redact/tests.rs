@@ -389,6 +389,11 @@ fn secrets_the_second_round_found_are_hidden() {
             " | base64 -d); python3 app.py",
         ),
         (
+            "sh -c \"export OPENAI_API_KEY=\\$(echo c2stcHJvai1hYmNkZWYxMjM0NTY3 | base64 -d); make\"",
+            "c2stcHJvai1hYmNkZWYxMjM0NTY3",
+            " | base64 -d); make\"",
+        ),
+        (
             "TOKEN=$(base64 -d <<< dG9rLWFiY2RlZjEyMzQ1Njc4) ./run.sh",
             "dG9rLWFiY2RlZjEyMzQ1Njc4",
             ") ./run.sh",
@@ -485,6 +490,16 @@ fn secrets_the_second_round_found_are_hidden() {
             "echo 'Dk5Ff8Gg1Hh4' | docker login -u ci --password-stdin reg.example",
             "Dk5Ff8Gg1Hh4",
             "' | docker login -u ci --password-stdin reg.example",
+        ),
+        (
+            "please run: echo 'Dk5Ff8Gg1Hh4' | docker login -u ci --password-stdin r.example",
+            "Dk5Ff8Gg1Hh4",
+            "please run: echo '",
+        ),
+        (
+            "     1→echo Ht6Yy9Uu2Ii5 | htpasswd -i .htpasswd admin",
+            "Ht6Yy9Uu2Ii5",
+            "     1→echo ",
         ),
         (
             "echo Ht6Yy9Uu2Ii5 | htpasswd -i .htpasswd admin",

@@ -186,6 +186,11 @@ fn shell_word(hay: &[u8], at: usize, stop: usize) -> Extent {
             // (a JSON string holding a command): the word ends there, or a
             // value would run on over the next line's command.
             b'\\' if matches!(byte(hay, i + 1), Some(b'n' | b'r' | b't')) => break,
+            // `\$(…)`: a substitution escaped for the shell a `sh -c "…"`
+            // string is run by, whole.
+            b'\\' if byte(hay, i + 1) == Some(b'$') && byte(hay, i + 2) == Some(b'(') => {
+                i = after_expansion(hay, i + 1, stop);
+            }
             b'\\' => i += 2,
             b'$' if matches!(byte(hay, i + 1), Some(b'(' | b'{')) => {
                 i = after_expansion(hay, i, stop);
@@ -309,6 +314,9 @@ pub fn hidden_parts(hay: &[u8], start: usize, end: usize) -> Vec<(usize, usize)>
             Some(b'`') => {
                 let close = memchr_in(hay, b'`', i + 1, end).map_or(end, |c| c + 1);
                 Some((i + 1, close))
+            }
+            Some(b'\\') if byte(hay, i + 1) == Some(b'$') && byte(hay, i + 2) == Some(b'(') => {
+                Some((i + 3, after_expansion(hay, i + 1, end).min(end)))
             }
             Some(b'\\') => {
                 i += 2;
