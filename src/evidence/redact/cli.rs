@@ -27,11 +27,13 @@ use super::values::{self, Syntax};
 
 /// Which part of an argument is the secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Part {
+pub(super) enum Part {
     /// All of it.
     Whole,
     /// After the first `:` (`user:password`); nothing when there is none.
     AfterColon,
+    /// After the first `=` (`NAME=VALUE`); nothing when there is none.
+    AfterEquals,
     /// After the first `%` (`smbclient -U user%password`).
     AfterPercent,
     /// After a `pass:` prefix (`openssl -pass pass:X`).
@@ -177,6 +179,7 @@ pub fn secrets_in(argv: &[&[u8]]) -> Vec<Found> {
         special_positional(spec.secrets.operands, argv, &mut out);
     }
     printf_arguments(argv, &mut out);
+    super::stores::stored_in(argv, &mut out);
     out.sort_by_key(|f| (f.word, f.from));
     out.dedup();
     out
@@ -232,7 +235,7 @@ fn generic_options(
     }
 }
 
-fn push_part(
+pub(super) fn push_part(
     argv: &[&[u8]],
     word: usize,
     from: usize,
@@ -245,6 +248,7 @@ fn push_part(
     let offset = match part {
         Part::Whole => Some(0),
         Part::AfterColon => value.iter().position(|b| *b == b':').map(|c| c + 1),
+        Part::AfterEquals => value.iter().position(|b| *b == b'=').map(|c| c + 1),
         Part::AfterPercent => value.iter().position(|b| *b == b'%').map(|c| c + 1),
         Part::OpensslPass => value.starts_with(b"pass:").then_some(5),
     };
@@ -360,12 +364,28 @@ fn config_set(argv: &[&[u8]], out: &mut Vec<Found>) {
     {
         rest = rest.get(1..).unwrap_or_default();
     }
-    if let (Some(&name), Some(&value)) = (rest.first(), rest.get(1))
-        && let Some(name) = argv.get(name)
-        && classify_key(&String::from_utf8_lossy(name)) == KeyClass::Secret
+    let Some(&first) = rest.first() else { return };
+    let Some(word) = argv.get(first) else { return };
+    // `npm config set NAME=VALUE` is one word.
+    if let Some(eq) = word.iter().position(|b| *b == b'=') {
+        if config_name_is_secret(word.get(..eq).unwrap_or_default()) {
+            push_part(argv, first, eq + 1, Part::Whole, SecretKind::CliSecret, out);
+        }
+        return;
+    }
+    if let Some(&value) = rest.get(1)
+        && config_name_is_secret(word)
     {
         push_part(argv, value, 0, Part::Whole, SecretKind::CliSecret, out);
     }
+}
+
+/// Whether a configuration key names a secret: by its words, or npm's
+/// `_auth` (base64 of `user:password`), scoped (`//registry/:_auth`) or not.
+fn config_name_is_secret(name: &[u8]) -> bool {
+    let name = String::from_utf8_lossy(name);
+    let last = name.rsplit(':').next().unwrap_or(&name);
+    classify_key(&name) == KeyClass::Secret || last == "_auth" || last == "_password"
 }
 
 fn htpasswd_batch(argv: &[&[u8]], out: &mut Vec<Found>) {
@@ -414,6 +434,7 @@ pub fn command_names() -> impl Iterator<Item = &'static str> {
         .filter(|c| c.secrets.any())
         .flat_map(|c| c.names.iter().copied())
         .chain(std::iter::once("printf"))
+        .chain(super::stores::names())
 }
 
 /// One shell word found in text: its raw extent and its decoded bytes.
@@ -486,7 +507,139 @@ pub fn scan_command(hay: &[u8], at: usize, name_end: usize, out: &mut Vec<Span>)
             out.push(word_span(hay, word, found));
         }
     }
+    if let Some(part) = super::stores::reads_secret_stdin(&argv) {
+        stdin_literals(hay, at, i, part, out);
+    }
     i
+}
+
+/// How far back from a password reader the `echo` piped into it is looked
+/// for.
+const PIPE_REACH: usize = 512;
+
+/// The literal a password reader starting at `at` is given on standard
+/// input, written in the text: the words of an `echo`/`printf` piped into
+/// it (`echo 'V' | docker login --password-stdin`), or its here-string
+/// after `end` (`chpasswd <<< 'u:V'`). Each word is hidden inside its
+/// quotes; the commands stay.
+fn stdin_literals(hay: &[u8], at: usize, end: usize, part: Part, out: &mut Vec<Span>) {
+    let rest = hay.get(end..).unwrap_or_default();
+    if let Some(after) = rest.strip_prefix(b"<<<") {
+        let from = end + 3 + after.iter().take_while(|b| **b == b' ').count();
+        literal_words(hay, from, hay.len().min(from + PIPE_REACH), part, out);
+    }
+    // Back over blanks (and a `sudo`-like prefix is not looked through) to
+    // the pipe, then to where the stage before it starts.
+    let before = hay
+        .get(at.saturating_sub(PIPE_REACH)..at)
+        .unwrap_or_default();
+    let offset = at.saturating_sub(PIPE_REACH);
+    let trimmed = before.trim_ascii_end();
+    let Some(pipe) = trimmed.len().checked_sub(1) else {
+        return;
+    };
+    if trimmed.last() != Some(&b'|') || (pipe > 0 && trimmed.get(pipe - 1) == Some(&b'|')) {
+        return;
+    }
+    let stage_start = trimmed
+        .get(..pipe)
+        .unwrap_or_default()
+        .iter()
+        .rposition(|b| matches!(b, b';' | b'&' | b'|' | b'(' | b'\n' | b'`' | b'{'))
+        .map_or(0, |p| p + 1);
+    let stage = trimmed.get(stage_start..pipe).unwrap_or_default();
+    // The last `echo`/`printf` word of the stage: the stage may open the
+    // string that holds the command (`"echo …`) or follow prose (`run
+    // this: echo …`).
+    let Some((lead, command)) = [b"echo ".as_slice(), b"printf ".as_slice()]
+        .into_iter()
+        .filter_map(|c| {
+            memchr::memmem::rfind_iter(stage, c)
+                .find(|&p| {
+                    p.checked_sub(1).and_then(|b| stage.get(b)).is_none_or(|b| {
+                        // Non-ASCII: the end of a file viewer's `12→`.
+                        b.is_ascii_whitespace()
+                            || !b.is_ascii()
+                            || matches!(b, b'"' | b'\'' | b':' | b'=')
+                    })
+                })
+                .map(|p| (p, c))
+        })
+        .max_by_key(|(p, _)| *p)
+    else {
+        return;
+    };
+    let from = offset + stage_start + lead + command.len() - 1;
+    literal_words(hay, from, offset + pipe, part, out);
+}
+
+/// Hides the literal words in `from..to` (options such as `-n`, `-e` and a
+/// `printf` format followed by arguments aside).
+fn literal_words(hay: &[u8], from: usize, to: usize, part: Part, out: &mut Vec<Span>) {
+    let mut words = Vec::new();
+    let mut i = from;
+    while i < to && words.len() < MAX_WORDS {
+        i += hay
+            .get(i..to)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|b| **b == b' ' || **b == b'\t')
+            .count();
+        if i >= to
+            || hay
+                .get(i)
+                .is_some_and(|b| values::is_shell_delimiter(*b) && !matches!(b, b'\'' | b'"'))
+        {
+            break;
+        }
+        let e = values::extent(hay, i, Syntax::Shell, 0, to - i);
+        if e.next <= i {
+            break;
+        }
+        words.push((i, e.next.min(to)));
+        i = e.next;
+    }
+    let literal: Vec<(usize, usize)> = words
+        .into_iter()
+        .skip_while(|&(s, e)| {
+            hay.get(s..e)
+                .is_some_and(|w| w.starts_with(b"-") && w.len() <= 3)
+        })
+        .collect();
+    // `printf FORMAT ARG…`: the arguments are the text; a lone word is.
+    for &(start, end) in literal.iter().skip(usize::from(
+        literal.len() > 1 && is_format(hay, literal.first()),
+    )) {
+        let raw = hay.get(start..end).unwrap_or_default();
+        let decoded = super::views::dequote(raw);
+        if decoded.contains(&b'$') || decoded.contains(&b'`') || values::is_exempt(&decoded) {
+            continue;
+        }
+        let (mut s, mut e) = (start, end);
+        let open = hay.get(s).copied();
+        if matches!(open, Some(b'\'' | b'"')) && e > s + 1 && hay.get(e - 1).copied() == open {
+            s += 1;
+            e -= 1;
+        }
+        if part == Part::AfterColon {
+            match hay
+                .get(s..e)
+                .and_then(|w| w.iter().position(|b| *b == b':'))
+            {
+                Some(c) => s += c + 1,
+                None => continue,
+            }
+        }
+        if s < e {
+            out.push(Span::new(s, e, SecretKind::CliPassword));
+        }
+    }
+}
+
+/// Whether the first literal word is a `printf` format (holds a `%`).
+fn is_format(hay: &[u8], word: Option<&(usize, usize)>) -> bool {
+    word.and_then(|&(s, e)| hay.get(s..e))
+        .is_some_and(|w| w.contains(&b'%'))
 }
 
 /// The raw span of the decoded bytes `found.from..` of `word`.

@@ -77,6 +77,28 @@ fn clauses(s: &str) -> Vec<String> {
         format!("echo '{{\"password\": \"{s}' > f"),
         format!("echo 'password: \"{s}' > c.yml"),
         format!("PASSWORD=\"{s}"),
+        // URL passwords holding `#` and `!` unescaped.
+        format!("psql \"postgresql://app:{s}#!x@db.internal:5432/app\" -c 'select 1'"),
+        format!("git clone https://deploy:{s}#x!@git.example/org/app.git"),
+        // Credential-file lines.
+        format!("echo 'db:5432:app:app:{s}' >> ~/.pgpass"),
+        // A substitution decoding a literal under a secret name.
+        format!("export API_KEY=$(echo {s} | base64 -d)"),
+        // Prose, in a commit message and bare.
+        format!("git commit -m 'the new staging password is {s}'"),
+        format!("echo the db password is {s}"),
+        // Commands that store a secret, and password readers on stdin.
+        format!("gh secret set PROD_DB --body '{s}'"),
+        format!("aws ssm put-parameter --name /a --value {s}"),
+        format!("doppler secrets set STRIPE_KEY {s}"),
+        format!("heroku config:set STRIPE={s}"),
+        format!("echo '{s}' | docker login -u ci --password-stdin reg.example"),
+        format!("echo 'deploy:{s}' | chpasswd"),
+        format!("SSHPASS='{s}' sshpass -e ssh h true"),
+        // A key's body split over shell words, with no END line.
+        format!(
+            "printf '%s\\n' '-----BEGIN RSA PRIVATE KEY-----' 'MIIEow{b64}AAKCAQEA' '{b64}x9' > k"
+        ),
         // A private key cut off inside a here-document.
         format!(
             "cat > k <<'EOF'\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow{b64}AAKCAQEA\n{b64}x9\nEOF\ntrue"

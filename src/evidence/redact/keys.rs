@@ -306,7 +306,15 @@ pub fn classify_key(name: &str) -> KeyClass {
     class
 }
 
+/// Environment variables a program reads its password from whose names do
+/// not say so: matched exactly, as environment names are written
+/// (`SSHPASS='…' sshpass -e ssh h`; the command `sshpass` stays ordinary).
+const SECRET_ENV_NAMES: &[&str] = &["SSHPASS", "REDISCLI_AUTH"];
+
 fn classify_uncached(name: &str) -> KeyClass {
+    if SECRET_ENV_NAMES.contains(&name) {
+        return KeyClass::Secret;
+    }
     let lower = name.to_ascii_lowercase();
     let words = word_slices(name, &lower);
     let mut class = KeyClass::Plain;

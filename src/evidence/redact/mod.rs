@@ -34,6 +34,7 @@ mod kind;
 mod provider;
 mod repeats;
 mod scan;
+mod stores;
 mod structural;
 mod values;
 mod views;
@@ -50,6 +51,7 @@ pub use values::looks_random;
 use crate::request::{Request, Surface, TranscriptEntry};
 use repeats::Repeats;
 use scan::{SCANNER, Scanner, Span};
+use structural::Which;
 use views::Views;
 
 /// A value shorter than this is not searched for again elsewhere: short
@@ -230,6 +232,41 @@ fn walk_request(r: &mut Request, pass: &mut Pass, mode: Mode, report: &mut Redac
     }
 }
 
+/// Keys whose string value names the file a tool writes or edits.
+const FILE_KEYS: &[&str] = &[
+    "file_path",
+    "filePath",
+    "path",
+    "filename",
+    "file",
+    "target_file",
+    "absolute_path",
+];
+
+/// Credential files whose lines have a format of their own, read in the
+/// text written to them even where nothing in that text names the format.
+/// The formats of the others are recognised in any text (`.netrc`'s
+/// `machine … password`, `.git-credentials`' URLs, `.my.cnf`'s
+/// `password=`, `~/.docker/config.json`'s `"auth"`). Each is a credential
+/// file by [`crate::policy::credentials`] (a unit test checks).
+pub(crate) const FILE_FORMATS: &[(&str, Which)] = &[(".pgpass", Which::Pgpass)];
+
+/// The formats the file an object names (`{"file_path": "~/.pgpass",
+/// "content": …}`) is written in.
+fn file_formats(map: &serde_json::Map<String, Value>) -> Vec<Which> {
+    FILE_KEYS
+        .iter()
+        .filter_map(|k| map.get(*k).and_then(Value::as_str))
+        .flat_map(|path| {
+            let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+            FILE_FORMATS
+                .iter()
+                .filter(move |(file, _)| name == *file)
+                .map(|(_, which)| *which)
+        })
+        .collect()
+}
+
 /// Keys whose string value is a shell command.
 const COMMAND_KEYS: &[&str] = &["command", "cmd", "script", "commandLine", "command_line"];
 
@@ -252,6 +289,13 @@ fn walk_value(
         }
         Value::Object(map) => {
             let paired = paired_secret_value(map);
+            // A nested object (a MultiEdit's `edits`) is written to the
+            // file its parent names.
+            let formats = match file_formats(map) {
+                found if found.is_empty() => pass.forced.clone(),
+                found => found,
+            };
+            let outer = std::mem::replace(&mut pass.forced, formats);
             for (k, value) in map.iter_mut() {
                 let hide = match classify_key(k) {
                     KeyClass::Secret => holds_secret(value),
@@ -266,6 +310,7 @@ fn walk_value(
                     walk_value(value, Some(k), pass, mode, report);
                 }
             }
+            pass.forced = outer;
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
@@ -310,6 +355,9 @@ struct Pass {
     read: Vec<(String, ShellSecrets)>,
     /// Budgets for the analyses this pass makes.
     limits: crate::shell::Limits,
+    /// Structural rules run on the texts being walked whatever words they
+    /// hold: the formats of the file they are written to.
+    forced: Vec<Which>,
 }
 
 /// Secret values the shell analysis found in a command, with their kinds.
@@ -325,6 +373,7 @@ impl Pass {
             repeats: Repeats::new(),
             read: Vec::new(),
             limits: crate::shell::Limits::DEFAULT,
+            forced: Vec::new(),
         }
     }
 
@@ -346,7 +395,7 @@ impl Pass {
             return;
         };
         let views = Views::of(s.as_bytes());
-        let found = scanner.scan_views(&views);
+        let found = scanner.scan_views_forced(&views, &self.forced);
         self.views.push((views.views.len() > 1).then_some(views));
         for f in &found {
             let original = s.as_bytes().get(f.span.start..f.span.end);
@@ -478,6 +527,17 @@ fn secrets_of_analysis(analysis: &crate::shell::Analysis) -> ShellSecrets {
                 .and_then(|l| l.as_bytes().get(found.from..));
             if let Some(value) = value {
                 out.push((value.to_vec(), found.kind));
+            }
+        }
+        // `echo V | docker login --password-stdin`: the text piped or
+        // here-stringed into a password reader is the password.
+        if let Some(part) = stores::reads_secret_stdin(&words)
+            && let Some(text) = found_in.stdin_text.as_ref().and_then(|t| t.as_known())
+        {
+            for secret in stores::stdin_secrets(text.as_bytes(), part) {
+                if !values::is_exempt(secret) {
+                    out.push((secret.to_vec(), SecretKind::CliPassword));
+                }
             }
         }
         for (name, value) in &found_in.assignments {

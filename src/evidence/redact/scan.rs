@@ -107,13 +107,14 @@ pub(crate) struct Scanner {
 
 pub(crate) static SCANNER: LazyLock<Result<Scanner, ScanError>> = LazyLock::new(Scanner::build);
 
-pub(crate) const WHICH: [Which; 6] = [
+pub(crate) const WHICH: [Which; 7] = [
     Which::Assignment,
     Which::Pem,
     Which::Jwt,
     Which::Url,
     Which::Netrc,
     Which::Pair,
+    Which::Pgpass,
 ];
 
 impl Scanner {
@@ -212,7 +213,16 @@ impl Scanner {
 
     /// Every finding in a text's `views`, in original coordinates (not yet
     /// merged).
+    #[cfg(test)]
     pub fn scan_views(&self, views: &Views) -> Vec<Found> {
+        self.scan_views_forced(views, &[])
+    }
+
+    /// [`Scanner::scan_views`], with the structural rules `forced` run
+    /// whether or not their trigger words occur: a text known by where it
+    /// goes (a Write tool's `content` for `~/.pgpass`) is read in that
+    /// file's format.
+    pub fn scan_views_forced(&self, views: &Views, forced: &[Which]) -> Vec<Found> {
         let mut out = Vec::new();
         let mut local = Vec::new();
         // The spans found in the text as written, sorted: where a decoded
@@ -226,7 +236,7 @@ impl Scanner {
             if regions.is_empty() {
                 continue;
             }
-            self.scan_view(&view.bytes, regions, view.dequoted, &mut local);
+            self.scan_view(&view.bytes, regions, view.dequoted, forced, &mut local);
             for span in &local {
                 let (start, end) = views.to_original(index, span.start, span.end);
                 if start >= end {
@@ -314,7 +324,7 @@ impl Scanner {
 
     #[cfg(test)]
     pub fn scan_view_pub(&self, hay: &[u8], out: &mut Vec<Span>) {
-        self.scan_view(hay, &[(0, hay.len())], false, out);
+        self.scan_view(hay, &[(0, hay.len())], false, &[], out);
     }
 
     /// Scans `hay`, looking for triggers and heads that start in one of
@@ -324,11 +334,12 @@ impl Scanner {
         hay: &[u8],
         regions: &[(usize, usize)],
         dequoted: bool,
+        forced: &[Which],
         out: &mut Vec<Span>,
     ) {
         let mut gate = Gate {
             windows: vec![Vec::new(); self.providers.rules.len()],
-            enabled: [false; WHICH.len()],
+            enabled: WHICH.map(|w| forced.contains(&w)),
             commands: Vec::new(),
             long_options: false,
             names: Vec::new(),
@@ -571,7 +582,7 @@ fn push_window(list: &mut Vec<(usize, usize)>, w: (usize, usize)) {
 }
 
 /// Whether `start..end` is a whole command word: at a word start (or after
-/// a path), followed by whitespace.
+/// a path), followed by a blank or the end of its clause.
 fn is_command_word(hay: &[u8], start: usize, end: usize) -> bool {
     let before = start.checked_sub(1).and_then(|i| hay.get(i)).copied();
     let after = hay.get(end).copied();
@@ -584,7 +595,15 @@ fn is_command_word(hay: &[u8], start: usize, end: usize) -> bool {
                 b';' | b'|' | b'&' | b'(' | b'\'' | b'"' | b'/' | b'`' | b'{' | b'='
             )
     });
-    starts && after.is_some_and(|b| b == b' ' || b == b'\t')
+    // A command may also end its clause (`… | chpasswd`, `chpasswd;`):
+    // what a program reads on standard input can be its secret.
+    starts
+        && after.is_none_or(|b| {
+            matches!(
+                b,
+                b' ' | b'\t' | b'\n' | b';' | b'|' | b'&' | b')' | b'\'' | b'"'
+            )
+        })
 }
 
 /// Provider rule data the tests check.

@@ -29,6 +29,7 @@ pub(crate) struct Structural {
     url: Lazy,
     netrc: Lazy,
     pair: Lazy,
+    pgpass: Lazy,
 }
 
 /// A constant pattern built on first use. The patterns are tested to
@@ -67,6 +68,7 @@ pub(crate) enum Which {
     Url,
     Netrc,
     Pair,
+    Pgpass,
 }
 
 /// Trigger words (matched case-insensitively) and the rule each enables.
@@ -99,6 +101,7 @@ pub(crate) const TRIGGERS: &[(&str, Which)] = &[
     ("://", Which::Url),
     ("machine", Which::Netrc),
     ("\"value\"", Which::Pair),
+    ("pgpass", Which::Pgpass),
 ];
 
 const PEM_BEGIN: &str = r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----";
@@ -108,6 +111,11 @@ const JWT: &str =
 const URL: &str = r"\b[A-Za-z][A-Za-z0-9+.-]{0,30}://";
 const NETRC: &str = r"(?i)\bmachine[ \t]+[^\s]{1,255}(?:(?:\s|[0-9]|\xE2\x86\x92){1,24}(?:login|account|port|protocol)[ \t]{1,8}[^\s]{1,255}){0,4}(?:\s|[0-9]|\xE2\x86\x92){1,24}password[ \t]{1,8}";
 const PAIR: &str = r#"(?i)"(?:name|key|header)"[ \t]*:[ \t]*"[A-Za-z0-9_.-]{1,80}"[ \t]*,\s{0,16}"value"[ \t]*:[ \t]*"#;
+
+/// A `.pgpass` line's first four fields (`host:port:database:user:`), after
+/// the start of a line (real or escaped), a quote or a blank: the password
+/// follows.
+const PGPASS: &str = r#"(?m)(?:^|[ \t'"]|\\n|\xE2\x86\x92)[A-Za-z0-9_.*%\[\]-]{1,255}:(?:[0-9]{1,5}|\*):(?:[^:\s'"\\]|\\[:\\]){1,255}:(?:[^:\s'"\\]|\\[:\\]){1,255}:"#;
 
 fn build(pattern: &str) -> Result<meta::Regex, String> {
     meta::Builder::new()
@@ -126,6 +134,7 @@ impl Structural {
             url: Lazy::new(URL),
             netrc: Lazy::new(NETRC),
             pair: Lazy::new(PAIR),
+            pgpass: Lazy::new(PGPASS),
         }
     }
 
@@ -139,6 +148,7 @@ impl Structural {
             &self.url,
             &self.netrc,
             &self.pair,
+            &self.pgpass,
         ]
         .iter()
         .all(|l| l.get().is_some())
@@ -155,6 +165,7 @@ impl Structural {
             Which::Url => self.urls(hay, from, to, out).is_some(),
             Which::Netrc => self.netrc(hay, from, to, out).is_some(),
             Which::Pair => self.pairs(hay, from, to, out).is_some(),
+            Which::Pgpass => self.pgpass(hay, from, to, out).is_some(),
         };
         if !ok {
             out.push(Span::new(from, to, SecretKind::Unscanned));
@@ -178,12 +189,39 @@ impl Structural {
             if m.start() >= to {
                 break;
             }
-            push_value(
-                hay,
-                netrc_token(hay, m.end()),
-                SecretKind::NetrcPassword,
-                out,
-            );
+            let mut token = netrc_token(hay, m.end());
+            // `echo 'machine h … password X' >> ~/.netrc`: the quote that
+            // closes the shell word is not the password's.
+            if let Some(&q @ (b'\'' | b'"')) = token.end.checked_sub(1).and_then(|i| hay.get(i))
+                && token.end > token.start + 1
+                && m.start()
+                    .checked_sub(1)
+                    .and_then(|i| hay.get(i))
+                    .is_some_and(|b| *b == q)
+                && !token.bytes(hay).iter().rev().skip(1).any(|b| *b == q)
+            {
+                token.end -= 1;
+            }
+            push_value(hay, token, SecretKind::NetrcPassword, out);
+        }
+        Some(())
+    }
+
+    /// `.pgpass` lines (`host:port:database:user:password`): the last
+    /// field is the password. Enabled where the text names `pgpass` (`echo
+    /// … >> ~/.pgpass`, a here-document into it) or is written to a file of
+    /// that name (a Write tool's `content`).
+    fn pgpass(&self, hay: &[u8], from: usize, to: usize, out: &mut Vec<Span>) -> Option<()> {
+        let range = from..to.saturating_add(HEAD_REACH).min(hay.len());
+        for m in self.pgpass.get()?.find_iter(Input::new(hay).range(range)) {
+            if m.start() >= to {
+                break;
+            }
+            let opener = hay.get(m.start()).copied();
+            let end = pgpass_password_end(hay, m.end(), opener);
+            if end > m.end() {
+                out.push(Span::new(m.end(), end, SecretKind::GenericAssignment));
+            }
         }
         Some(())
     }
@@ -256,6 +294,16 @@ impl Structural {
                     class
                 }
             };
+            // "the api key: X", "access key is X": a two-word name.
+            let class = match class {
+                KeyClass::Secret => class,
+                KeyClass::MaybeSecret | KeyClass::Plain => {
+                    match prose_phrase_class(hay, ns, head.name) {
+                        KeyClass::Secret => KeyClass::Secret,
+                        KeyClass::MaybeSecret | KeyClass::Plain => class,
+                    }
+                }
+            };
             // Resume after a hidden value; else at the value's start, where a
             // name inside the kept value may begin.
             resume = judge(hay, &head, class, out)
@@ -274,8 +322,14 @@ impl Structural {
             if m.start() < covered || m.start() >= to {
                 continue;
             }
-            let end = key_material_end(hay, m.end(), pem_end);
+            let mut end = key_material_end(hay, m.end(), pem_end);
             out.push(Span::new(m.start(), end, SecretKind::PrivateKey));
+            if end == m.end() {
+                for (start, word_end) in key_material_words(hay, m.end()) {
+                    out.push(Span::new(start, word_end, SecretKind::PrivateKey));
+                    end = word_end;
+                }
+            }
             blocks.push((m.start(), end));
             covered = end;
         }
@@ -306,20 +360,7 @@ impl Structural {
             && let Some(m) = url.search(&Input::new(hay).range(at..reach))
             && m.start() < to
         {
-            let authority_end = hay
-                .get(m.end()..)
-                .and_then(|r| {
-                    r.iter().position(|b| {
-                        b.is_ascii_whitespace()
-                            || matches!(
-                                b,
-                                b'/' | b'?' | b'#' | b'\'' | b'"' | b'<' | b'>' | b'`' | b'\\'
-                            )
-                    })
-                })
-                .map_or(hay.len(), |i| m.end() + i);
-            url_credentials(hay, m.end(), authority_end, out);
-            at = authority_end.max(m.end());
+            at = url_credentials(hay, m.end(), out).max(m.end());
         }
         Some(())
     }
@@ -369,10 +410,20 @@ fn head_at(hay: &[u8], ns: usize, ne: usize) -> Option<Head<'_>> {
     if closed {
         i += 1;
     }
-    i += count_blanks(hay, i);
+    let blanks = count_blanks(hay, i);
+    i += blanks;
     let sep_len = match (hay.get(i), hay.get(i + 1)) {
         (Some(b':'), Some(b'=')) | (Some(b'='), Some(b'>')) => 2,
         (Some(b'=' | b':'), _) => 1,
+        _ if blanks > 0 && open.is_none() => {
+            let value_start = prose_value_start(hay, i)?;
+            return Some(Head {
+                name,
+                value_start,
+                syntax: Syntax::Prose,
+                indent: 0,
+            });
+        }
         _ => return None,
     };
     // `a::b` paths, `==` comparisons' right side, URLs are not assignments.
@@ -399,6 +450,64 @@ fn head_at(hay: &[u8], ns: usize, ne: usize) -> Option<Head<'_>> {
         syntax,
         indent: line_start.unwrap_or(0),
     })
+}
+
+/// Verbs that, after a secret's name in prose, introduce its value: "the
+/// db password is X", "the token was X", "the new password is now X".
+const PROSE_VERBS: &[&[u8]] = &[b"is", b"was", b"are", b"will be", b"should be"];
+
+/// Where the value starts after a prose verb at `at` ("is X", "is now X",
+/// "is: X"), or `None` when no verb stands there.
+fn prose_value_start(hay: &[u8], at: usize) -> Option<usize> {
+    let rest = hay.get(at..)?;
+    let verb = PROSE_VERBS.iter().find(|v| {
+        rest.get(..v.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(v))
+            && rest
+                .get(v.len())
+                .is_some_and(|b| matches!(b, b' ' | b'\t' | b':'))
+    })?;
+    let mut i = at + verb.len();
+    if hay.get(i) == Some(&b':') {
+        i += 1;
+    }
+    let blanks = count_blanks(hay, i);
+    if blanks == 0 {
+        return None;
+    }
+    i += blanks;
+    for filler in [&b"now"[..], b"set to", b"still"] {
+        let after = hay.get(i..)?;
+        if after
+            .get(..filler.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(filler))
+            && after.get(filler.len()) == Some(&b' ')
+        {
+            i += filler.len();
+            i += count_blanks(hay, i);
+        }
+    }
+    Some(i)
+}
+
+/// In prose a name is often two words ("the api key is X", "access key
+/// was X"): the class of the word before `name` (one space before `ns`)
+/// joined to it.
+fn prose_phrase_class(hay: &[u8], ns: usize, name: &str) -> KeyClass {
+    let Some(space) = ns.checked_sub(1).filter(|&i| hay.get(i) == Some(&b' ')) else {
+        return KeyClass::Plain;
+    };
+    let before = hay.get(space.saturating_sub(24)..space).unwrap_or_default();
+    let len = before
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_alphabetic())
+        .count();
+    if len == 0 || len == before.len() && space >= 24 {
+        return KeyClass::Plain;
+    }
+    let word = before.get(before.len() - len..).unwrap_or_default();
+    classify_key(&format!("{}_{name}", String::from_utf8_lossy(word)))
 }
 
 /// Spaces and tabs at `at`, at most 16.
@@ -525,6 +634,11 @@ fn judge(hay: &[u8], head: &Head<'_>, class: KeyClass, out: &mut Vec<Span>) -> O
     if sample.is_empty() {
         return None;
     }
+    if head.syntax == Syntax::Prose
+        && !(class == KeyClass::Secret && values::secretish_word(sample))
+    {
+        return None;
+    }
     let hide = match class {
         KeyClass::Secret => !(probe.complete && values::is_exempt(sample)),
         KeyClass::MaybeSecret => values::looks_random(sample) && !values::is_exempt(sample),
@@ -620,20 +734,91 @@ fn pair_name(head: &[u8]) -> Option<String> {
     Some(String::from_utf8_lossy(body.get(..close)?).into_owned())
 }
 
+/// Longest URL word read for credentials after a `://`.
+const URL_WORD_BYTES: usize = 512;
+
+/// Where a URL's word ends: at whitespace, a quote, `<>`, a backquote or a
+/// backslash (an escaped quote around it). `/`, `?` and `#` do not end it:
+/// a password may hold them unescaped (`app:pF0#x!y@db`).
+fn url_word_end(hay: &[u8], start: usize) -> usize {
+    let stop = start.saturating_add(URL_WORD_BYTES).min(hay.len());
+    hay.get(start..stop)
+        .and_then(|r| {
+            r.iter().position(|b| {
+                b.is_ascii_whitespace() || matches!(b, b'\'' | b'"' | b'<' | b'>' | b'`' | b'\\')
+            })
+        })
+        .map_or(stop, |i| start + i)
+}
+
+/// Whether a host (`db.internal`, `h1:27017,h2`, `[::1]:5432`) starts at
+/// `at` and ends where the URL's path, query or fragment does (or at the
+/// end of the word).
+fn host_at(word: &[u8], at: usize) -> bool {
+    let rest = word.get(at..).unwrap_or_default();
+    let len = rest
+        .iter()
+        .position(|b| matches!(b, b'/' | b'?' | b'#'))
+        .unwrap_or(rest.len());
+    let host = rest.get(..len).unwrap_or_default();
+    !host.is_empty()
+        && host.iter().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(b, b'.' | b'-' | b'_' | b':' | b',' | b'[' | b']' | b'%')
+        })
+}
+
 /// `scheme://user:password@host`: hides the password (or a token-like user
-/// when there is no password). The user info runs to the last `@` of the
-/// authority, so a password holding `@` is hidden whole.
-fn url_credentials(hay: &[u8], start: usize, end: usize, out: &mut Vec<Span>) {
-    let Some(authority) = hay.get(start..end) else {
-        return;
+/// when there is no password), from `start` (just after `://`). Returns
+/// where the search for the next URL resumes.
+///
+/// The user info runs to the `@` before the host, whatever the password
+/// holds: `#`, `!`, `?`, `/` and `@` unescaped are common in pasted
+/// connection strings and every client reads them as the password's, so
+/// the authority does not end at the first `/?#` as RFC 3986 would have
+/// it. A colon followed by digits and then the path is a port
+/// (`host:8080/@scope/pkg`), not a password.
+fn url_credentials(hay: &[u8], start: usize, out: &mut Vec<Span>) -> usize {
+    let end = url_word_end(hay, start);
+    let Some(word) = hay.get(start..end) else {
+        return end;
     };
-    let Some(at) = memchr::memrchr(b'@', authority) else {
-        return;
+    // The authority as RFC 3986 reads it: where the search resumes when no
+    // credentials are found, so a URL in this one's query is read too.
+    let authority = word
+        .iter()
+        .position(|b| matches!(b, b'/' | b'?' | b'#'))
+        .unwrap_or(word.len());
+    let colon = word
+        .iter()
+        .position(|b| matches!(b, b':' | b'/' | b'?' | b'#'))
+        .filter(|&c| word.get(c) == Some(&b':'));
+    let is_port = |c: usize| {
+        let after = word.get(c + 1..).unwrap_or_default();
+        let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
+        after
+            .get(digits)
+            .is_none_or(|b| matches!(b, b'/' | b'?' | b'#' | b'@'))
+            && !after.get(digits..).unwrap_or_default().starts_with(b"@")
     };
-    let userinfo = authority.get(..at).unwrap_or_default();
-    match memchr::memchr(b':', userinfo) {
-        Some(colon) => {
-            let password = userinfo.get(colon + 1..).unwrap_or_default();
+    match colon {
+        Some(colon) if !is_port(colon) => {
+            // The first `@` after the colon that a host follows; failing
+            // that, the last `@` of the word.
+            let ats = || {
+                word.iter()
+                    .enumerate()
+                    .skip(colon + 1)
+                    .filter(|(_, b)| **b == b'@')
+                    .map(|(i, _)| i)
+            };
+            let Some(at) = ats()
+                .find(|&i| host_at(word, i + 1))
+                .or_else(|| ats().next_back())
+            else {
+                return start + authority;
+            };
+            let password = word.get(colon + 1..at).unwrap_or_default();
             if !password.is_empty() && !values::is_exempt(password) {
                 out.push(Span::new(
                     start + colon + 1,
@@ -641,11 +826,26 @@ fn url_credentials(hay: &[u8], start: usize, end: usize, out: &mut Vec<Span>) {
                     SecretKind::UrlPassword,
                 ));
             }
+            start + at + 1
         }
-        None => {
-            if values::looks_random(userinfo) && !values::is_exempt(userinfo) {
-                out.push(Span::new(start, start + at, SecretKind::UrlCredential));
+        Some(_) | None => {
+            let userinfo_end = word.get(..authority).and_then(|a| memchr::memrchr(b'@', a));
+            if let Some(at) = userinfo_end {
+                let userinfo = word.get(..at).unwrap_or_default();
+                // `user@host:port`: a port's colon, not a password's.
+                let user = match memchr::memchr(b':', userinfo) {
+                    Some(c) => userinfo.get(..c).unwrap_or_default(),
+                    None => userinfo,
+                };
+                if values::looks_random(user) && !values::is_exempt(user) {
+                    out.push(Span::new(
+                        start,
+                        start + user.len(),
+                        SecretKind::UrlCredential,
+                    ));
+                }
             }
+            start + authority
         }
     }
 }
@@ -787,6 +987,93 @@ fn key_material_end(hay: &[u8], from: usize, pem_end: &meta::Regex) -> usize {
         at = next;
     }
     end
+}
+
+/// Where a `.pgpass` password starting at `at` ends: at the quote that
+/// opened its line, at a blank when the line is an unquoted shell word,
+/// else at the end of the line (real or escaped). `\:` and `\\` are the
+/// password's own escapes.
+fn pgpass_password_end(hay: &[u8], at: usize, opener: Option<u8>) -> usize {
+    let stop = at.saturating_add(JUDGE_BYTES).min(hay.len());
+    let mut i = at;
+    while i < stop {
+        let Some(b) = hay.get(i).copied() else { break };
+        let next = hay.get(i + 1).copied();
+        let ends = match opener {
+            Some(q @ (b'\'' | b'"')) => b == q || b == b'\n' || (b == b'\\' && next == Some(q)),
+            Some(b' ' | b'\t') => {
+                b.is_ascii_whitespace() || matches!(b, b';' | b'|' | b'&' | b'<' | b'>' | b')')
+            }
+            Some(_) | None => b == b'\n' || b == b'\r',
+        } || (b == b'\\' && matches!(next, Some(b'n' | b'r' | b'"')));
+        if ends {
+            break;
+        }
+        // `\:` and `\\` escape a byte of the password.
+        i += if b == b'\\' && matches!(next, Some(b':' | b'\\')) {
+            2
+        } else {
+            1
+        };
+    }
+    let trimmed = hay.get(at..i).unwrap_or_default().trim_ascii_end().len();
+    at + trimmed
+}
+
+/// Most shell words of key material read after a BEGIN marker.
+const MAX_KEY_WORDS: usize = 256;
+
+/// Key material written as shell words after the BEGIN marker's own word
+/// (`printf '%s\n' '-----BEGIN … KEY-----' 'MIIE…' 'AoIB…' > k`): every
+/// word of base64 that follows, each its own span inside its quotes, up to
+/// the first word that is not (an `-----END` word, `>`, a command). The
+/// quotes, blanks and the command around them stay.
+fn key_material_words(hay: &[u8], from: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = from;
+    // The marker's closing quote (`'`, `"` or an escaped `\"`).
+    let close = |at: usize| match hay.get(at) {
+        Some(b'\'' | b'"') => 1,
+        Some(b'\\') if hay.get(at + 1) == Some(&b'"') => 2,
+        _ => 0,
+    };
+    at += close(at);
+    while out.len() < MAX_KEY_WORDS {
+        let blanks = count_blanks(hay, at);
+        if blanks == 0 {
+            break;
+        }
+        at += blanks;
+        at += close(at);
+        let run = hay
+            .get(at..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|b| is_base64(**b))
+            .count();
+        let after = at + run;
+        let word = hay.get(at..after).unwrap_or_default();
+        // A file name after the marker (`grep '-----BEGIN…' keyfile`) is
+        // not key material: a line of a key is long and mixed.
+        let material = run >= 16
+            && (word
+                .iter()
+                .any(|b| b.is_ascii_digit() || matches!(b, b'+' | b'/'))
+                || (word.iter().any(u8::is_ascii_uppercase)
+                    && word.iter().any(u8::is_ascii_lowercase)));
+        let ends_word = hay.get(after).is_none_or(|b| {
+            matches!(
+                b,
+                b' ' | b'\t' | b'\'' | b'"' | b'\\' | b'\n' | b';' | b'|' | b'&' | b')'
+            )
+        });
+        if !material || !ends_word {
+            break;
+        }
+        out.push((at, after));
+        at = after + close(after);
+    }
+    out
 }
 
 /// Whether `line` is the delimiter of a here-document the text opens

@@ -37,6 +37,11 @@ pub enum Syntax {
     /// After `=` in text whose shell quoting is already removed: up to a
     /// shell delimiter, quotes and backslashes being literal bytes.
     Bare,
+    /// After a verb in prose ("the db password is X"): one word, up to
+    /// whitespace, a quote, an escaped quote or line break, or a shell
+    /// operator followed by a blank; sentence punctuation at its end is
+    /// not part of it.
+    Prose,
 }
 
 /// A value's bytes: `start..end` is what is hidden (inside the outer quotes
@@ -69,7 +74,53 @@ pub fn extent(hay: &[u8], at: usize, syntax: Syntax, indent: usize, limit: usize
             escaped,
         } => until_quote(hay, at, quote, amp, escaped, stop),
         Syntax::Bare => bare_word(hay, at, stop),
+        Syntax::Prose => prose_word(hay, at, stop),
     }
+}
+
+/// One word of prose at `at` (see [`Syntax::Prose`]).
+fn prose_word(hay: &[u8], at: usize, stop: usize) -> Extent {
+    let mut i = at;
+    while i < stop {
+        let Some(b) = byte(hay, i) else { break };
+        let next = byte(hay, i + 1);
+        let ends = b.is_ascii_whitespace()
+            || matches!(b, b'\'' | b'"' | b'`')
+            || (b == b'\\' && matches!(next, Some(b'"' | b'\'' | b'n' | b'r' | b't')))
+            || (matches!(b, b';' | b'|' | b'&' | b'<' | b'>' | b')')
+                && next.is_none_or(|n| {
+                    n.is_ascii_whitespace()
+                        || matches!(n, b';' | b'|' | b'&' | b'\'' | b'"' | b'\\')
+                }));
+        if ends {
+            break;
+        }
+        i += 1;
+    }
+    let mut end = i;
+    while end > at && byte(hay, end - 1).is_some_and(|b| matches!(b, b'.' | b',' | b'?' | b':')) {
+        end -= 1;
+    }
+    Extent {
+        start: at,
+        end,
+        next: i,
+        complete: i < stop || stop == hay.len(),
+    }
+}
+
+/// Whether a word of prose after "password is" reads as the secret rather
+/// than as more prose ("is required", "is wrong", "is 8 characters"): six
+/// bytes or more, with a digit or a symbol, and no reference, path,
+/// placeholder or URL.
+pub fn secretish_word(v: &[u8]) -> bool {
+    let v = v.trim_ascii();
+    v.len() >= 6
+        && v.iter().any(|b| {
+            b.is_ascii_digit() || (b.is_ascii_punctuation() && !matches!(b, b'-' | b'_' | b'.'))
+        })
+        && memchr::memmem::find(v, b"://").is_none()
+        && !is_exempt(v)
 }
 
 fn byte(hay: &[u8], i: usize) -> Option<u8> {
@@ -135,6 +186,11 @@ fn shell_word(hay: &[u8], at: usize, stop: usize) -> Extent {
             // (a JSON string holding a command): the word ends there, or a
             // value would run on over the next line's command.
             b'\\' if matches!(byte(hay, i + 1), Some(b'n' | b'r' | b't')) => break,
+            // `\$(…)`: a substitution escaped for the shell a `sh -c "…"`
+            // string is run by, whole.
+            b'\\' if byte(hay, i + 1) == Some(b'$') && byte(hay, i + 2) == Some(b'(') => {
+                i = after_expansion(hay, i + 1, stop);
+            }
             b'\\' => i += 2,
             b'$' if matches!(byte(hay, i + 1), Some(b'(' | b'{')) => {
                 i = after_expansion(hay, i, stop);
@@ -259,6 +315,9 @@ pub fn hidden_parts(hay: &[u8], start: usize, end: usize) -> Vec<(usize, usize)>
                 let close = memchr_in(hay, b'`', i + 1, end).map_or(end, |c| c + 1);
                 Some((i + 1, close))
             }
+            Some(b'\\') if byte(hay, i + 1) == Some(b'$') && byte(hay, i + 2) == Some(b'(') => {
+                Some((i + 3, after_expansion(hay, i + 1, end).min(end)))
+            }
             Some(b'\\') => {
                 i += 2;
                 continue;
@@ -285,18 +344,66 @@ pub fn hidden_parts(hay: &[u8], start: usize, end: usize) -> Vec<(usize, usize)>
     parts
 }
 
-/// In a substitution body `body..close` (its closing byte included) that
-/// is one `echo` or `printf` of literal words, the words it prints.
+/// Programs that only transform what they read (decode, decompress, cut):
+/// the literal a substitution pipes into them, or gives them as a
+/// here-string, is the value in another spelling. A program that could run
+/// what it reads (a shell, an interpreter, `xargs`, `sed`) is not one.
+const DECODERS: &[&[u8]] = &[
+    b"base64", b"base32", b"basenc", b"xxd", b"tr", b"rev", b"gunzip", b"zcat", b"gzip", b"bzip2",
+    b"bunzip2", b"xz", b"unxz", b"zstd", b"openssl", b"cut", b"head", b"tail", b"fold",
+];
+
+/// Whether `stage` (a pipeline stage, trimmed) runs a decoder and nothing
+/// else: no substitution, redirection or list operator in it.
+fn is_decoder_stage(stage: &[u8]) -> bool {
+    let name_len = stage
+        .iter()
+        .position(u8::is_ascii_whitespace)
+        .unwrap_or(stage.len());
+    let name = stage.get(..name_len).unwrap_or_default();
+    let name = name.rsplit(|b| *b == b'/').next().unwrap_or(name);
+    DECODERS.contains(&name)
+        && !stage.iter().any(|b| {
+            matches!(
+                b,
+                b';' | b'&' | b'<' | b'>' | b'`' | b'$' | b'(' | b')' | b'\n'
+            )
+        })
+}
+
+/// In a substitution body `body..close` (its closing byte included), the
+/// literal that is the value: the words of one `echo` or `printf` of
+/// literal words, when every later stage of its pipeline is a decoder
+/// (`$(echo c2stcHJv… | base64 -d)`), or a decoder's here-string
+/// (`$(base64 -d <<< c2st…)`). The commands stay visible.
 fn printed_words(hay: &[u8], body: usize, close: usize) -> Option<(usize, usize)> {
     let inner_end = close.saturating_sub(1).max(body);
     let inner = hay.get(body..inner_end)?;
     let lead = inner.iter().take_while(|b| b.is_ascii_whitespace()).count();
     let rest = inner.get(lead..)?;
+    if let Some(word) = here_string_of_a_decoder(rest) {
+        let start = body + lead + word.0;
+        return Some((start, body + lead + word.1));
+    }
     let command = [b"echo".as_slice(), b"printf".as_slice()]
         .into_iter()
         .find(|c| rest.starts_with(c) && rest.get(c.len()).is_some_and(|b| *b == b' '))?;
     let words = rest.get(command.len()..)?;
-    if words.iter().any(|b| {
+    // The first stage ends at the first `|` outside quotes; every stage
+    // after it must be a decoder.
+    let pipe = unquoted_pipe(words);
+    let (printed, after) = match pipe {
+        Some(p) => (words.get(..p)?, words.get(p + 1..)),
+        None => (words, None),
+    };
+    if let Some(after) = after
+        && !after
+            .split(|b| *b == b'|')
+            .all(|stage| is_decoder_stage(stage.trim_ascii()))
+    {
+        return None;
+    }
+    if printed.iter().any(|b| {
         matches!(
             b,
             b'|' | b';' | b'&' | b'<' | b'>' | b'`' | b'$' | b'(' | b')' | b'\n'
@@ -305,8 +412,49 @@ fn printed_words(hay: &[u8], body: usize, close: usize) -> Option<(usize, usize)
         return None;
     }
     let start = body + lead + command.len();
-    let start = start + words.iter().take_while(|b| **b == b' ').count();
-    (start < inner_end).then_some((start, inner_end))
+    let start = start + printed.iter().take_while(|b| **b == b' ').count();
+    let trailing = printed.iter().rev().take_while(|b| **b == b' ').count();
+    let end = body + lead + command.len() + printed.len() - trailing;
+    (start < end).then_some((start, end))
+}
+
+/// The first `|` of `words` outside single or double quotes.
+fn unquoted_pipe(words: &[u8]) -> Option<usize> {
+    let mut quote = None;
+    for (i, b) in words.iter().enumerate() {
+        match (quote, b) {
+            (None, b'\'' | b'"') => quote = Some(*b),
+            (Some(q), _) if q == *b => quote = None,
+            (None, b'|') => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `base64 -d <<< LITERAL`: the here-string's word (start, end) within
+/// `stage`, when the stage is a decoder's and the word is literal.
+fn here_string_of_a_decoder(stage: &[u8]) -> Option<(usize, usize)> {
+    let at = memchr::memmem::find(stage, b"<<<")?;
+    let command = stage.get(..at)?.trim_ascii();
+    if !is_decoder_stage(command) {
+        return None;
+    }
+    let from = at + 3;
+    let from = from
+        + stage
+            .get(from..)?
+            .iter()
+            .take_while(|b| **b == b' ')
+            .count();
+    let word = stage.get(from..)?;
+    let len = word
+        .iter()
+        .position(|b| {
+            b.is_ascii_whitespace() || matches!(b, b';' | b'|' | b'&' | b'<' | b'>' | b'$' | b'`')
+        })
+        .unwrap_or(word.len());
+    (len > 0).then_some((from, from + len))
 }
 
 /// A word up to the first shell delimiter, every other byte literal.
