@@ -324,209 +324,213 @@ fn view_stats() {
     }
 }
 
+/// The cases of [`secrets_the_second_round_found_are_hidden`]: the text,
+/// its secret, and text around it that must be kept.
+const SECOND_ROUND: &[(&str, &str, &str)] = &[
+    // URL passwords holding `#`, `!`, `?`, `/`, `@` unescaped.
+    (
+        "psql \"postgresql://svc:Ab3!xYz9#qW7@db.example.net:5432/app\" -c 'select 1'",
+        "Ab3!xYz9#qW7",
+        "@db.example.net:5432/app\" -c 'select 1'",
+    ),
+    (
+        "git clone https://bot:Kd8#mn2!Pq@git.example.org/team/repo.git",
+        "Kd8#mn2!Pq",
+        "@git.example.org/team/repo.git",
+    ),
+    (
+        "celery worker --broker 'amqp://app:Hq7#yOp!x5@rabbit.internal:5672//'",
+        "Hq7#yOp!x5",
+        "@rabbit.internal:5672//'",
+    ),
+    (
+        "mongosh 'mongodb+srv://app:u7?Zq/w#1@cluster0.abc.mongodb.net/prod' --eval 1",
+        "u7?Zq/w#1",
+        "@cluster0.abc.mongodb.net/prod' --eval 1",
+    ),
+    (
+        "curl 'https://u:p@ss#w0rd@h.example/x?mail=a@b.example'",
+        "p@ss#w0rd",
+        "@h.example/x?mail=a@b.example'",
+    ),
+    // Credential-file lines.
+    (
+        "echo 'db.example:5432:app:svc:Qw7#Er!Ty9Ui' >> ~/.pgpass",
+        "Qw7#Er!Ty9Ui",
+        "' >> ~/.pgpass",
+    ),
+    (
+        "cat >> ~/.pgpass <<EOF\nlocalhost:*:*:svc:Lm4 Np8Qr2St6\nEOF\nchmod 600 ~/.pgpass",
+        "Lm4 Np8Qr2St6",
+        "\nEOF\nchmod 600 ~/.pgpass",
+    ),
+    (
+        "echo 'machine api.example login bot password Rt5#Yu8Io2' >> ~/.netrc",
+        "Rt5#Yu8Io2",
+        "' >> ~/.netrc",
+    ),
+    (
+        "echo 'https://bot:gh7Ko9#Lp2@github.example' >> ~/.git-credentials",
+        "gh7Ko9#Lp2",
+        "@github.example' >> ~/.git-credentials",
+    ),
+    // A key's body split over shell words, with no END line.
+    (
+        "printf '%s\\n' '-----BEGIN OPENSSH PRIVATE KEY-----' 'b3BlbnNzaC1rZXktdjEAAAAABG5v' 'QyNTUxOQAAACBtZXNzYWdlc2Vj' > k && chmod 600 k",
+        "QyNTUxOQAAACBtZXNzYWdlc2Vj",
+        "' > k && chmod 600 k",
+    ),
+    // A substitution decoding an inline literal under a secret name.
+    (
+        "export OPENAI_API_KEY=$(echo c2stcHJvai1hYmNkZWYxMjM0NTY3 | base64 -d); python3 app.py",
+        "c2stcHJvai1hYmNkZWYxMjM0NTY3",
+        " | base64 -d); python3 app.py",
+    ),
+    (
+        "sh -c \"export OPENAI_API_KEY=\\$(echo c2stcHJvai1hYmNkZWYxMjM0NTY3 | base64 -d); make\"",
+        "c2stcHJvai1hYmNkZWYxMjM0NTY3",
+        " | base64 -d); make\"",
+    ),
+    (
+        "TOKEN=$(base64 -d <<< dG9rLWFiY2RlZjEyMzQ1Njc4) ./run.sh",
+        "dG9rLWFiY2RlZjEyMzQ1Njc4",
+        ") ./run.sh",
+    ),
+    // Prose.
+    (
+        "deploy to staging, the db password is Pw8#kL2!mN5x",
+        "Pw8#kL2!mN5x",
+        "deploy to staging, the db password is ",
+    ),
+    (
+        "ssh password is Mq3wPxmtv8N4 if you need it",
+        "Mq3wPxmtv8N4",
+        " if you need it",
+    ),
+    (
+        "git commit -m 'rotate: the new staging password is yQ85Cs44FOlm'",
+        "yQ85Cs44FOlm",
+        "'",
+    ),
+    (
+        "the api key is Tk4Lm9Qz2Wx7Yb, use it",
+        "Tk4Lm9Qz2Wx7Yb",
+        ", use it",
+    ),
+    (
+        "here is the api key: Tk4Lm9Qz2Wx7Yb",
+        "Tk4Lm9Qz2Wx7Yb",
+        "api key: ",
+    ),
+    // Commands that store a secret.
+    (
+        "gh secret set PROD_DB_URL --body 'H3hA7fcEVgAm' -R org/app",
+        "H3hA7fcEVgAm",
+        "' -R org/app",
+    ),
+    (
+        "gh secret set X -b Gh7Jk2Lm9Np4",
+        "Gh7Jk2Lm9Np4",
+        "gh secret set X -b ",
+    ),
+    (
+        "aws ssm put-parameter --name /app/db --type SecureString --value 'Ss3Dd8Ff2Gg7'",
+        "Ss3Dd8Ff2Gg7",
+        "--value '",
+    ),
+    (
+        "aws secretsmanager put-secret-value --secret-id x --secret-string Sm9Nn2Bb5Vv8",
+        "Sm9Nn2Bb5Vv8",
+        "--secret-string ",
+    ),
+    (
+        "doppler secrets set STRIPE_KEY Dp4Ll7Kk2Jj9 && make",
+        "Dp4Ll7Kk2Jj9",
+        " && make",
+    ),
+    (
+        "doppler secrets set STRIPE_KEY=Dp4Ll7Kk2Jj9",
+        "Dp4Ll7Kk2Jj9",
+        "STRIPE_KEY=",
+    ),
+    (
+        "npm config set _auth YWRtaW46cGFzc3dvcmQx",
+        "YWRtaW46cGFzc3dvcmQx",
+        "_auth ",
+    ),
+    (
+        "npm config set //registry.example/:_authToken=Np5Mm8Nn2Bb4",
+        "Np5Mm8Nn2Bb4",
+        ":_authToken=",
+    ),
+    (
+        "vault kv put secret/app db=Vk3Jj6Hh9Gg2",
+        "Vk3Jj6Hh9Gg2",
+        "secret/app db=",
+    ),
+    (
+        "kubectl create secret generic app --from-literal=dbpw=Kc7Xx2Zz5Aa8 -n prod",
+        "Kc7Xx2Zz5Aa8",
+        " -n prod",
+    ),
+    (
+        "heroku config:set STRIPE=Hk2Ll5Kk8Jj1 -a app",
+        "Hk2Ll5Kk8Jj1",
+        " -a app",
+    ),
+    (
+        "fly secrets set DATABASE_X=Fy9Tt6Rr3Ee0",
+        "Fy9Tt6Rr3Ee0",
+        "DATABASE_X=",
+    ),
+    // A literal piped into a program that reads a password on stdin.
+    (
+        "echo 'Dk5Ff8Gg1Hh4' | docker login -u ci --password-stdin reg.example",
+        "Dk5Ff8Gg1Hh4",
+        "' | docker login -u ci --password-stdin reg.example",
+    ),
+    (
+        "please run: echo 'Dk5Ff8Gg1Hh4' | docker login -u ci --password-stdin r.example",
+        "Dk5Ff8Gg1Hh4",
+        "please run: echo '",
+    ),
+    (
+        "     1→echo Ht6Yy9Uu2Ii5 | htpasswd -i .htpasswd admin",
+        "Ht6Yy9Uu2Ii5",
+        "     1→echo ",
+    ),
+    (
+        "echo Ht6Yy9Uu2Ii5 | htpasswd -i .htpasswd admin",
+        "Ht6Yy9Uu2Ii5",
+        " | htpasswd -i .htpasswd admin",
+    ),
+    (
+        "printf '%s' 'Pw2Ee5Rr8Tt1' | passwd --stdin deploy",
+        "Pw2Ee5Rr8Tt1",
+        "' | passwd --stdin deploy",
+    ),
+    (
+        "echo 'deploy:Cp3Vv6Bb9Nn2' | chpasswd",
+        "Cp3Vv6Bb9Nn2",
+        "' | chpasswd",
+    ),
+    (
+        "docker login -u ci --password-stdin r.example <<< 'Zp3Vv6Bb9Nn2'",
+        "Zp3Vv6Bb9Nn2",
+        "docker login -u ci --password-stdin r.example <<< '",
+    ),
+    (
+        "SSHPASS='Sp8Hh1Jj4Kk7' sshpass -e ssh deploy@web uptime",
+        "Sp8Hh1Jj4Kk7",
+        "' sshpass -e ssh deploy@web uptime",
+    ),
+];
+
 /// The classes of issue 43's second red-team round: each secret is hidden
 /// and the command around it is kept.
 #[test]
 fn secrets_the_second_round_found_are_hidden() {
-    for (text, secret, kept) in [
-        // URL passwords holding `#`, `!`, `?`, `/`, `@` unescaped.
-        (
-            "psql \"postgresql://svc:Ab3!xYz9#qW7@db.example.net:5432/app\" -c 'select 1'",
-            "Ab3!xYz9#qW7",
-            "@db.example.net:5432/app\" -c 'select 1'",
-        ),
-        (
-            "git clone https://bot:Kd8#mn2!Pq@git.example.org/team/repo.git",
-            "Kd8#mn2!Pq",
-            "@git.example.org/team/repo.git",
-        ),
-        (
-            "celery worker --broker 'amqp://app:Hq7#yOp!x5@rabbit.internal:5672//'",
-            "Hq7#yOp!x5",
-            "@rabbit.internal:5672//'",
-        ),
-        (
-            "mongosh 'mongodb+srv://app:u7?Zq/w#1@cluster0.abc.mongodb.net/prod' --eval 1",
-            "u7?Zq/w#1",
-            "@cluster0.abc.mongodb.net/prod' --eval 1",
-        ),
-        (
-            "curl 'https://u:p@ss#w0rd@h.example/x?mail=a@b.example'",
-            "p@ss#w0rd",
-            "@h.example/x?mail=a@b.example'",
-        ),
-        // Credential-file lines.
-        (
-            "echo 'db.example:5432:app:svc:Qw7#Er!Ty9Ui' >> ~/.pgpass",
-            "Qw7#Er!Ty9Ui",
-            "' >> ~/.pgpass",
-        ),
-        (
-            "cat >> ~/.pgpass <<EOF\nlocalhost:*:*:svc:Lm4 Np8Qr2St6\nEOF\nchmod 600 ~/.pgpass",
-            "Lm4 Np8Qr2St6",
-            "\nEOF\nchmod 600 ~/.pgpass",
-        ),
-        (
-            "echo 'machine api.example login bot password Rt5#Yu8Io2' >> ~/.netrc",
-            "Rt5#Yu8Io2",
-            "' >> ~/.netrc",
-        ),
-        (
-            "echo 'https://bot:gh7Ko9#Lp2@github.example' >> ~/.git-credentials",
-            "gh7Ko9#Lp2",
-            "@github.example' >> ~/.git-credentials",
-        ),
-        // A key's body split over shell words, with no END line.
-        (
-            "printf '%s\\n' '-----BEGIN OPENSSH PRIVATE KEY-----' 'b3BlbnNzaC1rZXktdjEAAAAABG5v' 'QyNTUxOQAAACBtZXNzYWdlc2Vj' > k && chmod 600 k",
-            "QyNTUxOQAAACBtZXNzYWdlc2Vj",
-            "' > k && chmod 600 k",
-        ),
-        // A substitution decoding an inline literal under a secret name.
-        (
-            "export OPENAI_API_KEY=$(echo c2stcHJvai1hYmNkZWYxMjM0NTY3 | base64 -d); python3 app.py",
-            "c2stcHJvai1hYmNkZWYxMjM0NTY3",
-            " | base64 -d); python3 app.py",
-        ),
-        (
-            "sh -c \"export OPENAI_API_KEY=\\$(echo c2stcHJvai1hYmNkZWYxMjM0NTY3 | base64 -d); make\"",
-            "c2stcHJvai1hYmNkZWYxMjM0NTY3",
-            " | base64 -d); make\"",
-        ),
-        (
-            "TOKEN=$(base64 -d <<< dG9rLWFiY2RlZjEyMzQ1Njc4) ./run.sh",
-            "dG9rLWFiY2RlZjEyMzQ1Njc4",
-            ") ./run.sh",
-        ),
-        // Prose.
-        (
-            "deploy to staging, the db password is Pw8#kL2!mN5x",
-            "Pw8#kL2!mN5x",
-            "deploy to staging, the db password is ",
-        ),
-        (
-            "ssh password is Mq3wPxmtv8N4 if you need it",
-            "Mq3wPxmtv8N4",
-            " if you need it",
-        ),
-        (
-            "git commit -m 'rotate: the new staging password is yQ85Cs44FOlm'",
-            "yQ85Cs44FOlm",
-            "'",
-        ),
-        (
-            "the api key is Tk4Lm9Qz2Wx7Yb, use it",
-            "Tk4Lm9Qz2Wx7Yb",
-            ", use it",
-        ),
-        (
-            "here is the api key: Tk4Lm9Qz2Wx7Yb",
-            "Tk4Lm9Qz2Wx7Yb",
-            "api key: ",
-        ),
-        // Commands that store a secret.
-        (
-            "gh secret set PROD_DB_URL --body 'H3hA7fcEVgAm' -R org/app",
-            "H3hA7fcEVgAm",
-            "' -R org/app",
-        ),
-        (
-            "gh secret set X -b Gh7Jk2Lm9Np4",
-            "Gh7Jk2Lm9Np4",
-            "gh secret set X -b ",
-        ),
-        (
-            "aws ssm put-parameter --name /app/db --type SecureString --value 'Ss3Dd8Ff2Gg7'",
-            "Ss3Dd8Ff2Gg7",
-            "--value '",
-        ),
-        (
-            "aws secretsmanager put-secret-value --secret-id x --secret-string Sm9Nn2Bb5Vv8",
-            "Sm9Nn2Bb5Vv8",
-            "--secret-string ",
-        ),
-        (
-            "doppler secrets set STRIPE_KEY Dp4Ll7Kk2Jj9 && make",
-            "Dp4Ll7Kk2Jj9",
-            " && make",
-        ),
-        (
-            "doppler secrets set STRIPE_KEY=Dp4Ll7Kk2Jj9",
-            "Dp4Ll7Kk2Jj9",
-            "STRIPE_KEY=",
-        ),
-        (
-            "npm config set _auth YWRtaW46cGFzc3dvcmQx",
-            "YWRtaW46cGFzc3dvcmQx",
-            "_auth ",
-        ),
-        (
-            "npm config set //registry.example/:_authToken=Np5Mm8Nn2Bb4",
-            "Np5Mm8Nn2Bb4",
-            ":_authToken=",
-        ),
-        (
-            "vault kv put secret/app db=Vk3Jj6Hh9Gg2",
-            "Vk3Jj6Hh9Gg2",
-            "secret/app db=",
-        ),
-        (
-            "kubectl create secret generic app --from-literal=dbpw=Kc7Xx2Zz5Aa8 -n prod",
-            "Kc7Xx2Zz5Aa8",
-            " -n prod",
-        ),
-        (
-            "heroku config:set STRIPE=Hk2Ll5Kk8Jj1 -a app",
-            "Hk2Ll5Kk8Jj1",
-            " -a app",
-        ),
-        (
-            "fly secrets set DATABASE_X=Fy9Tt6Rr3Ee0",
-            "Fy9Tt6Rr3Ee0",
-            "DATABASE_X=",
-        ),
-        // A literal piped into a program that reads a password on stdin.
-        (
-            "echo 'Dk5Ff8Gg1Hh4' | docker login -u ci --password-stdin reg.example",
-            "Dk5Ff8Gg1Hh4",
-            "' | docker login -u ci --password-stdin reg.example",
-        ),
-        (
-            "please run: echo 'Dk5Ff8Gg1Hh4' | docker login -u ci --password-stdin r.example",
-            "Dk5Ff8Gg1Hh4",
-            "please run: echo '",
-        ),
-        (
-            "     1→echo Ht6Yy9Uu2Ii5 | htpasswd -i .htpasswd admin",
-            "Ht6Yy9Uu2Ii5",
-            "     1→echo ",
-        ),
-        (
-            "echo Ht6Yy9Uu2Ii5 | htpasswd -i .htpasswd admin",
-            "Ht6Yy9Uu2Ii5",
-            " | htpasswd -i .htpasswd admin",
-        ),
-        (
-            "printf '%s' 'Pw2Ee5Rr8Tt1' | passwd --stdin deploy",
-            "Pw2Ee5Rr8Tt1",
-            "' | passwd --stdin deploy",
-        ),
-        (
-            "echo 'deploy:Cp3Vv6Bb9Nn2' | chpasswd",
-            "Cp3Vv6Bb9Nn2",
-            "' | chpasswd",
-        ),
-        (
-            "docker login -u ci --password-stdin r.example <<< 'Zp3Vv6Bb9Nn2'",
-            "Zp3Vv6Bb9Nn2",
-            "docker login -u ci --password-stdin r.example <<< '",
-        ),
-        (
-            "SSHPASS='Sp8Hh1Jj4Kk7' sshpass -e ssh deploy@web uptime",
-            "Sp8Hh1Jj4Kk7",
-            "' sshpass -e ssh deploy@web uptime",
-        ),
-    ] {
+    for &(text, secret, kept) in SECOND_ROUND {
         let out = red(text);
         assert!(!out.contains(secret), "{text}\n  -> {out}");
         assert!(out.contains(kept), "{text}\n  -> {out} (lost `{kept}`)");
