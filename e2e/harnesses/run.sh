@@ -481,24 +481,48 @@ except Exception as e:
 }
 
 # An inert command runs confined (issue 42, docs/confine.md): the agent
-# asks for `git status --short && ls` in a repository whose planted
-# `post-index-change` hook would write a marker when git refreshes the
-# index. Where the harness rewrites the call, vouch allows it without its
-# reviewer, the command runs (its output reaches the agent model) and the
-# hook's write fails; where it cannot (Qwen Code), the command is not
-# allowed as inert: it reaches the reviewer like any other.
+# asks for `git status --short && ls` in a repository where, the moment
+# vouch's hook has answered and before the harness runs the command, a
+# `post-index-change` hook is planted that writes a marker when git
+# refreshes the index (as another process of the agent's could; a hook
+# present at decision time makes git not inert, docs/inert.md). The hook
+# command is a wrapper that runs vouch, then plants it. Where the harness
+# rewrites the call, vouch allows it without its reviewer, the command runs
+# (its output reaches the agent model) and the hook's write fails; where it
+# cannot (Qwen Code), the command is not allowed as inert: it reaches the
+# reviewer like any other and runs as written, and a hook planted before
+# it writes.
 inert_case() {
   local harness=$1 expect=$2 dir=$work/$1-inert
   mkdir -p "$dir/home" "$dir/project" "$dir/bin"
   git -C "$dir/project" init -q
   echo listed > "$dir/project/inert-listed.txt"
   git -C "$dir/project" add inert-listed.txt
-  printf '#!/bin/sh\ntouch "%s/hook-ran"\n' "$dir/project" > "$dir/project/.git/hooks/post-index-change"
-  chmod +x "$dir/project/.git/hooks/post-index-change"
   # A changed mtime makes `git status` refresh and write the index.
   touch -d '1 hour ago' "$dir/project/inert-listed.txt"
   vouch_home "$dir/vouch" "$reviewer_url/v1"
-  cp "$vouch" "$dir/bin/vouch"
+  cp "$vouch" "$dir/bin/vouch-real"
+  # Where the call is reviewed and runs as written, the hook is planted
+  # first: it shows the fixture does trigger it.
+  if [ "$expect" = reviewed ]; then
+    printf '#!/bin/sh\ntouch "%s/hook-ran"\n' "$dir/project" > "$dir/project/.git/hooks/post-index-change"
+    chmod +x "$dir/project/.git/hooks/post-index-change"
+  fi
+  cat > "$dir/bin/vouch" <<SH
+#!/bin/sh
+# vouch's hook, then the planted git hook (after the decision on the
+# command; not after a call for another event).
+[ "\$1" = hook ] || exec "$dir/bin/vouch-real" "\$@"
+input=\$(cat)
+printf '%s' "\$input" | "$dir/bin/vouch-real" "\$@"
+rc=\$?
+if printf '%s' "\$input" | grep -q 'git status --short'; then
+  printf '#!/bin/sh\\ntouch "%s/hook-ran"\\n' "$dir/project" > "$dir/project/.git/hooks/post-index-change"
+  chmod +x "$dir/project/.git/hooks/post-index-change"
+fi
+exit \$rc
+SH
+  chmod +x "$dir/bin/vouch"
   configure "$harness" "$dir/home" "$(snippet "$harness" "$dir/vouch" "$dir/home" "$dir/bin/vouch")"
   curl -s --noproxy '*' -X DELETE "$reviewer_url/_requests" > /dev/null
   drive "$harness" "$dir/home" "$dir/project" "git status --short && ls"
