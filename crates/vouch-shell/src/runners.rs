@@ -349,7 +349,8 @@ impl Interp {
                 Flow::either(state)
             }
             Operands::Shell => {
-                self.shell(index, spec, args, assigns, &state);
+                let refuses = name == "bash" && bash_refuses_long_option(args);
+                self.shell(index, spec, args, assigns, &state, refuses);
                 Flow::either(state)
             }
             Operands::Script => {
@@ -553,16 +554,13 @@ impl Interp {
         args: &[Arg],
         assigns: &[(String, Value)],
         state: &State,
+        refuses_options: bool,
     ) {
         let parsed = parse_args(spec, args);
-        // `-n` (`-o noexec`) reads the commands and runs none of them;
-        // an interactive shell ignores it.
-        let noexec = !parsed.has(&["i"])
-            && (parsed.has(&["n"])
-                || parsed
-                    .values(&["o"])
-                    .into_iter()
-                    .any(|v| option_value(args, v).as_known() == Some("noexec")));
+        // `refuses_options`: bash stops at a long option it does not have
+        // (`bash --noexec -c …` prints its usage, exit 2) before it reads
+        // any script.
+        let noexec = refuses_options || reads_without_running(&parsed, args);
         let operands = parsed.operands();
         let value_at = |k: usize| -> Option<Value> {
             operands.get(k).and_then(|&at| match args.get(at) {
@@ -1484,4 +1482,55 @@ impl Interp {
             Rc::make_mut(&mut state.files).insert(dest, text);
         }
     }
+}
+
+/// bash's own long options (`bash --help`); any other `--word` before the
+/// script makes bash print its usage and exit 2, running nothing.
+const BASH_LONG_OPTIONS: &[&str] = &[
+    "--debug",
+    "--debugger",
+    "--dump-po-strings",
+    "--dump-strings",
+    "--help",
+    "--init-file",
+    "--login",
+    "--noediting",
+    "--noprofile",
+    "--norc",
+    "--posix",
+    "--pretty-print",
+    "--rcfile",
+    "--restricted",
+    "--verbose",
+    "--version",
+    "--wordexp",
+];
+
+/// Whether `bash ARGS…` stops at a long option it does not have: only
+/// known words count, read up to the first word that is not an option.
+fn bash_refuses_long_option(args: &[Arg]) -> bool {
+    for arg in args {
+        let Some(word) = arg.as_known() else {
+            return false;
+        };
+        if word == "--" || !word.starts_with('-') {
+            return false;
+        }
+        if word.starts_with("--") {
+            let name = word.split('=').next().unwrap_or(word);
+            return !BASH_LONG_OPTIONS.contains(&name);
+        }
+    }
+    false
+}
+
+/// `-n` (`-o noexec`): the shell reads the commands and runs none of them;
+/// an interactive shell ignores it.
+fn reads_without_running(parsed: &Parsed, args: &[Arg]) -> bool {
+    !parsed.has(&["i"])
+        && (parsed.has(&["n"])
+            || parsed
+                .values(&["o"])
+                .into_iter()
+                .any(|v| option_value(args, v).as_known() == Some("noexec")))
 }
