@@ -807,12 +807,10 @@ fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), 
         }
         if is_sensitive_path(name)
             || extra_sensitive(name)
-            // A tree that only holds a protected path is searched
-            // confined, where that path cannot be read (docs/confine.md).
-            || ctx
-                .protected
-                .iter()
-                .any(|p| vouch_shell::path::is_ancestor_or_self(p, name))
+            || ctx.protected.iter().any(|p| {
+                vouch_shell::path::is_ancestor_or_self(p, name)
+                    || vouch_shell::path::is_ancestor_or_self(name, p)
+            })
         {
             return Err(format!("`{path}` is a sensitive tree"));
         }
