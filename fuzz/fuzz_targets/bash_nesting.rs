@@ -34,7 +34,10 @@ static PROGRAMS: LazyLock<Vec<String>> = LazyLock::new(|| {
                 | Operands::Ignore
                 | Operands::All(_)
                 | Operands::After(..)
-                | Operands::Copy { .. } => {}
+                | Operands::Copy { .. }
+                | Operands::Positional(_)
+                | Operands::ProgramFirst { .. }
+                | Operands::Format => {}
             }
         }
     }

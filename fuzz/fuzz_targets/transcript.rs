@@ -12,10 +12,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let text = String::from_utf8_lossy(rest);
-    let format = match selector % 3 {
-        0 => Format::ClaudeCode,
-        1 => Format::Codex,
-        _ => Format::Gemini,
+    let format: &dyn Format = match selector % 3 {
+        0 => &transcript::CLAUDE_CODE,
+        1 => &transcript::CODEX,
+        _ => &transcript::GEMINI,
     };
     let parsed = transcript::parse(&text, format, selector & 0x80 != 0);
     assert!(
