@@ -17,7 +17,7 @@
 //!   value) of an unknown program that holds a blank or a shell operator,
 //!   as a script;
 //! - **unknown names**: a command whose name is runtime data, read as each
-//!   of the programs whose misuse the hard denies name ([`DANGEROUS`]) that
+//!   of the programs whose misuse the hard denies name ([`DANGEROUS_PROGRAMS`]) that
 //!   its name may be (`Value::may_be`: `$(git rev-parse
 //!   --show-toplevel)/x.sh` may be none of them).
 //!
@@ -46,16 +46,20 @@ const INERT_NAMES: &[&str] = &[
     "whereis", "basename", "dirname", "realpath", "readlink",
 ];
 
-/// The programs a command whose name is runtime data is read as: those
-/// whose misuse the hard denies name (wipes, devices, trust and
-/// persistence writes, uploads, TLS switches, shells).
-pub(crate) const DANGEROUS: &[&str] = &[
+/// The programs whose misuse the hard denies name (wipes, devices, trust
+/// and persistence writes, uploads and network sinks, TLS switches, shells
+/// that run a string): what a command whose name is runtime data is read
+/// as, and where the floor's reading of raw text starts a command line.
+pub const DANGEROUS_PROGRAMS: &[&str] = &[
     "rm",
     "shred",
     "dd",
     "wipefs",
     "mkfs",
     "blkdiscard",
+    "sgdisk",
+    "parted",
+    "fdisk",
     "chmod",
     "chown",
     "tee",
@@ -67,6 +71,7 @@ pub(crate) const DANGEROUS: &[&str] = &[
     "curl",
     "wget",
     "nc",
+    "ncat",
     "socat",
     "scp",
     "rsync",
@@ -74,40 +79,19 @@ pub(crate) const DANGEROUS: &[&str] = &[
     "bash",
     "eval",
     "find",
+    "sed",
     "usermod",
+    "useradd",
+    "gpasswd",
     "git",
     "npm",
-    "sed",
+    "sudo",
+    "export",
 ];
 
-/// Interpreters read by their own language's tokenizer, not as shell
-/// scripts (their code is not bash).
-const INTERPRETERS: &[&str] = &[
-    "python",
-    "python2",
-    "python3",
-    "node",
-    "nodejs",
-    "deno",
-    "bun",
-    "perl",
-    "ruby",
-    "php",
-    "lua",
-    "luajit",
-    "tclsh",
-    "wish",
-    "Rscript",
-    "julia",
-    "osascript",
-    "pwsh",
-    "powershell",
-    "awk",
-    "gawk",
-    "mawk",
-    "nawk",
-    "jq",
-];
+/// Interpreters of a language that is not bash and that no tokenizer of
+/// `code.rs` reads.
+const OTHER_INTERPRETERS: &[&str] = &["pwsh", "powershell"];
 
 /// Most readings one command gets, each kind (the step budget bounds the
 /// work as a whole; this keeps one long argument list from spending it).
@@ -123,12 +107,18 @@ fn names_a_program(word: &str) -> bool {
     spec::lookup(base).is_some() || RUNNING_BUILTINS.contains(&base) || spec::is_shell(base)
 }
 
-/// Whether `name` is an interpreter whose code is not bash.
+/// Whether `name` runs code of a general-purpose language that is not
+/// bash (python, node, perl, ruby, php, lua, tcl, R, julia, osascript,
+/// PowerShell); awk and jq are not counted.
+pub fn runs_other_language(name: &str) -> bool {
+    super::code::lang_of(name).is_some_and(|l| l != super::code::Lang::Awk)
+        || OTHER_INTERPRETERS.contains(&name)
+}
+
+/// Whether `name` is an interpreter whose code is not bash (awk and jq
+/// included).
 pub(crate) fn is_interpreter(name: &str) -> bool {
-    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    INTERPRETERS.contains(&name)
-        || INTERPRETERS.contains(&base)
-        || super::code::lang_of(name).is_some()
+    super::code::lang_of(name).is_some() || OTHER_INTERPRETERS.contains(&name) || name == "jq"
 }
 
 /// Whether `text` may be a command line: it holds a blank or a shell
@@ -199,7 +189,7 @@ impl Interp {
     }
 
     /// The readings of a command whose name is runtime data: as each
-    /// program of [`DANGEROUS`] its name may be.
+    /// program of [`DANGEROUS_PROGRAMS`] its name may be.
     pub(crate) fn unknown_name(
         &mut self,
         index: Option<usize>,
@@ -219,7 +209,7 @@ impl Interp {
         }
         let saved = self.ctx.conservative;
         self.ctx.conservative = true;
-        for program in DANGEROUS {
+        for program in DANGEROUS_PROGRAMS {
             if !name.may_be(program) {
                 continue;
             }

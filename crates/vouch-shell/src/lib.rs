@@ -63,6 +63,7 @@ pub use command::{
     Analysis, Command, CommandKind, ENDLESS_SPAWNING, Incomplete, Origin, Redirect, RedirectOp,
     ShellEnv,
 };
+pub use conservative::{DANGEROUS_PROGRAMS, runs_other_language};
 
 /// Whether interpreter code (`perl -e`, `python -c`, …, the interpreter
 /// named `name`) starts processes in a loop nothing bounds: a fork bomb.

@@ -14,26 +14,6 @@ use crate::shell::{Command, CommandKind};
 use super::facts::Facts;
 use super::fork::inline_code;
 
-const INTERPRETERS: &[&str] = &[
-    "python",
-    "python2",
-    "python3",
-    "node",
-    "nodejs",
-    "deno",
-    "bun",
-    "perl",
-    "ruby",
-    "php",
-    "lua",
-    "luajit",
-    "tclsh",
-    "Rscript",
-    "osascript",
-    "pwsh",
-    "powershell",
-];
-
 /// Markers of code that starts processes, deletes files or talks to the
 /// network.
 const CAPABILITIES: &[&str] = &[
@@ -74,8 +54,7 @@ const CAPABILITIES: &[&str] = &[
 ];
 
 fn is_interpreter(name: &str) -> bool {
-    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    INTERPRETERS.contains(&name) || INTERPRETERS.contains(&base)
+    crate::shell::runs_other_language(name)
 }
 
 /// Literal strings a piece of code hands to a shell.
@@ -276,11 +255,6 @@ fn tool_note(name: &str, cmd: &Command) -> Option<String> {
             }) =>
         {
             Some(format!("`{name}` is given commands that run a shell"))
-        }
-        "expect" | "tclsh" | "wish"
-            if any_known(&|t| t.contains("spawn") || t.contains("exec")) =>
-        {
-            Some(format!("`{name}` is given Tcl that starts programs"))
         }
         "gdb" | "lldb" | "gdb-multiarch"
             if any_known(&|t| t.starts_with("shell") || t.starts_with('!')) =>

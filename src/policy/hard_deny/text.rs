@@ -7,7 +7,7 @@
 //! catastrophic command written there as plain text would otherwise pass
 //! to the reviewer, or, with no reviewer, pass. Here the text itself is
 //! read: quotes and backslashes are taken off, and from every place a word
-//! names a program the hard denies judge ([`PROGRAMS`]) to the next shell
+//! names a program the hard denies judge ([`crate::shell::DANGEROUS_PROGRAMS`]) to the next shell
 //! separator is one command line, analysed on its own. A hard deny among
 //! them is a conservative one (the caller says so); nothing here allows.
 //!
@@ -23,46 +23,14 @@ pub(super) const MAX_SEGMENTS: usize = 64;
 /// Longest segment analysed.
 pub(super) const MAX_SEGMENT_BYTES: usize = 2048;
 
-/// The programs a segment may start with: those the hard denies name
-/// (wipes, devices, trust and persistence writes, uploads and network
-/// sinks, TLS switches, shells that run a string).
-const PROGRAMS: &[&str] = &[
-    "rm",
-    "shred",
-    "dd",
-    "wipefs",
-    "mkfs",
-    "blkdiscard",
-    "sgdisk",
-    "parted",
-    "fdisk",
-    "chmod",
-    "chown",
-    "tee",
-    "cp",
-    "mv",
-    "ln",
-    "install",
-    "truncate",
-    "curl",
-    "wget",
-    "nc",
-    "ncat",
-    "socat",
-    "scp",
-    "rsync",
-    "usermod",
-    "useradd",
-    "gpasswd",
-    "git",
-    "npm",
-    "find",
-    "sudo",
-    "export",
-];
+/// Programs of [`crate::shell::DANGEROUS_PROGRAMS`] a segment never starts
+/// at: their argument is a script whose quotes the flattened text has lost
+/// (`sed -i 's/a: .*/b/'` would read as other words), and the script they
+/// run starts a segment of its own.
+const TAKES_SCRIPT: &[&str] = &["sh", "bash", "eval", "sed"];
 
 /// The command lines the text holds, conservatively: each run from a word
-/// naming one of [`PROGRAMS`] (or a `mkfs.*`) to the next separator, in
+/// naming one of [`crate::shell::DANGEROUS_PROGRAMS`] (or a `mkfs.*`) to the next separator, in
 /// the text with its quoting taken off.
 pub(super) fn segments(command: &str) -> Vec<String> {
     let flat = flatten(command);
@@ -84,7 +52,7 @@ pub(super) fn segments(command: &str) -> Vec<String> {
             .map_or(bytes.len(), |n| i + n);
         let word = flat.get(i..word_end).unwrap_or("");
         let name = word.rsplit('/').next().unwrap_or(word);
-        if !(PROGRAMS.contains(&name) || name.starts_with("mkfs.")) {
+        if !((crate::shell::DANGEROUS_PROGRAMS.contains(&name) && !TAKES_SCRIPT.contains(&name)) || name.starts_with("mkfs.")) {
             i = word_end.max(i + 1);
             continue;
         }

@@ -630,11 +630,11 @@ fn content_path_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Res
         return Ok(());
     }
     let absolute = absolute(path, cwd, ctx.home)?;
+    let real = physical(path, cwd, ctx.home);
     let mut names = vec![absolute.clone()];
-    names.extend(physical(path, cwd, ctx.home));
+    names.extend(real.clone());
     for name in &names {
-        if is_sensitive_path(name)
-            || extra_sensitive(name)
+        if sensitive_by_name(name)
             || ctx
                 .protected
                 .iter()
@@ -656,7 +656,7 @@ fn content_path_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Res
     }
     // A hard link is the same file under another name: `notes.md` linked
     // to `~/.aws/credentials` reads the credentials, and no name says so.
-    if let Some(real) = physical(path, cwd, ctx.home)
+    if let Some(real) = real
         && std::fs::metadata(&real).is_ok_and(|m| m.is_file() && hard_linked(&m))
     {
         return Err(format!(
@@ -713,8 +713,8 @@ fn absolute(path: &str, cwd: Option<&str>, home: &str) -> Result<String, String>
     Ok(vouch_shell::path::join(cwd, &expanded))
 }
 
-/// A path sensitive by its name alone (the credential list and the
-/// names [`extra_sensitive`] adds), for paths read out of git's history.
+/// A path sensitive by its name alone: the credential list and the names
+/// [`extra_sensitive`] adds.
 fn sensitive_by_name(path: &str) -> bool {
     is_sensitive_path(path) || extra_sensitive(path)
 }
@@ -723,14 +723,9 @@ fn sensitive_by_name(path: &str) -> bool {
 /// files, shell histories, token files of common tools.
 fn extra_sensitive(path: &str) -> bool {
     const PREFIXES: &[&str] = &["/proc/", "/dev/", "/sys/"];
+    // Shell and REPL histories are on the credential list's sensitive
+    // names (`credentials::is_sensitive_path`).
     const NAMES: &[&str] = &[
-        ".bash_history",
-        ".zsh_history",
-        ".history",
-        ".python_history",
-        ".node_repl_history",
-        ".psql_history",
-        ".mysql_history",
         ".pypirc",
         "hosts.yml",
         "credentials",
@@ -805,8 +800,7 @@ fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), 
                 "`{path}` is one of the user's trees outside the working directory"
             ));
         }
-        if is_sensitive_path(name)
-            || extra_sensitive(name)
+        if sensitive_by_name(name)
             || ctx.protected.iter().any(|p| {
                 vouch_shell::path::is_ancestor_or_self(p, name)
                     || vouch_shell::path::is_ancestor_or_self(name, p)
@@ -1066,8 +1060,7 @@ fn find_refusal(args: &[&str], cwd: Option<&str>, ctx: &Context<'_>) -> Result<(
             return Err("a `find` starting point that looks like an option".to_owned());
         }
         let path = absolute(root, cwd, ctx.home)?;
-        let sensitive = is_sensitive_path(&path)
-            || extra_sensitive(&path)
+        let sensitive = sensitive_by_name(&path)
             || ctx
                 .protected
                 .iter()
@@ -1176,8 +1169,7 @@ fn tree_walk(path: &str, trees: Trees, cwd: Option<&str>, ctx: &Context<'_>) -> 
             }
             let full = entry.path();
             let shown = full.display().to_string();
-            if is_sensitive_path(&shown)
-                || extra_sensitive(&shown)
+            if sensitive_by_name(&shown)
                 || ctx
                     .protected
                     .iter()
