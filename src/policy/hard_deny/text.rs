@@ -52,7 +52,9 @@ pub(super) fn segments(command: &str) -> Vec<String> {
             .map_or(bytes.len(), |n| i + n);
         let word = flat.get(i..word_end).unwrap_or("");
         let name = word.rsplit('/').next().unwrap_or(word);
-        if !((crate::shell::DANGEROUS_PROGRAMS.contains(&name) && !TAKES_SCRIPT.contains(&name)) || name.starts_with("mkfs.")) {
+        if !((crate::shell::DANGEROUS_PROGRAMS.contains(&name) && !TAKES_SCRIPT.contains(&name))
+            || name.starts_with("mkfs."))
+        {
             i = word_end.max(i + 1);
             continue;
         }
