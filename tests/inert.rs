@@ -287,3 +287,109 @@ fn every_inert_capable_name_has_a_spec_entry() {
         "src/policy/inert/table.rs is a second command table"
     );
 }
+
+/// A project with secrets beside its code, as agents' projects hold them:
+/// hidden `.env` files, ignored Terraform state and keys, a deny-path-like
+/// directory of vouch's own.
+fn secret_project(setup: &str) -> (tempfile::TempDir, String, String) {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("proj");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::create_dir_all(project.join("deploy")).unwrap();
+    std::fs::create_dir_all(project.join("config")).unwrap();
+    let files: &[(&str, &str)] = &[
+        ("src/main.rs", "fn main() {} // TODO\n"),
+        ("README.md", "# proj TODO\n"),
+        (".env", "API_KEY=FAKESECRET_env TODO\n"),
+        ("config/.env", "TOKEN=FAKESECRET_config TODO\n"),
+        ("terraform.tfstate", "{\"password\":\"FAKESECRET_tf TODO\"}\n"),
+        ("deploy/id_rsa", "-----BEGIN RSA PRIVATE KEY-----\nFAKESECRET_key TODO\n"),
+        (".gitignore", ".env\nconfig/.env\n*.tfstate\ndeploy/\n"),
+    ];
+    for (path, text) in files {
+        std::fs::write(project.join(path), text).unwrap();
+    }
+    git(&project, &["init", "-q"]);
+    let status = std::process::Command::new("bash")
+        .args(["-c", setup])
+        .current_dir(&project)
+        .status()
+        .unwrap();
+    assert!(status.success(), "setup `{setup}`");
+    let (cwd, home_s) = (
+        project.display().to_string(),
+        home.path().display().to_string(),
+    );
+    (home, cwd, home_s)
+}
+
+/// A tree search is judged by what the program itself reads (issue 42):
+/// `rg` skips hidden and ignored entries unless a rule whitelists one,
+/// `grep -r` reads everything its `--include`/`--exclude` leave in. Each
+/// case is also run for real: a search judged inert prints no secret.
+#[test]
+fn a_tree_search_reads_what_the_program_reads() {
+    let cases: &[(&str, &str, bool)] = &[
+        ("", "rg TODO", true),
+        ("", "rg -l TODO", true),
+        ("", "rg --files", true),
+        ("", "rg -c TODO -g '*.rs'", true),
+        ("", "rg -t rust TODO", true),
+        ("", "grep -rn TODO --include='*.rs' .", true),
+        ("", "grep -rn TODO --include='*.rs' --exclude='*.env' .", true),
+        ("", "grep -rn TODO --exclude='*.rs' .", false),
+        ("", "grep -rn TODO .", false),
+        ("", "grep -rn TODO --include='*.rs' --include='.env' .", false),
+        ("", "grep -rn TODO --include='[.]env' .", false),
+        // A whitelist makes ripgrep read a hidden or ignored file.
+        ("echo '!.env' >> .gitignore", "rg TODO", false),
+        ("echo '!*.tfstate' > .ignore", "rg TODO", false),
+        ("echo '!.env' > .rgignore", "rg TODO", false),
+        ("mkdir -p .git/info && echo '!*.tfstate' >> .git/info/exclude", "rg TODO", false),
+        ("echo '!.env' > ../.ignore", "rg TODO", false),
+        ("mkdir -p ../.config/git && echo '!.env' > ../.config/git/ignore", "rg TODO", false),
+        ("printf '[core]\\n\\texcludesFile = /tmp/x\\n' > ../.gitconfig", "rg TODO", false),
+        ("", "rg TODO -g '.env'", false),
+        ("", "rg TODO -g 'config/.env'", false),
+        ("", "rg TODO --iglob '.ENV'", false),
+        ("", "rg TODO --glob-case-insensitive -g '.ENV'", false),
+        ("echo 'X=FAKESECRET_sh TODO' > .env.sh", "rg TODO -t sh", false),
+        // No rule ignores it any more: it is read.
+        ("printf '.env\\n' > .gitignore", "rg TODO", false),
+        // A nested repository's files obey its own ignore files only.
+        ("mkdir -p sub && git init -q sub && cp terraform.tfstate sub/", "rg TODO", false),
+        ("mkdir -p sub/in && git init -q sub && cp terraform.tfstate sub/in/ && echo '*.tfstate' > sub/.gitignore", "rg TODO", true),
+        // Outside a repository ripgrep does not read `.gitignore`.
+        ("rm -rf .git", "rg TODO", false),
+        ("rm -rf .git && printf '*.tfstate\\ndeploy/\\n' > .ignore", "rg TODO", true),
+    ];
+    let real = |program: &str| {
+        std::process::Command::new(program)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    assert!(real("rg") && real("grep"), "ripgrep and GNU grep are needed (.ci/run installs them)");
+    for (setup, command, inert) in cases {
+        let (_home, cwd, home) = secret_project(setup);
+        let got = verdict(command, &cwd, &home);
+        assert_eq!(
+            matches!(got, Verdict::Inert(_)),
+            *inert,
+            "`{setup}` then `{command}`: {got:?}"
+        );
+        let out = std::process::Command::new("bash")
+            .args(["-c", command])
+            .current_dir(&cwd)
+            .env("HOME", &home)
+            .env_remove("RIPGREP_CONFIG_PATH")
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .unwrap();
+        let printed = [out.stdout, out.stderr].concat();
+        let leaked = printed.windows(10).any(|w| w == b"FAKESECRET");
+        if *inert {
+            assert!(!leaked, "`{setup}` then `{command}` is judged inert and printed a secret");
+        }
+    }
+}

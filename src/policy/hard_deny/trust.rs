@@ -57,7 +57,8 @@ fn touch_of(role: Role, recursive: bool) -> Touch {
         | Role::Names
         | Role::Program(_)
         | Role::Run
-        | Role::Setting => Touch::None,
+        | Role::Setting
+        | Role::Select(_) => Touch::None,
     }
 }
 
@@ -84,7 +85,8 @@ fn verb(role: Role) -> &'static str {
         | Role::Names
         | Role::Program(_)
         | Role::Run
-        | Role::Setting => "uses",
+        | Role::Setting
+        | Role::Select(_) => "uses",
     }
 }
 

@@ -9,9 +9,8 @@
 use vouch_shell::options::{Item, OptName, OptValue, Parsed};
 use vouch_shell::spec::{CommandSpec, Inert, Modifier, Operands, Role, Trees};
 
-use super::{
-    Context, Word, content_path_refusal, expand_pattern, script_refusal, tree_refusal, tree_walk,
-};
+use super::tree::{Narrowing, tree_walk};
+use super::{Context, Word, content_path_refusal, expand_pattern, script_refusal, tree_refusal};
 
 /// What the unit showed, for the rationale.
 pub(super) enum Shown {
@@ -124,7 +123,12 @@ fn role_reason(role: Role) -> &'static str {
         Role::Script | Role::Run => "runs a program or code from a file",
         Role::Chdir => "changes directory",
         Role::Setting => "changes a setting",
-        Role::Read | Role::ReadTree | Role::Value | Role::Names | Role::Program(_) => "only reads",
+        Role::Read
+        | Role::ReadTree
+        | Role::Value
+        | Role::Names
+        | Role::Program(_)
+        | Role::Select(_) => "only reads",
     }
 }
 
@@ -144,6 +148,14 @@ fn options_all_plain(spec: &CommandSpec) -> bool {
             .all(|(_, m)| m.is_read_only() && *m != Modifier::Recursive)
 }
 
+/// How a tree is searched: the program's kind of walk and the options that
+/// narrow it.
+#[derive(Clone, Copy)]
+struct Search<'n> {
+    trees: Trees,
+    narrowing: &'n Narrowing,
+}
+
 /// What the options of a reader's unit say, each checked: the operands,
 /// whether a tree is searched, whether an option gave the program text.
 struct Given<'w> {
@@ -156,7 +168,7 @@ struct Given<'w> {
 fn given<'w>(
     program: &str,
     spec: &CommandSpec,
-    trees: Trees,
+    search: Search<'_>,
     args: &[Word<'w>],
     cwd: Option<&str>,
     ctx: &Context<'_>,
@@ -181,6 +193,10 @@ fn given<'w>(
                     inline = true;
                 }
                 let role = option_role(spec, name);
+                if let Role::Select(_) = role {
+                    // Collected by `narrowing` before any tree is walked.
+                    continue;
+                }
                 if let (Some(v), true) = (value, role != Role::Value) {
                     let text = word_value(args, *v).ok_or_else(|| {
                         format!("`{program} {}` with a value not known", label(name))
@@ -191,7 +207,7 @@ fn given<'w>(
                             text: Some(text),
                             pattern: None,
                         },
-                        trees,
+                        search,
                         cwd,
                         ctx,
                         &mut shown,
@@ -255,12 +271,17 @@ pub(super) fn reader_refusal(
             "`{program}` reads a word `@FILE` (or a pattern that may be one) as more options"
         ));
     }
+    let narrowing = narrowing(spec, args)?;
+    let search = Search {
+        trees,
+        narrowing: &narrowing,
+    };
     let Given {
         operands,
         recursive,
         inline,
         mut shown,
-    } = given(program, spec, trees, args, cwd, ctx)?;
+    } = given(program, spec, search, args, cwd, ctx)?;
 
     let roles = operand_roles(program, spec, &operands, inline)?;
     let mut searched = false;
@@ -270,7 +291,7 @@ pub(super) fn reader_refusal(
             other => other,
         };
         searched |= role == Role::ReadTree;
-        check_word(role, word, trees, cwd, ctx, &mut shown)?;
+        check_word(role, word, search, cwd, ctx, &mut shown)?;
     }
     // `grep -r PAT` and `rg PAT` search the working directory.
     let searches_here = matches!(
@@ -287,13 +308,34 @@ pub(super) fn reader_refusal(
                 text: Some("."),
                 pattern: None,
             },
-            trees,
+            search,
             cwd,
             ctx,
             &mut shown,
         )?;
     }
     Ok(shown)
+}
+
+/// The options that narrow a tree search, all of them, before any tree is
+/// walked (a later `rg -g .env` whitelists a hidden file).
+fn narrowing(spec: &CommandSpec, args: &[Word<'_>]) -> Result<Narrowing, String> {
+    let parsed = Parsed::new(&spec.options, args);
+    let mut narrowing = Narrowing::default();
+    for item in &parsed.items {
+        if let Item::Opt { name, value, .. } = item
+            && let Role::Select(select) = option_role(spec, name)
+        {
+            let text = match value {
+                Some(v) => Some(
+                    word_value(args, *v).ok_or("a narrowing option with a value not known")?,
+                ),
+                None => None,
+            };
+            narrowing.add(select, text)?;
+        }
+    }
+    Ok(narrowing)
 }
 
 /// Each operand with its role, by the entry's [`Operands`].
@@ -370,7 +412,7 @@ fn operand_roles<'w>(
 fn check_word(
     role: Role,
     word: Word<'_>,
-    trees: Trees,
+    search: Search<'_>,
     cwd: Option<&str>,
     ctx: &Context<'_>,
     shown: &mut Shown,
@@ -410,7 +452,7 @@ fn check_word(
                 .text
                 .ok_or("a tree searched that is named by a pattern".to_owned())?;
             tree_refusal(text, cwd, ctx)?;
-            tree_walk(text, trees, cwd, ctx)
+            tree_walk(text, search.trees, search.narrowing, cwd, ctx)
         }
         other => Err(format!("a word that {}", role_reason(other))),
     }

@@ -29,11 +29,12 @@
 mod derive;
 mod git;
 mod scripts;
+mod tree;
 
 use std::path::Path;
 
 use vouch_shell::options::{Item, OptName, OptValue, Parsed};
-use vouch_shell::spec::{self, CommandSpec, Dialect, Inert, Modifier, Trees};
+use vouch_shell::spec::{self, CommandSpec, Dialect, Inert, Modifier};
 use vouch_shell::{Analysis, Arg, Command, CommandKind, Origin, RedirectOp};
 
 use crate::policy::credentials::is_sensitive_path;
@@ -1135,63 +1136,6 @@ fn git_refusal(
         Some(why) => Err(why),
         None => Ok(()),
     }
-}
-
-/// At most this many entries of a tree searched for contents are checked
-/// before the search is not proven.
-const MAX_TREE_ENTRIES: usize = 20_000;
-
-/// What a tree search reads, checked at decision time: no entry the
-/// program would read is sensitive (`grep -r` reads `.env`; `rg` skips
-/// hidden entries), and no symbolic link in it leads to a sensitive file or
-/// a tree that may not be searched (whether or not the program follows it:
-/// `grep -R` and `rg -L` do). Every directory entry read is charged to a
-/// budget first; past it the search is not proven.
-fn tree_walk(path: &str, trees: Trees, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
-    let root = absolute(path, cwd, ctx.home)?;
-    let mut pending = vec![std::path::PathBuf::from(&root)];
-    let mut budget = MAX_TREE_ENTRIES;
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            // Not a directory (a file operand of `grep -r`) or unreadable:
-            // the program reads no more than vouch can.
-            continue;
-        };
-        for entry in entries {
-            budget = budget
-                .checked_sub(1)
-                .ok_or_else(|| format!("`{path}`: too many entries to check"))?;
-            let entry = entry.map_err(|e| format!("`{path}`: {e}"))?;
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if trees == Trees::SkipsHidden && name.starts_with('.') {
-                continue;
-            }
-            let full = entry.path();
-            let shown = full.display().to_string();
-            if sensitive_by_name(&shown)
-                || ctx
-                    .protected
-                    .iter()
-                    .any(|p| vouch_shell::path::is_ancestor_or_self(p, &shown))
-            {
-                return Err(format!(
-                    "`{path}` holds `{name}`, a sensitive file the search reads"
-                ));
-            }
-            let kind = entry.file_type().map_err(|e| format!("`{shown}`: {e}"))?;
-            if kind.is_symlink() {
-                match std::fs::metadata(&full) {
-                    Ok(meta) if meta.is_dir() => tree_refusal(&shown, cwd, ctx)?,
-                    Ok(_) => content_path_refusal(&shown, cwd, ctx)?,
-                    Err(_) => {}
-                }
-            } else if kind.is_dir() {
-                pending.push(full);
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

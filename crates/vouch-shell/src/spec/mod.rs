@@ -71,6 +71,30 @@ pub enum Role {
     /// (`hostname NAME`, `date -s`, a shell's `-o OPTION`, `xargs
     /// --process-slot-var`): it changes something beyond printing.
     Setting,
+    /// Narrows which entries of a searched tree are read (`rg -g`, `rg -t`,
+    /// `grep --include`). The inert stage follows the narrowing only where
+    /// it can compute it exactly; otherwise it reads it as none.
+    Select(Select),
+}
+
+/// How a [`Role::Select`] option narrows a tree search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Select {
+    /// ripgrep's `-g GLOB` (`!GLOB` excludes): an override that decides
+    /// over ignore files and hidden names.
+    Glob,
+    /// ripgrep's `--iglob GLOB`: the same, case-insensitive.
+    GlobCaseless,
+    /// ripgrep's `--glob-case-insensitive`: every `-g` is case-insensitive.
+    GlobsCaseless,
+    /// ripgrep's `-t TYPE`: only files of the type, hidden ones included.
+    Type,
+    /// ripgrep's `-T TYPE`: no file of the type.
+    TypeNot,
+    /// grep's `--include GLOB` (on base names; the last match wins).
+    Include,
+    /// grep's `--exclude GLOB`.
+    Exclude,
 }
 
 /// The languages of [`Role::Program`] texts, each read by the inert stage's
@@ -257,7 +281,12 @@ impl Role {
     /// program text).
     pub fn is_read_only(self) -> bool {
         match self {
-            Role::Read | Role::ReadTree | Role::Value | Role::Names | Role::Program(_) => true,
+            Role::Read
+            | Role::ReadTree
+            | Role::Value
+            | Role::Names
+            | Role::Program(_)
+            | Role::Select(_) => true,
             Role::Write
             | Role::WriteInto
             | Role::Delete

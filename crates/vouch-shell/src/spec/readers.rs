@@ -14,7 +14,9 @@
 //! are not listed: getopt rejects them, and the inert stage refuses what the
 //! entry does not list.
 
-use super::{CommandSpec, Dialect, Inert, Modifier, Operands, Role, Trees, long, opts, spec};
+use super::{
+    CommandSpec, Dialect, Inert, Modifier, Operands, Role, Select, Trees, long, opts, spec,
+};
 use crate::options::HasArg::{No, Optional, Required, Two};
 use crate::options::{Clusters, LongOpt, OptionSpec};
 
@@ -1098,7 +1100,11 @@ pub const READERS: &[CommandSpec] = &[
     CommandSpec {
         option_roles: &[
             (&["e", "regexp"], Program(Dialect::Pattern)),
-            (&["f", "file", "exclude-from"], Read),
+            (&["f", "file"], Read),
+            (&["include"], Role::Select(Select::Include)),
+            (&["exclude"], Role::Select(Select::Exclude)),
+            // Read, and its globs are not followed.
+            (&["exclude-from"], Read),
         ],
         modifiers: &[
             (
@@ -1148,6 +1154,11 @@ pub const READERS: &[CommandSpec] = &[
             (&["e", "regexp"], Program(Dialect::Pattern)),
             (&["f", "file", "ignore-file"], Read),
             (&["pre"], Run),
+            (&["g", "glob"], Role::Select(Select::Glob)),
+            (&["iglob"], Role::Select(Select::GlobCaseless)),
+            (&["glob-case-insensitive"], Role::Select(Select::GlobsCaseless)),
+            (&["t", "type"], Role::Select(Select::Type)),
+            (&["T", "type-not"], Role::Select(Select::TypeNot)),
         ],
         modifiers: &[
             (&["z", "search-zip", "pre-glob"], Modifier::Runs),
@@ -1164,6 +1175,10 @@ pub const READERS: &[CommandSpec] = &[
                     "no-ignore-parent",
                     "no-ignore-vcs",
                     "no-require-git",
+                    // Rules vouch does not read can whitelist a hidden file.
+                    "ignore-file",
+                    "type-add",
+                    "type-clear",
                 ],
                 Modifier::Hidden,
             ),
