@@ -302,8 +302,14 @@ fn secret_project(setup: &str) -> (tempfile::TempDir, String, String) {
         ("README.md", "# proj TODO\n"),
         (".env", "API_KEY=FAKESECRET_env TODO\n"),
         ("config/.env", "TOKEN=FAKESECRET_config TODO\n"),
-        ("terraform.tfstate", "{\"password\":\"FAKESECRET_tf TODO\"}\n"),
-        ("deploy/id_rsa", "-----BEGIN RSA PRIVATE KEY-----\nFAKESECRET_key TODO\n"),
+        (
+            "terraform.tfstate",
+            "{\"password\":\"FAKESECRET_tf TODO\"}\n",
+        ),
+        (
+            "deploy/id_rsa",
+            "-----BEGIN RSA PRIVATE KEY-----\nFAKESECRET_key TODO\n",
+        ),
         (".gitignore", ".env\nconfig/.env\n*.tfstate\ndeploy/\n"),
     ];
     for (path, text) in files {
@@ -336,32 +342,68 @@ fn a_tree_search_reads_what_the_program_reads() {
         ("", "rg -c TODO -g '*.rs'", true),
         ("", "rg -t rust TODO", true),
         ("", "grep -rn TODO --include='*.rs' .", true),
-        ("", "grep -rn TODO --include='*.rs' --exclude='*.env' .", true),
+        (
+            "",
+            "grep -rn TODO --include='*.rs' --exclude='*.env' .",
+            true,
+        ),
         ("", "grep -rn TODO --exclude='*.rs' .", false),
         ("", "grep -rn TODO .", false),
-        ("", "grep -rn TODO --include='*.rs' --include='.env' .", false),
+        (
+            "",
+            "grep -rn TODO --include='*.rs' --include='.env' .",
+            false,
+        ),
         ("", "grep -rn TODO --include='[.]env' .", false),
         // A whitelist makes ripgrep read a hidden or ignored file.
         ("echo '!.env' >> .gitignore", "rg TODO", false),
         ("echo '!*.tfstate' > .ignore", "rg TODO", false),
         ("echo '!.env' > .rgignore", "rg TODO", false),
-        ("mkdir -p .git/info && echo '!*.tfstate' >> .git/info/exclude", "rg TODO", false),
+        (
+            "mkdir -p .git/info && echo '!*.tfstate' >> .git/info/exclude",
+            "rg TODO",
+            false,
+        ),
         ("echo '!.env' > ../.ignore", "rg TODO", false),
-        ("mkdir -p ../.config/git && echo '!.env' > ../.config/git/ignore", "rg TODO", false),
-        ("printf '[core]\\n\\texcludesFile = /tmp/x\\n' > ../.gitconfig", "rg TODO", false),
+        (
+            "mkdir -p ../.config/git && echo '!.env' > ../.config/git/ignore",
+            "rg TODO",
+            false,
+        ),
+        (
+            "printf '[core]\\n\\texcludesFile = /tmp/x\\n' > ../.gitconfig",
+            "rg TODO",
+            false,
+        ),
         ("", "rg TODO -g '.env'", false),
         ("", "rg TODO -g 'config/.env'", false),
         ("", "rg TODO --iglob '.ENV'", false),
         ("", "rg TODO --glob-case-insensitive -g '.ENV'", false),
-        ("echo 'X=FAKESECRET_sh TODO' > .env.sh", "rg TODO -t sh", false),
+        (
+            "echo 'X=FAKESECRET_sh TODO' > .env.sh",
+            "rg TODO -t sh",
+            false,
+        ),
         // No rule ignores it any more: it is read.
         ("printf '.env\\n' > .gitignore", "rg TODO", false),
         // A nested repository's files obey its own ignore files only.
-        ("mkdir -p sub && git init -q sub && cp terraform.tfstate sub/", "rg TODO", false),
-        ("mkdir -p sub/in && git init -q sub && cp terraform.tfstate sub/in/ && echo '*.tfstate' > sub/.gitignore", "rg TODO", true),
+        (
+            "mkdir -p sub && git init -q sub && cp terraform.tfstate sub/",
+            "rg TODO",
+            false,
+        ),
+        (
+            "mkdir -p sub/in && git init -q sub && cp terraform.tfstate sub/in/ && echo '*.tfstate' > sub/.gitignore",
+            "rg TODO",
+            true,
+        ),
         // Outside a repository ripgrep does not read `.gitignore`.
         ("rm -rf .git", "rg TODO", false),
-        ("rm -rf .git && printf '*.tfstate\\ndeploy/\\n' > .ignore", "rg TODO", true),
+        (
+            "rm -rf .git && printf '*.tfstate\\ndeploy/\\n' > .ignore",
+            "rg TODO",
+            true,
+        ),
     ];
     let real = |program: &str| {
         std::process::Command::new(program)
@@ -369,7 +411,10 @@ fn a_tree_search_reads_what_the_program_reads() {
             .output()
             .is_ok_and(|o| o.status.success())
     };
-    assert!(real("rg") && real("grep"), "ripgrep and GNU grep are needed (.ci/run installs them)");
+    assert!(
+        real("rg") && real("grep"),
+        "ripgrep and GNU grep are needed (.ci/run installs them)"
+    );
     for (setup, command, inert) in cases {
         let (_home, cwd, home) = secret_project(setup);
         let got = verdict(command, &cwd, &home);
@@ -389,7 +434,10 @@ fn a_tree_search_reads_what_the_program_reads() {
         let printed = [out.stdout, out.stderr].concat();
         let leaked = printed.windows(10).any(|w| w == b"FAKESECRET");
         if *inert {
-            assert!(!leaked, "`{setup}` then `{command}` is judged inert and printed a secret");
+            assert!(
+                !leaked,
+                "`{setup}` then `{command}` is judged inert and printed a secret"
+            );
         }
     }
 }

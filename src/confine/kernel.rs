@@ -90,11 +90,22 @@ fn seccomp_available() -> Result<(), Missing> {
 /// `no_new_privs`, then the seccomp filter ([`super::filter`]). After this only `execve` is
 /// left to do.
 pub fn restrict(plan: &Plan) -> Result<(), Missing> {
+    apply(rules(plan)?)
+}
+
+/// The Landlock ruleset with the plan's grants, not yet applied (any
+/// thread may build it; [`apply`] restricts the thread that calls it).
+pub fn rules(plan: &Plan) -> Result<RulesetCreated, Missing> {
     let ruleset = landlock_ruleset().map_err(|why| Missing::Landlock {
         found: found_abi(),
         why,
     })?;
-    let ruleset = add_rules(ruleset, plan)?;
+    add_rules(ruleset, plan)
+}
+
+/// Restricts the calling thread with `ruleset` ([`rules`]), then the
+/// capabilities, `no_new_privs` and seccomp ([`restrict`]).
+pub fn apply(ruleset: RulesetCreated) -> Result<(), Missing> {
     drop_capabilities()?;
     let status = ruleset
         .restrict_self()

@@ -124,9 +124,11 @@ pub struct Plan {
 
 /// Works out the grants for `setting`.
 pub fn plan(setting: &Setting<'_>) -> Plan {
-    let hidden = hidden_paths(setting);
+    // Written without `.`, repeated or trailing `/`, as [`beneath`] needs.
+    let normal = |p: &Path| p.components().collect::<PathBuf>();
+    let hidden: Vec<PathBuf> = hidden_paths(setting).iter().map(|p| normal(p)).collect();
     let mut holes = hidden.clone();
-    holes.extend(setting.home.map(Path::to_path_buf));
+    holes.extend(setting.home.map(normal));
     let mut walker = Walker {
         budget: setting.max_entries,
         hidden,
@@ -371,7 +373,7 @@ impl Walker {
     /// Whether `path` (a file, or a directory when `dir`) must not be read:
     /// a hidden path or beneath one, or a sensitive name.
     fn is_hidden(&self, path: &Path, dir: bool) -> bool {
-        if self.hidden.iter().any(|h| path.starts_with(h)) {
+        if self.hidden.iter().any(|h| beneath(path, h)) {
             return true;
         }
         // A directory is sensitive for what it holds (`.ssh`, `.aws`), not
@@ -385,7 +387,7 @@ impl Walker {
 
     /// Whether a hole lies strictly beneath `dir`.
     fn holds_hole(&self, dir: &Path) -> bool {
-        self.holes.iter().any(|h| h != dir && h.starts_with(dir))
+        self.holes.iter().any(|h| h != dir && beneath(h, dir))
     }
 
     /// Whether `path` is a hole itself.
@@ -403,7 +405,7 @@ impl Walker {
         };
         let mut grants = Vec::new();
         for (path, kind) in entries {
-            if self.is_hole(&path) || self.hidden.iter().any(|h| path.starts_with(h)) {
+            if self.is_hole(&path) || self.hidden.iter().any(|h| beneath(&path, h)) {
                 continue;
             }
             match kind {
@@ -478,6 +480,20 @@ impl Walker {
             out.push((entry.path(), kind));
         }
         Some(out)
+    }
+}
+
+/// `Path::starts_with` for the walk's paths, compared as bytes: both are
+/// absolute and normal (joined from canonical directories and entry names:
+/// no `.`, `..`, repeated or trailing `/`), so a byte prefix that ends at a
+/// `/` is a component prefix — without splitting either into components,
+/// which is most of the walk's time on a large tree.
+fn beneath(path: &Path, dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (path, dir) = (path.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    match path.strip_prefix(dir) {
+        Some(rest) => rest.is_empty() || rest.starts_with(b"/") || dir.ends_with(b"/"),
+        None => false,
     }
 }
 

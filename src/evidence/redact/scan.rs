@@ -11,7 +11,6 @@
 //! back to the original text and returned; they are applied once, by the
 //! caller, and nothing re-reads the output.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, OnceLock};
 
@@ -122,7 +121,8 @@ impl Scanner {
         let providers: &'static Providers = &PROVIDERS;
         let mut words: Vec<String> = Vec::new();
         let mut targets: Vec<Vec<Target>> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
+        // foldhash: SipHash's per-key cost was most of a one-shot build.
+        let mut index: foldhash::HashMap<String, usize> = foldhash::HashMap::default();
         let mut add = |word: &str, target: Target| {
             let word = word.to_ascii_lowercase();
             match index.get(&word) {
@@ -431,14 +431,17 @@ impl Scanner {
     }
 }
 
-/// The trigger words indexed by their first two bytes, lowercased: a
-/// search at each position looks only at the words that start with the two
-/// bytes there. Building it is one counting sort over the 65,536 possible
-/// keys, so a process that scans one small request pays next to nothing for
-/// the scanner (an automaton over the ~600 words cost ~4.3 M instructions to
-/// build); per byte it is slower than a DFA, which large texts get instead.
+/// The trigger words indexed by their first two bytes, lowercased and
+/// hashed into [`KEYS`] buckets: a search at each position looks only at
+/// the words of the bucket of the two bytes there, each compared whole.
+/// Building it is one counting sort over the buckets, so a process that
+/// scans one small request (a hook, `vouch confine`'s environment) pays
+/// next to nothing for the scanner (an automaton over the ~600 words cost
+/// ~4.3 M instructions to build; a table of all 65,536 byte pairs, half a
+/// megabyte of fresh pages); per byte it is slower than a DFA, which large
+/// texts get instead.
 struct WordIndex {
-    /// Per two-byte key, where its words start in `ids` (65,537 offsets).
+    /// Per bucket, where its words start in `ids` (`KEYS + 1` offsets).
     starts: Vec<u32>,
     /// Word ids grouped by key.
     ids: Vec<u16>,
@@ -446,8 +449,9 @@ struct WordIndex {
     singles: Vec<u16>,
 }
 
-/// Keys of two bytes.
-const KEYS: usize = 1 << 16;
+/// Buckets of the two-byte keys: ~600 words over 4,096 buckets share one
+/// rarely, and a shared bucket costs one more comparison.
+const KEYS: usize = 1 << 12;
 
 impl WordIndex {
     fn new(words: &[String]) -> WordIndex {
@@ -458,7 +462,7 @@ impl WordIndex {
                 .iter()
                 .enumerate()
                 .filter_map(|(id, w)| match *w.as_bytes() {
-                    [a, b, ..] => Some((usize::from(pair(a, b)), u16::try_from(id).ok()?)),
+                    [a, b, ..] => Some((pair(a, b), u16::try_from(id).ok()?)),
                     _ => None,
                 })
         };
@@ -519,7 +523,7 @@ impl WordIndex {
                 f(usize::from(single - 1), i, i + 1);
             }
             if let Some(&b) = tail.first() {
-                let key = usize::from(pair(*a, b));
+                let key = pair(*a, b);
                 let lo = self.starts.get(key).map_or(0, |&s| s as usize);
                 let hi = self.starts.get(key + 1).map_or(0, |&s| s as usize);
                 for &id in self.ids.get(lo..hi).unwrap_or_default() {
@@ -563,8 +567,10 @@ fn dfa_hits(dfa: &DFA, hay: &[u8], from: usize, to: usize, mut f: impl FnMut(usi
 }
 
 /// Two bytes, lowercased, as one key.
-fn pair(a: u8, b: u8) -> u16 {
-    (u16::from(a.to_ascii_lowercase()) << 8) | u16::from(b.to_ascii_lowercase())
+/// The bucket of two bytes, case-insensitively.
+fn pair(a: u8, b: u8) -> usize {
+    let key = (usize::from(a.to_ascii_lowercase()) << 8) | usize::from(b.to_ascii_lowercase());
+    (key ^ (key >> 5)) & (KEYS - 1)
 }
 
 /// Adds a window, merged with the last one when they overlap or lie less

@@ -327,9 +327,9 @@ fn narrowing(spec: &CommandSpec, args: &[Word<'_>]) -> Result<Narrowing, String>
             && let Role::Select(select) = option_role(spec, name)
         {
             let text = match value {
-                Some(v) => Some(
-                    word_value(args, *v).ok_or("a narrowing option with a value not known")?,
-                ),
+                Some(v) => {
+                    Some(word_value(args, *v).ok_or("a narrowing option with a value not known")?)
+                }
                 None => None,
             };
             narrowing.add(select, text)?;

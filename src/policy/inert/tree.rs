@@ -78,7 +78,9 @@ pub(super) fn tree_walk(
         path,
     };
     let rules = match trees {
-        Trees::SkipsHidden => Rules::Ripgrep(Ripgrep::new(narrowing, &root, ctx, &mut budget)?),
+        Trees::SkipsHidden => {
+            Rules::Ripgrep(Box::new(Ripgrep::new(narrowing, &root, ctx, &mut budget)?))
+        }
         Trees::Everything => Rules::Grep(Grep::new(narrowing)),
     };
     let mut pending = vec![Dir {
@@ -185,7 +187,7 @@ impl Dir {
 }
 
 enum Rules {
-    Ripgrep(Ripgrep),
+    Ripgrep(Box<Ripgrep>),
     Grep(Grep),
 }
 
@@ -275,7 +277,9 @@ impl Ripgrep {
                         continue;
                     }
                     overrides
-                        .case_insensitive(narrowing.globs_caseless || *select == Select::GlobCaseless)
+                        .case_insensitive(
+                            narrowing.globs_caseless || *select == Select::GlobCaseless,
+                        )
                         .map_err(|e| format!("`rg -g {value}`: {e}"))?;
                     overrides
                         .add(value)
@@ -294,11 +298,7 @@ impl Ripgrep {
             }
         }
         let overrides = match any_glob && !overrides_unknown {
-            true => Some(
-                overrides
-                    .build()
-                    .map_err(|e| format!("`rg -g`: {e}"))?,
-            ),
+            true => Some(overrides.build().map_err(|e| format!("`rg -g`: {e}"))?),
             false => None,
         };
         let types = match any_type {

@@ -1156,7 +1156,10 @@ pub const READERS: &[CommandSpec] = &[
             (&["pre"], Run),
             (&["g", "glob"], Role::Select(Select::Glob)),
             (&["iglob"], Role::Select(Select::GlobCaseless)),
-            (&["glob-case-insensitive"], Role::Select(Select::GlobsCaseless)),
+            (
+                &["glob-case-insensitive"],
+                Role::Select(Select::GlobsCaseless),
+            ),
             (&["t", "type"], Role::Select(Select::Type)),
             (&["T", "type-not"], Role::Select(Select::TypeNot)),
         ],
