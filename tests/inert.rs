@@ -329,82 +329,84 @@ fn secret_project(setup: &str) -> (tempfile::TempDir, String, String) {
     (home, cwd, home_s)
 }
 
+/// `(setup, command, judged inert)`.
+const TREE_CASES: &[(&str, &str, bool)] = &[
+    ("", "rg TODO", true),
+    ("", "rg -l TODO", true),
+    ("", "rg --files", true),
+    ("", "rg -c TODO -g '*.rs'", true),
+    ("", "rg -t rust TODO", true),
+    ("", "grep -rn TODO --include='*.rs' .", true),
+    (
+        "",
+        "grep -rn TODO --include='*.rs' --exclude='*.env' .",
+        true,
+    ),
+    ("", "grep -rn TODO --exclude='*.rs' .", false),
+    ("", "grep -rn TODO .", false),
+    (
+        "",
+        "grep -rn TODO --include='*.rs' --include='.env' .",
+        false,
+    ),
+    ("", "grep -rn TODO --include='[.]env' .", false),
+    // A whitelist makes ripgrep read a hidden or ignored file.
+    ("echo '!.env' >> .gitignore", "rg TODO", false),
+    ("echo '!*.tfstate' > .ignore", "rg TODO", false),
+    ("echo '!.env' > .rgignore", "rg TODO", false),
+    (
+        "mkdir -p .git/info && echo '!*.tfstate' >> .git/info/exclude",
+        "rg TODO",
+        false,
+    ),
+    ("echo '!.env' > ../.ignore", "rg TODO", false),
+    (
+        "mkdir -p ../.config/git && echo '!.env' > ../.config/git/ignore",
+        "rg TODO",
+        false,
+    ),
+    (
+        "printf '[core]\\n\\texcludesFile = /tmp/x\\n' > ../.gitconfig",
+        "rg TODO",
+        false,
+    ),
+    ("", "rg TODO -g '.env'", false),
+    ("", "rg TODO -g 'config/.env'", false),
+    ("", "rg TODO --iglob '.ENV'", false),
+    ("", "rg TODO --glob-case-insensitive -g '.ENV'", false),
+    (
+        "echo 'X=FAKESECRET_sh TODO' > .env.sh",
+        "rg TODO -t sh",
+        false,
+    ),
+    // No rule ignores it any more: it is read.
+    ("printf '.env\\n' > .gitignore", "rg TODO", false),
+    // A nested repository's files obey its own ignore files only.
+    (
+        "mkdir -p sub && git init -q sub && cp terraform.tfstate sub/",
+        "rg TODO",
+        false,
+    ),
+    (
+        "mkdir -p sub/in && git init -q sub && cp terraform.tfstate sub/in/ && echo '*.tfstate' > sub/.gitignore",
+        "rg TODO",
+        true,
+    ),
+    // Outside a repository ripgrep does not read `.gitignore`.
+    ("rm -rf .git", "rg TODO", false),
+    (
+        "rm -rf .git && printf '*.tfstate\\ndeploy/\\n' > .ignore",
+        "rg TODO",
+        true,
+    ),
+];
+
 /// A tree search is judged by what the program itself reads (issue 42):
 /// `rg` skips hidden and ignored entries unless a rule whitelists one,
 /// `grep -r` reads everything its `--include`/`--exclude` leave in. Each
 /// case is also run for real: a search judged inert prints no secret.
 #[test]
 fn a_tree_search_reads_what_the_program_reads() {
-    let cases: &[(&str, &str, bool)] = &[
-        ("", "rg TODO", true),
-        ("", "rg -l TODO", true),
-        ("", "rg --files", true),
-        ("", "rg -c TODO -g '*.rs'", true),
-        ("", "rg -t rust TODO", true),
-        ("", "grep -rn TODO --include='*.rs' .", true),
-        (
-            "",
-            "grep -rn TODO --include='*.rs' --exclude='*.env' .",
-            true,
-        ),
-        ("", "grep -rn TODO --exclude='*.rs' .", false),
-        ("", "grep -rn TODO .", false),
-        (
-            "",
-            "grep -rn TODO --include='*.rs' --include='.env' .",
-            false,
-        ),
-        ("", "grep -rn TODO --include='[.]env' .", false),
-        // A whitelist makes ripgrep read a hidden or ignored file.
-        ("echo '!.env' >> .gitignore", "rg TODO", false),
-        ("echo '!*.tfstate' > .ignore", "rg TODO", false),
-        ("echo '!.env' > .rgignore", "rg TODO", false),
-        (
-            "mkdir -p .git/info && echo '!*.tfstate' >> .git/info/exclude",
-            "rg TODO",
-            false,
-        ),
-        ("echo '!.env' > ../.ignore", "rg TODO", false),
-        (
-            "mkdir -p ../.config/git && echo '!.env' > ../.config/git/ignore",
-            "rg TODO",
-            false,
-        ),
-        (
-            "printf '[core]\\n\\texcludesFile = /tmp/x\\n' > ../.gitconfig",
-            "rg TODO",
-            false,
-        ),
-        ("", "rg TODO -g '.env'", false),
-        ("", "rg TODO -g 'config/.env'", false),
-        ("", "rg TODO --iglob '.ENV'", false),
-        ("", "rg TODO --glob-case-insensitive -g '.ENV'", false),
-        (
-            "echo 'X=FAKESECRET_sh TODO' > .env.sh",
-            "rg TODO -t sh",
-            false,
-        ),
-        // No rule ignores it any more: it is read.
-        ("printf '.env\\n' > .gitignore", "rg TODO", false),
-        // A nested repository's files obey its own ignore files only.
-        (
-            "mkdir -p sub && git init -q sub && cp terraform.tfstate sub/",
-            "rg TODO",
-            false,
-        ),
-        (
-            "mkdir -p sub/in && git init -q sub && cp terraform.tfstate sub/in/ && echo '*.tfstate' > sub/.gitignore",
-            "rg TODO",
-            true,
-        ),
-        // Outside a repository ripgrep does not read `.gitignore`.
-        ("rm -rf .git", "rg TODO", false),
-        (
-            "rm -rf .git && printf '*.tfstate\\ndeploy/\\n' > .ignore",
-            "rg TODO",
-            true,
-        ),
-    ];
     let real = |program: &str| {
         std::process::Command::new(program)
             .arg("--version")
@@ -415,7 +417,7 @@ fn a_tree_search_reads_what_the_program_reads() {
         real("rg") && real("grep"),
         "ripgrep and GNU grep are needed (.ci/run installs them)"
     );
-    for (setup, command, inert) in cases {
+    for (setup, command, inert) in TREE_CASES {
         let (_home, cwd, home) = secret_project(setup);
         let got = verdict(command, &cwd, &home);
         assert_eq!(
