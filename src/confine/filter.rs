@@ -255,8 +255,15 @@ fn tree(items: &[(u32, Leaf)]) -> Result<Vec<sock_filter>, Missing> {
     Ok(out)
 }
 
-/// The whole program.
+/// The whole program, built once per process (the probe and the
+/// confinement both need it).
 pub fn program() -> Result<Vec<sock_filter>, Missing> {
+    static PROGRAM: std::sync::OnceLock<Result<Vec<sock_filter>, Missing>> =
+        std::sync::OnceLock::new();
+    PROGRAM.get_or_init(build).clone()
+}
+
+fn build() -> Result<Vec<sock_filter>, Missing> {
     let mut out = vec![
         stmt(BPF_LD_W_ABS, ARCH),
         jump(BPF_JEQ_K, audit_arch()?, 1, 0)?,

@@ -117,7 +117,7 @@ pub fn run(opts: &Options) -> i32 {
     };
     let prepared = match prepare(opts) {
         Ok(p) => p,
-        Err(missing) => return refuse(&missing),
+        Err(missing) => return refuse(&why_not(missing)),
     };
     if let Some(tree) = &prepared.plan.exhausted {
         eprintln!(
@@ -127,7 +127,7 @@ pub fn run(opts: &Options) -> i32 {
         );
     }
     if let Err(missing) = kernel::apply(prepared.ruleset) {
-        return refuse(&missing);
+        return refuse(&why_not(missing));
     }
     let error = std::process::Command::new(program)
         .args(args)
@@ -139,6 +139,16 @@ pub fn run(opts: &Options) -> i32 {
         Path::new(program).display()
     );
     EXIT_NOT_FOUND
+}
+
+/// What the system lacks, when that is why confining failed (the probe's
+/// precise reason), else the failure itself. `vouch confine` does not probe
+/// first: building and applying the restrictions fails on the same lacks.
+fn why_not(failed: Missing) -> Missing {
+    match available() {
+        Err(lack) => lack,
+        Ok(()) => failed,
+    }
 }
 
 fn refuse(missing: &Missing) -> i32 {
@@ -157,7 +167,6 @@ struct Prepared {
 /// One thread throughout: a second one for the environment's check cost
 /// more (its start, its pages) than it saved, measured.
 fn prepare(opts: &Options) -> Result<Prepared, Missing> {
-    available()?;
     let vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     let plan = plan_for(opts, &vars)?;
     let ruleset = kernel::rules(&plan)?;
