@@ -293,10 +293,14 @@ pub fn sections() -> impl Iterator<Item = &'static str> {
 
 /// The spec for `section.key`, if it exists.
 pub fn lookup(section: &str, key: &str) -> Option<&'static KeySpec> {
+    // Lengths first: every layer's every key is looked up, most of them
+    // against keys of another length (this was most of loading the
+    // configuration).
     KEYS.iter().find(|k| {
-        k.key
-            .split_once('.')
-            .is_some_and(|(s, name)| s == section && name == key)
+        k.key.len() == section.len() + 1 + key.len()
+            && k.key
+                .split_once('.')
+                .is_some_and(|(s, name)| s == section && name == key)
     })
 }
 
