@@ -399,6 +399,43 @@ const TREE_CASES: &[(&str, &str, bool)] = &[
         "rg TODO",
         true,
     ),
+    // Paths a `find` printed, read by what `-exec` or `xargs` runs: a
+    // search of find's roots, narrowed by its `-name` globs when its
+    // expression only joins tests with "and".
+    ("", "find src -name '*.rs' | xargs grep -l TODO", true),
+    (
+        "",
+        "find . -name '*.rs' -print0 | xargs -0 grep -n TODO",
+        true,
+    ),
+    ("", "find . -name '*.rs' -exec grep -l TODO {} \\;", true),
+    (
+        "",
+        "find . -type f -name '*.rs' -exec grep -n TODO {} +",
+        true,
+    ),
+    ("", "find . -type f | xargs grep -l TODO", false),
+    ("", "find . -exec grep -l TODO {} +", false),
+    (
+        "",
+        "find . -name '*.rs' -o -name .env | xargs grep TODO",
+        false,
+    ),
+    ("", "find . -iname '*.RS' | xargs grep TODO", false),
+    // `xargs` splits `src/a .env` into `src/a` and `.env`.
+    ("touch 'src/a .env'", "find src | xargs grep TODO", false),
+    (
+        "touch 'src/a .env'",
+        "find src -print0 | xargs -0 grep TODO",
+        true,
+    ),
+    ("", "find src -print0 | xargs grep TODO", false),
+    // A linked directory is searched where it points.
+    (
+        "mkdir -p ../out && ln -s ../../out src/lib",
+        "grep -Rn TODO --include='*.rs' src",
+        false,
+    ),
 ];
 
 /// A tree search is judged by what the program itself reads (issue 42):

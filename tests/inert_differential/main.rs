@@ -749,6 +749,7 @@ fn compare_confined_trial(harness: Option<Arc<Harness>>, corpus: bool) -> Trial 
         let limit = run_env::env_number("VOUCH_INERT_DIFF_CONFINED_LIMIT", usize::MAX);
         if limit < commands.len() {
             let slot = &harness.slots[0];
+            slot.refresh(&harness.fixture_home)?;
             commands.retain(|c| matches!(slot.judge(c), Verdict::Inert(_)));
             let step = commands.len().div_ceil(limit.max(1)).max(1);
             commands = commands.into_iter().step_by(step).collect();
@@ -763,6 +764,13 @@ fn compare_confined_trial(harness: Option<Arc<Harness>>, corpus: bool) -> Trial 
         let next = Arc::new(AtomicUsize::new(0));
         let shared = Arc::clone(&compared);
         on_slots(&harness, move |harness, slot| {
+            // Judged over the fixture as it runs: a slot is filled by its
+            // first run, and judged before it `sub/../.bashrc` had no `sub`
+            // to resolve (the verdict depended on the order). Each run
+            // refreshes the slot again, and an inert one changes nothing.
+            if slot.refresh(&harness.fixture_home).is_err() {
+                return;
+            }
             while let Some(command) = commands.get(next.fetch_add(1, Ordering::Relaxed)) {
                 if let Verdict::Inert(_) = slot.judge(command) {
                     confined::compare(harness, slot, command, &shared);

@@ -206,6 +206,7 @@ fn given<'w>(
                         Word {
                             text: Some(text),
                             pattern: None,
+                            found: None,
                         },
                         search,
                         cwd,
@@ -307,6 +308,7 @@ pub(super) fn reader_refusal(
             Word {
                 text: Some("."),
                 pattern: None,
+                found: None,
             },
             search,
             cwd,
@@ -422,6 +424,21 @@ fn check_word(
         Role::Names => {
             if matches!(shown, Shown::Text) {
                 *shown = Shown::Names;
+            }
+            Ok(())
+        }
+        // A path a `find` printed, read: as a search of its roots, every
+        // file below them (hidden ones too) read, names split at blanks
+        // when `xargs` splits them.
+        Role::Read | Role::ReadTree if word.found.is_some() => {
+            let Some(found) = word.found else {
+                return Err("a found path without its roots".to_owned());
+            };
+            *shown = Shown::Trees;
+            let narrowing = Narrowing::found(&found.names, found.split);
+            for root in &found.roots {
+                tree_refusal(root, cwd, ctx)?;
+                tree_walk(root, Trees::Everything, &narrowing, cwd, ctx)?;
             }
             Ok(())
         }

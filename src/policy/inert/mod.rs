@@ -27,6 +27,7 @@
 //! `LD_*`, `PAGER`, …).
 
 mod derive;
+mod found;
 mod git;
 mod scripts;
 mod tree;
@@ -326,6 +327,8 @@ fn steering(name: &str) -> bool {
 struct Word<'a> {
     text: Option<&'a str>,
     pattern: Option<&'a vouch_shell::Text>,
+    /// A path a `find` of the command printed ([`found`]).
+    found: Option<&'a found::FoundArgs>,
 }
 
 impl vouch_shell::options::OptWord for Word<'_> {
@@ -334,19 +337,36 @@ impl vouch_shell::options::OptWord for Word<'_> {
     }
 
     fn known_prefix(&self) -> &str {
-        match (self.text, self.pattern) {
-            (Some(text), _) => text,
-            (None, Some(pattern)) => pattern.known_prefix(),
-            (None, None) => "",
+        match (self.text, self.pattern, self.found) {
+            (Some(text), _, _) => text,
+            (None, Some(pattern), _) => pattern.known_prefix(),
+            // Every found path starts with its root: an operand, unless a
+            // root could be read as an option (`find` refuses those).
+            (None, None, Some(found)) => match found.roots.as_slice() {
+                [root, ..] if !root.starts_with('-') => root,
+                _ => "",
+            },
+            (None, None, None) => "",
         }
     }
 }
 
-fn words(unit: &Command) -> Result<Vec<Word<'_>>, String> {
+fn words<'a>(
+    unit: &'a Command,
+    found: Option<&'a found::FoundArgs>,
+) -> Result<Vec<Word<'a>>, String> {
     unit.argv
         .iter()
-        .map(|arg| {
+        .enumerate()
+        .map(|(at, arg)| {
             let unknown = || "a word whose value is not known statically".to_owned();
+            if let Some(found) = found.filter(|f| f.holds(at)) {
+                return Ok(Word {
+                    text: None,
+                    pattern: None,
+                    found: Some(found),
+                });
+            }
             let Arg::Field(value) = arg else {
                 return Err(unknown());
             };
@@ -354,12 +374,14 @@ fn words(unit: &Command) -> Result<Vec<Word<'_>>, String> {
                 return Ok(Word {
                     text: Some(text),
                     pattern: None,
+                    found: None,
                 });
             }
             match value.candidates() {
                 [only] if only.is_pattern() && !only.has_any() => Ok(Word {
                     text: None,
                     pattern: Some(only),
+                    found: None,
                 }),
                 _ => Err(unknown()),
             }
@@ -445,7 +467,8 @@ fn unit_reason(
     let spec = spec::lookup(&name)
         .filter(|s| derive::usable(s))
         .ok_or_else(|| format!("`{name}` is not a read-only command of the table"))?;
-    let argv = match words(unit) {
+    let found = found::found_args(unit, analysis);
+    let argv = match words(unit, found.as_ref()) {
         Ok(argv) => argv,
         Err(why) => {
             let known: Vec<&str> = unit.argv.iter().skip(1).map_while(Arg::as_known).collect();
@@ -487,7 +510,8 @@ fn unit_reason(
             Ok(format!("`{name}`: runs only inert commands"))
         }
         Inert::Find => {
-            find_refusal(&args, cwd.as_deref(), ctx)?;
+            let runs = children(index, analysis).next().is_some();
+            find_refusal(&args, runs, cwd.as_deref(), ctx)?;
             Ok(format!("`{name}`: lists names, runs and writes nothing"))
         }
         Inert::Git => {
@@ -1024,7 +1048,12 @@ fn runner_refusal(
 /// `find`: lists names. Any primary outside the table's listing ones
 /// ([`vouch_shell::find::LISTING`]: no `-exec`, `-delete`, `-fprint`, …)
 /// refuses it.
-fn find_refusal(args: &[&str], cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
+fn find_refusal(
+    args: &[&str],
+    runs: bool,
+    cwd: Option<&str>,
+    ctx: &Context<'_>,
+) -> Result<(), String> {
     let mut i = 0;
     let mut roots = Vec::new();
     while let Some(word) = args.get(i).copied() {
@@ -1039,9 +1068,26 @@ fn find_refusal(args: &[&str], cwd: Option<&str>, ctx: &Context<'_>) -> Result<(
         i += 1;
     }
     let mut takes_value = false;
+    let mut in_exec = false;
+    let mut execs = 0;
     for word in args.get(i..).unwrap_or(&[]) {
         if takes_value {
             takes_value = false;
+            continue;
+        }
+        // `-exec CMD … ;` (or `{} +`): CMD is a unit of its own, judged
+        // there with `{}` a path found here (`found.rs`); one, and only
+        // when the analysis read it.
+        if in_exec {
+            in_exec = !matches!(*word, ";" | "+");
+            continue;
+        }
+        if *word == "-exec" && runs {
+            execs += 1;
+            in_exec = true;
+            if execs > 1 {
+                return Err("`find` with more than one `-exec`".to_owned());
+            }
             continue;
         }
         if !vouch_shell::find::LISTING.contains(word) {

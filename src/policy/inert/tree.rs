@@ -46,9 +46,24 @@ const RG_IGNORE_FILES: &[&str] = &[".rgignore", ".ignore"];
 pub(super) struct Narrowing {
     items: Vec<(Select, String)>,
     globs_caseless: bool,
+    /// The paths reach the program through `xargs`, which splits them at
+    /// blanks and reads quotes and backslashes: a name holding one would
+    /// become other words (`a .env` is `a` and `.env`), so it is refused.
+    names_split: bool,
 }
 
 impl Narrowing {
+    /// The paths a `find` printed: only base names matching one of `names`
+    /// (its `-name` globs; followed as `--include` ones are, when plain),
+    /// split at blanks when `split`.
+    pub(super) fn found(names: &[String], split: bool) -> Narrowing {
+        Narrowing {
+            items: names.iter().map(|g| (Select::Include, g.clone())).collect(),
+            globs_caseless: false,
+            names_split: split,
+        }
+    }
+
     /// Records a [`Select`] option; `value` is its text (none for a flag).
     pub(super) fn add(&mut self, select: Select, value: Option<&str>) -> Result<(), String> {
         if select == Select::GlobsCaseless {
@@ -109,8 +124,21 @@ pub(super) fn tree_walk(
             let kind = entry.file_type().map_err(|e| format!("`{shown}`: {e}"))?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if rules.skips(&dir, &full, &name, kind.is_dir()) {
+            // A link to a directory is one to the programs that follow it
+            // (`grep -R`, `rg -L`, `find -L`): never left out as a file.
+            let dir_like = kind.is_dir()
+                || (kind.is_symlink() && std::fs::metadata(&full).is_ok_and(|m| m.is_dir()));
+            if rules.skips(&dir, &full, &name, dir_like) {
                 continue;
+            }
+            if narrowing.names_split
+                && name
+                    .chars()
+                    .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\'))
+            {
+                return Err(format!(
+                    "`{path}` holds a name `xargs` would split into other words"
+                ));
             }
             let sensitive = dir.sensitive
                 || sensitive_by_name(&shown)
