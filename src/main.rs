@@ -234,7 +234,9 @@ struct SnippetArgs {
     remote: RemoteArgs,
 }
 
-/// `--server URL` and its token and TLS options (docs/remote-hook.md).
+// `--server URL` and its token and TLS options (docs/remote-hook.md). A
+// plain comment: a doc comment here became the `about` of every command
+// that flattens it (`vouch hook claude-code --help` described itself so).
 #[derive(clap::Args)]
 struct RemoteArgs {
     /// Have a central `vouch serve` decide: tool calls go to

@@ -201,3 +201,27 @@ fn break_glass_refuses_without_a_terminal() {
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("terminal"), "{}", out.stderr);
 }
+
+/// Each `vouch hook <harness> --help` (and `snippet`) opens with what that
+/// command is, never with the text of an option group it shares.
+#[test]
+fn every_hook_command_says_what_it_is() {
+    let home = tempfile::tempdir().unwrap();
+    for harness in vouch::hooks::HarnessId::all() {
+        let out = vouch(home.path(), &["hook", harness.as_str(), "--help"], &[], b"");
+        assert_eq!(out.code, 0, "{}: {}", harness.as_str(), out.stderr);
+        let first = out.stdout.lines().next().unwrap_or_default();
+        assert_eq!(
+            first,
+            harness.harness().about(),
+            "`vouch hook {} --help`",
+            harness.as_str()
+        );
+    }
+    let out = vouch(home.path(), &["hook", "snippet", "--help"], &[], b"");
+    assert!(
+        out.stdout.starts_with("Print the settings fragment"),
+        "{}",
+        out.stdout
+    );
+}
