@@ -700,3 +700,46 @@ async fn configured_deny_paths_are_never_read_inert() {
         assert_stage(&d, Outcome::Allow, Stage::Inert);
     }
 }
+
+/// A deny path that exists inside a searched tree: the walk refuses what
+/// the program would read of it, and allows a search that skips it (`rg`
+/// over a project whose `.gitignore` ignores it).
+#[tokio::test]
+async fn a_search_that_skips_an_existing_deny_path_is_inert() {
+    // vouch's own files (protected) apart from the user's home.
+    let vouch_home = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    std::fs::create_dir_all(project.join("secrets")).unwrap();
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("secrets/key.txt"), "TODO key\n").unwrap();
+    std::fs::write(project.join("src/main.rs"), "// TODO\n").unwrap();
+    std::fs::write(project.join(".gitignore"), "secrets/\n").unwrap();
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    let mut config = Config::defaults().unwrap();
+    config.inert.deny_paths = vec!["secrets".to_owned()];
+    let engine = Engine::new(EngineOptions::isolated(vouch_home.path(), &config).unwrap()).unwrap();
+    let review = |command: &str| {
+        let mut r = bash("deny-tree", "t", command);
+        r.cwd = Some(project.display().to_string());
+        r.home = Some(home.path().display().to_string());
+        engine.review(r)
+    };
+    for command in [
+        "rg TODO",
+        "rg -l TODO src",
+        "grep -rn TODO --include='*.rs' .",
+    ] {
+        let d = review(command).await;
+        assert_stage(&d, Outcome::Allow, Stage::Inert);
+    }
+    for command in [
+        "grep -rn TODO .",
+        "rg TODO secrets",
+        "rg -uu TODO",
+        "cat secrets/key.txt",
+    ] {
+        let d = review(command).await;
+        assert_ne!(d.stage(), Stage::Inert, "{command}: {d:?}");
+    }
+}

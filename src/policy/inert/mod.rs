@@ -825,10 +825,14 @@ fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), 
                 "`{path}` is one of the user's trees outside the working directory"
             ));
         }
+        // A protected path inside the tree: the walk refuses any entry of
+        // it the program would read — one that exists. One that does not
+        // exist yet cannot be shown unread: refused.
         if sensitive_by_name(name)
             || ctx.protected.iter().any(|p| {
                 vouch_shell::path::is_ancestor_or_self(p, name)
-                    || vouch_shell::path::is_ancestor_or_self(name, p)
+                    || (vouch_shell::path::is_ancestor_or_self(name, p)
+                        && std::fs::symlink_metadata(p).is_err())
             })
         {
             return Err(format!("`{path}` is a sensitive tree"));
