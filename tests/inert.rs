@@ -436,6 +436,55 @@ const TREE_CASES: &[(&str, &str, bool)] = &[
         "grep -Rn TODO --include='*.rs' src",
         false,
     ),
+    // Found by the second red team (issue 42): rg stops reading an ignore
+    // file at a line that is not UTF-8, and its versions read classes
+    // differently: such a file is not followed.
+    (
+        "printf '# caf\\xe9\\n*.tfstate\\ndeploy/\\n' > .gitignore",
+        "rg TODO",
+        false,
+    ),
+    (
+        "printf '*.tfstat[[:alpha:]]\\ndeploy/\\n.env\\n' > .gitignore",
+        "rg TODO",
+        false,
+    ),
+    // An action before `-name` acts on every path.
+    ("", "find . -print -name '*.rs' | xargs cat", false),
+    (
+        "",
+        "find . -type f -print0 -name '*.rs' | xargs -0 cat",
+        false,
+    ),
+    // A directory `-name` matched, searched whole by `grep -r`.
+    ("", "find . -name deploy | xargs grep -r TODO", false),
+    (
+        "",
+        "find . -maxdepth 1 -name config -exec grep -r TODO {} +",
+        false,
+    ),
+    // find's starting point split by xargs.
+    (
+        "mkdir -p 'src/a .env'",
+        "find 'src/a .env' | xargs cat",
+        false,
+    ),
+    // find's error messages among the paths.
+    (
+        "ln -s .env such",
+        "find src nonexist 2>&1 | xargs cat",
+        false,
+    ),
+    ("ln -s .env such", "find src nonexist |& xargs cat", false),
+    ("", "find src nonexist 2>/dev/null | xargs cat", true),
+    // A file with a second name inside the tree.
+    ("ln .env src/notes.txt", "grep -r TODO src", false),
+    (
+        "ln .env src/notes.rs",
+        "find src -name '*.rs' | xargs cat",
+        false,
+    ),
+    ("ln .env src/notes.rs", "rg TODO src", false),
 ];
 
 /// A tree search is judged by what the program itself reads (issue 42):

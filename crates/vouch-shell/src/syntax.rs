@@ -1406,11 +1406,27 @@ impl<'s> Conv<'s, '_> {
     }
 
     fn pipeline(&mut self, node: Node<'_>) -> Stmt {
-        let stages: Vec<Stmt> = named_children(node)
-            .into_iter()
-            .filter(|c| c.kind_str() != "comment")
-            .map(|c| self.stmt(c))
-            .collect();
+        // `a |& b` is `a 2>&1 | b`: a's error messages are b's input too.
+        let mut cursor = node.walk();
+        let mut stages: Vec<Stmt> = Vec::new();
+        for child in node.children(&mut cursor) {
+            if !child.is_named() {
+                if text(child, self.src) == "|&"
+                    && let Some(last) = stages.pop()
+                {
+                    let both = Redir {
+                        fd: Some(2),
+                        op: RedirectOp::Duplicate,
+                        target: RedirTarget::Word(WordAst::literal("1", false)),
+                    };
+                    stages.push(Stmt::Redirected(Box::new(last), vec![both]));
+                }
+                continue;
+            }
+            if child.kind_str() != "comment" {
+                stages.push(self.stmt(child));
+            }
+        }
         pipe(stages)
     }
 

@@ -435,7 +435,23 @@ fn check_word(
                 return Err("a found path without its roots".to_owned());
             };
             *shown = Shown::Trees;
-            let narrowing = Narrowing::found(&found.names, found.split);
+            let splits = |t: &str| {
+                t.chars()
+                    .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\'))
+            };
+            if found.split && found.roots.iter().any(|r| splits(r)) {
+                return Err(
+                    "a `find` starting point `xargs` would split into other words".to_owned(),
+                );
+            }
+            // A directory `-name` matched is searched whole by a reader
+            // that recurses (`find t -name d | xargs grep -r`): its globs
+            // narrow only what is read file by file.
+            let names: &[String] = match role {
+                Role::Read => &found.names,
+                _ => &[],
+            };
+            let narrowing = Narrowing::found(names, found.split);
             for root in &found.roots {
                 tree_refusal(root, cwd, ctx)?;
                 tree_walk(root, Trees::Everything, &narrowing, cwd, ctx)?;

@@ -74,13 +74,34 @@ fn name_globs(args: &[&str]) -> Vec<String> {
     let joins_otherwise = args
         .iter()
         .any(|w| matches!(*w, "-o" | "-or" | "!" | "-not" | "(" | ")" | ","));
-    if joins_otherwise {
+    // An action before a test acts on every path the test would have
+    // left out (`find t -print -name '*.md'` prints them all): the globs
+    // narrow only when the one action, if any, is the expression's last
+    // word.
+    let action_at = args.iter().position(|w| ACTIONS.contains(w));
+    let action_last = action_at.is_none_or(|at| at + 1 == args.len());
+    if joins_otherwise || !action_last {
         return Vec::new();
     }
     args.windows(2)
         .filter(|pair| pair.first() == Some(&"-name"))
         .filter_map(|pair| pair.get(1).map(|g| (*g).to_owned()))
         .collect()
+}
+
+/// Whether a `find` unit's standard output holds only what it prints: no
+/// redirection but `2>/dev/null` (`2>&1` and `|&` put its error messages,
+/// words of its own choosing, among the paths).
+fn prints_only_paths(find: &Command) -> bool {
+    use vouch_shell::RedirectOp;
+    find.redirects.iter().all(|r| {
+        r.fd == 2
+            && matches!(
+                r.op,
+                RedirectOp::Write | RedirectOp::Append | RedirectOp::Clobber
+            )
+            && r.target.as_known() == Some("/dev/null")
+    })
 }
 
 /// A `find`'s starting points and its actions (`-print`, `-print0`, …).
@@ -132,7 +153,8 @@ fn from_find_exec(unit: &Command, find: &Command) -> Option<FoundArgs> {
     }
     let mut found = FoundArgs {
         roots: roots.iter().map(|r| (*r).to_owned()).collect(),
-        names: name_globs(args.get(..start)?),
+        // The words before `-exec` (the expression up to its action).
+        names: name_globs(args.get(..start.saturating_sub(1))?),
         ..FoundArgs::default()
     };
     for (i, word) in template.iter().enumerate() {
@@ -209,6 +231,9 @@ fn from_xargs(unit: &Command, xargs: &Command, analysis: &Analysis) -> Option<Fo
             return None;
         }
         let find_args = known_args(find)?;
+        if !prints_only_paths(find) {
+            return None;
+        }
         let (find_roots, actions) = roots_and_actions(&find_args);
         let prints = match nul {
             true => actions.iter().all(|a| *a == "-print0") && !actions.is_empty(),

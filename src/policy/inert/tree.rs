@@ -165,10 +165,23 @@ pub(super) fn tree_walk(
                 return Err(format!(
                     "`{path}` holds `{name}`, a sensitive file the search reads"
                 ));
+            } else if kind.is_file() && hard_linked(&entry) {
+                // Another name of the same file may be a secret's
+                // (`ln ~/.aws/credentials t/notes.txt`), and a link inside
+                // the project is readable confined too.
+                return Err(format!(
+                    "`{path}` holds `{name}`, a file with more than one name"
+                ));
             }
         }
     }
     Ok(())
+}
+
+/// A regular file with more than one hard link.
+fn hard_linked(entry: &std::fs::DirEntry) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    entry.metadata().map_or(true, |m| m.nlink() > 1)
 }
 
 struct Budget<'p> {
@@ -244,16 +257,24 @@ impl Rules {
                     dir.whitelists |= exclude_whitelists(&git, budget)?;
                 }
                 for name in RG_IGNORE_FILES {
-                    if let Some(matcher) = read_ignore_file(&dir.path, name, budget)? {
-                        dir.whitelists |= matcher.num_whitelists() > 0;
-                        dir.ignores.push(std::rc::Rc::new(matcher));
+                    match read_ignore_file(&dir.path, name, budget)? {
+                        Some(Ignore::Rules(matcher)) => {
+                            dir.whitelists |= matcher.num_whitelists() > 0;
+                            dir.ignores.push(std::rc::Rc::new(matcher));
+                        }
+                        Some(Ignore::Unfollowed) => dir.whitelists = true,
+                        None => {}
                     }
                 }
-                if let Some(matcher) = read_ignore_file(&dir.path, ".gitignore", budget)? {
-                    dir.whitelists |= matcher.num_whitelists() > 0;
-                    if dir.in_git {
-                        dir.gitignores.push(std::rc::Rc::new(matcher));
+                match read_ignore_file(&dir.path, ".gitignore", budget)? {
+                    Some(Ignore::Rules(matcher)) => {
+                        dir.whitelists |= matcher.num_whitelists() > 0;
+                        if dir.in_git {
+                            dir.gitignores.push(std::rc::Rc::new(matcher));
+                        }
                     }
+                    Some(Ignore::Unfollowed) => dir.whitelists = true,
+                    None => {}
                 }
                 Ok(dir)
             }
@@ -383,7 +404,7 @@ impl Ripgrep {
 fn outer_whitelists(root: &Path, home: &Path, budget: &mut Budget<'_>) -> Result<bool, String> {
     for dir in root.ancestors().skip(1) {
         for name in [".rgignore", ".ignore", ".gitignore"] {
-            if read_ignore_file(dir, name, budget)?.is_some_and(|m| m.num_whitelists() > 0) {
+            if read_ignore_file(dir, name, budget)?.is_some_and(|m| m.may_whitelist()) {
                 return Ok(true);
             }
         }
@@ -395,12 +416,15 @@ fn outer_whitelists(root: &Path, home: &Path, budget: &mut Budget<'_>) -> Result
     // `core.excludesFile` names a file vouch does not follow.
     for config in [".gitconfig", ".config/git/config"] {
         let text = read_bounded(&home.join(config))?.unwrap_or_default();
-        if text.to_ascii_lowercase().contains("excludesfile") {
+        if String::from_utf8_lossy(&text)
+            .to_ascii_lowercase()
+            .contains("excludesfile")
+        {
             return Ok(true);
         }
     }
     let global = read_ignore_file(&home.join(".config/git"), "ignore", budget)?;
-    Ok(global.is_some_and(|m| m.num_whitelists() > 0))
+    Ok(global.is_some_and(|m| m.may_whitelist()))
 }
 
 /// Whether a repository's `info/exclude` may whitelist (a `.git` file, a
@@ -410,7 +434,7 @@ fn exclude_whitelists(git: &Path, budget: &mut Budget<'_>) -> Result<bool, Strin
         return Ok(true);
     }
     let exclude = read_ignore_file(&git.join("info"), "exclude", budget)?;
-    Ok(exclude.is_some_and(|m| m.num_whitelists() > 0))
+    Ok(exclude.is_some_and(|m| m.may_whitelist()))
 }
 
 /// An ignore file in `dir`, read with ripgrep's syntax; `None` when there
@@ -419,11 +443,29 @@ fn read_ignore_file(
     dir: &Path,
     name: &str,
     budget: &mut Budget<'_>,
-) -> Result<Option<Gitignore>, String> {
+) -> Result<Option<Ignore>, String> {
     let path = dir.join(name);
     let Some(text) = read_bounded(&path)? else {
         return Ok(None);
     };
+    // ripgrep stops reading an ignore file at its first line that is not
+    // UTF-8, and its glob syntax differs by version in classes, braces
+    // and escapes: a file with any such line (but a comment) is not
+    // followed — reported
+    // as one that may whitelist, so nothing it names counts as skipped.
+    let plain = |line: &str| {
+        line.starts_with('#')
+            || !line.ends_with(' ')
+                && line
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b" ._-/*?!#".contains(&b))
+    };
+    let Ok(text) = std::str::from_utf8(&text) else {
+        return Ok(Some(Ignore::Unfollowed));
+    };
+    if !text.lines().all(plain) {
+        return Ok(Some(Ignore::Unfollowed));
+    }
     let mut builder = GitignoreBuilder::new(dir);
     for line in text.lines() {
         budget.charge(1)?;
@@ -434,12 +476,28 @@ fn read_ignore_file(
     let matcher = builder
         .build()
         .map_err(|e| format!("`{}`: {e}", path.display()))?;
-    Ok(Some(matcher))
+    Ok(Some(Ignore::Rules(matcher)))
+}
+
+/// An ignore file as vouch follows it.
+enum Ignore {
+    Rules(Gitignore),
+    /// Not followed: it may whitelist anything.
+    Unfollowed,
+}
+
+impl Ignore {
+    fn may_whitelist(&self) -> bool {
+        match self {
+            Ignore::Rules(m) => m.num_whitelists() > 0,
+            Ignore::Unfollowed => true,
+        }
+    }
 }
 
 /// A small file's text, `None` when it does not exist; too large or not
 /// readable as text, the search is not proven.
-fn read_bounded(path: &Path) -> Result<Option<String>, String> {
+fn read_bounded(path: &Path) -> Result<Option<Vec<u8>>, String> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(None);
     };
@@ -450,7 +508,7 @@ fn read_bounded(path: &Path) -> Result<Option<String>, String> {
         return Err(format!("`{}` is too large to read", path.display()));
     }
     let bytes = std::fs::read(path).map_err(|e| format!("`{}`: {e}", path.display()))?;
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(Some(bytes))
 }
 
 /// GNU grep's `--include` / `--exclude` on base names.
