@@ -758,6 +758,13 @@ fn extra_sensitive(path: &str) -> bool {
         "credentials.tfrc.json",
         ".vault-token",
         ".envrc",
+        // Secret manifests by convention (Kubernetes, Rails, SOPS).
+        "secrets.yaml",
+        "secrets.yml",
+        "secrets.json",
+        "secrets.toml",
+        "secrets.env",
+        "secrets.txt",
     ];
     // Terraform state and variable files hold resource secrets in clear.
     const SUFFIXES: &[&str] = &[".tfstate", ".tfstate.backup", ".tfvars", ".tfvars.json"];
