@@ -477,6 +477,11 @@ const TREE_CASES: &[(&str, &str, bool)] = &[
     ),
     ("ln -s .env such", "find src nonexist |& xargs cat", false),
     ("", "find src nonexist 2>/dev/null | xargs cat", true),
+    (
+        "ln -s .env such",
+        "find src nonexist 2>&1 >/dev/null | xargs cat",
+        false,
+    ),
     // A file with a second name inside the tree.
     ("ln .env src/notes.txt", "grep -r TODO src", false),
     (

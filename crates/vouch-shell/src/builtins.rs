@@ -111,7 +111,7 @@ impl Interp {
         }
         let (shapes, _) = self.expand_command_words(&s.words, &mut state);
         let mut cmd_state = state.clone();
-        let (redirects, stdout_redirected) = self.redirects(&s.redirects, &mut cmd_state);
+        let (redirects, stdout) = self.redirects(&s.redirects, &mut cmd_state);
         let reads_stdin = redirects.iter().any(|r| {
             r.fd == 0
                 && matches!(
@@ -149,10 +149,10 @@ impl Interp {
             }
         }
         self.remember_files(&redirects, out.as_ref(), &mut flow);
-        let out = if stdout_redirected {
-            Output::empty()
-        } else {
-            out.unwrap_or_else(Output::empty)
+        let out = match stdout {
+            super::expand::Stdout::Elsewhere => Output::empty(),
+            super::expand::Stdout::Unknown => Output::unknown(Sources::none()),
+            super::expand::Stdout::Output => out.unwrap_or_else(Output::empty),
         };
         (flow, out)
     }

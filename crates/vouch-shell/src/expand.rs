@@ -1066,14 +1066,15 @@ impl Interp {
     }
 
     /// Expands redirections; sets standard input for what they feed.
-    /// Returns them and whether standard output goes elsewhere.
+    /// Returns them and where standard output's consumer reads from.
     pub(crate) fn redirects(
         &mut self,
         redirs: &[Redir],
         state: &mut State,
-    ) -> (Vec<Redirect>, bool) {
+    ) -> (Vec<Redirect>, Stdout) {
         let mut out = Vec::new();
         let mut stdout_redirected = false;
+        let mut other_fd_into_stdout = false;
         for r in redirs {
             let target = match &r.target {
                 RedirTarget::Word(w) => match r.op {
@@ -1129,6 +1130,12 @@ impl Interp {
                 RedirectOp::Duplicate if fd == 1 => {
                     stdout_redirected |= target.as_known() != Some("1");
                 }
+                // `2>&1` while standard output is still the pipe: what the
+                // command writes to descriptor 2 (error messages) goes
+                // there too (`find … 2>&1 >/dev/null | xargs cat`).
+                RedirectOp::Duplicate if !stdout_redirected && target.as_known() == Some("1") => {
+                    other_fd_into_stdout = true;
+                }
                 _ => {}
             }
             out.push(Redirect {
@@ -1137,7 +1144,12 @@ impl Interp {
                 target,
             });
         }
-        (out, stdout_redirected)
+        let stdout = match (other_fd_into_stdout, stdout_redirected) {
+            (true, _) => Stdout::Unknown,
+            (false, true) => Stdout::Elsewhere,
+            (false, false) => Stdout::Output,
+        };
+        (out, stdout)
     }
 
     /// `<&N`: standard input becomes what descriptor `target` was opened
@@ -1812,4 +1824,15 @@ mod tests {
             assert!(plain_literal(&WordAst::literal(w, false)).is_none(), "{w}");
         }
     }
+}
+
+/// What reaches a command's standard output, after its redirections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stdout {
+    /// What the command prints.
+    Output,
+    /// Nothing: it goes to a file.
+    Elsewhere,
+    /// Another descriptor's bytes too (`2>&1`): not known.
+    Unknown,
 }

@@ -737,7 +737,7 @@ impl Interp {
     fn redirected(&mut self, inner: &Stmt, redirs: &[Redir], state: State) -> (Flow, Output) {
         let mut state = state;
         let saved_stdin = state.stdin.clone();
-        let (expanded, stdout_redirected) = self.redirects(redirs, &mut state);
+        let (expanded, stdout) = self.redirects(redirs, &mut state);
         let pushed = expanded.len();
         self.redirect_stack.extend(expanded);
         let (mut flow, out) = self.exec(inner, state);
@@ -746,10 +746,10 @@ impl Interp {
         for s in [flow.ok.as_mut(), flow.fail.as_mut()].into_iter().flatten() {
             s.stdin = saved_stdin.clone();
         }
-        let out = if stdout_redirected {
-            Output::empty()
-        } else {
-            out
+        let out = match stdout {
+            super::expand::Stdout::Elsewhere => Output::empty(),
+            super::expand::Stdout::Unknown => Output::unknown(Sources::none()),
+            super::expand::Stdout::Output => out,
         };
         (flow, out)
     }
