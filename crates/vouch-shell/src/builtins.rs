@@ -153,6 +153,9 @@ impl Interp {
             super::expand::Stdout::Elsewhere => Output::empty(),
             super::expand::Stdout::Unknown => Output::unknown(Sources::none()),
             super::expand::Stdout::Output => out.unwrap_or_else(Output::empty),
+            super::expand::Stdout::OutputAndUnknown => out
+                .unwrap_or_else(Output::empty)
+                .then(Output::unknown(Sources::none()), &mut self.meter),
         };
         (flow, out)
     }

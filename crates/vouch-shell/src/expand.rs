@@ -1145,7 +1145,8 @@ impl Interp {
             });
         }
         let stdout = match (other_fd_into_stdout, stdout_redirected) {
-            (true, _) => Stdout::Unknown,
+            (true, true) => Stdout::Unknown,
+            (true, false) => Stdout::OutputAndUnknown,
             (false, true) => Stdout::Elsewhere,
             (false, false) => Stdout::Output,
         };
@@ -1833,6 +1834,10 @@ pub(crate) enum Stdout {
     Output,
     /// Nothing: it goes to a file.
     Elsewhere,
-    /// Another descriptor's bytes too (`2>&1`): not known.
+    /// Only another descriptor's bytes (`2>&1 >/dev/null`): not known.
     Unknown,
+    /// What the command prints, and another descriptor's bytes among it
+    /// (`2>&1`): the known part stays (`echo 'rm -rf ~' 2>&1 | sh` is still
+    /// read), the rest is not known.
+    OutputAndUnknown,
 }

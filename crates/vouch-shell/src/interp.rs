@@ -750,6 +750,9 @@ impl Interp {
             super::expand::Stdout::Elsewhere => Output::empty(),
             super::expand::Stdout::Unknown => Output::unknown(Sources::none()),
             super::expand::Stdout::Output => out,
+            super::expand::Stdout::OutputAndUnknown => {
+                out.then(Output::unknown(Sources::none()), &mut self.meter)
+            }
         };
         (flow, out)
     }
