@@ -85,14 +85,6 @@ fn seccomp_available() -> Result<(), Missing> {
     }
 }
 
-/// Restricts this thread: Landlock with the plan's grants, no capabilities
-/// (the bounding set emptied, so even root gains none at `execve`),
-/// `no_new_privs`, then the seccomp filter ([`super::filter`]). After this only `execve` is
-/// left to do.
-pub fn restrict(plan: &Plan) -> Result<(), Missing> {
-    apply(rules(plan)?)
-}
-
 /// The Landlock ruleset with the plan's grants, not yet applied (any
 /// thread may build it; [`apply`] restricts the thread that calls it).
 pub fn rules(plan: &Plan) -> Result<RulesetCreated, Missing> {
@@ -103,8 +95,10 @@ pub fn rules(plan: &Plan) -> Result<RulesetCreated, Missing> {
     add_rules(ruleset, plan)
 }
 
-/// Restricts the calling thread with `ruleset` ([`rules`]), then the
-/// capabilities, `no_new_privs` and seccomp ([`restrict`]).
+/// Restricts the calling thread: Landlock with `ruleset` ([`rules`]), no
+/// capabilities (the bounding set emptied, so even root gains none at
+/// `execve`), `no_new_privs`, then the seccomp filter ([`super::filter`]).
+/// After this only `execve` is left to do.
 pub fn apply(ruleset: RulesetCreated) -> Result<(), Missing> {
     drop_capabilities()?;
     let status = ruleset

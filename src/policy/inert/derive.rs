@@ -9,7 +9,7 @@
 use vouch_shell::options::{Item, OptName, OptValue, Parsed};
 use vouch_shell::spec::{CommandSpec, Inert, Modifier, Operands, Role, Trees};
 
-use super::tree::{Narrowing, tree_walk};
+use super::tree::{Narrowing, tree_walk, xargs_splits};
 use super::{Context, Word, content_path_refusal, expand_pattern, script_refusal, tree_refusal};
 
 /// What the unit showed, for the rationale.
@@ -435,11 +435,7 @@ fn check_word(
                 return Err("a found path without its roots".to_owned());
             };
             *shown = Shown::Trees;
-            let splits = |t: &str| {
-                t.chars()
-                    .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\'))
-            };
-            if found.split && found.roots.iter().any(|r| splits(r)) {
+            if found.split && found.roots.iter().any(|r| xargs_splits(r)) {
                 return Err(
                     "a `find` starting point `xargs` would split into other words".to_owned(),
                 );

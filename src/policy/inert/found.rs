@@ -106,19 +106,7 @@ fn prints_only_paths(find: &Command) -> bool {
 
 /// A `find`'s starting points and its actions (`-print`, `-print0`, …).
 fn roots_and_actions<'a>(args: &[&'a str]) -> (Vec<&'a str>, Vec<&'a str>) {
-    let mut roots = Vec::new();
-    let mut i = 0;
-    while let Some(word) = args.get(i).copied() {
-        if matches!(word, "-H" | "-L" | "-P") && roots.is_empty() {
-            i += 1;
-            continue;
-        }
-        if word.starts_with('-') || matches!(word, "!" | "(" | ")" | ",") {
-            break;
-        }
-        roots.push(word);
-        i += 1;
-    }
+    let (mut roots, i) = super::find_roots(args);
     if roots.is_empty() {
         roots.push(".");
     }

@@ -1065,19 +1065,7 @@ fn find_refusal(
     cwd: Option<&str>,
     ctx: &Context<'_>,
 ) -> Result<(), String> {
-    let mut i = 0;
-    let mut roots = Vec::new();
-    while let Some(word) = args.get(i).copied() {
-        if matches!(word, "-H" | "-L" | "-P") && roots.is_empty() {
-            i += 1;
-            continue;
-        }
-        if word.starts_with('-') || matches!(word, "!" | "(" | ")" | ",") {
-            break;
-        }
-        roots.push(word);
-        i += 1;
-    }
+    let (mut roots, i) = find_roots(args);
     let mut takes_value = false;
     let mut in_exec = false;
     let mut execs = 0;
@@ -1128,6 +1116,26 @@ fn find_refusal(
         }
     }
     Ok(())
+}
+
+/// A `find` command line's starting points (none written: none here) and
+/// where its expression starts: the words before the first that starts
+/// with `-` or is `!`, `(`, `)`, `,`, after the `-H`/`-L`/`-P` that lead.
+fn find_roots<'a>(args: &[&'a str]) -> (Vec<&'a str>, usize) {
+    let mut i = 0;
+    let mut roots = Vec::new();
+    while let Some(word) = args.get(i).copied() {
+        if matches!(word, "-H" | "-L" | "-P") && roots.is_empty() {
+            i += 1;
+            continue;
+        }
+        if word.starts_with('-') || matches!(word, "!" | "(" | ")" | ",") {
+            break;
+        }
+        roots.push(word);
+        i += 1;
+    }
+    (roots, i)
 }
 
 /// Which repository's configuration applies depends on the directory git

@@ -20,6 +20,7 @@
 //! budget before it is read; past it the search is not proven.
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use globset::{Glob, GlobMatcher};
 use ignore::Match;
@@ -124,18 +125,18 @@ pub(super) fn tree_walk(
             let kind = entry.file_type().map_err(|e| format!("`{shown}`: {e}"))?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            // A link to a directory is one to the programs that follow it
-            // (`grep -R`, `rg -L`, `find -L`): never left out as a file.
-            let dir_like = kind.is_dir()
-                || (kind.is_symlink() && std::fs::metadata(&full).is_ok_and(|m| m.is_dir()));
+            // What a link points to, looked up once. A link to a directory
+            // is one to the programs that follow it (`grep -R`, `rg -L`,
+            // `find -L`): never left out as a file.
+            let target = match kind.is_symlink() {
+                true => std::fs::metadata(&full).ok(),
+                false => None,
+            };
+            let dir_like = kind.is_dir() || target.as_ref().is_some_and(|m| m.is_dir());
             if rules.skips(&dir, &full, &name, dir_like) {
                 continue;
             }
-            if narrowing.names_split
-                && name
-                    .chars()
-                    .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\'))
-            {
+            if narrowing.names_split && xargs_splits(&name) {
                 return Err(format!(
                     "`{path}` holds a name `xargs` would split into other words"
                 ));
@@ -147,15 +148,15 @@ pub(super) fn tree_walk(
                     .iter()
                     .any(|p| vouch_shell::path::is_ancestor_or_self(p, &shown));
             if kind.is_symlink() {
-                match std::fs::metadata(&full) {
+                match target {
                     // Walked as well, followed or not (`grep -R`, `rg -L`
                     // follow it); a loop ends with the budget.
-                    Ok(meta) if meta.is_dir() => {
+                    Some(meta) if meta.is_dir() => {
                         tree_refusal(&shown, cwd, ctx)?;
                         pending.push(dir.child(full, sensitive));
                     }
-                    Ok(_) => content_path_refusal(&shown, cwd, ctx)?,
-                    Err(_) => {}
+                    Some(_) => content_path_refusal(&shown, cwd, ctx)?,
+                    None => {}
                 }
             } else if kind.is_dir() {
                 // A sensitive directory's names are not its contents: its
@@ -176,6 +177,13 @@ pub(super) fn tree_walk(
         }
     }
     Ok(())
+}
+
+/// Whether `xargs` (without `-0`) reads `text` as other words than itself:
+/// it splits at blanks and reads quotes and backslashes.
+pub(super) fn xargs_splits(text: &str) -> bool {
+    text.chars()
+        .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\'))
 }
 
 /// A regular file with more than one hard link.
@@ -203,9 +211,9 @@ impl Budget<'_> {
 struct Dir {
     path: PathBuf,
     /// `.rgignore` and `.ignore` matchers, outermost first.
-    ignores: Vec<std::rc::Rc<Gitignore>>,
+    ignores: Vec<Rc<Gitignore>>,
     /// `.gitignore` matchers of the repository, outermost first.
-    gitignores: Vec<std::rc::Rc<Gitignore>>,
+    gitignores: Vec<Rc<Gitignore>>,
     in_git: bool,
     /// A rule that applies here may whitelist: ignore files are not
     /// followed and hidden entries count as read.
@@ -260,7 +268,7 @@ impl Rules {
                     match read_ignore_file(&dir.path, name, budget)? {
                         Some(Ignore::Rules(matcher)) => {
                             dir.whitelists |= matcher.num_whitelists() > 0;
-                            dir.ignores.push(std::rc::Rc::new(matcher));
+                            dir.ignores.push(Rc::new(matcher));
                         }
                         Some(Ignore::Unfollowed) => dir.whitelists = true,
                         None => {}
@@ -270,7 +278,7 @@ impl Rules {
                     Some(Ignore::Rules(matcher)) => {
                         dir.whitelists |= matcher.num_whitelists() > 0;
                         if dir.in_git {
-                            dir.gitignores.push(std::rc::Rc::new(matcher));
+                            dir.gitignores.push(Rc::new(matcher));
                         }
                     }
                     Some(Ignore::Unfollowed) => dir.whitelists = true,
