@@ -60,12 +60,17 @@ impl Output {
         if next.is_empty() && next.from.is_empty() {
             return self;
         }
-        let mut from = self.from;
-        from.extend(&next.from);
+        // Known text next to unknown bytes stays known where it is: what
+        // reads it (a shell fed `{ echo 'rm -rf /'; cat f; }`) sees the
+        // known lines and a hole from the unknown output's commands.
         let text = match (self.text, next.text) {
             (Some(a), Some(b)) => concat_values(&a, &b, meter),
-            _ => None,
+            (Some(a), None) => concat_values(&a, &Value::text(Text::any(next.from.clone())), meter),
+            (None, Some(b)) => concat_values(&Value::text(Text::any(self.from.clone())), &b, meter),
+            (None, None) => None,
         };
+        let mut from = self.from;
+        from.extend(&next.from);
         Output {
             text,
             items: None,
