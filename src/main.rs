@@ -20,6 +20,35 @@ struct Cli {
     command: Command,
 }
 
+/// `vouch confine`'s own arguments.
+#[derive(Args)]
+struct ConfineArgs {
+    /// vouch's files, as `VOUCH_HOME` would say (as `vouch hook --home`).
+    #[arg(long, value_name = "DIR")]
+    home: Option<PathBuf>,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "PROGRAM")]
+    argv: Vec<std::ffi::OsString>,
+}
+
+/// `vouch confine …` parsed alone: it runs before every confined command,
+/// and building the whole command line's parser costs more than the rest
+/// of its start (`cargo bench --bench confine`).
+#[derive(Parser)]
+#[command(
+    name = "vouch confine",
+    bin_name = "vouch confine",
+    about = "Run a command confined (docs/confine.md); exits 125 without running it where \
+             that cannot be enforced"
+)]
+struct ConfineOnly {
+    /// One more trusted configuration overlay, after the user file.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    args: ConfineArgs,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP service.
@@ -77,14 +106,7 @@ enum Command {
     /// no network, no signals or tracing outside it, no privileges, no
     /// sensitive reads, no secrets in its environment (docs/confine.md).
     /// Exits 125 without running it where that cannot be enforced.
-    Confine {
-        /// vouch's files, as `VOUCH_HOME` would say (as `vouch hook --home`).
-        #[arg(long, value_name = "DIR")]
-        home: Option<PathBuf>,
-        /// The program and its arguments, after `--`.
-        #[arg(last = true, required = true, value_name = "PROGRAM")]
-        argv: Vec<std::ffi::OsString>,
-    },
+    Confine(ConfineArgs),
     /// Harness hook adapters: the harness's hook JSON on stdin, its reply on
     /// stdout, always exit 0 (faults are fail-closed replies).
     Hook {
@@ -338,17 +360,26 @@ fn hook(global: &Global, command: HookCommand, worker: bool) -> i32 {
     }
 }
 
+/// Runs `vouch confine`: returns only when the command could not run.
+fn confine(config: Option<PathBuf>, args: ConfineArgs) -> ExitCode {
+    let options = vouch::confine::Options {
+        home: args.home,
+        config,
+        argv: args.argv,
+    };
+    ExitCode::from(u8::try_from(vouch::confine::run(&options)).unwrap_or(125))
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
     // Before anything starts a thread or a log writer: the command replaces
     // this process.
-    if let Command::Confine { home, argv } = cli.command {
-        let options = vouch::confine::Options {
-            home,
-            config: cli.config,
-            argv,
-        };
-        return ExitCode::from(u8::try_from(vouch::confine::run(&options)).unwrap_or(125));
+    if std::env::args_os().nth(1).is_some_and(|a| a == "confine") {
+        let only = ConfineOnly::parse_from(std::env::args_os().skip(1));
+        return confine(only.config, only.args);
+    }
+    let cli = Cli::parse();
+    if let Command::Confine(args) = cli.command {
+        return confine(cli.config, args);
     }
     let global = Global { config: cli.config };
     // `vouch hook <harness>` supervises the worker that decides: it sets
@@ -426,7 +457,7 @@ fn main() -> ExitCode {
             setup(&global, command)
         }
         // Run above, before the log writer started.
-        Command::Confine { .. } => vouch::confine::EXIT_CANNOT_CONFINE,
+        Command::Confine(..) => vouch::confine::EXIT_CANNOT_CONFINE,
     };
     drop(log);
     exit(code)

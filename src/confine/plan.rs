@@ -387,12 +387,14 @@ impl Walker {
 
     /// Whether a hole lies strictly beneath `dir`.
     fn holds_hole(&self, dir: &Path) -> bool {
-        self.holes.iter().any(|h| h != dir && beneath(h, dir))
+        self.holes
+            .iter()
+            .any(|h| h.as_os_str() != dir.as_os_str() && beneath(h, dir))
     }
 
     /// Whether `path` is a hole itself.
     fn is_hole(&self, path: &Path) -> bool {
-        self.holes.iter().any(|h| h == path)
+        self.holes.iter().any(|h| h.as_os_str() == path.as_os_str())
     }
 
     /// A system tree: split only down to the known hidden paths inside it.
