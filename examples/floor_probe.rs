@@ -77,7 +77,7 @@ fn main() -> anyhow::Result<()> {
         let v = verdict(&command)?;
         let us = started.elapsed().as_micros();
         let (kind, detail) = match &v {
-            Verdict::Deny(d) => ("DENY", d.rule_id.to_owned()),
+            Verdict::Deny(d) => ("DENY", d.rule_id().to_owned()),
             Verdict::ParseFailed { error } => ("parse_failed", error.clone()),
             Verdict::Incomplete { note } => ("incomplete", note.clone()),
             Verdict::Clear => ("clear", String::new()),

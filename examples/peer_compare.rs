@@ -71,7 +71,7 @@ fn verdict(command: &str) -> anyhow::Result<Verdict> {
 
 fn describe(v: &Verdict) -> (&'static str, String) {
     match v {
-        Verdict::Deny(d) => ("deny", d.rule_id.to_owned()),
+        Verdict::Deny(d) => ("deny", d.rule_id().to_owned()),
         Verdict::ParseFailed { error } => ("parse_failed", error.clone()),
         Verdict::Incomplete { note } => ("analysis_incomplete", note.clone()),
         Verdict::Clear => ("clear", String::new()),

@@ -286,7 +286,7 @@ impl Decision {
     }
 
     /// A deterministic hard deny: critical, never overridable.
-    pub fn hard_deny(hash: String, rule_id: &str, rationale: String) -> Decision {
+    pub fn hard_deny(hash: String, rule: crate::rules::HardRule, rationale: String) -> Decision {
         let parts = Parts {
             outcome: Outcome::Deny,
             stage: Stage::HardDeny,
@@ -294,7 +294,7 @@ impl Decision {
             rationale,
         };
         let fill = |d: &mut Decision| {
-            d.rule_id = Some(rule_id.to_owned());
+            d.rule_id = Some(rule.as_str().to_owned());
             d.risk_level = Some(RiskLevel::Critical);
         };
         Decision::build(parts, fill, OverrideHint::None)
@@ -590,6 +590,7 @@ pub struct VerdictExtras {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::{HardRule, StageRule};
 
     fn verdict(outcome: Outcome, risk: RiskLevel) -> Verdict {
         Verdict {
@@ -619,7 +620,11 @@ mod tests {
 
     #[test]
     fn hard_deny_message_offers_no_override() {
-        let d = Decision::hard_deny("h".into(), "wipe-root-or-home/rm", "wipe of /".into());
+        let d = Decision::hard_deny(
+            "h".into(),
+            HardRule::WipeRmRecursiveForce,
+            "wipe of /".into(),
+        );
         assert_eq!((d.outcome(), d.stage()), (Outcome::Deny, Stage::HardDeny));
         assert_eq!(d.risk_level(), Some(RiskLevel::Critical));
         assert!(d.message().contains("not a human"));
@@ -743,7 +748,7 @@ mod tests {
         assert!(!d.message().contains("Do not retry"));
         let d = Decision::budget(FailClosed::Defer, "h".into(), "spent".into());
         assert_eq!(d.fault(), Some(Fault::BudgetSpent));
-        let d = Decision::hard_deny("h".into(), "wipe-root-or-home/rm", "wipe".into());
+        let d = Decision::hard_deny("h".into(), HardRule::WipeRmRecursiveForce, "wipe".into());
         assert_eq!(d.fault(), None);
         assert!(!d.message().contains("[vouch fault"));
         let json = serde_json::to_value(&d).unwrap_or_default();
@@ -763,7 +768,7 @@ mod tests {
         let d = Decision::routed(
             Routed::Abstain,
             "h".into(),
-            "routing/default".into(),
+            StageRule::RoutingDefault.as_str().into(),
             "pass".into(),
         );
         assert_eq!((d.outcome(), d.abstain()), (Outcome::Allow, true));
@@ -771,16 +776,16 @@ mod tests {
         let d = Decision::routed(
             Routed::Never,
             "h".into(),
-            "routing/rule-1".into(),
+            StageRule::RoutingRule.with("1"),
             "no".into(),
         );
         assert_eq!((d.outcome(), d.abstain()), (Outcome::Deny, false));
-        assert_eq!(d.rule_id(), Some("routing/rule-1"));
+        assert_eq!(d.rule_id(), Some(StageRule::RoutingRule.with("1").as_str()));
     }
 
     #[test]
     fn serializes_the_documented_shape() {
-        let d = Decision::hard_deny("ab".into(), "fork-bomb/x", "r".into());
+        let d = Decision::hard_deny("ab".into(), HardRule::ForkBombRecursiveFunction, "r".into());
         let v = serde_json::to_value(&d).unwrap();
         for key in [
             "decision",
@@ -796,7 +801,7 @@ mod tests {
             assert!(v.get(key).is_some(), "missing {key}");
         }
         assert_eq!(v["stage"], "hard_deny");
-        assert_eq!(v["rule_id"], "fork-bomb/x");
+        assert_eq!(v["rule_id"], HardRule::ForkBombRecursiveFunction.as_str());
         assert!(v.get("abstain").is_none());
     }
 }

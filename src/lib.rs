@@ -39,6 +39,9 @@
 //!   charges before each step and each level of nesting. Its command table
 //!   (`shell::spec`) is the one place command knowledge lives.
 //! - [`policy`]: hard denies, routing and risk ceilings — pure functions.
+//! - [`rules`]: the rule registry — every rule id a deterministic decision
+//!   names (hard denies by category, the inert stage, routing), with what
+//!   it means; `docs/rules.md` is generated from it.
 //! - [`confine`]: `vouch confine`, the enforcement behind an inert allow
 //!   (Landlock, seccomp, no capabilities, secrets left out of the
 //!   environment), and the confined form an inert decision carries.
@@ -98,6 +101,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod request;
 pub mod reviewer;
+pub mod rules;
 pub mod server;
 pub mod session;
 pub use vouch_shell as shell;

@@ -38,7 +38,7 @@ use crate::session::{AuthorizationKind, PendingAuthorization, Snapshot};
 
 /// `rule_id` of the decision made because no reviewer model is configured
 /// (`reviewer.without_model`: an abstain, or a defer to the human).
-pub const NO_REVIEWER_RULE: &str = "routing/no-reviewer";
+pub const NO_REVIEWER_RULE: &str = crate::rules::StageRule::RoutingNoReviewer.as_str();
 
 /// An input the table may need, gathered on demand.
 #[derive(Debug, Clone, Copy)]
@@ -339,7 +339,7 @@ pub fn decide(i: &Inputs<'_>) -> Step {
     // no configuration, state, model or human can override them.
     let parse_note = match i.hard_deny {
         hard_deny::Verdict::Deny(deny) => {
-            let d = Decision::hard_deny(hash(), deny.rule_id, deny.rationale.clone());
+            let d = Decision::hard_deny(hash(), deny.rule, deny.rationale.clone());
             return finish(i, audit_enabled(i), d, Vec::new());
         }
         hard_deny::Verdict::Clear => None,

@@ -4,6 +4,9 @@
 //!
 //! Lines may also say:
 //! - `expect_category`: one category id, or a list of ids any of which is right;
+//! - `expect_rule`: the rule id the deny names (`src/rules.rs`), or a list of
+//!   ids any of which is right — required on every deny line but a `stretch`
+//!   one, checked against the registry;
 //! - `stretch: true` (deny files only): a static reading cannot decide the
 //!   line, so a hard deny is welcome but not required — the command must at
 //!   least reach the model with a note (never [`Verdict::Clear`]); `note`
@@ -26,18 +29,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use serde::Deserialize;
 use vouch::policy::hard_deny::{self, Context, Protected, Verdict};
 use vouch::request::Request;
-
-/// The seven category ids of design §6.1; a fixture naming anything else is
-/// a typo, caught before it can make a line pass for the wrong reason.
-const CATEGORIES: [&str; 7] = [
-    "wipe-root-or-home",
-    "device-destroy",
-    "fork-bomb",
-    "trust-boundary",
-    "credential-exfiltration",
-    "access-persistence",
-    "transport-security-weakening",
-];
+use vouch::rules::{Category, RuleId};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -53,6 +45,8 @@ struct Case {
     why: String,
     #[serde(default)]
     expect_category: Option<Expected>,
+    #[serde(default)]
+    expect_rule: Option<Expected>,
     #[serde(default)]
     stretch: bool,
     #[serde(default)]
@@ -215,12 +209,37 @@ fn check_schema(file: &CorpusFile, line: usize, case: &Case) -> Result<(), Strin
     if case.path.is_some() && case.surface.is_none() {
         return Err(format!("{at}: a `path` case needs its `surface`"));
     }
+    // A category or rule the registry does not know is a typo, caught
+    // before it can make a line pass for the wrong reason.
     if let Some(expected) = &case.expect_category {
         for id in expected.ids() {
-            if !CATEGORIES.contains(&id) {
+            if !Category::ALL.iter().any(|c| c.id() == id) {
                 return Err(format!("{at}: unknown category `{id}`"));
             }
         }
+    }
+    if let Some(expected) = &case.expect_rule {
+        for id in expected.ids() {
+            let Some(RuleId::Hard(rule)) = RuleId::parse(id) else {
+                return Err(format!(
+                    "{at}: `{id}` is not a hard-deny rule of src/rules.rs"
+                ));
+            };
+            if let Some(categories) = &case.expect_category
+                && !categories.ids().contains(&rule.category().id())
+            {
+                return Err(format!(
+                    "{at}: rule `{id}` is not in the expected category `{}`",
+                    categories.ids().join("` or `")
+                ));
+            }
+        }
+    }
+    if file.kind == Kind::Benign && case.expect_rule.is_some() {
+        return Err(format!("{at}: a benign line names no rule"));
+    }
+    if file.kind == Kind::Denies && !case.stretch && case.expect_rule.is_none() {
+        return Err(format!("{at}: a deny line names its `expect_rule`"));
     }
     if case.stretch && file.kind == Kind::Benign {
         return Err(format!("{at}: `stretch` only applies to deny cases"));
@@ -291,26 +310,27 @@ fn label(case: &Case) -> String {
 fn check_denies(file: &str, line: usize, case: &Case) -> Result<(), String> {
     match verdict(case) {
         Verdict::Deny(d) => {
-            if !d.rule_id.starts_with(d.category.id()) {
-                return Err(format!(
-                    "{file}:{line}: rule id `{}` outside category `{}`",
-                    d.rule_id,
-                    d.category.id()
-                ));
-            }
             if d.rationale.is_empty() {
                 return Err(format!("{file}:{line}: empty rationale"));
             }
-            match &case.expect_category {
-                Some(expected) if !expected.ids().contains(&d.category.id()) => Err(format!(
-                    "{file}:{line}: {} ({}) denied as `{}` ({}), expected `{}`",
+            let wrong = |what: &str, expected: &Expected| {
+                Err(format!(
+                    "{file}:{line}: {} ({}) denied as `{}` ({}), expected {what} `{}`",
                     label(case),
                     about(case),
-                    d.rule_id,
+                    d.rule_id(),
                     d.rationale,
                     expected.ids().join("` or `")
-                )),
-                Some(_) | None => Ok(()),
+                ))
+            };
+            match (&case.expect_category, &case.expect_rule) {
+                (Some(expected), _) if !expected.ids().contains(&d.category().id()) => {
+                    wrong("category", expected)
+                }
+                (_, Some(expected)) if !expected.ids().contains(&d.rule_id()) => {
+                    wrong("rule", expected)
+                }
+                _ => Ok(()),
             }
         }
         // A stretch case that could not be decided statically goes to the
@@ -338,7 +358,7 @@ fn check_not_denied(file: &str, line: usize, case: &Case) -> Result<(), String> 
             "{file}:{line}: {} ({}) must not hard-deny, got `{}`: {}",
             label(case),
             about(case),
-            d.rule_id,
+            d.rule_id(),
             d.rationale
         )),
         Verdict::Clear | Verdict::ParseFailed { .. } | Verdict::Incomplete { .. } => Ok(()),
@@ -361,6 +381,7 @@ fn harness_trials() -> Vec<Trial> {
         home: "/home/dev".to_owned(),
         why: "a harness's protected configuration".to_owned(),
         expect_category: Some(Expected::One("trust-boundary".to_owned())),
+        expect_rule: None,
         stretch: false,
         note: None,
         mechanism: None,
@@ -410,7 +431,8 @@ fn harness_trials() -> Vec<Trial> {
 /// appears twice in the corpus with the same cwd and home (a copy tests
 /// nothing new, and a copy in both a deny and a benign file is a contradiction).
 fn coverage_trials(all: &[(&'static str, Kind, usize, Case)]) -> Vec<Trial> {
-    let mut per_category: BTreeMap<&str, usize> = CATEGORIES.iter().map(|c| (*c, 0)).collect();
+    let mut per_category: BTreeMap<&str, usize> =
+        Category::ALL.iter().map(|c| (c.id(), 0)).collect();
     for (file, _, _, case) in all {
         if *file == "hard_deny_redteam.jsonl"
             && let Some(expected) = &case.expect_category
@@ -424,6 +446,18 @@ fn coverage_trials(all: &[(&'static str, Kind, usize, Case)]) -> Vec<Trial> {
         .iter()
         .filter(|(_, n)| **n == 0)
         .map(|(c, _)| (*c).to_owned())
+        .collect();
+    // Every hard-deny rule of the registry is some line's `expect_rule`
+    // (and that line's test checks it fires).
+    let named: std::collections::HashSet<&str> = all
+        .iter()
+        .filter_map(|(_, _, _, case)| case.expect_rule.as_ref())
+        .flat_map(Expected::ids)
+        .collect();
+    let unfired: Vec<&str> = vouch::rules::HardRule::ALL
+        .iter()
+        .map(|r| r.as_str())
+        .filter(|id| !named.contains(id))
         .collect();
     let mut seen: HashMap<(String, String, String), String> = HashMap::new();
     let mut duplicates = Vec::new();
@@ -452,6 +486,16 @@ fn coverage_trials(all: &[(&'static str, Kind, usize, Case)]) -> Vec<Trial> {
                     Ok(())
                 } else {
                     Err(format!("no red-team cases for {}", missing.join(", ")).into())
+                }
+            },
+        ),
+        Trial::test(
+            "registry: every hard-deny rule fires in a fixture",
+            move || {
+                if unfired.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!("no fixture line expects {}", unfired.join(", ")).into())
                 }
             },
         ),

@@ -427,7 +427,11 @@ mod tests {
         let feed = Feed::new();
         let secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
         let r = request(&format!("echo {secret}"));
-        let d = Decision::hard_deny(r.request_hash(), "x", format!("saw {secret}"));
+        let d = Decision::hard_deny(
+            r.request_hash(),
+            crate::rules::HardRule::WipeRmRecursiveForce,
+            format!("saw {secret}"),
+        );
         feed.publish(&r, &d, 1);
         let mut sub = feed.subscribe();
         assert!(feed.watched());
@@ -447,7 +451,11 @@ mod tests {
         let feed = Feed::new();
         let mut sub = feed.subscribe();
         let r = request("ls");
-        let d = Decision::hard_deny(r.request_hash(), "x", "why".to_owned());
+        let d = Decision::hard_deny(
+            r.request_hash(),
+            crate::rules::HardRule::WipeRmRecursiveForce,
+            "why".to_owned(),
+        );
         for i in 0..(FEED_CAPACITY as u64 + 5) {
             // Inline sends (no blocking pool) keep the order exact.
             let _ = feed

@@ -19,6 +19,8 @@ use std::sync::Arc;
 
 use regex::{Regex, RegexBuilder};
 
+use crate::rules::StageRule;
+
 use crate::config::{RoutePolicy, RoutingConfig, RoutingRule, RuleField};
 use crate::policy::credentials::is_sensitive_path;
 use crate::request::{Request, Surface, canonical_json};
@@ -153,17 +155,17 @@ impl Route {
     pub fn rule_id(&self) -> String {
         match &self.reason {
             RouteReason::Rule { index, origin, .. } => match origin {
-                RuleOrigin::Trusted => format!("routing/rule-{index}"),
-                RuleOrigin::Project => format!("routing/project-rule-{index}"),
+                RuleOrigin::Trusted => StageRule::RoutingRule.with(&index.to_string()),
+                RuleOrigin::Project => StageRule::RoutingProjectRule.with(&index.to_string()),
             },
             RouteReason::Surface { name, origin } => match origin {
-                RuleOrigin::Trusted => format!("routing/surface-{name}"),
-                RuleOrigin::Project => format!("routing/project-surface-{name}"),
+                RuleOrigin::Trusted => StageRule::RoutingSurface.with(name),
+                RuleOrigin::Project => StageRule::RoutingProjectSurface.with(name),
             },
-            RouteReason::SensitiveRead => "routing/sensitive-read".to_owned(),
+            RouteReason::SensitiveRead => StageRule::RoutingSensitiveRead.as_str().to_owned(),
             RouteReason::Default { origin } => match origin {
-                RuleOrigin::Trusted => "routing/default".to_owned(),
-                RuleOrigin::Project => "routing/project-default".to_owned(),
+                RuleOrigin::Trusted => StageRule::RoutingDefault.as_str().to_owned(),
+                RuleOrigin::Project => StageRule::RoutingProjectDefault.as_str().to_owned(),
             },
         }
     }

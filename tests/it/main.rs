@@ -50,6 +50,7 @@ mod replicas;
 mod reviewer;
 mod reviewer_vectors;
 mod routing;
+mod rules;
 mod serve_connections;
 mod serve_e2e;
 mod serve_logging;

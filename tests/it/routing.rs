@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use vouch::config::{LoadedConfig, RoutePolicy, load_trusted};
+use vouch::config::{LoadedConfig, RoutePolicy, for_project, load_trusted};
 use vouch::paths::Paths;
 use vouch::policy::routing::{RouteReason, RuleOrigin, Unit};
 use vouch::request::Request;
@@ -121,7 +121,20 @@ fn fixture_vectors() {
     for (_, case) in crate::support::fixtures::jsonl::<serde_json::Value>("routing.jsonl") {
         let name = case["name"].as_str().unwrap();
         let request = Request::from_slice(case["request"].to_string().as_bytes()).unwrap();
-        let route = route(&loaded, &request);
+        // `project`: the project's `.vouch/config.toml` over the trusted one.
+        let route = match case["project"].as_str() {
+            Some(overlay) => {
+                let project = tempfile::tempdir().unwrap();
+                std::fs::create_dir_all(project.path().join(".git")).unwrap();
+                std::fs::create_dir_all(project.path().join(".vouch")).unwrap();
+                std::fs::write(project.path().join(".vouch/config.toml"), overlay).unwrap();
+                let effective = for_project(&loaded, Some(project.path()))
+                    .effective
+                    .unwrap();
+                route(&effective, &request)
+            }
+            None => route(&loaded, &request),
+        };
         assert_eq!(
             route.policy,
             policy(case["policy"].as_str().unwrap()),

@@ -12,12 +12,13 @@
 //! a regular file to a loop device with `losetup` first (formatting the
 //! image it just attached destroys nothing but that image).
 
+use super::HardRule;
 use crate::shell::spec::Role;
 use crate::shell::{Arg, RedirectOp};
 
 use super::facts::Facts;
 use super::paths::{Target, may_be_block_device};
-use super::{Category, HardDeny, deny};
+use super::{HardDeny, deny};
 
 fn formatter(name: &str) -> bool {
     name == "mkfs"
@@ -127,29 +128,26 @@ fn is_loop(path: &str) -> bool {
 
 /// The rule and the verb for a write to a block device by `name` (or by a
 /// redirection of its command, `redirected`).
-fn device_write_rule(name: &str, redirected: bool) -> (&'static str, &'static str) {
+fn device_write_rule(name: &str, redirected: bool) -> (HardRule, &'static str) {
     if redirected {
-        (
-            "device-destroy/redirect-to-device",
-            "a redirection overwrites",
-        )
+        (HardRule::DeviceRedirectToDevice, "a redirection overwrites")
     } else if formatter(name) {
-        ("device-destroy/mkfs", "formats")
+        (HardRule::DeviceMkfs, "formats")
     } else if name == "wipefs" {
-        ("device-destroy/wipefs", "wipes the signatures of")
+        (HardRule::DeviceWipefs, "wipes the signatures of")
     } else if name == "blkdiscard" {
-        ("device-destroy/blkdiscard", "discards every block of")
+        (HardRule::DeviceBlkdiscard, "discards every block of")
     } else if crate::shell::spec::PARTITIONERS.contains(&name) {
         (
-            "device-destroy/partition-table",
+            HardRule::DevicePartitionTable,
             "rewrites the partition table of",
         )
     } else if matches!(name, "dd" | "dcfldd" | "dc3dd" | "ddpt" | "ddrescue") {
-        ("device-destroy/dd-to-device", "`dd` overwrites")
+        (HardRule::DeviceDdToDevice, "`dd` overwrites")
     } else if name == "shred" {
-        ("device-destroy/shred-device", "`shred` overwrites")
+        (HardRule::DeviceShredDevice, "`shred` overwrites")
     } else {
-        ("device-destroy/write-to-device", "overwrites")
+        (HardRule::DeviceWriteToDevice, "overwrites")
     }
 }
 
@@ -182,8 +180,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
                 })
             {
                 return deny(
-                    Category::DeviceDestroy,
-                    "device-destroy/device-named-at-run-time",
+                    HardRule::DeviceNamedAtRunTime,
                     format!(
                         "`{name}` overwrites `{}`, a device whose name is runtime data",
                         touch.value
@@ -205,11 +202,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
                     },
                 };
                 let (rule, what) = device_write_rule(&name, redirected.contains(&touch.value));
-                return deny(
-                    Category::DeviceDestroy,
-                    rule,
-                    format!("{what} the block device {shown} (`{name}`)"),
-                );
+                return deny(rule, format!("{what} the block device {shown} (`{name}`)"));
             }
         }
     }
@@ -274,8 +267,7 @@ fn volume_destroyer(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
         format!("`{destroyed}`")
     };
     deny(
-        Category::DeviceDestroy,
-        "device-destroy/volume-destroy",
+        HardRule::DeviceVolumeDestroy,
         format!("`{name}` destroys {what} and the data on it"),
     )
 }

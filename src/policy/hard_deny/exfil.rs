@@ -21,6 +21,7 @@
 //! s_client -key`) and `curl --netrc-file` (curl sends a netrc entry only
 //! to its own host) send nothing.
 
+use super::HardRule;
 use crate::policy::credentials::{
     CREDENTIAL_DIRS, CREDENTIAL_SUFFIXES, PATTERN_SHAPES, is_credential_path,
 };
@@ -29,7 +30,7 @@ use crate::shell::{Command, RedirectOp, Sources, Value};
 
 use super::facts::Facts;
 use super::paths::{Target, ends_with, is_within};
-use super::{Category, HardDeny, deny, net, producers};
+use super::{HardDeny, deny, net, producers};
 
 fn credential(f: &mut Facts<'_>, target: &Target, tree: bool) -> bool {
     let direct = match target {
@@ -418,19 +419,13 @@ fn trim_form_type(v: &Value) -> Value {
 
 /// The rule and the verb for a credential that reaches a network sink the
 /// way `how` says.
-fn carry_rule(how: &str) -> (&'static str, &'static str) {
+fn carry_rule(how: &str) -> (HardRule, &'static str) {
     match how {
-        "reads" => ("credential-exfiltration/sink-reads-file", "reads"),
-        "staged" => (
-            "credential-exfiltration/staged-file",
-            "sends a staged copy of",
-        ),
-        "pipe" => (
-            "credential-exfiltration/pipe-to-sink",
-            "receives through a pipe",
-        ),
+        "reads" => (HardRule::ExfilSinkReadsFile, "reads"),
+        "staged" => (HardRule::ExfilStagedFile, "sends a staged copy of"),
+        "pipe" => (HardRule::ExfilPipeToSink, "receives through a pipe"),
         _ => (
-            "credential-exfiltration/substitution",
+            HardRule::ExfilSubstitution,
             "receives through a substitution or variable",
         ),
     }
@@ -461,8 +456,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
             for target in super::paths::resolve(&file, &cwd) {
                 if let Some(s) = staged_at(&staged, &target, i) {
                     return deny(
-                        Category::CredentialExfiltration,
-                        "credential-exfiltration/staged-file",
+                        HardRule::ExfilStagedFile,
                         format!(
                             "`{name}` uploads `{file}` ({option}), a staged copy of the credential {}",
                             s.credential
@@ -471,8 +465,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
                 }
                 if credential(f, &target, true) {
                     return deny(
-                        Category::CredentialExfiltration,
-                        "credential-exfiltration/upload-option",
+                        HardRule::ExfilUploadOption,
                         format!("`{name}` uploads the credential file `{file}` ({option})"),
                     );
                 }
@@ -502,7 +495,6 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
         }
         let (rule, how) = carry_rule(carry.how);
         return deny(
-            Category::CredentialExfiltration,
             rule,
             format!(
                 "network sink `{name}` {how} the credential {}",
@@ -566,8 +558,7 @@ fn netrc_to_redirects(f: &mut Facts<'_>, i: usize, name: &str) -> Option<HardDen
         for target in super::paths::resolve(&file, &cwd) {
             if credential(f, &target, false) {
                 return deny(
-                    Category::CredentialExfiltration,
-                    "credential-exfiltration/netrc-redirect",
+                    HardRule::ExfilNetrcRedirect,
                     format!(
                         "`{name} --location-trusted` sends the credentials in `{}` to any host a redirect names",
                         target.display()
@@ -698,8 +689,7 @@ fn serves_credentials(f: &mut Facts<'_>) -> Option<HardDeny> {
         for target in super::paths::resolve(&root, &cwd) {
             if credential(f, &target, true) {
                 return deny(
-                    Category::CredentialExfiltration,
-                    "credential-exfiltration/serves-credentials",
+                    HardRule::ExfilServesCredentials,
                     format!(
                         "`{name}` serves `{}`, which holds credentials, to the network",
                         target.display()
@@ -740,8 +730,7 @@ fn publishes_credentials(f: &mut Facts<'_>) -> Option<HardDeny> {
         for target in super::paths::resolve(&dir, &cwd) {
             if credential(f, &target, true) {
                 return deny(
-                    Category::CredentialExfiltration,
-                    "credential-exfiltration/publishes-credentials",
+                    HardRule::ExfilPublishesCredentials,
                     format!(
                         "`{name} publish` of `{}` publishes the credentials in it",
                         target.display()
@@ -818,8 +807,7 @@ fn git_push_of_credentials(f: &mut Facts<'_>, staged: &[Staged]) -> Option<HardD
             "push" => {
                 if let Some(what) = &added {
                     return deny(
-                        Category::CredentialExfiltration,
-                        "credential-exfiltration/git-push",
+                        HardRule::ExfilGitPush,
                         format!("`git push` sends the committed credential {what} to the remote"),
                     );
                 }
@@ -856,8 +844,7 @@ fn remote_copy(f: &mut Facts<'_>, i: usize, name: &str) -> Option<HardDeny> {
         for target in &touch.targets {
             if credential(f, target, true) {
                 return deny(
-                    Category::CredentialExfiltration,
-                    "credential-exfiltration/remote-copy",
+                    HardRule::ExfilRemoteCopy,
                     format!(
                         "`{name}` copies the credential file `{}` to `{}`",
                         touch.value, dest.value

@@ -14,11 +14,12 @@
 //! first call does not bound the recursion), and a condition vouch can
 //! decide (`true &&`, `if :`) is no guard.
 
+use super::HardRule;
 use crate::shell::CommandKind;
 use crate::shell::spec::Role;
 
 use super::facts::Facts;
-use super::{Category, HardDeny, deny};
+use super::{HardDeny, deny};
 
 pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
     if f.analysis
@@ -26,9 +27,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
         .iter()
         .any(|n| n == crate::shell::ENDLESS_SPAWNING)
     {
-        return deny(
-            Category::ForkBomb,
-            "fork-bomb/endless-spawning-loop",
+        return deny(HardRule::ForkBombEndlessSpawningLoop,
             "a loop that never ends starts a background process each time round and waits for nothing".to_owned(),
         );
     }
@@ -47,8 +46,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
         let reruns_itself = cmd.kind != CommandKind::Function && cmd.recursive && !cmd.guarded;
         if reruns_itself && (cmd.background || cmd.in_pipeline) {
             return deny(
-                Category::ForkBomb,
-                "fork-bomb/script-runs-itself",
+                HardRule::ForkBombScriptRunsItself,
                 format!(
                     "`{}` starts the script it is part of again, without bound",
                     cmd.name().unwrap_or("?")
@@ -62,8 +60,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
         {
             let name = cmd.name().unwrap_or("?");
             return deny(
-                Category::ForkBomb,
-                "fork-bomb/recursive-function",
+                HardRule::ForkBombRecursiveFunction,
                 format!("function `{name}` spawns copies of itself without bound"),
             );
         }
@@ -71,8 +68,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
         for code in inline_code(f, i) {
             if crate::shell::code_forks_without_bound(name, &code) {
                 return deny(
-                    Category::ForkBomb,
-                    "fork-bomb/interpreter-fork-loop",
+                    HardRule::ForkBombInterpreterForkLoop,
                     format!("`{name}` forks in an unbounded loop"),
                 );
             }
@@ -158,8 +154,7 @@ fn endless_input_spawns(f: &Facts<'_>) -> Option<HardDeny> {
             });
         if (shell && backgrounds) || unlimited {
             return deny(
-                Category::ForkBomb,
-                "fork-bomb/endless-input-spawns",
+                HardRule::ForkBombEndlessInputSpawns,
                 format!(
                     "`{name}` starts a process for every line of `yes`, which never ends, without waiting"
                 ),

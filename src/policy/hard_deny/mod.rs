@@ -6,7 +6,8 @@
 //! argv after expansion, in the directory it runs in, with the effects the
 //! command-spec table gives it; for path-naming surfaces it judges `path`
 //! and `resolved_path`. Seven categories, each with a stable id and a rule
-//! id per trigger: `wipe-root-or-home`, `device-destroy`, `fork-bomb`,
+//! per trigger ([`HardRule`], registered in [`crate::rules`] and listed in
+//! `docs/rules.md`): `wipe-root-or-home`, `device-destroy`, `fork-bomb`,
 //! `trust-boundary`, `credential-exfiltration`, `access-persistence`,
 //! `transport-security-weakening`.
 //!
@@ -65,57 +66,25 @@ pub struct Context<'a> {
     pub limits: &'a Limits,
 }
 
-/// The hard-deny categories of design §6.1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Category {
-    WipeRootOrHome,
-    DeviceDestroy,
-    ForkBomb,
-    TrustBoundary,
-    CredentialExfiltration,
-    AccessPersistence,
-    TransportSecurityWeakening,
-}
+pub use crate::rules::{Category, HardRule};
 
-impl Category {
-    pub fn id(&self) -> &'static str {
-        match self {
-            Category::WipeRootOrHome => "wipe-root-or-home",
-            Category::DeviceDestroy => "device-destroy",
-            Category::ForkBomb => "fork-bomb",
-            Category::TrustBoundary => "trust-boundary",
-            Category::CredentialExfiltration => "credential-exfiltration",
-            Category::AccessPersistence => "access-persistence",
-            Category::TransportSecurityWeakening => "transport-security-weakening",
-        }
-    }
-
-    /// The rule of a hard deny that only a conservative reading finds
-    /// (an unknown program's arguments, a string that may be code, text
-    /// the analysis could not follow): docs/shell.md, "What the floor does
-    /// not know".
-    pub fn conservative_rule(&self) -> &'static str {
-        match self {
-            Category::WipeRootOrHome => "wipe-root-or-home/conservative-reading",
-            Category::DeviceDestroy => "device-destroy/conservative-reading",
-            Category::ForkBomb => "fork-bomb/conservative-reading",
-            Category::TrustBoundary => "trust-boundary/conservative-reading",
-            Category::CredentialExfiltration => "credential-exfiltration/conservative-reading",
-            Category::AccessPersistence => "access-persistence/conservative-reading",
-            Category::TransportSecurityWeakening => {
-                "transport-security-weakening/conservative-reading"
-            }
-        }
-    }
-}
-
-/// One hard deny: category, the rule that fired, and why (naming the target).
+/// One hard deny: the rule that fired (its category is part of it) and
+/// why, naming the target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HardDeny {
-    pub category: Category,
-    /// `category/rule`, e.g. `wipe-root-or-home/rm-recursive-force`.
-    pub rule_id: &'static str,
+    pub rule: HardRule,
     pub rationale: String,
+}
+
+impl HardDeny {
+    pub fn category(&self) -> Category {
+        self.rule.category()
+    }
+
+    /// `category/rule`, e.g. `wipe-root-or-home/rm-recursive-force`.
+    pub fn rule_id(&self) -> &'static str {
+        self.rule.as_str()
+    }
 }
 
 /// The outcome of the hard-deny stage.
@@ -139,16 +108,8 @@ pub enum Verdict {
     },
 }
 
-pub(crate) fn deny(
-    category: Category,
-    rule_id: &'static str,
-    rationale: String,
-) -> Option<HardDeny> {
-    Some(HardDeny {
-        category,
-        rule_id,
-        rationale,
-    })
+pub(crate) fn deny(rule: HardRule, rationale: String) -> Option<HardDeny> {
+    Some(HardDeny { rule, rationale })
 }
 
 /// Runs every hard-deny rule over `request`.
@@ -348,11 +309,11 @@ fn embedded_denies(facts: &Facts<'_>, env: &Env, limits: &Limits, depth: u32) ->
 /// conservative rule, and the rule that fired named in the rationale.
 fn conservative(deny: HardDeny) -> HardDeny {
     HardDeny {
-        category: deny.category,
-        rule_id: deny.category.conservative_rule(),
+        rule: deny.category().conservative_rule(),
         rationale: format!(
             "read conservatively (vouch cannot follow what runs here, so it judges what may run): {} (`{}`)",
-            deny.rationale, deny.rule_id
+            deny.rationale,
+            deny.rule_id()
         ),
     }
 }

@@ -18,22 +18,20 @@
 //! SSH server's or PAM's configuration is judged by what it says:
 //! `PermitRootLogin no` hardens, `PermitRootLogin yes` authorizes.
 
+use super::HardRule;
 use crate::shell::spec::Role;
 use crate::shell::{Arg, Value};
 
 use super::facts::Facts;
 use super::paths::{Target, ends_with, is_within};
-use super::{Category, HardDeny, deny, net};
+use super::{HardDeny, deny, net};
 
 /// What authorization a written target adds, with its rule id.
-pub(super) fn persistence_target(target: &Target) -> Option<(&'static str, &'static str)> {
+pub(super) fn persistence_target(target: &Target) -> Option<(HardRule, &'static str)> {
     if ends_with(target, &[".ssh", "authorized_keys"])
         || ends_with(target, &[".ssh", "authorized_keys2"])
     {
-        return Some((
-            "access-persistence/authorized-keys",
-            "SSH `authorized_keys`",
-        ));
+        return Some((HardRule::PersistAuthorizedKeys, "SSH `authorized_keys`"));
     }
     let names = |file: &str| match target {
         Target::Exact(p) => p == file,
@@ -48,16 +46,16 @@ pub(super) fn persistence_target(target: &Target) -> Option<(&'static str, &'sta
     // `~/.ssh/rc` and `/etc/ssh/sshrc` run at every SSH login.
     if ends_with(target, &[".ssh", "rc"]) || names("/etc/ssh/sshrc") {
         return Some((
-            "access-persistence/ssh-rc",
+            HardRule::PersistSshRc,
             "commands that run at every SSH login",
         ));
     }
     if names("/etc/sudoers") || below("/etc/sudoers.d") {
-        return Some(("access-persistence/sudoers", "sudo rules"));
+        return Some((HardRule::PersistSudoers, "sudo rules"));
     }
     if names("/etc/ssh/sshd_config") || below("/etc/ssh/sshd_config.d") {
         return Some((
-            "access-persistence/sshd-config",
+            HardRule::PersistSshdConfig,
             "SSH server authorization settings",
         ));
     }
@@ -65,10 +63,10 @@ pub(super) fn persistence_target(target: &Target) -> Option<(&'static str, &'sta
         .iter()
         .any(|f| names(f))
     {
-        return Some(("access-persistence/accounts", "accounts or groups"));
+        return Some((HardRule::PersistAccounts, "accounts or groups"));
     }
     if names("/etc/pam.conf") || below("/etc/pam.d") || pam_module(target) {
-        return Some(("access-persistence/pam", "authentication rules (PAM)"));
+        return Some((HardRule::PersistPam, "authentication rules (PAM)"));
     }
     None
 }
@@ -157,11 +155,11 @@ fn sshd_text_authorizes(text: &str) -> bool {
 
 /// Whether a write adding `rule`'s kind of authorization, with `text` (when
 /// known) as what is written, to `target`, really authorizes.
-fn content_authorizes(rule: &str, target: &Target, text: Option<&str>) -> bool {
+fn content_authorizes(rule: HardRule, target: &Target, text: Option<&str>) -> bool {
     match (rule, text) {
-        ("access-persistence/sshd-config", Some(t)) => sshd_text_authorizes(t),
-        ("access-persistence/pam", Some(t)) => pam_text_permits(t),
-        ("access-persistence/pam", None) => {
+        (HardRule::PersistSshdConfig, Some(t)) => sshd_text_authorizes(t),
+        (HardRule::PersistPam, Some(t)) => pam_text_permits(t),
+        (HardRule::PersistPam, None) => {
             pam_module(target)
                 || match target {
                     Target::Exact(p) => {
@@ -179,19 +177,19 @@ fn content_authorizes(rule: &str, target: &Target, text: Option<&str>) -> bool {
 /// A directory receiving files of unknown names where any name adds
 /// authorization: a `.ssh` directory (`wget -P ~/.ssh`, `tar -C ~/.ssh -x`,
 /// `git clone … ~/.ssh`), `/etc/sudoers.d`, `/etc/ssh/sshd_config.d`.
-fn persistence_dir(target: &Target) -> Option<(&'static str, &'static str)> {
+fn persistence_dir(target: &Target) -> Option<(HardRule, &'static str)> {
     if ends_with(target, &[".ssh"]) {
         return Some((
-            "access-persistence/authorized-keys",
+            HardRule::PersistAuthorizedKeys,
             "which can add SSH `authorized_keys`",
         ));
     }
     if ends_with(target, &["etc", "sudoers.d"]) {
-        return Some(("access-persistence/sudoers", "each of which is a sudo rule"));
+        return Some((HardRule::PersistSudoers, "each of which is a sudo rule"));
     }
     if ends_with(target, &["etc", "ssh", "sshd_config.d"]) {
         return Some((
-            "access-persistence/sshd-config",
+            HardRule::PersistSshdConfig,
             "each of which configures the SSH server",
         ));
     }
@@ -259,7 +257,6 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
                 for target in &touch.targets {
                     if let Some((rule, what)) = persistence_dir(target) {
                         return deny(
-                            Category::AccessPersistence,
                             rule,
                             format!(
                                 "writes files of unknown names into `{}`, {what}",
@@ -277,7 +274,6 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
                     && content_authorizes(rule, target, text.as_deref())
                 {
                     return deny(
-                        Category::AccessPersistence,
                         rule,
                         format!("writes `{}`, adding {what}", target.display()),
                     );
@@ -307,8 +303,8 @@ fn known_options(f: &Facts<'_>, i: usize, names: &[&str]) -> Vec<String> {
         .collect()
 }
 
-fn grants(rule_id: &'static str, rationale: String) -> Option<HardDeny> {
-    deny(Category::AccessPersistence, rule_id, rationale)
+fn grants(rule: HardRule, rationale: String) -> Option<HardDeny> {
+    deny(rule, rationale)
 }
 
 /// `usermod -aG sudo`, `usermod -aG 27`, `useradd -Gwheel`, `--uid=0`,
@@ -382,7 +378,7 @@ fn admin_group(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
 /// `what` says.
 fn sudo_group_grant(name: &str, what: &str) -> Option<HardDeny> {
     grants(
-        "access-persistence/sudo-group",
+        HardRule::PersistSudoGroup,
         format!("`{name}` {what} (administrator rights)"),
     )
 }
@@ -397,7 +393,7 @@ fn user_admin_change(f: &Facts<'_>, i: usize, name: &str) -> Option<HardDeny> {
     let primary = known_options(f, i, &["g", "gid"]);
     if let Some(g) = primary.iter().find(|g| is_admin_group(g)) {
         return grants(
-            "access-persistence/admin-user",
+            HardRule::PersistAdminUser,
             format!("`{name}` makes `{g}` the account's primary group"),
         );
     }
@@ -406,7 +402,7 @@ fn user_admin_change(f: &Facts<'_>, i: usize, name: &str) -> Option<HardDeny> {
         .any(|u| is_uid_zero(u))
     {
         return grants(
-            "access-persistence/admin-user",
+            HardRule::PersistAdminUser,
             format!("`{name}` gives an account UID 0 (root)"),
         );
     }
@@ -441,12 +437,7 @@ fn root_password(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
     let cmd = f.command(i)?;
     let name = cmd.name()?;
     let input = cmd.stdin_text.as_ref().and_then(Value::as_known);
-    let root = |what: &str| {
-        grants(
-            "access-persistence/root-password",
-            format!("`{name}` {what}"),
-        )
-    };
+    let root = |what: &str| grants(HardRule::PersistRootPassword, format!("`{name}` {what}"));
     match name {
         "chpasswd" => input
             .is_some_and(|t| t.lines().any(|l| l.trim_start().starts_with("root:")))
@@ -553,7 +544,7 @@ fn chowned_to_root(f: &Facts<'_>) -> Vec<String> {
 fn setuid(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
     let cmd = f.command(i)?;
     let name = cmd.name()?;
-    let raised = |what: String| grants("access-persistence/setuid", what);
+    let raised = |what: String| grants(HardRule::PersistSetuid, what);
     match name {
         "chmod" => {
             let mode = cmd.args().iter().filter_map(Arg::as_known).find(|w| {
@@ -646,7 +637,7 @@ fn copies_key_to_loopback(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
     net::is_loopback_host(bare)
         .then(|| {
             grants(
-                "access-persistence/authorized-keys",
+                HardRule::PersistAuthorizedKeys,
                 format!("`ssh-copy-id` adds a key to this machine's `authorized_keys` (`{host}`)"),
             )
         })

@@ -10,6 +10,7 @@
 //! true`. A flag is a whole word (`-insecure` inside `-insecure=false` or a
 //! grep pattern is not the flag).
 
+use super::HardRule;
 use super::net;
 
 /// Values tools read as false.
@@ -52,181 +53,168 @@ enum Judge {
 }
 
 /// The variables, with how each weakens and the rule that names it.
-const ENV: &[(&str, Judge, &str)] = &[
+const ENV: &[(&str, Judge, HardRule)] = &[
     (
         "GIT_SSL_NO_VERIFY",
         Judge::Set,
-        "transport-security-weakening/git-ssl-no-verify",
+        HardRule::TransportGitSslNoVerify,
     ),
     (
         "NODE_TLS_REJECT_UNAUTHORIZED",
         Judge::Zero,
-        "transport-security-weakening/node-tls-reject-unauthorized",
+        HardRule::TransportNodeTlsRejectUnauthorized,
     ),
     (
         "PYTHONHTTPSVERIFY",
         Judge::Zero,
-        "transport-security-weakening/python-https-verify",
+        HardRule::TransportPythonHttpsVerify,
     ),
     (
         "NPM_CONFIG_STRICT_SSL",
         Judge::False,
-        "transport-security-weakening/npm-strict-ssl-off",
+        HardRule::TransportNpmStrictSslOff,
     ),
     (
         "npm_config_strict_ssl",
         Judge::False,
-        "transport-security-weakening/npm-strict-ssl-off",
+        HardRule::TransportNpmStrictSslOff,
     ),
     (
         "YARN_STRICT_SSL",
         Judge::False,
-        "transport-security-weakening/npm-strict-ssl-off",
+        HardRule::TransportNpmStrictSslOff,
     ),
     (
         "YARN_ENABLE_STRICT_SSL",
         Judge::False,
-        "transport-security-weakening/npm-strict-ssl-off",
+        HardRule::TransportNpmStrictSslOff,
     ),
     (
         "UV_INSECURE_HOST",
         Judge::NonEmpty,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "GOINSECURE",
         Judge::NonEmpty,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "GONOSUMDB",
         Judge::NonEmpty,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "GONOSUMCHECK",
         Judge::NonEmpty,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "GIT_SSL_CAINFO_DISABLE",
         Judge::NonEmpty,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "AZURE_CLI_DISABLE_CONNECTION_VERIFICATION",
         Judge::NonEmpty,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "VAULT_SKIP_VERIFY",
         Judge::NotFalse,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "NOMAD_SKIP_VERIFY",
         Judge::NotFalse,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "CONSUL_HTTP_SSL_VERIFY",
         Judge::False,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "HELM_KUBEINSECURE_SKIP_TLS_VERIFY",
         Judge::NotFalse,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "HELM_INSECURE_SKIP_TLS_VERIFY",
         Judge::NotFalse,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "CLOUDSDK_AUTH_DISABLE_SSL_VALIDATION",
         Judge::NotFalse,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "ANSIBLE_GALAXY_IGNORE",
         Judge::NotFalse,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "BUNDLE_SSL_VERIFY_MODE",
         Judge::Zero,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "CONDA_SSL_VERIFY",
         Judge::False,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "CURL_CA_BUNDLE",
         Judge::EmptyBundle,
-        "transport-security-weakening/ca-bundle-off",
+        HardRule::TransportCaBundleOff,
     ),
     (
         "REQUESTS_CA_BUNDLE",
         Judge::EmptyBundle,
-        "transport-security-weakening/ca-bundle-off",
+        HardRule::TransportCaBundleOff,
     ),
-    (
-        "GOFLAGS",
-        Judge::Holds,
-        "transport-security-weakening/tool-verify-off",
-    ),
-    (
-        "MAVEN_OPTS",
-        Judge::Holds,
-        "transport-security-weakening/tool-verify-off",
-    ),
-    (
-        "MAVEN_ARGS",
-        Judge::Holds,
-        "transport-security-weakening/tool-verify-off",
-    ),
+    ("GOFLAGS", Judge::Holds, HardRule::TransportToolVerifyOff),
+    ("MAVEN_OPTS", Judge::Holds, HardRule::TransportToolVerifyOff),
+    ("MAVEN_ARGS", Judge::Holds, HardRule::TransportToolVerifyOff),
     (
         "JAVA_TOOL_OPTIONS",
         Judge::Holds,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "_JAVA_OPTIONS",
         Judge::Holds,
-        "transport-security-weakening/tool-verify-off",
+        HardRule::TransportToolVerifyOff,
     ),
     (
         "NPM_CONFIG_REGISTRY",
         Judge::HttpUrl,
-        "transport-security-weakening/protocol-downgrade",
+        HardRule::TransportProtocolDowngrade,
     ),
     (
         "npm_config_registry",
         Judge::HttpUrl,
-        "transport-security-weakening/protocol-downgrade",
+        HardRule::TransportProtocolDowngrade,
     ),
     (
         "YARN_NPM_REGISTRY_SERVER",
         Judge::HttpUrl,
-        "transport-security-weakening/protocol-downgrade",
+        HardRule::TransportProtocolDowngrade,
     ),
 ];
 
 /// The rule an environment variable set to `value` (`None`: unknown)
 /// breaks, if any. `SSL_CERT_FILE=/dev/null` and Poetry's
 /// `POETRY_CERTIFICATES_<NAME>_CERT=false` are judged here too.
-pub(super) fn env_weakens(name: &str, value: Option<&str>) -> Option<&'static str> {
+pub(super) fn env_weakens(name: &str, value: Option<&str>) -> Option<HardRule> {
     if name == "SSL_CERT_FILE" {
-        return (value == Some("/dev/null"))
-            .then_some("transport-security-weakening/ca-bundle-off");
+        return (value == Some("/dev/null")).then_some(HardRule::TransportCaBundleOff);
     }
     if name.starts_with("POETRY_CERTIFICATES_") && name.ends_with("_CERT") {
         return value
             .is_none_or(falsey)
-            .then_some("transport-security-weakening/tool-verify-off");
+            .then_some(HardRule::TransportToolVerifyOff);
     }
     let (_, judge, rule) = ENV.iter().find(|(n, _, _)| *n == name)?;
     let hit = match (judge, value) {
@@ -464,10 +452,10 @@ fn ansible_skips_validation(name: &str, lower: &[String]) -> bool {
 /// false`, `npm config set registry http://…`, `gem sources -a http://…`,
 /// ansible's `validate_certs=no`, gsutil's boto option. The description
 /// and rule of the first that weakens.
-pub(super) fn tool_config(name: &str, words: &[&str]) -> Option<(&'static str, String)> {
+pub(super) fn tool_config(name: &str, words: &[&str]) -> Option<(HardRule, String)> {
     let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
-    let off = "transport-security-weakening/tool-verify-off";
-    let downgrade = "transport-security-weakening/protocol-downgrade";
+    let off = HardRule::TransportToolVerifyOff;
+    let downgrade = HardRule::TransportProtocolDowngrade;
     let key_value = |key: &str| config_value(&lower, key);
     match name {
         "gcloud" => key_value("auth/disable_ssl_validation")

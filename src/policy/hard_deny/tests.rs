@@ -1,6 +1,7 @@
 //! Unit tests for the hard-deny stage: verdict shapes, parse failures,
 //! categories, path surfaces and protected locations.
 
+use super::HardRule;
 use super::*;
 
 fn ctx<'a>(protected: &'a Protected) -> Context<'a> {
@@ -45,8 +46,8 @@ fn deny_names_rule_and_target() {
     let Verdict::Deny(d) = command("rm -fr ~") else {
         panic!("expected a deny")
     };
-    assert_eq!(d.category, Category::WipeRootOrHome);
-    assert_eq!(d.rule_id, "wipe-root-or-home/rm-recursive-force");
+    assert_eq!(d.category(), Category::WipeRootOrHome);
+    assert_eq!(d.rule, HardRule::WipeRmRecursiveForce);
     assert!(d.rationale.contains("/home/dev"), "{}", d.rationale);
 }
 
@@ -130,7 +131,7 @@ fn path_surfaces_are_checked() {
     let Verdict::Deny(d) = check(&r, &c) else {
         panic!("symlink-resolved path into the state dir must deny")
     };
-    assert_eq!(d.category, Category::TrustBoundary);
+    assert_eq!(d.category(), Category::TrustBoundary);
     let r = request(serde_json::json!({
         "session_id": "s", "surface": "read", "path": "~/.local/state/vouch/hmac.key"
     }));
@@ -142,7 +143,9 @@ fn path_surfaces_are_checked() {
     let r = request(serde_json::json!({
         "session_id": "s", "surface": "edit", "path": "/root/.ssh/authorized_keys"
     }));
-    assert!(matches!(check(&r, &c), Verdict::Deny(d) if d.category == Category::AccessPersistence));
+    assert!(
+        matches!(check(&r, &c), Verdict::Deny(d) if d.category() == Category::AccessPersistence)
+    );
 }
 
 #[test]
@@ -281,7 +284,7 @@ fn a_sweeping_glob_reaches_an_existing_project_vouch() {
     let Verdict::Deny(d) = check_command("rm -rf .[!.]* *", &ctx(&with)) else {
         panic!("a glob that matches an existing .vouch must deny")
     };
-    assert_eq!(d.category, Category::TrustBoundary);
+    assert_eq!(d.category(), Category::TrustBoundary);
 }
 
 #[test]

@@ -14,11 +14,12 @@
 //! `-L` (a redirect may lead to `https://` anywhere), a proxy, or the
 //! proxy's and DoH's own `--proxy-insecure`/`--doh-insecure`.
 
+use super::HardRule;
 use crate::shell::spec::{Modifier, Role};
 use crate::shell::{Arg, Value};
 
 use super::facts::Facts;
-use super::{Category, HardDeny, deny, net, switches};
+use super::{HardDeny, deny, net, switches};
 
 /// Values git reads as false.
 fn falsey(text: &str) -> bool {
@@ -36,8 +37,8 @@ fn ssl_verify_key(key: &str) -> Option<Option<String>> {
     Some((!scope.is_empty()).then(|| scope.to_owned()))
 }
 
-fn weak(rule: &'static str, what: String) -> Option<HardDeny> {
-    deny(Category::TransportSecurityWeakening, rule, what)
+fn weak(rule: HardRule, what: String) -> Option<HardDeny> {
+    deny(rule, what)
 }
 
 /// URLs of commands `from..` (what an assignment can affect).
@@ -204,14 +205,14 @@ fn assignments(f: &Facts<'_>, i: usize, around: &Around) -> Option<HardDeny> {
                     known.is_some_and(|v| v.split_whitespace().all(net::is_loopback_host));
                 if !all_local {
                     return weak(
-                        "transport-security-weakening/pip-trusted-host",
+                        HardRule::TransportPipTrustedHost,
                         format!("`PIP_TRUSTED_HOST={value}` skips TLS certificate verification"),
                     );
                 }
                 continue;
             }
             "GIT_CONFIG_PARAMETERS" => (
-                "transport-security-weakening/git-ssl-verify-off",
+                HardRule::TransportGitSslVerifyOff,
                 known.is_none_or(git_parameters_verify_off),
             ),
             n if n.starts_with("GIT_CONFIG_KEY_") => {
@@ -225,14 +226,11 @@ fn assignments(f: &Facts<'_>, i: usize, around: &Around) -> Option<HardDeny> {
                 });
                 if downgrade && !exempt {
                     return weak(
-                        "transport-security-weakening/protocol-downgrade",
+                        HardRule::TransportProtocolDowngrade,
                         format!("`{name}={value}` rewrites secure git URLs to plain `http://`"),
                     );
                 }
-                (
-                    "transport-security-weakening/git-ssl-verify-off",
-                    is_key && off,
-                )
+                (HardRule::TransportGitSslVerifyOff, is_key && off)
             }
             other => match switches::env_weakens(other, known) {
                 Some(rule) => (rule, true),
@@ -273,7 +271,7 @@ const PROXY_VARS: &[&str] = &[
 
 /// Tool options and settings that turn verification off, by tool (the
 /// switches every tool shares are [`switches`]').
-fn tool_setting(name: &str, words: &[&str]) -> Option<&'static str> {
+fn tool_setting(name: &str, words: &[&str]) -> Option<HardRule> {
     let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
     let pair = |key: &str| {
         lower
@@ -320,7 +318,7 @@ fn tool_setting(name: &str, words: &[&str]) -> Option<&'static str> {
         }),
         _ => false,
     };
-    hit.then_some("transport-security-weakening/tool-verify-off")
+    hit.then_some(HardRule::TransportToolVerifyOff)
 }
 
 /// Kubernetes clients: their server is the kubeconfig's unless `--server`
@@ -428,7 +426,7 @@ fn switch_setting(f: &Facts<'_>, i: usize, name: &str, words: &[&str]) -> Option
         && !talks_only_to_loopback(f, i, name, words)
     {
         return weak(
-            "transport-security-weakening/tool-verify-off",
+            HardRule::TransportToolVerifyOff,
             format!("`{name} {flag}` skips TLS certificate verification"),
         );
     }
@@ -566,7 +564,7 @@ fn writes_weakened_config(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
             let path = target.display();
             if config_file_weakening(&path, &text) {
                 return weak(
-                    "transport-security-weakening/config-file",
+                    HardRule::TransportConfigFile,
                     format!(
                         "writes `{path}` with a setting that skips TLS certificate verification"
                     ),
@@ -616,7 +614,7 @@ fn command(f: &Facts<'_>, i: usize, around: &Around) -> Option<HardDeny> {
                 && !curl_without_remote_tls(cmd.args(), eff, &urls, around.proxied(i)) =>
         {
             weak(
-                "transport-security-weakening/curl-insecure",
+                HardRule::TransportCurlInsecure,
                 format!(
                     "`curl --insecure` skips TLS certificate verification{}",
                     target()
@@ -632,8 +630,7 @@ fn command(f: &Facts<'_>, i: usize, around: &Around) -> Option<HardDeny> {
                 })
             });
             ((eff.has(Modifier::Insecure) || execute_off) && !exempt).then(|| HardDeny {
-                category: Category::TransportSecurityWeakening,
-                rule_id: "transport-security-weakening/wget-no-check-certificate",
+                rule: HardRule::TransportWgetNoCheckCertificate,
                 rationale: format!(
                     "`wget --no-check-certificate` skips TLS certificate verification{}",
                     target()
@@ -758,7 +755,7 @@ fn git(f: &Facts<'_>, i: usize, urls: &[Value], exempt: bool) -> Option<HardDeny
     let eff = f.effects_of(i)?;
     let deny_git = |key: &str| {
         weak(
-            "transport-security-weakening/git-ssl-verify-off",
+            HardRule::TransportGitSslVerifyOff,
             format!("git `{key}` set to false skips TLS certificate verification"),
         )
     };
@@ -769,7 +766,7 @@ fn git(f: &Facts<'_>, i: usize, urls: &[Value], exempt: bool) -> Option<HardDeny
         let (key, value) = text.split_once('=').unwrap_or((text, "true"));
         if switches::git_insteadof_downgrade(key, value) && !exempt {
             return weak(
-                "transport-security-weakening/protocol-downgrade",
+                HardRule::TransportProtocolDowngrade,
                 format!("git `{key}` rewrites secure URLs to plain `http://`"),
             );
         }
@@ -817,15 +814,14 @@ fn git(f: &Facts<'_>, i: usize, urls: &[Value], exempt: bool) -> Option<HardDeny
     let value = operands.get(1).copied().unwrap_or("");
     if switches::git_insteadof_downgrade(key, value) {
         return weak(
-            "transport-security-weakening/protocol-downgrade",
+            HardRule::TransportProtocolDowngrade,
             format!("git `{key}` rewrites secure URLs to plain `http://`"),
         );
     }
     let scope = ssl_verify_key(key)?;
     let scoped_local = scope.as_deref().is_some_and(net::is_loopback_url);
     (falsey(value) && !scoped_local).then(|| HardDeny {
-        category: Category::TransportSecurityWeakening,
-        rule_id: "transport-security-weakening/git-ssl-verify-off",
+        rule: HardRule::TransportGitSslVerifyOff,
         rationale: format!("git `{key}` set to false skips TLS certificate verification"),
     })
 }
@@ -851,8 +847,7 @@ fn npm(args: &[Arg], name: &str, exempt: bool) -> Option<HardDeny> {
         }
     }
     (hit && !exempt).then(|| HardDeny {
-        category: Category::TransportSecurityWeakening,
-        rule_id: "transport-security-weakening/npm-strict-ssl-off",
+        rule: HardRule::TransportNpmStrictSslOff,
         rationale: format!("`{name}` with `strict-ssl false` skips TLS certificate verification"),
     })
 }
@@ -884,8 +879,7 @@ fn pip(args: &[Arg], name: &str) -> Option<HardDeny> {
                 .all(|host| net::is_loopback_url(host) || net::is_loopback_host(host))
         });
     (!hosts.is_empty() && !all_local).then(|| HardDeny {
-        category: Category::TransportSecurityWeakening,
-        rule_id: "transport-security-weakening/pip-trusted-host",
+        rule: HardRule::TransportPipTrustedHost,
         rationale: format!(
             "`pip --trusted-host {}` skips TLS certificate verification",
             hosts.first().copied().unwrap_or("")

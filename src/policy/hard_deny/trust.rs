@@ -11,6 +11,7 @@
 //! the pipeline lists the project's `.vouch` among the protected locations
 //! exactly when it exists.
 
+use super::HardRule;
 use crate::hooks::{HarnessId, Protected};
 use crate::request::Surface;
 use crate::shell::spec::{Modifier, Role};
@@ -18,7 +19,7 @@ use crate::shell::{Seg, Text, Value};
 
 use super::facts::{Env, Facts};
 use super::paths::{self, Target, component_is};
-use super::{Category, HardDeny, deny};
+use super::{HardDeny, deny};
 
 /// How a role touches a protected path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,14 +91,14 @@ fn verb(role: Role) -> &'static str {
     }
 }
 
-fn rule(role: Role) -> &'static str {
+fn rule(role: Role) -> HardRule {
     match role {
-        Role::Write | Role::WriteInto => "trust-boundary/write",
-        Role::Delete => "trust-boundary/delete",
-        Role::MoveAway => "trust-boundary/move",
-        Role::Mode => "trust-boundary/chmod",
-        Role::LinkTarget => "trust-boundary/link",
-        _ => "trust-boundary/read-secret",
+        Role::Write | Role::WriteInto => HardRule::TrustWrite,
+        Role::Delete => HardRule::TrustDelete,
+        Role::MoveAway => HardRule::TrustMove,
+        Role::Mode => HardRule::TrustChmod,
+        Role::LinkTarget => HardRule::TrustLink,
+        _ => HardRule::TrustReadSecret,
     }
 }
 
@@ -447,8 +448,7 @@ fn find_deletes(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
                 });
                 if hit {
                     return deny(
-                        Category::TrustBoundary,
-                        "trust-boundary/delete",
+                        HardRule::TrustDelete,
                         format!(
                             "`find … -delete` from `{}` reaches vouch's own files (`{p}`)",
                             target.display()
@@ -718,11 +718,10 @@ fn find_changes_harness(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
                 }
                 let probe = named.display();
                 return deny(
-                    Category::TrustBoundary,
                     if deletes {
-                        "trust-boundary/delete"
+                        HardRule::TrustDelete
                     } else {
-                        "trust-boundary/write"
+                        HardRule::TrustWrite
                     },
                     format!(
                         "`find {root} …` {} `{probe}` (its tests select it), part of {what}",
@@ -763,7 +762,6 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
                 }
                 if let Some(what) = hit(f, how, target, copies) {
                     return deny(
-                        Category::TrustBoundary,
                         rule(touch.role),
                         format!(
                             "`{name}` {} `{}`, part of {what}",
@@ -808,15 +806,13 @@ pub(crate) fn path_surface(surface: &Surface, path: &str, env: &Env) -> Option<H
             && let Some(device) = paths::may_be_block_device(&target)
         {
             return deny(
-                Category::DeviceDestroy,
-                "device-destroy/write-to-device",
+                HardRule::DeviceWriteToDevice,
                 format!("`{surface}` onto the block device `{device}`"),
             );
         }
         let how = touch_of(role, *surface == Surface::Delete);
         if let Some(what) = hit(&mut f, how, &target, false) {
             return deny(
-                Category::TrustBoundary,
                 rule(role),
                 format!("`{surface}` of `{}`, part of {what}", target.display()),
             );
@@ -825,7 +821,6 @@ pub(crate) fn path_surface(surface: &Surface, path: &str, env: &Env) -> Option<H
             && let Some((rule, what)) = super::persist::persistence_target(&target)
         {
             return deny(
-                Category::AccessPersistence,
                 rule,
                 format!("`{surface}` of `{}`, adding {what}", target.display()),
             );

@@ -3,12 +3,13 @@
 //! any flag spelling, a `find` that deletes what it finds, `rsync --delete`
 //! into it, or a `delete` surface.
 
+use super::HardRule;
 use crate::shell::spec::{Modifier, Role};
 use crate::shell::{Arg, CommandKind, Seg, find, glob};
 
 use super::facts::{Env, Facts};
 use super::paths::{Target, is_match_all, is_within};
-use super::{Category, HardDeny, deny};
+use super::{HardDeny, deny};
 
 /// Commands that remove what they are given.
 pub(super) const REMOVERS: &[&str] = &[
@@ -127,8 +128,7 @@ fn no_preserve_root(f: &Facts<'_>, i: usize) -> Option<HardDeny> {
             .iter()
             .any(|a| a.as_known() == Some("--no-preserve-root"));
     given.then(|| HardDeny {
-        category: Category::WipeRootOrHome,
-        rule_id: "wipe-root-or-home/no-preserve-root",
+        rule: HardRule::WipeNoPreserveRoot,
         rationale: format!(
             "`{} --no-preserve-root` disables the guard against acting on the root directory",
             cmd.name().unwrap_or("rm")
@@ -157,19 +157,15 @@ fn rm(f: &mut Facts<'_>, i: usize, name: &str) -> Option<HardDeny> {
             if wipe_target(f, target) {
                 let (rule, what) = if maybe_recursive {
                     (
-                        "wipe-root-or-home/rm-unknown-flags",
+                        HardRule::WipeRmUnknownFlags,
                         "removal with flags nobody can read (they may be `-rf`)",
                     )
                 } else if force {
-                    (
-                        "wipe-root-or-home/rm-recursive-force",
-                        "recursive forced removal",
-                    )
+                    (HardRule::WipeRmRecursiveForce, "recursive forced removal")
                 } else {
-                    ("wipe-root-or-home/rm-recursive", "recursive removal")
+                    (HardRule::WipeRmRecursive, "recursive removal")
                 };
                 return deny(
-                    Category::WipeRootOrHome,
                     rule,
                     format!(
                         "{what} of {} (written `{}`)",
@@ -281,8 +277,7 @@ fn unknown_command(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
         for target in super::paths::resolve(v, &cwd) {
             if wipe_target(f, &target) {
                 return deny(
-                    Category::WipeRootOrHome,
-                    "wipe-root-or-home/unknown-command-rm-flags",
+                    HardRule::WipeUnknownCommandRmFlags,
                     format!(
                         "a command whose name is runtime data, given `-rf`, on {}",
                         describe(f.env, &target)
@@ -423,8 +418,7 @@ fn find(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
         for target in super::paths::resolve(root, &cwd) {
             if wipe_target(f, &target) {
                 return deny(
-                    Category::WipeRootOrHome,
-                    "wipe-root-or-home/find-delete",
+                    HardRule::WipeFindDelete,
                     format!("`find {action}` starting at {}", describe(f.env, &target)),
                 );
             }
@@ -472,8 +466,7 @@ fn rsync(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
     for target in &dest.targets {
         if wipe_target(f, target) {
             return deny(
-                Category::WipeRootOrHome,
-                "wipe-root-or-home/rsync-delete",
+                HardRule::WipeRsyncDelete,
                 format!(
                     "`rsync --delete` into {} removes everything not in the source",
                     describe(f.env, target)
@@ -488,8 +481,7 @@ fn rsync(f: &mut Facts<'_>, i: usize) -> Option<HardDeny> {
 pub(super) fn delete_surface(f_env: &Env, target: &Target) -> Option<HardDeny> {
     match target {
         Target::Exact(p) if is_critical_dir(f_env, p) => deny(
-            Category::WipeRootOrHome,
-            "wipe-root-or-home/delete-surface",
+            HardRule::WipeDeleteSurface,
             format!("deletion of {}", describe(f_env, target)),
         ),
         _ => None,

@@ -41,7 +41,7 @@ use vouch_shell::{Analysis, Arg, Command, CommandKind, Origin, RedirectOp};
 use crate::policy::credentials::is_sensitive_path;
 
 /// The `rule_id` of an inert decision.
-pub const RULE_ID: &str = "inert/read-only";
+pub const RULE_ID: &str = crate::rules::StageRule::InertReadOnly.as_str();
 
 /// What the stage found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -602,7 +602,7 @@ fn staged_text_refusal(
             crate::policy::hard_deny::Verdict::Deny(deny) => {
                 return Err(format!(
                     "a here-document or here-string holding a command the floor denies ({})",
-                    deny.rule_id
+                    deny.rule_id()
                 ));
             }
             crate::policy::hard_deny::Verdict::ParseFailed { .. }
