@@ -25,6 +25,11 @@
 //!   the same, but for the documented exceptions
 //!   (`VOUCH_INERT_DIFF_CONFINED_LIMIT=N`: an even sample of N).
 //!
+//! Without bubblewrap (or user namespaces), or strace for the fuzzer, the
+//! trials that need them are ignored with the reason printed; under
+//! `VOUCH_TEST_STRICT=1` they run and fail instead ([`strict`]). The corpus
+//! trials stay opt-in either way.
+//!
 //! This binary is also the recorder: run from its sandbox mount point it
 //! records, then executes the real program.
 
