@@ -7,8 +7,9 @@
 //! cd fuzz && cargo fuzz run -O <target> -- -max_total_time=600 -timeout=10
 //! ```
 //!
-//! Every seed comes from `tests/fixtures` (and the two example requests),
-//! read through the one fixture loader, so the seeds follow the fixtures.
+//! Every seed comes from `tests/fixtures` (vouch-shell's too, and the two
+//! example requests), read through the one fixture loader, so the seeds
+//! follow the fixtures.
 //! The files are named by the SHA-256 of their bytes; running it again adds
 //! nothing twice. `hard_deny_wrapped` builds its own structure and gets
 //! none.
@@ -33,7 +34,8 @@ const COMMAND_FIXTURES: &[&str] = &[
     "benign_extra.jsonl",
     "benign_peers.jsonl",
     "benign_redteam.jsonl",
-    "bash_differential.jsonl",
+    // vouch-shell's own fixture (its differential harness against bash).
+    "../../crates/vouch-shell/tests/fixtures/bash_differential.jsonl",
     "templates.jsonl",
     "templates_extra.jsonl",
 ];

@@ -1072,6 +1072,13 @@ fn find_case(index: usize, rng: &mut Rng) -> Case {
     }
 }
 
+/// Whether program `name` is installed where the fuzzer looks for it.
+pub fn installed(name: &str) -> bool {
+    ["/usr/bin", "/bin", "/usr/local/bin"]
+        .iter()
+        .any(|d| Path::new(d).join(name).exists())
+}
+
 /// The programs the fuzzer exercises: the table's readers that are
 /// installed here, `find` and `git`, each with its alphabet.
 pub fn programs_under_test(filter: Option<&str>) -> Vec<(String, Alphabet)> {
@@ -1085,10 +1092,7 @@ pub fn programs_under_test(filter: Option<&str>) -> Vec<(String, Alphabet)> {
             if filter.is_some_and(|f| !f.split(',').any(|n| n == *name)) {
                 continue;
             }
-            let installed = ["/usr/bin", "/bin", "/usr/local/bin"]
-                .iter()
-                .any(|d| Path::new(d).join(name).exists());
-            if installed {
+            if installed(name) {
                 out.push(((*name).to_owned(), alphabet(name, spec)));
             }
         }

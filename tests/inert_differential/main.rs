@@ -25,6 +25,11 @@
 //!   the same, but for the documented exceptions
 //!   (`VOUCH_INERT_DIFF_CONFINED_LIMIT=N`: an even sample of N).
 //!
+//! Without bubblewrap (or user namespaces), or strace for the fuzzer, the
+//! trials that need them are ignored with the reason printed; under
+//! `VOUCH_TEST_STRICT=1` they run and fail instead ([`strict`]). The corpus
+//! trials stay opt-in either way.
+//!
 //! This binary is also the recorder: run from its sandbox mount point it
 //! records, then executes the real program.
 
@@ -45,16 +50,19 @@ mod generator;
 #[path = "../it/support/fixtures.rs"]
 mod fixtures;
 #[allow(dead_code)]
-#[path = "../bash_differential/recorder.rs"]
+#[path = "../../crates/vouch-shell/tests/bash_differential/recorder.rs"]
 mod recorder;
-#[path = "../bash_differential/run_env.rs"]
+#[path = "../../crates/vouch-shell/tests/bash_differential/run_env.rs"]
 mod run_env;
 mod runner;
 // The differential harness's sandbox: its run loop, socket collector and
 // the names it gives recorders; its own `Sandbox` is unused here.
 #[allow(dead_code)]
-#[path = "../bash_differential/sandbox.rs"]
+#[path = "../../crates/vouch-shell/tests/bash_differential/sandbox.rs"]
 mod sandbox;
+// A missing tool skips, or under `VOUCH_TEST_STRICT=1` fails.
+#[path = "../../crates/vouch-shell/tests/support/strict.rs"]
+mod strict;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -206,8 +214,11 @@ impl Harness {
             .tempdir_in(place)
             .map_err(|e| Unavailable(format!("no temp dir in {place}: {e}")))?;
         let fixture_root = base.path().join("fixture");
-        fixture::build(&fixture_root)
-            .map_err(|e| Unavailable(format!("cannot build the fixture (git?): {e}")))?;
+        fixture::build(&fixture_root).map_err(|e| {
+            Unavailable(format!(
+                "cannot build the fixture (it needs git: `apt-get install git`): {e}"
+            ))
+        })?;
         if planted {
             fuzz::plant(&fixture_root.join("home/dev"))
                 .map_err(|e| Unavailable(format!("cannot plant the fixture: {e}")))?;
@@ -239,10 +250,9 @@ impl Harness {
             || !probe.records.iter().any(|r| r.name == "true")
             || !probe.rejected.is_empty()
         {
-            return Err(Unavailable(format!(
-                "bubblewrap cannot start the sandbox here (user namespaces?): {:?}, stderr: {}",
+            return Err(Unavailable(sandbox::cannot_start(
                 probe.ending,
-                probe.stderr.trim()
+                &probe.stderr,
             )));
         }
         Ok(harness)
@@ -397,7 +407,7 @@ impl Checked {
 /// The look-alikes the harness must catch when they run: each is judged
 /// not inert by vouch, and each, run anyway, must be found out. A harness
 /// that lets these through would pass anything.
-fn canaries(harness: Option<Arc<Harness>>) -> Vec<Trial> {
+fn canaries(harness: &Available) -> Vec<Trial> {
     let cases: &[(&str, &str)] = &[
         ("cd vendor/x && git status", "FSMONITOR_RAN"),
         ("cd ../textconv && git diff", "TEXTCONV_RAN"),
@@ -470,7 +480,7 @@ struct KeptLine {
 }
 
 /// Each kept line: when vouch calls it inert, it runs clean.
-fn kept_lines(harness: Option<Arc<Harness>>) -> Vec<Trial> {
+fn kept_lines(harness: &Available) -> Vec<Trial> {
     fixtures::jsonl::<KeptLine>("inert_differential.jsonl")
         .into_iter()
         .map(|(number, line)| {
@@ -603,7 +613,7 @@ fn on_slots(harness: &Arc<Harness>, work: impl Fn(&Harness, &Slot) + Send + Sync
     }
 }
 
-fn generated_trial(harness: Option<Arc<Harness>>) -> Trial {
+fn generated_trial(harness: Available) -> Trial {
     let target = run_env::env_number("VOUCH_INERT_DIFF_CASES", DEFAULT_INERT);
     sandboxed(
         format!("generated: {target} commands vouch calls inert, run in real bash"),
@@ -637,17 +647,28 @@ fn generated_trial(harness: Option<Arc<Harness>>) -> Trial {
     )
 }
 
-/// A trial that runs `body` in the sandbox; ignored (with the reason
-/// printed when the harness was set up) where the sandbox cannot run.
+/// The harness, or why the sandbox cannot run here (naming the tool and
+/// how to install it).
+type Available = Result<Arc<Harness>, String>;
+
+/// Whether a trial that needs the harness is ignored: where the sandbox
+/// cannot run (the reason printed when the harness was set up), but not
+/// under strict mode, where it runs and fails.
+fn without_sandbox(harness: &Available) -> bool {
+    harness.is_err() && !strict::strict()
+}
+
+/// A trial that runs `body` in the sandbox; ignored where the sandbox
+/// cannot run ([`without_sandbox`]).
 fn sandboxed(
     name: String,
-    harness: Option<Arc<Harness>>,
+    harness: Available,
     body: impl FnOnce(&Arc<Harness>) -> Result<(), Failed> + Send + 'static,
 ) -> Trial {
-    let ignored = harness.is_none();
+    let ignored = without_sandbox(&harness);
     Trial::test(name, move || match harness {
-        Some(harness) => body(&harness),
-        None => Err("the sandbox cannot run here (see the reason printed above)".into()),
+        Ok(harness) => body(&harness),
+        Err(why) => Err(strict::failure(&why).into()),
     })
     .with_ignored_flag(ignored)
 }
@@ -657,9 +678,12 @@ struct CorpusLine {
     command: String,
 }
 
-fn corpus_trial(harness: Option<Arc<Harness>>) -> Trial {
+/// Opt-in: ignored unless `VOUCH_INERT_DIFF_CORPUS` names the corpus (a
+/// measurement outside the repository, not a missing tool), strict mode
+/// or not.
+fn corpus_trial(harness: Available) -> Trial {
     let path = std::env::var("VOUCH_INERT_DIFF_CORPUS").ok();
-    let ignored = harness.is_none() || path.is_none();
+    let ignored = without_sandbox(&harness) || path.is_none();
     if path.is_none() {
         eprintln!(
             "inert_differential: corpus run skipped: set VOUCH_INERT_DIFF_CORPUS to a commands.jsonl (../shared/agent-commands/commands.jsonl)"
@@ -668,13 +692,12 @@ fn corpus_trial(harness: Option<Arc<Harness>>) -> Trial {
     Trial::test(
         "corpus: every agent command vouch calls inert, run in real bash",
         move || {
-            let (Some(harness), Some(path)) = (harness, path) else {
-                return Err("the sandbox or the corpus is missing".into());
+            let Some(path) = path else {
+                return Err("VOUCH_INERT_DIFF_CORPUS is not set".into());
             };
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                eprintln!("inert_differential: corpus run skipped: `{path}` cannot be read");
-                return Ok(());
-            };
+            let harness = harness.map_err(|why| strict::failure(&why))?;
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("VOUCH_INERT_DIFF_CORPUS=`{path}` cannot be read: {e}"))?;
             let mut commands = Vec::new();
             for (i, line) in text.lines().enumerate() {
                 if line.trim().is_empty() {
@@ -727,18 +750,17 @@ fn confined_commands(corpus: bool, path: Option<String>) -> Result<Vec<String>, 
 }
 
 /// Confined against unconfined over the kept lines (`corpus` false) or the
-/// agent corpus: every command vouch calls inert.
-fn compare_confined_trial(harness: Option<Arc<Harness>>, corpus: bool) -> Trial {
+/// agent corpus: every command vouch calls inert. The corpus form is
+/// opt-in like [`corpus_trial`].
+fn compare_confined_trial(harness: Available, corpus: bool) -> Trial {
     let path = std::env::var("VOUCH_INERT_DIFF_CORPUS").ok();
-    let ignored = harness.is_none() || (corpus && path.is_none());
+    let ignored = without_sandbox(&harness) || (corpus && path.is_none());
     let name = match corpus {
         true => "compare-confined: every agent command vouch calls inert, confined and not",
         false => "compare-confined: the kept lines vouch calls inert, confined and not",
     };
     Trial::test(name, move || {
-        let Some(harness) = harness else {
-            return Err("the sandbox is missing".into());
-        };
+        let harness = harness.map_err(|why| strict::failure(&why))?;
         confined::available(&harness).map_err(|e| format!("vouch confine cannot run here: {e}"))?;
         let mut commands = confined_commands(corpus, path)?;
         commands.sort();
@@ -849,15 +871,16 @@ fn main() {
     // The generated and corpus runs use every slot themselves.
     args.test_threads.get_or_insert(1);
     let jobs = run_env::env_number("VOUCH_INERT_DIFF_JOBS", DEFAULT_JOBS);
-    let harness = match Harness::new(jobs) {
-        Ok(h) => Some(Arc::new(h)),
-        Err(why) => {
-            eprintln!("inert_differential: real-bash runs skipped: {}", why.0);
-            None
-        }
-    };
-    let mut trials = canaries(harness.clone());
-    trials.extend(kept_lines(harness.clone()));
+    let harness: Available = Harness::new(jobs).map(Arc::new).map_err(|why| why.0);
+    if let Err(why) = &harness
+        && !strict::strict()
+    {
+        eprintln!(
+            "inert_differential: real-bash runs skipped: {why} (with VOUCH_TEST_STRICT=1 they fail)"
+        );
+    }
+    let mut trials = canaries(&harness);
+    trials.extend(kept_lines(&harness));
     trials.push(generated_trial(harness.clone()));
     trials.push(corpus_trial(harness.clone()));
     trials.push(compare_confined_trial(harness.clone(), false));
@@ -883,28 +906,31 @@ const DEFAULT_FUZZ: usize = 300;
 /// with `VOUCH_BIN` (each case as `$VOUCH_BIN confine -- bash -c …`).
 fn fuzz_trial() -> Trial {
     let per_variant = run_env::env_number("VOUCH_INERT_FUZZ_CASES", DEFAULT_FUZZ);
+    let filter = std::env::var("VOUCH_INERT_FUZZ_PROGRAMS").ok();
+    let missing = fuzz_tools_missing(filter.as_deref());
+    if let Some(why) = &missing
+        && !strict::strict()
+    {
+        eprintln!("inert_differential: fuzz skipped: {why} (with VOUCH_TEST_STRICT=1 it fails)");
+    }
+    let ignored = missing.is_some() && !strict::strict();
     Trial::test(
         format!(
             "fuzz: {per_variant} generated argv per fixture variant, run under strace, against the prediction"
         ),
         move || {
+            if let Some(why) = missing {
+                return Err(strict::failure(&why).into());
+            }
             let seed = run_env::seed("VOUCH_INERT_FUZZ_SEED", DEFAULT_SEED);
             let start = run_env::env_number("VOUCH_INERT_FUZZ_START", 0);
-            let filter = std::env::var("VOUCH_INERT_FUZZ_PROGRAMS").ok();
             let confine = match std::env::var("VOUCH_INERT_FUZZ_CONFINE").ok().as_deref() {
                 Some("1") => Some(PathBuf::from(std::env::var("VOUCH_BIN").map_err(|_| {
                     "VOUCH_INERT_FUZZ_CONFINE=1 needs VOUCH_BIN, a vouch binary with `vouch confine`"
                 })?)),
                 _ => None,
             };
-            let Some(bwrap) = sandbox::find_on_path("bwrap") else {
-                eprintln!("inert_differential: fuzz skipped: bubblewrap is not installed");
-                return Ok(());
-            };
-            if sandbox::find_on_path("strace").is_none() {
-                eprintln!("inert_differential: fuzz skipped: strace is not installed");
-                return Ok(());
-            }
+            let bwrap = sandbox::find_on_path("bwrap").ok_or(sandbox::NO_BWRAP)?;
             let driver = std::env::current_exe().map_err(|e| format!("test binary: {e}"))?;
             let programs = fuzz::programs_under_test(filter.as_deref());
             if programs.is_empty() {
@@ -917,10 +943,8 @@ fn fuzz_trial() -> Trial {
             for (v, planted) in [false, true].into_iter().enumerate() {
                 let harness = match Harness::with_fixture(1, planted) {
                     Ok(h) => h,
-                    Err(why) => {
-                        eprintln!("inert_differential: fuzz skipped: {}", why.0);
-                        return Ok(());
-                    }
+                    // Printed and passing, or under strict mode failing.
+                    Err(why) => return strict::skip(&why.0).map_err(Failed::from),
                 };
                 let variant = if planted { "planted" } else { "plain" };
                 let slot = &harness.slots[0];
@@ -1071,4 +1095,45 @@ fn fuzz_trial() -> Trial {
             }
         },
     )
+    .with_ignored_flag(ignored)
+}
+
+/// The readers `.ci/run` installs for the fuzzer besides coreutils, grep
+/// and sed (which every Debian has): without them their option profiles
+/// go unfuzzed (`fuzz::programs_under_test` takes what is installed).
+const FUZZ_READERS: [(&str, &str); 3] = [("rg", "ripgrep"), ("tree", "tree"), ("gawk", "gawk")];
+
+/// What the fuzzer needs and this machine lacks, naming the packages:
+/// bubblewrap and strace on `PATH`, and each of [`FUZZ_READERS`] the
+/// `VOUCH_INERT_FUZZ_PROGRAMS` filter asks for. A missing reader only
+/// counts under strict mode; elsewhere it is printed and left out.
+fn fuzz_tools_missing(filter: Option<&str>) -> Option<String> {
+    let mut packages: Vec<&str> = [("bwrap", "bubblewrap"), ("strace", "strace")]
+        .into_iter()
+        .filter(|(tool, _)| sandbox::find_on_path(tool).is_none())
+        .map(|(_, package)| package)
+        .collect();
+    let readers: Vec<&str> = FUZZ_READERS
+        .into_iter()
+        .filter(|(name, _)| filter.is_none_or(|f| f.split(',').any(|n| n == *name)))
+        .filter(|(name, _)| !fuzz::installed(name))
+        .map(|(_, package)| package)
+        .collect();
+    if !readers.is_empty() && !strict::strict() {
+        eprintln!(
+            "inert_differential: fuzz: not installed, so not fuzzed: {} (`apt-get install {}`)",
+            readers.join(", "),
+            readers.join(" ")
+        );
+    }
+    if strict::strict() {
+        packages.extend(readers);
+    }
+    (!packages.is_empty()).then(|| {
+        format!(
+            "the fuzzer needs {} (`apt-get install {}`; .ci/run does)",
+            packages.join(", "),
+            packages.join(" ")
+        )
+    })
 }

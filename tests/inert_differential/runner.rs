@@ -1,7 +1,8 @@
 //! Real bash in bubblewrap over a fresh copy of the fixture, where every
 //! program really runs and is recorded first.
 //!
-//! The sandbox is the differential harness's (`tests/bash_differential/`):
+//! The sandbox is the differential harness's
+//! (`crates/vouch-shell/tests/bash_differential/`):
 //! a read-only root, no network (`--unshare-net`), its own PID namespace,
 //! a clean environment, and every bin directory (`/usr/bin`, `/bin`,
 //! `/usr/local/bin`, …) one directory of recorder scripts. Here each script
@@ -56,7 +57,7 @@ impl Sandbox {
     /// Writes the recorder scripts under `dir`.
     pub fn new(dir: &Path) -> Result<Sandbox, Unavailable> {
         let bwrap = sandbox::find_on_path("bwrap")
-            .ok_or_else(|| Unavailable("bubblewrap (`bwrap`) is not installed".to_owned()))?;
+            .ok_or_else(|| Unavailable(sandbox::NO_BWRAP.to_owned()))?;
         let recorder = std::env::current_exe()
             .map_err(|e| Unavailable(format!("cannot find the test binary: {e}")))?;
         let meta = std::fs::metadata(&recorder)

@@ -10,7 +10,8 @@
 //!   distributes them) and `[store] backend = "postgres"`, its URL in
 //!   `VOUCH_STORE_URL`, on a throwaway cluster
 //!   ([`crate::support::postgres`]). Without PostgreSQL installed these
-//!   print `skipped: <reason>` and return; `.ci/run` installs it.
+//!   print `skipped: <reason>` and return, or under `VOUCH_TEST_STRICT=1`
+//!   (as `.ci/run` runs them, after installing it) fail.
 //!
 //! Run them with `cargo test --release --test it replicas::` (one backend:
 //! `replicas:: sqlite` or `replicas:: postgres`). Each test starts its own
@@ -25,6 +26,7 @@ use serde_json::{Value, json};
 use crate::support::model_server::{ModelServer, Reply, Script, verdict};
 use crate::support::postgres::Cluster;
 use crate::support::serve::Running;
+use crate::support::strict;
 use crate::support::{AUDIT_REPORT_ALL, audit_observations};
 
 /// How many replicas every test runs.
@@ -144,10 +146,10 @@ impl Replicas {
             Backend::Postgres => {
                 let cluster = match Cluster::start() {
                     Ok(cluster) => cluster,
-                    Err(skip) => {
-                        eprintln!("{skip}");
-                        return None;
-                    }
+                    Err(skip) => match strict::skip(&skip.0) {
+                        Ok(()) => return None,
+                        Err(failure) => panic!("{failure}"),
+                    },
                 };
                 let url = cluster.url();
                 let env = [("VOUCH_STORE_URL", url.as_str())];
@@ -852,7 +854,10 @@ async fn kill_9_of_one_replica_under_load_spends_no_grant_twice(backend: Backend
 fn a_throwaway_cluster_starts_stops_and_keeps_its_data() {
     let mut cluster = match Cluster::start() {
         Ok(cluster) => cluster,
-        Err(skip) => return eprintln!("{skip}"),
+        Err(skip) => match strict::skip(&skip.0) {
+            Ok(()) => return,
+            Err(failure) => panic!("{failure}"),
+        },
     };
     let root = cluster.root().to_path_buf();
     assert!(

@@ -7,7 +7,8 @@
 //! and the same number of schema versions per component.
 //!
 //! PostgreSQL runs in a throwaway cluster ([`cluster`]); without a
-//! PostgreSQL installation the tests say why and pass.
+//! PostgreSQL installation the tests say why and pass, or under
+//! `VOUCH_TEST_STRICT=1` fail.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -17,18 +18,19 @@ use vouch::config::{Config, StoreBackend, StoreConfig};
 use vouch::store::Store;
 
 /// The shared throwaway cluster (`support::postgres`), one per test, that
-/// answers `None` (after printing why) where PostgreSQL is not installed.
+/// answers `None` (after printing why) where PostgreSQL is not installed,
+/// and under strict mode fails the test there (`support::strict`).
 pub(crate) mod cluster {
     pub(crate) struct Cluster(crate::support::postgres::Cluster);
 
     impl Cluster {
-        pub(crate) fn start(test: &str) -> Option<Cluster> {
+        pub(crate) fn start() -> Option<Cluster> {
             match crate::support::postgres::Cluster::start() {
                 Ok(cluster) => Some(Cluster(cluster)),
-                Err(skip) => {
-                    eprintln!("{test}: {skip}");
-                    None
-                }
+                Err(skip) => match crate::support::strict::skip(&skip.0) {
+                    Ok(()) => None,
+                    Err(failure) => panic!("{failure}"),
+                },
             }
         }
 
@@ -157,8 +159,7 @@ fn migration_files(dir: &str) -> usize {
 
 #[test]
 fn postgres_migrations_translate_the_sqlite_ones() {
-    let Some(cluster) = cluster::Cluster::start("postgres_migrations_translate_the_sqlite_ones")
-    else {
+    let Some(cluster) = cluster::Cluster::start() else {
         return;
     };
     // SQLite, the source: both files migrated from scratch.

@@ -18,6 +18,11 @@ pub mod tls;
 #[path = "../../../crates/vouch-shell/tests/support/deep.rs"]
 pub mod deep;
 
+/// A missing tool skips a test, or under `VOUCH_TEST_STRICT=1` fails it
+/// (the helper every test tree shares).
+#[path = "../../../crates/vouch-shell/tests/support/strict.rs"]
+pub mod strict;
+
 /// The path of the audit report over every project, 30 days.
 pub const AUDIT_REPORT_ALL: &str = "/v1/audit/report?scope=all&days=30";
 

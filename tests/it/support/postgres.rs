@@ -12,8 +12,10 @@
 //! they are; the socket directory is world-searchable.
 //!
 //! [`Cluster::start`] answers `Err(Skip)` when PostgreSQL is not installed
-//! (or cannot run here), with a reason the caller prints as
-//! `skipped: <reason>`; `.ci/run` installs the package, so CI never skips.
+//! (or cannot run here), with a reason naming what to install; a test
+//! hands it to `support::strict::skip`, which prints `skipped: <reason>`,
+//! or under `VOUCH_TEST_STRICT=1` (as `.ci/run` runs, after installing the
+//! package) fails the test.
 //! [`Cluster::stop`] and [`Cluster::start_again`] take the server down
 //! (`pg_ctl stop -m fast`) and up again on the same directory, for a
 //! "database restarted under load" test. Dropping the cluster stops the
@@ -34,13 +36,14 @@ pub const MAX_CONNECTIONS: u32 = 300;
 /// How long `pg_ctl start` may take before the cluster counts as broken.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Why the PostgreSQL tests cannot run here (printed, then the test returns).
+/// Why the PostgreSQL tests cannot run here, naming what to install
+/// (printed, then the test returns; a failure under strict mode).
 #[derive(Debug)]
 pub struct Skip(pub String);
 
 impl std::fmt::Display for Skip {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "skipped: {}", self.0)
+        f.write_str(&self.0)
     }
 }
 
@@ -65,7 +68,7 @@ pub fn binaries() -> Result<PathBuf, Skip> {
     let base = Path::new("/usr/lib/postgresql");
     let entries = std::fs::read_dir(base).map_err(|e| {
         Skip(format!(
-            "PostgreSQL is not installed (`{}`: {e}); `apt-get install postgresql`",
+            "PostgreSQL's server binaries are not installed (`{}`: {e}): `apt-get install postgresql` (.ci/run does)",
             base.display()
         ))
     })?;
@@ -87,7 +90,7 @@ pub fn binaries() -> Result<PathBuf, Skip> {
     versions.sort();
     versions.pop().map(|(_, bin)| bin).ok_or_else(|| {
         Skip(format!(
-            "no PostgreSQL server binaries (initdb, pg_ctl, postgres) under `{}`",
+            "no PostgreSQL server binaries (initdb, pg_ctl, postgres) under `{}`: `apt-get install postgresql` (.ci/run does)",
             base.display()
         ))
     })
@@ -119,10 +122,16 @@ impl Cluster {
         let bin = binaries()?;
         let run_as = if euid() == 0 {
             let ids = user_ids("postgres").ok_or_else(|| {
-                Skip("running as root and there is no `postgres` user to run the server as".into())
+                Skip(
+                    "running as root and there is no `postgres` user to run the server as: `apt-get install postgresql` creates it"
+                        .into(),
+                )
             })?;
             if !Path::new("/usr/bin/setpriv").is_file() {
-                return Err(Skip("running as root and `setpriv` is missing".into()));
+                return Err(Skip(
+                    "running as root and `setpriv` (util-linux) is missing: `apt-get install util-linux`"
+                        .into(),
+                ));
             }
             Some(ids)
         } else {

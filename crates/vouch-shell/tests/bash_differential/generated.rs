@@ -13,12 +13,12 @@
 //! The trial fails when fewer than 99% of the static commands agree
 //! exactly, or when any dynamic command is contradicted (vouch guessed
 //! where bash depended on runtime data). Every disagreement is printed as a
-//! fixture line and written to `target/bash-differential/disagreements.jsonl`,
-//! ready to be kept in `tests/fixtures/bash_differential.jsonl`.
+//! fixture line and written to `target/tmp/bash-differential/disagreements.jsonl`,
+//! ready to be kept in `crates/vouch-shell/tests/fixtures/bash_differential.jsonl`.
 
 use std::io::Write as _;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use libtest_mimic::Trial;
@@ -28,7 +28,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use crate::compare::Outcome;
 use crate::grammar::{self, Case, Rendered};
 use crate::sandbox::{Ending, Sandbox};
-use crate::{Fixture, judge};
+use crate::{Available, Fixture, judge};
 
 /// The default seed of the short run.
 const DEFAULT_SEED: u64 = 0x766f_7563_6821;
@@ -50,16 +50,16 @@ const STATIC_TARGET: f64 = 0.99;
 const STATIC_FLOOR: f64 = STATIC_TARGET;
 const DYNAMIC_WRONG_CEILING: usize = 3;
 
-pub fn trial(sandbox: Option<Arc<Sandbox>>) -> Trial {
+/// Ignored where the sandbox cannot run, but under strict mode (there it
+/// fails).
+pub fn trial(sandbox: Available) -> Trial {
     let cases = crate::run_env::env_number("VOUCH_DIFF_CASES", DEFAULT_CASES);
-    let ignored = sandbox.is_none();
+    let ignored = sandbox.is_err() && !crate::strict::strict();
     Trial::test(
         format!("generated: {cases} commands against real bash"),
-        move || {
-            let Some(sandbox) = sandbox else {
-                return Err("the sandbox cannot run here (see the reason printed above)".into());
-            };
-            run(&sandbox, cases).map_err(Into::into)
+        move || match sandbox {
+            Ok(sandbox) => run(&sandbox, cases).map_err(Into::into),
+            Err(why) => Err(crate::strict::failure(&why).into()),
         },
     )
     .with_ignored_flag(ignored)
@@ -297,10 +297,11 @@ fn rate(part: usize, whole: usize) -> f64 {
     }
 }
 
+/// In the workspace's target directory, wherever the test is built from.
 fn output_path() -> String {
     format!(
-        "{}/target/bash-differential/disagreements.jsonl",
-        env!("CARGO_MANIFEST_DIR")
+        "{}/bash-differential/disagreements.jsonl",
+        env!("CARGO_TARGET_TMPDIR")
     )
 }
 

@@ -116,9 +116,22 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(10);
 /// How much of a run's stderr is kept for diagnostics.
 const STDERR_LIMIT: usize = 8 * 1024;
 
-/// Why the sandbox cannot run here (no bubblewrap, no user namespaces).
+/// Why the sandbox cannot run here (no bubblewrap, no user namespaces),
+/// naming what to install or allow.
 #[derive(Debug, Clone)]
 pub struct Unavailable(pub String);
+
+/// bubblewrap is not on `PATH`.
+pub const NO_BWRAP: &str =
+    "bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap` (.ci/run does)";
+
+/// bubblewrap is there but its probe run failed.
+pub fn cannot_start(ending: Ending, stderr: &str) -> String {
+    format!(
+        "bubblewrap cannot start the sandbox here: {ending:?}, stderr: {}; it needs unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`, or run as root)",
+        stderr.trim()
+    )
+}
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,8 +162,7 @@ pub struct Sandbox {
 impl Sandbox {
     /// Prepares the recorder scripts and checks that a sandbox really starts.
     pub fn new() -> Result<Sandbox, Unavailable> {
-        let bwrap = find_on_path("bwrap")
-            .ok_or_else(|| Unavailable("bubblewrap (`bwrap`) is not installed".to_owned()))?;
+        let bwrap = find_on_path("bwrap").ok_or_else(|| Unavailable(NO_BWRAP.to_owned()))?;
         let recorder = std::env::current_exe()
             .map_err(|e| Unavailable(format!("cannot find the test binary: {e}")))?;
         let meta = std::fs::metadata(&recorder)
@@ -171,11 +183,7 @@ impl Sandbox {
         let probe = sandbox.run("echo probe; /bin/true");
         let recorded_true = probe.records.iter().any(|r| r.name == "true");
         if probe.ending != Ending::Exited(Some(0)) || !recorded_true || !probe.rejected.is_empty() {
-            return Err(Unavailable(format!(
-                "bubblewrap cannot start the sandbox here (user namespaces?): {:?}, stderr: {}",
-                probe.ending,
-                probe.stderr.trim()
-            )));
+            return Err(Unavailable(cannot_start(probe.ending, &probe.stderr)));
         }
         Ok(sandbox)
     }

@@ -6,12 +6,25 @@
 //! really ran (name, argv after expansion, cwd) is compared with the units
 //! vouch extracted ([`adapter`], [`compare`]). Commands come from a proptest
 //! grammar ([`grammar`]); every disagreement found is kept as a line of
-//! `tests/fixtures/bash_differential.jsonl`, and each line is its own test.
+//! `tests/fixtures/bash_differential.jsonl` (this crate's), and each line
+//! is its own test.
 //!
-//! - `cargo test --release --test bash_differential` runs the fixture lines,
-//!   the harness's own checks and a short generated run (fixed seed).
+//! - `cargo test --release -p vouch-shell --test bash_differential` runs
+//!   the fixture lines, the harness's own checks and a short generated run
+//!   (fixed seed); `cargo test --release` at the workspace root runs it too.
 //! - The long run: `VOUCH_DIFF_CASES=5000 VOUCH_DIFF_SEED=random cargo test
-//!   --release --test bash_differential -- generated` (see `docs/shell.md`).
+//!   --release -p vouch-shell --test bash_differential -- generated` (see
+//!   `docs/differential.md`).
+//!
+//! Without bubblewrap (or user namespaces) the real-bash runs are skipped
+//! with the reason printed, and the fixture lines are judged on their
+//! recorded runs alone; under `VOUCH_TEST_STRICT=1` every one of them
+//! fails instead ([`strict`]).
+//!
+//! It tests `vouch-shell` alone; the root crate's test tree reuses its
+//! sandbox, recorder and knobs (`tests/inert_differential/`), and it reads
+//! its fixture through the root's one fixture loader, whose
+//! `CARGO_MANIFEST_DIR` is this crate's here.
 //!
 //! This binary is also the recorder: run from its sandbox mount point it
 //! records and exits before anything else happens.
@@ -25,13 +38,15 @@
 
 mod adapter;
 mod compare;
-#[path = "../it/support/fixtures.rs"]
+#[path = "../../../../tests/it/support/fixtures.rs"]
 mod fixtures;
 mod generated;
 mod grammar;
 mod recorder;
 mod run_env;
 mod sandbox;
+#[path = "../support/strict.rs"]
+mod strict;
 
 use std::sync::Arc;
 
@@ -116,18 +131,22 @@ impl Judgement {
 }
 
 /// One fixture line: bash still does what the line recorded (when the
-/// sandbox runs here), and vouch agrees — or, for a known limit, still
-/// does not.
-fn check_fixture(line: usize, fixture: &Fixture, sandbox: Option<&Sandbox>) -> Result<(), String> {
+/// sandbox runs here; under strict mode it must), and vouch agrees — or,
+/// for a known limit, still does not.
+fn check_fixture(line: usize, fixture: &Fixture, sandbox: &Available) -> Result<(), String> {
     let at = format!("bash_differential.jsonl:{line}: `{}`", fixture.command);
-    if let Some(sandbox) = sandbox {
-        let run = sandbox.run(&fixture.command);
-        if !same_records(&run.records, &fixture.bash) {
-            return Err(format!(
-                "{at}: bash now runs {:?}, the line says {:?}: re-record it",
-                run.records, fixture.bash
-            ));
+    match sandbox {
+        Ok(sandbox) => {
+            let run = sandbox.run(&fixture.command);
+            if !same_records(&run.records, &fixture.bash) {
+                return Err(format!(
+                    "{at}: bash now runs {:?}, the line says {:?}: re-record it",
+                    run.records, fixture.bash
+                ));
+            }
         }
+        Err(why) if strict::strict() => return Err(format!("{at}: {}", strict::failure(why))),
+        Err(_) => {}
     }
     let judgement = judge(
         &fixture.command,
@@ -324,18 +343,21 @@ fn compare_self_checks() -> Vec<Trial> {
     ]
 }
 
+/// The sandbox, or why it cannot run here (naming the tool and how to
+/// install it).
+pub type Available = Result<Arc<Sandbox>, String>;
+
 /// The sandbox's own promises: externals are recorded however they are
 /// named, builtins are not, and the log cannot be forged.
-fn sandbox_self_checks(sandbox: Option<Arc<Sandbox>>) -> Vec<Trial> {
+fn sandbox_self_checks(sandbox: &Available) -> Vec<Trial> {
     let make =
         |name: &str, command: &'static str, check: fn(&sandbox::Run) -> Result<(), String>| {
             let sandbox = sandbox.clone();
-            let ignored = sandbox.is_none();
-            Trial::test(format!("sandbox: {name}"), move || {
-                let Some(sandbox) = sandbox else {
-                    return Err("the sandbox cannot run here".into());
-                };
-                check(&sandbox.run(command)).map_err(Failed::from)
+            // Ignored where the sandbox cannot run, but for strict mode.
+            let ignored = sandbox.is_err() && !strict::strict();
+            Trial::test(format!("sandbox: {name}"), move || match sandbox {
+                Ok(sandbox) => check(&sandbox.run(command)).map_err(Failed::from),
+                Err(why) => Err(strict::failure(&why).into()),
             })
             .with_ignored_flag(ignored)
         };
@@ -460,23 +482,21 @@ fn main() {
         return;
     }
     let args = Arguments::from_args();
-    let sandbox = match Sandbox::new() {
-        Ok(s) => Some(Arc::new(s)),
-        Err(why) => {
-            eprintln!(
-                "bash_differential: real-bash runs skipped: {}; fixture lines use their recorded runs",
-                why.0
-            );
-            None
-        }
-    };
+    let sandbox: Available = Sandbox::new().map(Arc::new).map_err(|why| why.0);
+    if let Err(why) = &sandbox
+        && !strict::strict()
+    {
+        eprintln!(
+            "bash_differential: real-bash runs skipped: {why}; fixture lines use their recorded runs (with VOUCH_TEST_STRICT=1 they fail)"
+        );
+    }
     let mut trials = compare_self_checks();
-    trials.extend(sandbox_self_checks(sandbox.clone()));
+    trials.extend(sandbox_self_checks(&sandbox));
     for (line, fixture) in fixtures::jsonl::<Fixture>("bash_differential.jsonl") {
         let sandbox = sandbox.clone();
         let name = format!("bash_differential.jsonl:{line} `{}`", fixture.command);
         trials.push(Trial::test(name, move || {
-            check_fixture(line, &fixture, sandbox.as_deref()).map_err(Failed::from)
+            check_fixture(line, &fixture, &sandbox).map_err(Failed::from)
         }));
     }
     trials.push(generated::trial(sandbox));

@@ -3,11 +3,11 @@
 //! ([`crate::compare::Unit`]), so the comparison does not trust vouch's
 //! matching code to judge vouch.
 //!
-//! It reads `vouch::shell::analyze` (see `docs/shell.md`): argv after every
+//! It reads `vouch_shell::analyze` (see `docs/shell.md`): argv after every
 //! expansion, cwd, kind and parent per command, values as candidates of text
 //! with holes and pattern characters.
 
-use vouch::shell::{self, Analysis, CommandKind, Limits, Seg, ShellEnv, Text};
+use vouch_shell::{self as shell, Analysis, CommandKind, Limits, Seg, ShellEnv, Text};
 
 use crate::compare::{Arg, Cand, Expect, Piece, Unit, Value};
 use crate::recorder::PASS_THROUGH;
