@@ -6,7 +6,7 @@
 //! `src/lib.rs` list them).
 //!
 //! Strict means: an empty body is refused as such, a serde error names the
-//! path of the offending field (`at `transcript[2].role`: unknown variant …`),
+//! path of the offending field (``at `transcript[2].role`: unknown variant …``),
 //! and anything after the one JSON value is an error rather than ignored.
 //! Which fields are allowed is the target type's business
 //! (`#[serde(deny_unknown_fields)]`).
