@@ -1,8 +1,12 @@
-//! Strict JSON input: the one parser for every JSON document vouch accepts
-//! from outside (canonical requests, HTTP bodies, harness hook payloads).
+//! Strict JSON input: the parser for canonical requests, HTTP bodies,
+//! harness hook payloads and the central service's replies to a remote
+//! hook. Not for every JSON document from outside: the model's reply,
+//! transcripts, audit events, harness settings files and `vouch eval` sets
+//! are read where they arrive, under their own rules (the Known gaps of
+//! `src/lib.rs` list them).
 //!
 //! Strict means: an empty body is refused as such, a serde error names the
-//! path of the offending field (`at `transcript[2].role`: unknown variant …`),
+//! path of the offending field (``at `transcript[2].role`: unknown variant …``),
 //! and anything after the one JSON value is an error rather than ignored.
 //! Which fields are allowed is the target type's business
 //! (`#[serde(deny_unknown_fields)]`).

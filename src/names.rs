@@ -1,8 +1,11 @@
-//! The one enum ↔ name table: every fieldless enum that crosses a boundary
-//! (decision JSON, the state database, metrics labels, configuration values)
-//! is declared through [`named_enum!`], so each variant's wire name is
-//! written exactly once and the serde form, the SQL column value, the metric
-//! label and the configuration key's legal values cannot drift apart.
+//! Enum ↔ name tables: a fieldless enum that crosses a boundary (decision
+//! JSON, the state database, metrics labels, configuration values) is
+//! declared through [`named_enum!`], so each variant's wire name is written
+//! exactly once and the serde form, the SQL column value, the metric label
+//! and the configuration key's legal values cannot drift apart. Not every
+//! such enum is yet: the audit's result, subject kind, path class and
+//! awaited decision, `--defer-as` and a few serde `snake_case` enums keep
+//! hand-written names (the Known gaps of `src/lib.rs`).
 //!
 //! Declaration order is meaningful: it is the order of [`ALL`] and [`NAMES`]
 //! (metrics arrays, `config show`, error messages) and of the derived `Ord`,

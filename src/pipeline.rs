@@ -2,9 +2,14 @@
 //! every stage before the model call, and [`conclude`], which turns what the
 //! model said into the decision. Both read plain data ([`Inputs`], [`Job`])
 //! and return a [`Decision`] with the [`Effect`]s that must follow it; the
-//! engine's shell gathers the inputs (files, SQLite, the model) and applies
-//! the effects, all state ones in one transaction. Nothing here touches a
-//! file, a socket or the clock.
+//! engine's shell gathers the inputs (files, the state database, the model)
+//! and applies the state effects through `session::apply`: those of
+//! [`decide`] in the write transaction that decided them, on fresh state;
+//! those of [`conclude`] in a second write after the model (in `vouch
+//! serve`, group-committed with other reviews' by the store's recorder
+//! thread). Nothing here touches a file, a socket or the clock; what does is
+//! computed before and handed in — the inert verdict ([`Inputs::inert`])
+//! reads the filesystem, so it is the engine that runs it.
 //!
 //! Inputs that cost something to gather — the reviewer, the turn's state,
 //! the evidence packet, the cache lookup — start out [`Gathered::NotYet`];

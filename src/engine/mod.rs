@@ -2,19 +2,28 @@
 //! behind a small typed API that the CLI, the HTTP service and the harness
 //! adapters all call.
 //!
-//! [`Engine::review`] is the one call "canonical request in, decision out".
-//! It never fails: every error inside becomes a fail-closed [`Decision`].
-//! Underneath, [`shell`] is the thin I/O layer around the pure decision
-//! table ([`crate::pipeline`]): it gathers what the table asks for (project
-//! configuration, the reviewer, the turn's state, the packet, the cache),
-//! applies the effects the table returns in one transaction, calls the model
-//! in between, and hands each final decision's audit record to the
-//! [`AuditSink`]. Filesystem and SQLite work run on the blocking pool
-//! (`spawn_blocking`); only the model call is awaited on the runtime, and
-//! the verdict's record is queued for the store's recorder thread. A
-//! short-lived process that decides once ([`Engine::review_here`]) runs
-//! them on its own thread instead and starts a runtime only for a model
-//! call: a hard deny costs it no thread, no runtime and no HTTP client.
+//! [`Engine::review`] is the call "canonical request in, decision out"; the
+//! others that decide a request are it in parts or on the caller's thread
+//! ([`Engine::review_early`] and [`Engine::review_late`] for the service,
+//! [`Engine::review_here`] for a hook process, [`Engine::floor_here`] for
+//! what a remote hook keeps). None fails: every error inside becomes a
+//! fail-closed [`Decision`]. Underneath, [`shell`] (vouch's I/O shell, not
+//! bash) is the thin layer around the pure decision table
+//! ([`crate::pipeline`]): it gathers what the table asks for (project
+//! configuration, the hard-deny and inert verdicts and the confined form,
+//! the reviewer, the turn's state, the packet, the cache), calls the model,
+//! and hands each final decision's audit record to the [`AuditSink`]. The
+//! state effects are two writes, both applied by `session::apply`: those
+//! decided before the model commit in the write transaction that decided
+//! them (SQLite or PostgreSQL), and the verdict's after it, in a
+//! transaction of their own — or, in `vouch serve`, queued for the store's
+//! recorder thread, which commits the writes queued together in one
+//! transaction, a savepoint each. Filesystem and database work run on the
+//! blocking pool (`spawn_blocking`); only the model call is awaited on the
+//! runtime. A short-lived process that decides once
+//! ([`Engine::review_here`]) runs them on its own thread instead and starts
+//! a runtime only for a model call: a hard deny costs it no thread, no
+//! runtime and no HTTP client.
 //!
 //! The operator calls return typed values or an [`EngineError`] that keeps
 //! its cause; the HTTP edge maps causes to status codes.

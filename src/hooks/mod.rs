@@ -4,12 +4,19 @@
 //!
 //! A harness is one file in `src/hooks/harnesses/` holding one [`Harness`]:
 //! its payload parsing and reply schema, its abstain/ask/deny forms per
-//! event, its hook timeout, its settings snippet, the configuration files
-//! the agent must not write ([`Protected`]), its transcript format and its
-//! audit rule language. `build.rs` lists the files into
-//! [`harnesses::ALL`], the one table every other part reads: the command
-//! line (`vouch hook <name>`, `vouch hook snippet <name>`), the
-//! trust-boundary hard denies and `vouch audit report --target`. What is
+//! event, its hook timeout, its settings snippet and user settings, the
+//! configuration files the agent must not write ([`Protected`]), where its
+//! transcript is and in which format, and its audit rule language.
+//! `build.rs` lists the files into [`harnesses::ALL`], the registry the
+//! other parts read: the command line (`vouch hook <name>`, `vouch hook
+//! snippet <name>`), `vouch install`, `vouch doctor`, the trust-boundary
+//! hard denies and `vouch audit report --target`. Not everything about a
+//! harness is in its file: the parsers of Claude Code's, Codex's and
+//! Gemini CLI's transcripts are in [`transcript`] (Copilot CLI's and Qwen
+//! Code's are in their files), the repository files that switch each
+//! harness off in `doctor::repo`, Codex's TOML settings in
+//! `install::codex_toml`, the harnesses' credential files in
+//! `policy::credentials` (the Known gaps of `src/lib.rs`). What is
 //! shared lives here: turning a [`Decision`] into an answer (a `defer`
 //! becomes "ask" only where a human will really be asked, else a deny that
 //! says a human must approve), combining the decisions of a call that names

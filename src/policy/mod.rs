@@ -1,7 +1,17 @@
 //! Deterministic policy: the stages that decide without a model.
 //!
-//! Each is a pure function over plain data so it can be tested alone and
-//! benchmarked on the hot path.
+//! The hard denies ([`hard_deny`]), routing ([`routing`]), the risk
+//! ceilings ([`ceiling`]) and the credential paths ([`credentials`]) are
+//! pure functions over plain data (the request, its one analysis, the
+//! configuration, the protected locations the engine hands in), so each can
+//! be tested alone and benchmarked on the hot path.
+//!
+//! The inert stage ([`inert`]) is not: an allow without a model must hold
+//! for the files that are there, so it reads the filesystem at decision
+//! time — paths resolved through symbolic links, hard links, globs expanded
+//! against directories, git's repository, configuration and hooks, the
+//! trees a search would walk and their ignore files. The engine runs it
+//! once per request and hands its verdict to the decision table as data.
 
 pub mod ceiling;
 pub mod credentials;

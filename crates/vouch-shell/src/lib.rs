@@ -12,21 +12,76 @@
 //! run, with its argv after expansion, its working directory, where its
 //! input comes from and which command spawned it. See `docs/shell.md`.
 //!
-//! Layout:
-//! - [`syntax`] parses (with budgets) into the owned [`ast`]; [`lex`] reads
-//!   words and `${…}`;
-//! - [`interp`] runs statements, [`expand`] and [`param`] expand words,
-//!   [`builtins`] and [`runners`] handle the builtins and the programs that
-//!   run other programs, [`printf`] and [`arith`] compute known output;
-//!   [`conservative`] records the readings of what the table does not know
-//!   (an unknown program's arguments as the command it may run, strings
-//!   that may be code, a runtime name as each dangerous program);
-//! - [`options`] is the getopt_long parser, [`spec`] the command table,
-//!   [`effects`] what a command does to which path;
-//! - [`value`], [`glob`], [`path`], [`state`], [`budget`]: the values,
-//!   pattern matching, lexical paths, shell state and budgets;
-//! - [`shape_of`] names how a command line is written (one simple command
-//!   and its words, a pipeline, a list, …) for the audit's templates.
+//! Layout, one line for every module, in the order a command line meets
+//! them:
+//!
+//! - [`continuation`]: line continuations (`\` before a newline) joined the
+//!   way bash's reader removes them, before the text is parsed.
+//! - [`syntax`]: one script parsed with tree-sitter-bash within budgets, the
+//!   grammar's known gaps repaired, the tree converted into the [`ast`].
+//! - [`ast`]: the owned syntax of one script (statements as bash groups
+//!   them, words with their quoting, nothing expanded).
+//! - [`lex`]: bash's word lexer (quoting, every `${…}` operator, arithmetic
+//!   and command substitution).
+//! - [`interp`]: the abstract interpreter (control flow, subshells,
+//!   pipelines, functions), recording every simple command that would start.
+//! - [`builtins`]: one simple command (expansion, then a function, a
+//!   builtin or a program) and the builtins that change later commands.
+//! - [`expand`]: word expansion in bash's order, each way a word may expand
+//!   kept.
+//! - [`param`]: `$x` and every `${…}` operator.
+//! - [`arith`]: bash arithmetic over 64-bit integers and unknown values.
+//! - [`evaluated`]: strings bash evaluates as code that do not look like
+//!   commands (subscripts, prompts, `mapfile -C`, imported functions).
+//! - [`runners`]: programs that run other commands (wrappers, shells,
+//!   `xargs`, `find -exec`, `su`, `flock`, `watch`, `parallel`).
+//! - [`embedded`]: shell code that programs run for the command line (git's
+//!   configuration and variables, `ssh -o ProxyCommand`, `rsync -e`, `tar
+//!   --to-command`, …).
+//! - [`code`]: interpreter code (Python, Perl, Ruby, JavaScript, PHP, Lua,
+//!   Tcl, awk, R, Julia, AppleScript) tokenized by each language's string
+//!   rules, for the shells and programs it runs, the trees it removes and
+//!   the files it writes.
+//! - [`conservative`]: the readings of what the table does not know (an
+//!   unknown program's arguments as the command it may run, strings that
+//!   may be code, a runtime name as each dangerous program).
+//! - [`printf`]: what `echo` and `printf` print and what `test` answers,
+//!   when their arguments are known.
+//! - [`printed`]: what the path tools (`dirname`, `basename`, `realpath`,
+//!   `readlink -f`) and `tr` print, when their input is known.
+//! - [`decode`]: what `base64 -d`, base32, hex and `rev` decode static text
+//!   to.
+//! - [`spec`]: the command table (`spec::readers` the programs that can
+//!   only read, `spec::git` git's subcommands and configuration keys).
+//! - [`options`]: the getopt_long parser every entry of the table is read
+//!   with.
+//! - [`effects`]: what a command does to which paths and hosts, from the
+//!   table (and from [`special`] where a row cannot say it).
+//! - [`special`]: the effects of commands a table row cannot describe
+//!   (`dd`, `tar` modes, git subcommands, archives, `sqlite3`, HTTP
+//!   clients, disk tools).
+//! - [`find`]: which of `find`'s actions a path can reach through its
+//!   expression.
+//! - [`command`]: what [`analyze`] returns (the commands with their argv,
+//!   working directory, input and redirections, and what was left
+//!   incomplete).
+//! - [`value`]: values as far as a static reading knows them (known,
+//!   candidates, holes of unknown text).
+//! - [`glob`]: bash pattern matching with holes, never exponential.
+//! - [`path`]: lexical paths (joining, `.` and `..`), no filesystem.
+//! - [`state`]: the shell state the interpreter carries along the control
+//!   flow.
+//! - [`budget`]: the budgets of one analysis and the meter that charges them.
+//! - [`shape`]: how a command line is written ([`shape_of`]), for the
+//!   audit's templates.
+//! - `analysis_tests` (tests only): command lines and the commands they run.
+//!
+//! The table is where most command knowledge lives, not all of it: the
+//! modules that run code ([`runners`], [`embedded`], [`code`],
+//! [`conservative`]), print known output ([`printf`], [`printed`],
+//! [`decode`]) or read what a row cannot say ([`special`], [`find`]) know
+//! their programs in code, as do some of vouch's stages (the Known gaps of
+//! vouch's `src/lib.rs`).
 
 mod arith;
 mod ast;

@@ -7,7 +7,7 @@
 //! - the analysis is complete (no syntax error, no budget, no note);
 //! - the program is known by name (a bare name or one under a system
 //!   directory: `./cat` is the project's), and the table
-//!   ([`table::lookup`]) or a builtin check says it only reads under the
+//!   ([`spec::lookup`]) or a builtin check says it only reads under the
 //!   options given — every word known, an unlisted option refused;
 //! - its operands that are read for their contents are known paths that
 //!   are not sensitive, checked again through their symlinks at decision
