@@ -191,7 +191,9 @@ fn apply(command: &str, wrap: Wrap, cwd: &str) -> String {
         Wrap::Prefix(p) => format!("{p}{command}"),
         Wrap::Script(s) => format!("{s} {}", quote(command)),
         Wrap::Around(before, after) => format!("{before}{command}{after}"),
-        Wrap::CdAndBack => format!("cd /tmp && cd {} && {command}", quote(cwd)),
+        // Braced, so that a list stays whole behind the `cd`s: in
+        // `cd … && A; B` or `cd … && A || B`, B runs where A did not.
+        Wrap::CdAndBack => format!("cd /tmp && cd {} && {{ {command}\n}}", quote(cwd)),
     };
     if parses(&wrapped) {
         wrapped

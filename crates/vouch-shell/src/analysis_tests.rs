@@ -292,6 +292,60 @@ fn recursive_calls_past_a_runtime_condition_are_guarded() {
     }
 }
 
+/// A script run again from inside itself (by `$0`, its name, a path, a
+/// copy, `source`, `eval` of its own text) is recursive, and guarded only by
+/// conditions within the script: one around its first run bounds nothing.
+#[test]
+fn scripts_run_again_from_inside_themselves_are_recursive() {
+    // (background, guarded) of each recursive command.
+    let reruns = |text: &str| -> Vec<(bool, bool)> {
+        let a = analysis(text);
+        assert!(
+            a.errors.is_empty() && a.incomplete.is_empty(),
+            "{text}: {a:?}"
+        );
+        a.commands
+            .iter()
+            .filter(|c| c.recursive)
+            .map(|c| (c.background || c.in_pipeline, c.guarded))
+            .collect()
+    };
+    for bomb in [
+        "echo 'bash $0 & bash $0' > f.sh; bash f.sh",
+        "echo 'bash $0 & bash $0' > f.sh && bash f.sh",
+        "echo 'bash $0 & bash $0' > f.sh || bash f.sh",
+        "echo 'bash f.sh & bash f.sh' > f.sh && bash ./f.sh",
+        "echo 'bash $0 & bash $0' > f.sh; if [ -f f.sh ]; then bash f.sh; fi",
+        "echo 'bash $0 & bash $0' | tee f.sh && bash f.sh",
+        "echo 'bash $0 & bash $0' > a.sh && cp a.sh f.sh && ( bash f.sh )",
+        "echo 'bash $0 & bash $0' > f.sh && chmod +x f.sh && ./f.sh",
+        "echo 'source f.sh & source f.sh' > f.sh && source f.sh",
+        "echo '. f.sh | . f.sh' > f.sh && . f.sh",
+        "echo 'x(){ sh $0 & sh $0; }; x' > f.sh && sh f.sh",
+        "[ -d /tmp ] && bash -c 'eval \"$BASH_EXECUTION_STRING\" & :'",
+    ] {
+        let found = reruns(bomb);
+        assert!(
+            found.iter().any(|&(spawned, guarded)| spawned && !guarded),
+            "{bomb}: {found:?}"
+        );
+    }
+    // A condition within the script guards its runs (a tree walker).
+    let walker =
+        r#"echo 'for d in "$1"/*; do [ -d "$d" ] && bash $0 "$d" & done' > w.sh && bash w.sh ."#;
+    assert_eq!(reruns(walker), vec![(true, true)]);
+    // Run twice from outside, or running another script: not recursive.
+    for benign in [
+        "echo 'echo hi' > f.sh && bash f.sh && bash f.sh",
+        "echo 'bash g.sh & bash g.sh' > f.sh && echo 'echo hi' > g.sh && bash f.sh",
+    ] {
+        assert_eq!(reruns(benign), vec![], "{benign}");
+    }
+    // A run again where no command stands for it is a note, never silence.
+    let a = analysis("bash -c 'trap \"$BASH_EXECUTION_STRING\" EXIT'");
+    assert!(!a.notes.is_empty(), "{a:?}");
+}
+
 #[test]
 fn functions_and_recursion() {
     has("f() { rm -rf /; }; f", "rm -rf /");

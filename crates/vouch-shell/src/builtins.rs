@@ -8,7 +8,7 @@ use std::rc::Rc;
 use super::ast::{ArgAst, AssignValue, Simple};
 use super::command::{CommandKind, Redirect, RedirectOp};
 use super::expand::binding_value;
-use super::interp::{Flow, Interp, Jump, Output, candidates_detail, join};
+use super::interp::{Body, Flow, Interp, Jump, Output, candidates_detail, join};
 use super::state::{Binding, Func, State, Var};
 use super::value::{Arg, Seg, Sources, Text, Value};
 
@@ -409,8 +409,12 @@ impl Interp {
             self.spawn(index, renamed, assigns.to_vec(), None, state.clone());
             return;
         }
-        if let Some(text) = state.files.get(&path).cloned() {
+        if let Some(text) = state.files.get(&path).cloned().and_then(written_part) {
             let mut child = state.clone();
+            // `$0` is the path it was run by (`$0 &` in it runs it again).
+            if let Arg::Field(name) = first {
+                child.arg0 = name.clone();
+            }
             child.positional = Some(Rc::new(
                 argv.iter()
                     .skip(1)
@@ -460,6 +464,15 @@ impl Interp {
             call.redirects,
         );
         cmd.recursive = recursive;
+        // A call of a body being run is guarded by the conditions within
+        // that body (`a` calling `b` past a test, `b` calling `a`), not by
+        // those around its first call. A body on the state's call stack
+        // but without a frame (none is expected) is judged unguarded.
+        if recursive {
+            cmd.guarded = self
+                .function_running(&func.body)
+                .is_some_and(|frame| self.guarded_since(Some(frame)));
+        }
         let index = self.emit(cmd, Output::unknown(Sources::none()));
         let depth_limit = self.meter.limits.max_call_depth as usize;
         if recursive {
@@ -497,10 +510,7 @@ impl Interp {
         }
         // Whether the body calls itself again is judged from its own
         // conditions, not from those around this call.
-        let saved_guard = self.ctx.guarded;
-        self.ctx.guarded = false;
-        let (flow, out) = self.exec(&func.body, inner);
-        self.ctx.guarded = saved_guard;
+        let (flow, out) = self.exec_frame(Body::Function(Rc::clone(&func.body)), &func.body, inner);
         let mut ok = flow.ok;
         let mut fail = flow.fail;
         for jump in flow.jumps {
@@ -611,16 +621,9 @@ impl Interp {
             ),
             "eval" => {
                 let script = self.args_script(&args);
-                // `eval "$BASH_EXECUTION_STRING"` inside that very script.
-                if script.iter().any(|(text, _)| self.script_running(text)) {
-                    if let Some(cmd) = index.and_then(|i| self.commands.get_mut(i)) {
-                        cmd.recursive = true;
-                    }
-                    return (Flow::either(state), self.output_of(index));
-                }
-                self.run_scripts(script, state, None, false)
+                self.run_scripts_in_shell(script, state, index)
             }
-            "source" | "." => self.source(&args, state),
+            "source" | "." => self.source(&args, state, index),
             "exec" => self.exec_builtin(argv, call, state, index),
             "command" => self.command_builtin(args, call, state),
             "builtin" => {
@@ -865,11 +868,13 @@ impl Interp {
         out
     }
 
-    fn source(&mut self, args: &[Arg], state: State) -> (Flow, Output) {
+    /// `source FILE`/`. FILE` (command `index`): FILE's text, when this
+    /// command line made it known, runs in this shell.
+    fn source(&mut self, args: &[Arg], state: State, index: Option<usize>) -> (Flow, Output) {
         let Some(file) = args.first() else {
             return (Flow::fail(state), Output::empty());
         };
-        let script = self.file_text(file, &state);
+        let script = self.script_file_text(file, &state);
         let mut inner = state;
         let saved_positional = inner.positional.clone();
         if args.len() > 1 {
@@ -887,13 +892,19 @@ impl Interp {
             return (Flow::either(inner), Output::unknown(Sources::none()));
         };
         let scripts = self.value_scripts(&text);
-        let (mut flow, out) = self.run_scripts(scripts, inner, None, false);
+        let (mut flow, out) = self.run_scripts_in_shell(scripts, inner, index);
         if args.len() > 1 {
             for s in [flow.ok.as_mut(), flow.fail.as_mut()].into_iter().flatten() {
                 s.positional = saved_positional.clone();
             }
         }
         (flow, out)
+    }
+
+    /// The text of a script file `arg` names, for a shell to run: what this
+    /// command line wrote there ([`Self::file_text`]).
+    pub(crate) fn script_file_text(&self, arg: &Arg, state: &State) -> Option<Value> {
+        self.file_text(arg, state).and_then(written_part)
     }
 
     /// The contents of a file named by `arg` when this command line made
@@ -1547,6 +1558,40 @@ impl Interp {
         (flow, out.unwrap_or_else(Output::empty))
     }
 
+    /// Runs script texts in this shell for builtin `index` (`eval`,
+    /// `source`). A text being run now (`eval "$BASH_EXECUTION_STRING"`
+    /// or `. f.sh` inside that very script) starts itself again: the
+    /// builtin is marked recursive and the text not followed; the other
+    /// texts still run.
+    fn run_scripts_in_shell(
+        &mut self,
+        scripts: Vec<(String, Vec<(String, Sources)>)>,
+        state: State,
+        index: Option<usize>,
+    ) -> (Flow, Output) {
+        let (running, rest): (Vec<_>, Vec<_>) = scripts
+            .into_iter()
+            .partition(|(text, _)| self.script_running(text).is_some());
+        let innermost = running
+            .iter()
+            .filter_map(|(text, _)| self.script_running(text))
+            .map(|f| f.guards)
+            .max();
+        let Some(frame_guards) = innermost else {
+            return self.run_scripts(rest, state, None, false);
+        };
+        if !self.mark_recursive(index, frame_guards) {
+            self.note(RERUN_UNMARKED);
+        }
+        if rest.is_empty() {
+            return (Flow::either(state), Output::unknown(Sources::none()));
+        }
+        let (mut flow, out) = self.run_scripts(rest, state.clone(), None, false);
+        flow.ok = join(flow.ok, Some(state.clone()), &self.known);
+        flow.fail = join(flow.fail, Some(state), &self.known);
+        (flow, either(out, Output::unknown(Sources::none())))
+    }
+
     /// Parses and runs one script string one nesting level deeper.
     pub(crate) fn run_script(
         &mut self,
@@ -1555,6 +1600,17 @@ impl Interp {
         parent: Option<usize>,
         child: bool,
     ) -> (Flow, Output) {
+        // The same script run again from inside itself (`bash $0` in the
+        // file, `bash ./f.sh`, a copy of it): recursion, recorded on the
+        // command that starts it and not followed again. Compared by text,
+        // before any parse, so that no parse (a cached one, one the budget
+        // refused) decides what counts as the same script.
+        if let Some(frame_guards) = self.script_running(text).map(|f| f.guards) {
+            if !self.mark_recursive(parent, frame_guards) {
+                self.note(RERUN_UNMARKED);
+            }
+            return (Flow::either(state), Output::unknown(Sources::none()));
+        }
         let limit = self.meter.limits.max_script_nesting;
         if self.ctx.depth >= limit {
             self.meter.exceeded(
@@ -1563,24 +1619,13 @@ impl Interp {
             );
             return (Flow::either(state), Output::unknown(Sources::none()));
         }
-        let stmt = self.parse_script(text);
-        // The same script run again from inside itself (`bash $0` in the
-        // file, `eval "$BASH_EXECUTION_STRING"`): recursion, recorded on
-        // the command that starts it, not followed again.
-        if self.script_stack.iter().any(|s| Rc::ptr_eq(s, &stmt)) {
-            if let Some(cmd) = parent.and_then(|p| self.commands.get_mut(p)) {
-                cmd.recursive = true;
-            }
-            return (Flow::either(state), Output::unknown(Sources::none()));
-        }
+        let (text, stmt) = self.parse_script_text(text);
         let saved = self.ctx;
         self.ctx.depth += 1;
         if parent.is_some() {
             self.ctx.parent = parent;
         }
-        self.script_stack.push(Rc::clone(&stmt));
-        let (flow, out) = self.exec(&stmt, state.clone());
-        self.script_stack.pop();
+        let (flow, out) = self.exec_frame(Body::Script(text), &stmt, state.clone());
         self.ctx = saved;
         if child {
             // A child shell: nothing it did stays.
@@ -1596,6 +1641,27 @@ impl Interp {
         (flow, out)
     }
 }
+
+/// What of a file's known contents the command wrote: where it may still
+/// hold what it held before (a join keeps that as a bare hole), that part
+/// is a file from disk like any the command did not write, which a shell
+/// runs unfollowed. A hole widened past the candidate budget stays, so the
+/// analysis of what runs it is incomplete.
+fn written_part(v: Value) -> Option<Value> {
+    let written = v
+        .into_candidates()
+        .into_iter()
+        .filter(|t| !matches!(t.segs.as_slice(), [Seg::Any(from)] if !from.is_widened()));
+    Value::from_candidates(written.collect())
+}
+
+/// The note of a script started again from inside itself where no
+/// command stands for the start (so none can carry [`Command::recursive`]):
+/// not followed, so not judged.
+///
+/// [`Command::recursive`]: super::command::Command::recursive
+const RERUN_UNMARKED: &str =
+    "a script starts itself again where no command can be marked (the run is not followed)";
 
 /// A local name reference ends with the call: `name` stands again for
 /// what it stood for in `before` (the value restored next is the name's

@@ -151,13 +151,18 @@ pub struct Command {
     /// Runs in the background (`cmd &`, `coproc`).
     pub background: bool,
     /// A call of a function from inside its own body (or a function it
-    /// calls): not followed again.
+    /// calls), or a command that runs again a script being run (`bash $0`,
+    /// `. f.sh` inside f.sh, `eval "$BASH_EXECUTION_STRING"`; the same text
+    /// is the same script): not followed again.
     pub recursive: bool,
-    /// Reached, within the innermost function call (or the command line
-    /// outside any), only past a condition whose outcome is runtime data:
-    /// the right of `&&`/`||` after a command of unknown status, an `if`,
-    /// `elif` or `else` branch, a loop body whose condition may fail, a
-    /// `for` over items that may be none, a `case` arm that may not match.
+    /// Reached, within the body it is in (a function's or a script's, or
+    /// the command line outside any), only past a condition whose outcome
+    /// is runtime data: the right of `&&`/`||` after a command of unknown
+    /// status, an `if`, `elif` or `else` branch, a loop body whose
+    /// condition may fail, a `for` over items that may be none, a `case`
+    /// arm that may not match. For a [`Self::recursive`] command, within
+    /// the body it starts again: a condition around that body's first run
+    /// bounds none of the runs it starts itself.
     pub guarded: bool,
     /// Part of a pipeline.
     pub in_pipeline: bool,

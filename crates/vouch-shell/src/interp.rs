@@ -192,9 +192,10 @@ pub(crate) struct Ctx {
     pub parent: Option<usize>,
     /// Script-string nesting.
     pub depth: u32,
-    /// Reached, inside the innermost function call, only past a condition
-    /// whose outcome is runtime data ([`Command::guarded`]).
-    pub guarded: bool,
+    /// How many conditions whose outcome is runtime data enclose this
+    /// point, counted from the command line ([`Command::guarded`] compares
+    /// it with the count where a [`Frame`] began).
+    pub guards: u32,
     /// Inside a conservative reading ([`Command::conservative`]).
     pub conservative: bool,
 }
@@ -239,12 +240,37 @@ pub(crate) struct Interp {
     /// Script strings parsed so far, by text: a script run again (a loop
     /// around `eval` or `bash -c`) is parsed once, and a function it defines
     /// keeps one body, so the states of two runs compare equal by pointer.
-    scripts: HashMap<String, Rc<Stmt>, foldhash::fast::RandomState>,
+    /// The text is kept shared, for the [`Frame`]s that run it.
+    scripts: HashMap<Rc<str>, Rc<Stmt>, foldhash::fast::RandomState>,
     hasher: foldhash::fast::RandomState,
     commands_full: bool,
-    /// The script strings being run, innermost last: a script that runs
-    /// one of them again runs itself ([`Command::recursive`]).
-    pub(crate) script_stack: Vec<Rc<Stmt>>,
+    /// The function bodies and scripts being run, innermost last: a script
+    /// or function that runs one of them again runs itself
+    /// ([`Command::recursive`]).
+    pub(crate) frames: Vec<Frame>,
+}
+
+/// A function body or script being run, and how many runtime conditions
+/// enclosed the point where it began: a command is guarded within the
+/// body when more enclose it ([`Command::guarded`]), so a guard around
+/// the first run (`echo … > f.sh && bash f.sh`) bounds none of the runs
+/// the body starts itself.
+#[derive(Debug)]
+pub(crate) struct Frame {
+    pub body: Body,
+    pub guards: u32,
+}
+
+/// What a [`Frame`] runs.
+#[derive(Debug)]
+pub(crate) enum Body {
+    /// A function's body, by its parsed statement (two definitions share
+    /// one body only when they are the same definition).
+    Function(Rc<Stmt>),
+    /// A script, by its text: the same text is the same program however
+    /// it was reached (a file run again through `$0`, `./f.sh` or a copy,
+    /// `eval "$BASH_EXECUTION_STRING"`), whichever parse it came from.
+    Script(Rc<str>),
 }
 
 /// Placeholder variables standing for unknown text in script strings.
@@ -265,7 +291,7 @@ impl Interp {
                 in_pipeline: false,
                 parent: None,
                 depth: 0,
-                guarded: false,
+                guards: 0,
                 conservative: false,
             },
             proc_outputs: Vec::new(),
@@ -279,16 +305,68 @@ impl Interp {
             dedupe: HashMap::default(),
             hasher: foldhash::fast::RandomState::default(),
             commands_full: false,
-            script_stack: Vec::new(),
+            frames: Vec::new(),
         }
     }
 
-    /// Whether script `text` is being run now (a script that runs it again
-    /// runs itself).
-    pub(crate) fn script_running(&self, text: &str) -> bool {
-        self.scripts
-            .get(text)
-            .is_some_and(|stmt| self.script_stack.iter().any(|s| Rc::ptr_eq(s, stmt)))
+    /// The frame running script `text`, when it is being run now (a
+    /// script that runs it again runs itself).
+    pub(crate) fn script_running(&self, text: &str) -> Option<&Frame> {
+        self.frames
+            .iter()
+            .find(|f| matches!(&f.body, Body::Script(t) if **t == *text))
+    }
+
+    /// The frame running function body `body`, when it is being run now.
+    pub(crate) fn function_running(&self, body: &Rc<Stmt>) -> Option<&Frame> {
+        self.frames
+            .iter()
+            .find(|f| matches!(&f.body, Body::Function(b) if Rc::ptr_eq(b, body)))
+    }
+
+    /// Whether the current point is reached only past a runtime condition
+    /// since `frame` began (none given: since the command line began).
+    /// INVARIANT: frames nest, so a point guarded within an inner frame is
+    /// guarded within every outer one.
+    pub(crate) fn guarded_since(&self, frame: Option<&Frame>) -> bool {
+        self.ctx.guards > frame.map_or(0, |f| f.guards)
+    }
+
+    /// Records `note` once.
+    pub(crate) fn note(&mut self, note: &str) {
+        if !self.notes.iter().any(|n| n == note) {
+            self.notes.push(note.to_owned());
+        }
+    }
+
+    /// Runs `stmt` as `body` in a new frame that begins here.
+    pub(crate) fn exec_frame(&mut self, body: Body, stmt: &Stmt, state: State) -> (Flow, Output) {
+        self.frames.push(Frame {
+            body,
+            guards: self.ctx.guards,
+        });
+        let result = self.exec(stmt, state);
+        self.frames.pop();
+        result
+    }
+
+    /// Marks command `index` as one that runs again a body being run,
+    /// guarded when the point is within `frame`, the frame it starts again.
+    /// The record may stand for several runs (identical records are kept
+    /// once): it stays unguarded once any of them is.
+    /// Returns false when there is no command to mark.
+    pub(crate) fn mark_recursive(&mut self, index: Option<usize>, frame_guards: u32) -> bool {
+        let guarded = self.ctx.guards > frame_guards;
+        let Some(cmd) = index.and_then(|i| self.commands.get_mut(i)) else {
+            return false;
+        };
+        if cmd.recursive {
+            cmd.guarded &= guarded;
+        } else {
+            cmd.recursive = true;
+            cmd.guarded = guarded;
+        }
+        true
     }
 
     /// One script string's statements, parsed at most once per analysis.
@@ -296,17 +374,23 @@ impl Interp {
     /// ([`Meter::script_parse`]); past the budget it runs nothing, and the
     /// analysis is incomplete.
     pub(crate) fn parse_script(&mut self, text: &str) -> Rc<Stmt> {
-        if let Some(stmt) = self.scripts.get(text) {
-            return Rc::clone(stmt);
+        self.parse_script_text(text).1
+    }
+
+    /// [`Self::parse_script`], with the text as the analysis keeps it.
+    pub(crate) fn parse_script_text(&mut self, text: &str) -> (Rc<str>, Rc<Stmt>) {
+        if let Some((key, stmt)) = self.scripts.get_key_value(text) {
+            return (Rc::clone(key), Rc::clone(stmt));
         }
         if !self.meter.script_parse(text.len()) {
-            return Rc::new(Stmt::Empty);
+            return (Rc::from(text), Rc::new(Stmt::Empty));
         }
         let parsed = super::syntax::parse(text, &mut self.meter);
         self.errors.extend(parsed.errors);
         let stmt = Rc::new(parsed.stmt);
-        self.scripts.insert(text.to_owned(), Rc::clone(&stmt));
-        stmt
+        let key: Rc<str> = Rc::from(text);
+        self.scripts.insert(Rc::clone(&key), Rc::clone(&stmt));
+        (key, stmt)
     }
 
     /// Records a command (once: an identical one, met again in a loop or
@@ -334,7 +418,7 @@ impl Interp {
         cmd.background |= self.ctx.background;
         cmd.in_pipeline |= self.ctx.in_pipeline;
         cmd.depth = self.ctx.depth as usize;
-        cmd.guarded |= self.ctx.guarded;
+        cmd.guarded |= self.guarded_since(self.frames.last());
         cmd.conservative |= self.ctx.conservative;
         if cmd.parent.is_none() {
             cmd.parent = self.ctx.parent;
@@ -436,10 +520,10 @@ impl Interp {
         stmt: &Stmt,
         state: State,
     ) -> (Flow, Output) {
-        let saved = self.ctx.guarded;
-        self.ctx.guarded |= guarded;
+        let saved = self.ctx.guards;
+        self.ctx.guards = self.ctx.guards.saturating_add(u32::from(guarded));
         let result = self.exec(stmt, state);
-        self.ctx.guarded = saved;
+        self.ctx.guards = saved;
         result
     }
 
@@ -940,9 +1024,7 @@ impl Interp {
             true => "a loop that never ends keeps starting background processes",
             false => super::command::ENDLESS_SPAWNING,
         };
-        if !self.notes.iter().any(|n| n == note) {
-            self.notes.push(note.to_owned());
-        }
+        self.note(note);
     }
 
     fn for_loop(
@@ -1010,10 +1092,10 @@ impl Interp {
         state.assign_value(var, &value, &self.known);
         let cond = Stmt::Empty;
         // Items of unknown number may be none: the body may not run.
-        let saved = self.ctx.guarded;
-        self.ctx.guarded |= any_unknown;
+        let saved = self.ctx.guards;
+        self.ctx.guards = self.ctx.guards.saturating_add(u32::from(any_unknown));
         let result = self.fixpoint_body(&cond, body, state);
-        self.ctx.guarded = saved;
+        self.ctx.guards = saved;
         result
     }
 
@@ -1379,7 +1461,7 @@ impl Interp {
             state.positional = None;
             Rc::make_mut(&mut state.calls).push(name.clone());
             Rc::make_mut(&mut state.bodies).push(Rc::clone(&body));
-            self.exec(&body, state);
+            self.exec_frame(Body::Function(Rc::clone(&body)), &body, state);
             self.ctx = saved;
         }
     }

@@ -310,6 +310,9 @@ impl Interp {
         if matches!(name.as_str(), "cp" | "ln" | "install" | "mv" | "rsync") {
             self.record_copy(&name, args, &mut state);
         }
+        if name == "tee" {
+            self.record_tee(args, &mut state);
+        }
         self.embedded_scripts(index, &name, args, assigns, &state);
         self.interpreter_code(index, &name, args, assigns, &state);
         if name == "curl" {
@@ -598,7 +601,7 @@ impl Interp {
             if let Some(Arg::Field(name)) = &file {
                 child.arg0 = name.clone();
             }
-            file.and_then(|f| self.file_text(&f, state))
+            file.and_then(|f| self.script_file_text(&f, state))
         } else {
             child.positional = Some(Rc::new(rest(0)));
             let text = state.stdin.text.clone();
@@ -1445,7 +1448,8 @@ fn known_var(state: &State, name: &str, known: &super::state::Known) -> Option<V
 impl Interp {
     /// `cp SRC DEST`, `ln -s SRC DEST`, `install SRC DEST`, `mv SRC DEST`
     /// with known names: DEST is now SRC — its program (`/tmp/ls` made
-    /// from `/bin/rm` is `rm`) and its text when known (`cp w.sh x; ./x`).
+    /// from `/bin/rm` is `rm`) and its text when known (`cp w.sh x; ./x`),
+    /// or no known text.
     fn record_copy(&mut self, name: &str, args: &[Arg], state: &mut State) {
         let Some(spec) = spec::lookup(name) else {
             return;
@@ -1478,8 +1482,51 @@ impl Interp {
         if !program.is_empty() && known {
             Rc::make_mut(&mut state.programs).insert(dest.clone(), program);
         }
-        if let Some(text) = source_path.and_then(|p| state.files.get(&p).cloned()) {
-            Rc::make_mut(&mut state.files).insert(dest, text);
+        // A copy of a file nobody knows replaces what DEST was known to hold.
+        match source_path.and_then(|p| state.files.get(&p).cloned()) {
+            Some(text) => {
+                Rc::make_mut(&mut state.files).insert(dest, text);
+            }
+            None if state.files.contains_key(&dest) => {
+                Rc::make_mut(&mut state.files).remove(&dest);
+            }
+            None => {}
+        }
+    }
+}
+
+impl Interp {
+    /// `… | tee [-a] FILE…`: each FILE now holds tee's standard input
+    /// (`echo '…' | tee s.sh; bash s.sh` runs the text), or, appended,
+    /// what it held before and then that input. Input nobody knows leaves
+    /// each FILE unknown rather than what it held before.
+    fn record_tee(&mut self, args: &[Arg], state: &mut State) {
+        let Some(spec) = spec::lookup("tee") else {
+            return;
+        };
+        let parsed = parse_args(spec, args);
+        let append = parsed.has(&["a", "append"]);
+        let input = state.stdin.text.clone();
+        for at in parsed.operands() {
+            let Some(path) = args
+                .get(at)
+                .and_then(Arg::as_known)
+                .and_then(|p| super::path::absolute(p, &state.cwd))
+            else {
+                continue;
+            };
+            let files = Rc::make_mut(&mut state.files);
+            let previous = files.remove(&path);
+            let content = match (append, previous, &input) {
+                (true, Some(old), Some(new)) => {
+                    super::interp::concat_values(&old, new, &mut self.meter)
+                }
+                (true, None, _) | (_, _, None) => None,
+                (false, _, Some(new)) => Some(new.clone()),
+            };
+            if let Some(c) = content {
+                files.insert(path, c);
+            }
         }
     }
 }

@@ -140,7 +140,9 @@ pub(crate) struct State {
     pub opts: Opts,
     pub functions: Rc<BTreeMap<String, Func>>,
     pub aliases: Rc<BTreeMap<String, String>>,
-    /// Files written in this command whose whole content is known.
+    /// Files written in this command, by absolute path, with what they may
+    /// hold: the text written, or its candidates (a hole among them where
+    /// one way through the command left the file as it was before).
     pub files: Rc<BTreeMap<String, Value>>,
     /// Programs copied or linked under another name earlier in the command
     /// (`ln -s /bin/rm /tmp/ls`, `cp /bin/rm x`): the absolute path of the
@@ -178,6 +180,38 @@ pub(crate) struct Known {
     /// The user name the home directory is named after.
     pub user: Option<String>,
     pub vars: Vec<(String, String)>,
+}
+
+/// Files after a join: a file either side wrote may hold what either wrote,
+/// and a file only one side wrote may still hold what it held before the
+/// command (a hole). `true && echo '…' > x.sh; bash x.sh` runs the text
+/// when `true` succeeded (a status only the user's snapshot could change),
+/// so the text is not dropped for the way it was not written.
+fn join_files(
+    mine: &BTreeMap<String, Value>,
+    theirs: &BTreeMap<String, Value>,
+) -> BTreeMap<String, Value> {
+    let mut files = BTreeMap::new();
+    for path in mine.keys().chain(theirs.keys()) {
+        if files.contains_key(path) {
+            continue;
+        }
+        let value = match (mine.get(path), theirs.get(path)) {
+            (Some(a), Some(b)) => {
+                let mut v = a.clone();
+                v.merge(b);
+                v
+            }
+            (Some(a), None) | (None, Some(a)) => {
+                let mut v = a.clone();
+                v.add(Text::any(Sources::none()));
+                v
+            }
+            (None, None) => continue,
+        };
+        files.insert(path.clone(), value);
+    }
+    files
 }
 
 impl State {
@@ -297,7 +331,7 @@ impl State {
     }
 
     /// The directory stack, descriptors, options, functions, aliases, known
-    /// files and standard input: kept where both sides agree.
+    /// files and standard input.
     fn join_tables(&mut self, other: &State) {
         if self.dirstack != other.dirstack {
             self.dirstack = Rc::new(Vec::new());
@@ -332,13 +366,7 @@ impl State {
             self.aliases = Rc::new(aliases);
         }
         if self.files != other.files {
-            let files: BTreeMap<String, Value> = self
-                .files
-                .iter()
-                .filter(|(k, v)| other.files.get(*k) == Some(*v))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            self.files = Rc::new(files);
+            self.files = Rc::new(join_files(&self.files, &other.files));
         }
         if self.programs != other.programs {
             let mut programs = (*self.programs).clone();

@@ -1,7 +1,8 @@
 //! `fork-bomb`: a function that spawns copies of itself (directly, through
 //! `$FUNCNAME` or mutual recursion) in a pipeline or the background and
-//! surely calls itself again, and interpreter one-liners that fork in an
-//! unbounded loop.
+//! surely calls itself again, a script that starts itself again the same
+//! way (`bash $0 & bash $0` in the file it runs), and interpreter
+//! one-liners that fork in an unbounded loop.
 //!
 //! "Surely" is what tells a bomb from a tree walker: in `:(){ :|:& };:`
 //! every call starts two more, so the recursion never ends; in
@@ -10,9 +11,10 @@
 //! ([`crate::shell::Command::guarded`]), so the tree bounds it. A function
 //! with one recursive call that no runtime condition guards recurses
 //! without end, and if any of its recursive calls spawns, it is a bomb.
-//! The guard is judged within the function's own body (a guard around the
-//! first call does not bound the recursion), and a condition vouch can
-//! decide (`true &&`, `if :`) is no guard.
+//! The guard is judged within the body that is started again, a
+//! function's or a script's (a guard around the first call or run, as in
+//! `echo … > f.sh && bash f.sh`, does not bound the recursion), and a
+//! condition vouch can decide (`true &&`, `if :`) is no guard.
 
 use super::HardRule;
 use crate::shell::CommandKind;
