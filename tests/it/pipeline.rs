@@ -513,7 +513,13 @@ fn all_bytes_under(dir: &std::path::Path) -> Vec<u8> {
         if path.is_dir() {
             out.extend(all_bytes_under(&path));
         } else {
-            out.extend(std::fs::read(&path).unwrap());
+            // A file gone between the listing and the read (SQLite's
+            // journal, removed as its transaction ends) holds nothing now.
+            match std::fs::read(&path) {
+                Ok(bytes) => out.extend(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => panic!("{}: {e}", path.display()),
+            }
         }
     }
     out
