@@ -384,7 +384,7 @@ impl Config {
 mod tests {
     use super::*;
 
-    /// `vouch_shell::Limits::DEFAULT` holds the numbers of `[analysis]` in
+    /// `crate::shell::Limits::DEFAULT` holds the numbers of `[analysis]` in
     /// `config/default.toml`.
     #[test]
     fn analysis_defaults_match_the_configuration_file() {

@@ -34,8 +34,8 @@
 //!   or clock: the engine hands in what needs them or costs much (the
 //!   hard-deny verdict, computed once per request; the inert verdict and
 //!   the confined form; the state, the packet, the cache lookup).
-//! - [`engine`]: the shell around the table (`engine::shell`, which is not
-//!   bash) — gathers its inputs on demand (project configuration and the
+//! - [`engine`]: the driver around the table (`engine::driver`)
+//!   — gathers its inputs on demand (project configuration and the
 //!   protected locations, the request's one analysis of its command, the
 //!   hard-deny and inert verdicts and the confined form, the reviewer, the
 //!   turn's state, the packet, the cache lookup), calls the model, applies
@@ -192,7 +192,7 @@
 //! - **The inert stage reads files** (`src/policy/inert/`, see
 //!   [`policy`]): its verdict depends on the machine at decision time, not
 //!   on its arguments alone. The engine computes it once per request,
-//!   before the table runs (`engine::shell`), and the table reads it as
+//!   before the table runs (`engine::driver`), and the table reads it as
 //!   data.
 //! - **Outside JSON not read by [`json`]**, each under its own rules: the
 //!   model's reply (`reviewer::wire`, `reviewer::verdict`: exactly one

@@ -82,7 +82,7 @@ pub struct Inputs<'a> {
     /// The hard-deny stage's verdict ([`hard_denies`]): pure, but the most
     /// expensive stage, so the shell computes it once per request rather
     /// than on every round of the table.
-    pub hard_deny: &'a hard_deny::Verdict,
+    pub hard_deny: &'a hard_deny::DenyVerdict,
     /// Whether the command starts another command, from the request's one
     /// analysis ([`crate::audit::subject::starts_another_command`]): the
     /// audit's template reads it instead of analysing the command again.
@@ -91,7 +91,7 @@ pub struct Inputs<'a> {
     /// The inert stage's verdict on the command, from the same analysis;
     /// `None` when it was not judged (not bash, the stage off in the
     /// trusted configuration).
-    pub inert: Option<&'a crate::policy::inert::Verdict>,
+    pub inert: Option<&'a crate::policy::inert::InertVerdict>,
     /// How an inert command would run confined (docs/confine.md); `None`
     /// when it cannot: the caller cannot run a rewritten command, this
     /// machine cannot confine, or the command's files are not on this
@@ -343,13 +343,13 @@ pub fn decide(i: &Inputs<'_>) -> Step {
     // Hard denies come first, with the trusted view of what is protected:
     // no configuration, state, model or human can override them.
     let parse_note = match i.hard_deny {
-        hard_deny::Verdict::Deny(deny) => {
+        hard_deny::DenyVerdict::Deny(deny) => {
             let d = Decision::hard_deny(hash(), deny.rule, deny.rationale.clone());
             return finish(i, audit_enabled(i), d, Vec::new());
         }
-        hard_deny::Verdict::Clear => None,
-        hard_deny::Verdict::ParseFailed { error } => Some(parse_note(error)),
-        hard_deny::Verdict::Incomplete { note } => Some(incomplete_note(note)),
+        hard_deny::DenyVerdict::Clear => None,
+        hard_deny::DenyVerdict::ParseFailed { error } => Some(parse_note(error)),
+        hard_deny::DenyVerdict::Incomplete { note } => Some(incomplete_note(note)),
     };
     // A project overlay that could not be read or tries to loosen disables
     // the reviewer for this project: the trusted failure mode answers.
@@ -381,7 +381,7 @@ pub fn decide(i: &Inputs<'_>) -> Step {
     // incomplete (the verdict says so), nor where it cannot run confined
     // (it goes on to routing like any other command); a project overlay
     // may turn the stage off.
-    if let (None, true, Some(crate::policy::inert::Verdict::Inert(units)), Some(confined)) =
+    if let (None, true, Some(crate::policy::inert::InertVerdict::Inert(units)), Some(confined)) =
         (&parse_note, cfg.inert.enabled, i.inert, i.confined)
     {
         let d = Decision::inert(hash(), units, confined.clone());
@@ -777,13 +777,13 @@ fn cache_enabled(cfg: &Config) -> bool {
 /// analyses it here.
 pub fn hard_denies(
     request: &Request,
-    ctx: &hard_deny::Context<'_>,
+    ctx: &hard_deny::DenyContext<'_>,
     resolved_path: Option<&str>,
     analysis: Option<&crate::shell::Analysis>,
-) -> hard_deny::Verdict {
+) -> hard_deny::DenyVerdict {
     let first = hard_deny::check_analysed(request, ctx, analysis);
     match (first, resolved_path) {
-        (hard_deny::Verdict::Clear, Some(resolved))
+        (hard_deny::DenyVerdict::Clear, Some(resolved))
             if request.resolved_path.as_deref() != Some(resolved) =>
         {
             let mut again = request.clone();
