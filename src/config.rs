@@ -28,8 +28,8 @@ pub use tighten::{ProjectConfig, for_project, project_root, tighten_trusted};
 
 use serde::{Deserialize, Serialize};
 
-use crate::decision::{Outcome, RiskLevel};
 use crate::names::named_enum;
+use crate::names::{Outcome, RiskLevel};
 
 /// The package defaults, compiled in.
 pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
@@ -378,6 +378,13 @@ impl Config {
             message: e.to_string(),
         })
     }
+}
+
+/// Options every command takes.
+#[derive(Debug, Clone, Default)]
+pub struct Global {
+    /// `--config FILE`: one more trusted overlay after the user file.
+    pub config: Option<std::path::PathBuf>,
 }
 
 #[cfg(test)]

@@ -1181,6 +1181,24 @@ fn decision_sink(
     ))
 }
 
+/// The stack of every thread of vouch's runtimes (`vouch serve`'s workers
+/// and blocking pool, `vouch review`'s, `vouch eval`'s), where requests
+/// are analysed: tokio's default is 2 MiB. The analysis bounds its own
+/// depth by budgets that keep it within 2 MiB (`vouch-shell`'s
+/// `tests/depth.rs` proves it on 2 MiB; it needs under 1 MiB), so this is
+/// a margin, not the fix: four times what the budgets need, reserved as
+/// address space and touched only as used.
+pub const THREAD_STACK_BYTES: usize = 8 << 20;
+
+/// The paths and trusted configuration a command-line command runs with
+/// (`--config` from `global`); the error is one line to print.
+pub fn load_global(global: &crate::config::Global) -> Result<(Paths, LoadedConfig), String> {
+    let paths = Paths::from_env().map_err(|e| e.to_string())?;
+    let loaded = load_process_config(&paths, global.config.as_deref())
+        .map_err(|e| format!("invalid configuration: {e}"))?;
+    Ok((paths, loaded))
+}
+
 /// Loads the trusted configuration for this process; used by the CLI.
 pub fn load_process_config(
     paths: &Paths,
