@@ -225,6 +225,29 @@
 //!   `src/policy/credentials.rs`; Claude Code's HTTP hook route in
 //!   `src/http/`; pi-permission-system's rule language in
 //!   `src/audit/targets.rs`.
+//!
+//! # Layers
+//!
+//! A top-level module imports only from its own layer or those below
+//! (`tests/it/layering.rs` reads every `crate::` path and fails on any
+//! other; its `KNOWN_UPWARD` list says which four remain and why, and may
+//! only shrink). Lowest first:
+//!
+//! 1. the shared vocabulary and leaves: [`names`] (with [`names::Outcome`]
+//!    and [`names::RiskLevel`]), [`json`], [`clock`], [`paths`], [`rules`],
+//!    [`shell`], [`request`], [`telemetry`];
+//! 2. [`config`];
+//! 3. what decides and its data: [`policy`], [`evidence`], [`reviewer`],
+//!    [`decision`], [`confine`];
+//! 4. state: [`store`], [`session`], [`grants`], [`audit`], [`feed`];
+//! 5. [`pipeline`]; 6. [`engine`];
+//! 7. the ways in: [`hooks`], [`http`], [`server`], [`install`],
+//!    [`doctor`], [`eval`]; 8. [`cli`].
+//!
+//! The four imports upward that remain: `config` compiles routing
+//! (`policy::routing`) as it loads; the trust-boundary hard denies and the
+//! audit's rule suggestions read the harness registry (`hooks`);
+//! `session::apply` applies the table's effects (`pipeline::Effect`).
 
 pub mod audit;
 pub mod cli;
