@@ -5,24 +5,24 @@
 use std::io::BufRead as _;
 
 use anyhow::Context as _;
-use vouch::policy::hard_deny::{self, Context, Protected, Verdict};
+use vouch::policy::hard_deny::{self, DenyContext, DenyVerdict, VouchFiles};
 use vouch::request::Request;
 
 const CWD: &str = "/home/dev/project";
 const HOME: &str = "/home/dev";
 
-fn verdict(command: &str) -> anyhow::Result<Verdict> {
+fn verdict(command: &str) -> anyhow::Result<DenyVerdict> {
     let body = serde_json::json!({
         "session_id": "probe", "surface": "bash", "command": command, "cwd": CWD, "home": HOME,
     });
     let request = Request::from_slice(body.to_string().as_bytes())
         .with_context(|| format!("request for `{command}`"))?;
-    let protected = Protected {
+    let protected = VouchFiles {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
         config_only: Vec::new(),
         vars: Vec::new(),
     };
-    let ctx = Context {
+    let ctx = DenyContext {
         home: HOME,
         cwd: Some(CWD),
         protected: &protected,
@@ -77,10 +77,10 @@ fn main() -> anyhow::Result<()> {
         let v = verdict(&command)?;
         let us = started.elapsed().as_micros();
         let (kind, detail) = match &v {
-            Verdict::Deny(d) => ("DENY", d.rule_id().to_owned()),
-            Verdict::ParseFailed { error } => ("parse_failed", error.clone()),
-            Verdict::Incomplete { note } => ("incomplete", note.clone()),
-            Verdict::Clear => ("clear", String::new()),
+            DenyVerdict::Deny(d) => ("DENY", d.rule_id().to_owned()),
+            DenyVerdict::ParseFailed { error } => ("parse_failed", error.clone()),
+            DenyVerdict::Incomplete { note } => ("incomplete", note.clone()),
+            DenyVerdict::Clear => ("clear", String::new()),
         };
         let shown = serde_json::to_string(&command).unwrap_or_default();
         println!("{kind:12} {us:>6}us {shown}\n             {detail}");

@@ -10,7 +10,7 @@ fn main() {
         vars: &[],
     };
     let analysis = vouch::shell::analyze(command, &env, &vouch::shell::Limits::DEFAULT);
-    let ctx = vouch::policy::inert::Context {
+    let ctx = vouch::policy::inert::InertContext {
         home,
         protected: &[],
         git_system_config: std::path::Path::new("/etc/gitconfig"),

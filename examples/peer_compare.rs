@@ -21,7 +21,7 @@ use std::io::Write as _;
 
 use anyhow::{Context as _, bail};
 use serde::{Deserialize, Serialize};
-use vouch::policy::hard_deny::{self, Context, Protected, Verdict};
+use vouch::policy::hard_deny::{self, DenyContext, DenyVerdict, VouchFiles};
 use vouch::request::Request;
 
 #[derive(Debug, Deserialize)]
@@ -45,7 +45,7 @@ struct Difference<'a> {
 const CWD: &str = "/home/dev/project";
 const HOME: &str = "/home/dev";
 
-fn verdict(command: &str) -> anyhow::Result<Verdict> {
+fn verdict(command: &str) -> anyhow::Result<DenyVerdict> {
     let body = serde_json::json!({
         "session_id": "peer-compare",
         "surface": "bash",
@@ -55,12 +55,12 @@ fn verdict(command: &str) -> anyhow::Result<Verdict> {
     });
     let request = Request::from_slice(body.to_string().as_bytes())
         .with_context(|| format!("request for `{command}`"))?;
-    let protected = Protected {
+    let protected = VouchFiles {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
         config_only: Vec::new(),
         vars: Vec::new(),
     };
-    let ctx = Context {
+    let ctx = DenyContext {
         home: HOME,
         cwd: Some(CWD),
         protected: &protected,
@@ -69,12 +69,12 @@ fn verdict(command: &str) -> anyhow::Result<Verdict> {
     Ok(hard_deny::check(&request, &ctx))
 }
 
-fn describe(v: &Verdict) -> (&'static str, String) {
+fn describe(v: &DenyVerdict) -> (&'static str, String) {
     match v {
-        Verdict::Deny(d) => ("deny", d.rule_id().to_owned()),
-        Verdict::ParseFailed { error } => ("parse_failed", error.clone()),
-        Verdict::Incomplete { note } => ("analysis_incomplete", note.clone()),
-        Verdict::Clear => ("clear", String::new()),
+        DenyVerdict::Deny(d) => ("deny", d.rule_id().to_owned()),
+        DenyVerdict::ParseFailed { error } => ("parse_failed", error.clone()),
+        DenyVerdict::Incomplete { note } => ("analysis_incomplete", note.clone()),
+        DenyVerdict::Clear => ("clear", String::new()),
     }
 }
 
@@ -196,7 +196,7 @@ fn wipes_root_or_home(c: &str) -> bool {
     destructive && target
 }
 
-/// Verdict counts per (peer, what the peer says, what vouch says).
+/// DenyVerdict counts per (peer, what the peer says, what vouch says).
 type Table = BTreeMap<(String, String, &'static str), usize>;
 
 fn read_cases(path: &str) -> anyhow::Result<Vec<PeerCase>> {

@@ -25,7 +25,7 @@ mod hostile;
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
-use vouch::policy::hard_deny::{Context, Protected, Verdict, check};
+use vouch::policy::hard_deny::{DenyContext, DenyVerdict, VouchFiles, check};
 use vouch::request::Request;
 
 fn bash_request(command: &str, cwd: &str, home: &str) -> anyhow::Result<Request> {
@@ -61,7 +61,7 @@ const USAGE: &str =
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let protected = Protected {
+    let protected = VouchFiles {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
         config_only: Vec::new(),
         vars: Vec::new(),
@@ -87,7 +87,7 @@ fn main() -> anyhow::Result<()> {
                     .1
             };
             let request = bash_request(&command, "/srv/app", "/home/dev")?;
-            let ctx = Context {
+            let ctx = DenyContext {
                 home: "/home/dev",
                 cwd: Some("/srv/app"),
                 protected: &protected,
@@ -107,13 +107,13 @@ fn main() -> anyhow::Result<()> {
             let mut denied = 0_usize;
             for _ in 0..rounds {
                 for (request, cwd, home) in &cases {
-                    let ctx = Context {
+                    let ctx = DenyContext {
                         home,
                         cwd: Some(cwd),
                         protected: &protected,
                         limits: &limits,
                     };
-                    if matches!(check(request, &ctx), Verdict::Deny(_)) {
+                    if matches!(check(request, &ctx), DenyVerdict::Deny(_)) {
                         denied += 1;
                     }
                 }
@@ -130,13 +130,13 @@ fn main() -> anyhow::Result<()> {
 /// `repeat ROUNDS TEXT`: one command checked ROUNDS times.
 fn repeat(
     args: &[String],
-    protected: &Protected,
+    protected: &VouchFiles,
     limits: &vouch::shell::Limits,
 ) -> anyhow::Result<()> {
     let rounds: u32 = args.get(1).map_or(Ok(1), |r| r.parse())?;
     let command = args.get(2).context("repeat ROUNDS TEXT")?;
     let request = bash_request(command, "/srv/app", "/home/dev")?;
-    let ctx = Context {
+    let ctx = DenyContext {
         home: "/home/dev",
         cwd: Some("/srv/app"),
         protected,
@@ -152,11 +152,11 @@ fn repeat(
     Ok(())
 }
 
-fn describe(verdict: &Verdict) -> String {
+fn describe(verdict: &DenyVerdict) -> String {
     match verdict {
-        Verdict::Deny(_) => "deny".to_owned(),
-        Verdict::Clear => "clear".to_owned(),
-        Verdict::ParseFailed { .. } => "parse failed".to_owned(),
-        Verdict::Incomplete { .. } => format!("incomplete {verdict:?}"),
+        DenyVerdict::Deny(_) => "deny".to_owned(),
+        DenyVerdict::Clear => "clear".to_owned(),
+        DenyVerdict::ParseFailed { .. } => "parse failed".to_owned(),
+        DenyVerdict::Incomplete { .. } => format!("incomplete {verdict:?}"),
     }
 }

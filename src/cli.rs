@@ -16,12 +16,7 @@ use crate::paths::Paths;
 use crate::request::{MAX_REQUEST_BYTES, Request, RequestError};
 use crate::session::operator::{self, OperatorContext};
 
-/// Options every command takes.
-#[derive(Debug, Clone, Default)]
-pub struct Global {
-    /// `--config FILE`: one more trusted overlay after the user file.
-    pub config: Option<PathBuf>,
-}
+pub use crate::config::Global;
 
 /// A command failure: printed as one line on stderr.
 #[derive(Debug, thiserror::Error)]
@@ -36,10 +31,7 @@ pub enum CliError {
 
 /// Paths and trusted configuration for this process.
 pub fn load(global: &Global) -> Result<(Paths, LoadedConfig), CliError> {
-    let paths = Paths::from_env().map_err(|e| CliError::Setup(e.to_string()))?;
-    let loaded = load_process_config(&paths, global.config.as_deref())
-        .map_err(|e| CliError::Setup(format!("invalid configuration: {e}")))?;
-    Ok((paths, loaded))
+    crate::engine::load_global(global).map_err(CliError::Setup)
 }
 
 fn engine(global: &Global) -> Result<Engine, CliError> {
@@ -68,14 +60,7 @@ pub fn read_request(input: impl Read) -> Result<Request, CliError> {
     Ok(Request::from_slice(&body)?)
 }
 
-/// The stack of every thread of vouch's runtimes (`vouch serve`'s workers
-/// and blocking pool, `vouch review`'s, `vouch eval`'s), where requests
-/// are analysed: tokio's default is 2 MiB. The analysis bounds its own
-/// depth by budgets that keep it within 2 MiB (`vouch-shell`'s
-/// `tests/depth.rs` proves it on 2 MiB; it needs under 1 MiB), so this is
-/// a margin, not the fix: four times what the budgets need, reserved as
-/// address space and touched only as used.
-pub const THREAD_STACK_BYTES: usize = 8 << 20;
+pub use crate::engine::THREAD_STACK_BYTES;
 
 fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_current_thread()

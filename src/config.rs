@@ -28,8 +28,8 @@ pub use tighten::{ProjectConfig, for_project, project_root, tighten_trusted};
 
 use serde::{Deserialize, Serialize};
 
-use crate::decision::{Outcome, RiskLevel};
 use crate::names::named_enum;
+use crate::names::{Outcome, RiskLevel};
 
 /// The package defaults, compiled in.
 pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
@@ -380,11 +380,18 @@ impl Config {
     }
 }
 
+/// Options every command takes.
+#[derive(Debug, Clone, Default)]
+pub struct Global {
+    /// `--config FILE`: one more trusted overlay after the user file.
+    pub config: Option<std::path::PathBuf>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// `vouch_shell::Limits::DEFAULT` holds the numbers of `[analysis]` in
+    /// `crate::shell::Limits::DEFAULT` holds the numbers of `[analysis]` in
     /// `config/default.toml`.
     #[test]
     fn analysis_defaults_match_the_configuration_file() {

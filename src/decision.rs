@@ -13,25 +13,8 @@ use serde::Serialize;
 
 use crate::config::FailClosed;
 use crate::names::named_enum;
+pub use crate::names::{Outcome, RiskLevel};
 use crate::reviewer::Verdict;
-
-named_enum! {
-    /// What the harness should do. Declared loosest first: `allow` < `defer`
-    /// < `deny` is the tighten-only order of configuration actions.
-    pub enum Outcome {
-        Allow = "allow",
-        /// Hand the action to the human (the harness's own prompt).
-        Defer = "defer",
-        Deny = "deny",
-    }
-}
-
-impl Outcome {
-    /// Strictness order used by tighten-only config: allow < defer < deny.
-    pub fn strictness(self) -> u8 {
-        u8::try_from(self.index()).unwrap_or(u8::MAX)
-    }
-}
 
 named_enum! {
     /// Which stage of the pipeline decided.
@@ -131,16 +114,6 @@ impl Fault {
             | C::ResponseTooLarge => Fault::ReviewerBadReply,
             C::PacketTooLarge => Fault::EvidenceUnavailable,
         }
-    }
-}
-
-named_enum! {
-    /// Risk taxonomy shared by the reviewer verdict and the host rules.
-    pub enum RiskLevel {
-        Low = "low",
-        Medium = "medium",
-        High = "high",
-        Critical = "critical",
     }
 }
 

@@ -34,8 +34,8 @@
 //!   or clock: the engine hands in what needs them or costs much (the
 //!   hard-deny verdict, computed once per request; the inert verdict and
 //!   the confined form; the state, the packet, the cache lookup).
-//! - [`engine`]: the shell around the table (`engine::shell`, which is not
-//!   bash) — gathers its inputs on demand (project configuration and the
+//! - [`engine`]: the driver around the table (`engine::driver`)
+//!   — gathers its inputs on demand (project configuration and the
 //!   protected locations, the request's one analysis of its command, the
 //!   hard-deny and inert verdicts and the confined form, the reviewer, the
 //!   turn's state, the packet, the cache lookup), calls the model, applies
@@ -192,7 +192,7 @@
 //! - **The inert stage reads files** (`src/policy/inert/`, see
 //!   [`policy`]): its verdict depends on the machine at decision time, not
 //!   on its arguments alone. The engine computes it once per request,
-//!   before the table runs (`engine::shell`), and the table reads it as
+//!   before the table runs (`engine::driver`), and the table reads it as
 //!   data.
 //! - **Outside JSON not read by [`json`]**, each under its own rules: the
 //!   model's reply (`reviewer::wire`, `reviewer::verdict`: exactly one
@@ -225,6 +225,29 @@
 //!   `src/policy/credentials.rs`; Claude Code's HTTP hook route in
 //!   `src/http/`; pi-permission-system's rule language in
 //!   `src/audit/targets.rs`.
+//!
+//! # Layers
+//!
+//! A top-level module imports only from its own layer or those below
+//! (`tests/it/layering.rs` reads every `crate::` path and fails on any
+//! other; its `KNOWN_UPWARD` list says which four remain and why, and may
+//! only shrink). Lowest first:
+//!
+//! 1. the shared vocabulary and leaves: [`names`] (with [`names::Outcome`]
+//!    and [`names::RiskLevel`]), [`json`], [`clock`], [`paths`], [`rules`],
+//!    [`shell`], [`request`], [`telemetry`];
+//! 2. [`config`];
+//! 3. what decides and its data: [`policy`], [`evidence`], [`reviewer`],
+//!    [`decision`], [`confine`];
+//! 4. state: [`store`], [`session`], [`grants`], [`audit`], [`feed`];
+//! 5. [`pipeline`]; 6. [`engine`];
+//! 7. the ways in: [`hooks`], [`http`], [`server`], [`install`],
+//!    [`doctor`], [`eval`]; 8. [`cli`].
+//!
+//! The four imports upward that remain: `config` compiles routing
+//! (`policy::routing`) as it loads; the trust-boundary hard denies and the
+//! audit's rule suggestions read the harness registry (`hooks`);
+//! `session::apply` applies the table's effects (`pipeline::Effect`).
 
 pub mod audit;
 pub mod cli;

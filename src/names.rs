@@ -14,8 +14,8 @@
 //! A proc-macro crate (strum) would generate the same tables, but it keeps a
 //! second major version of `syn` in the build for what is one page here.
 //!
-//! [`ALL`]: crate::decision::Outcome::ALL
-//! [`NAMES`]: crate::decision::Outcome::NAMES
+//! [`ALL`]: Outcome::ALL
+//! [`NAMES`]: Outcome::NAMES
 
 /// A name that is not one of an enum's variants.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -144,5 +144,37 @@ mod tests {
         let err = serde_json::from_str::<Level>("\"mid\"").unwrap_err();
         assert!(err.to_string().contains("unknown variant `mid`"), "{err}");
         assert!(Level::Low < Level::High);
+    }
+}
+
+// The vocabulary every layer shares (configuration, policy, the decision,
+// the audit): declared here, at the bottom, so that none of them imports
+// another to name an outcome or a risk.
+
+named_enum! {
+    /// What the harness should do. Declared loosest first: `allow` < `defer`
+    /// < `deny` is the tighten-only order of configuration actions.
+    pub enum Outcome {
+        Allow = "allow",
+        /// Hand the action to the human (the harness's own prompt).
+        Defer = "defer",
+        Deny = "deny",
+    }
+}
+
+impl Outcome {
+    /// Strictness order used by tighten-only config: allow < defer < deny.
+    pub fn strictness(self) -> u8 {
+        u8::try_from(self.index()).unwrap_or(u8::MAX)
+    }
+}
+
+named_enum! {
+    /// Risk taxonomy shared by the reviewer verdict and the host rules.
+    pub enum RiskLevel {
+        Low = "low",
+        Medium = "medium",
+        High = "high",
+        Critical = "critical",
     }
 }

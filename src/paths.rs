@@ -203,6 +203,17 @@ impl ProtectedPaths {
     }
 }
 
+/// vouch's locations under `vouch hook`: `--home` stands where `VOUCH_HOME`
+/// would, else the defaults under `$HOME`; the XDG variables are not read.
+pub fn hook_paths(home: Option<String>, user_home: Option<String>) -> Result<Paths, String> {
+    Paths::from_lookup(|name| match name {
+        "VOUCH_HOME" => home.clone(),
+        "HOME" => user_home.clone(),
+        _ => None,
+    })
+    .map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,9 +30,7 @@ use std::sync::Arc;
 use crate::config::{
     BreakerConfig, Config, ConfigError, LoadedConfig, Provider, RoutePolicy, WithoutModel,
 };
-use crate::decision::{
-    Decision, Fault, Outcome, ReviewStats, RiskLevel, Routed, Stage, VerdictSource,
-};
+use crate::decision::{Decision, Fault, Outcome, ReviewStats, RiskLevel, Routed, VerdictSource};
 use crate::evidence::packet::{Packet, PacketContext};
 use crate::evidence::redact;
 use crate::grants::GrantToken;
@@ -82,7 +80,7 @@ pub struct Inputs<'a> {
     /// The hard-deny stage's verdict ([`hard_denies`]): pure, but the most
     /// expensive stage, so the shell computes it once per request rather
     /// than on every round of the table.
-    pub hard_deny: &'a hard_deny::Verdict,
+    pub hard_deny: &'a hard_deny::DenyVerdict,
     /// Whether the command starts another command, from the request's one
     /// analysis ([`crate::audit::subject::starts_another_command`]): the
     /// audit's template reads it instead of analysing the command again.
@@ -91,7 +89,7 @@ pub struct Inputs<'a> {
     /// The inert stage's verdict on the command, from the same analysis;
     /// `None` when it was not judged (not bash, the stage off in the
     /// trusted configuration).
-    pub inert: Option<&'a crate::policy::inert::Verdict>,
+    pub inert: Option<&'a crate::policy::inert::InertVerdict>,
     /// How an inert command would run confined (docs/confine.md); `None`
     /// when it cannot: the caller cannot run a rewritten command, this
     /// machine cannot confine, or the command's files are not on this
@@ -169,102 +167,7 @@ pub struct Job {
     pub effects: Vec<Effect>,
 }
 
-/// The action fields of a request, owned: what the audit and the denial
-/// summary need after the request itself is gone.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestFacts {
-    pub request_id: Option<String>,
-    pub tool_call_id: Option<String>,
-    pub session_id: String,
-    pub turn_id: String,
-    pub source: Option<String>,
-    pub agent: Option<String>,
-    pub surface: String,
-    pub tool: Option<String>,
-    pub command: Option<String>,
-    pub path: Option<String>,
-    /// The path as the harness resolved it, and the caller's home: the audit
-    /// derives a file rule's subject from them.
-    pub resolved_path: Option<String>,
-    pub home: Option<String>,
-    pub destination: Option<String>,
-    pub cwd: Option<String>,
-    pub issue_grant: bool,
-    /// Whether the command starts another command, read from the request's
-    /// analysis (see [`Inputs::starts_another`]); `None` lets the audit
-    /// work it out.
-    pub starts_another: Option<bool>,
-}
-
-impl RequestFacts {
-    pub fn of(r: &Request) -> RequestFacts {
-        RequestFacts {
-            request_id: r.id.clone(),
-            tool_call_id: r.tool_call_id.clone(),
-            session_id: r.session_id.clone(),
-            turn_id: r.turn().to_owned(),
-            source: r.source.clone(),
-            agent: r.agent.clone(),
-            surface: r.surface.as_str().to_owned(),
-            tool: r.tool.clone(),
-            command: r.command.clone(),
-            path: r.path.clone(),
-            resolved_path: r.resolved_path.clone(),
-            home: r.home.clone(),
-            destination: r.destination.clone(),
-            cwd: r.cwd.clone(),
-            issue_grant: r.issue_grant,
-            starts_another: None,
-        }
-    }
-
-    /// [`RequestFacts::of`] with what the request's analysis said.
-    pub fn analysed(r: &Request, starts_another: Option<bool>) -> RequestFacts {
-        RequestFacts {
-            starts_another,
-            ..RequestFacts::of(r)
-        }
-    }
-
-    /// The command or target, redacted: what an operator is shown.
-    fn redacted_target(&self) -> String {
-        let target = [&self.command, &self.path, &self.destination, &self.tool]
-            .into_iter()
-            .find_map(Option::as_deref)
-            .unwrap_or("");
-        redact::redact_text(target).into_owned()
-    }
-}
-
-/// One final decision as the audit sees it: plain data, raw action fields
-/// included (the audit module templates or HMACs them and never stores them
-/// as they are, design §8).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuditRecord {
-    pub at_ms: u64,
-    pub request_hash: String,
-    pub facts: RequestFacts,
-    pub outcome: Outcome,
-    pub stage: Stage,
-    pub abstain: bool,
-    pub rule_id: Option<String>,
-    pub risk_level: Option<RiskLevel>,
-}
-
-impl AuditRecord {
-    pub fn of(facts: RequestFacts, at_ms: u64, d: &Decision) -> AuditRecord {
-        AuditRecord {
-            at_ms,
-            request_hash: d.request_hash().to_owned(),
-            facts,
-            outcome: d.outcome(),
-            stage: d.stage(),
-            abstain: d.abstain(),
-            rule_id: d.rule_id().map(str::to_owned),
-            risk_level: d.risk_level(),
-        }
-    }
-}
+pub use crate::audit::facts::{AuditRecord, RequestFacts};
 
 /// A model denial as operators are shown it (redacted).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -343,13 +246,13 @@ pub fn decide(i: &Inputs<'_>) -> Step {
     // Hard denies come first, with the trusted view of what is protected:
     // no configuration, state, model or human can override them.
     let parse_note = match i.hard_deny {
-        hard_deny::Verdict::Deny(deny) => {
+        hard_deny::DenyVerdict::Deny(deny) => {
             let d = Decision::hard_deny(hash(), deny.rule, deny.rationale.clone());
             return finish(i, audit_enabled(i), d, Vec::new());
         }
-        hard_deny::Verdict::Clear => None,
-        hard_deny::Verdict::ParseFailed { error } => Some(parse_note(error)),
-        hard_deny::Verdict::Incomplete { note } => Some(incomplete_note(note)),
+        hard_deny::DenyVerdict::Clear => None,
+        hard_deny::DenyVerdict::ParseFailed { error } => Some(parse_note(error)),
+        hard_deny::DenyVerdict::Incomplete { note } => Some(incomplete_note(note)),
     };
     // A project overlay that could not be read or tries to loosen disables
     // the reviewer for this project: the trusted failure mode answers.
@@ -381,7 +284,7 @@ pub fn decide(i: &Inputs<'_>) -> Step {
     // incomplete (the verdict says so), nor where it cannot run confined
     // (it goes on to routing like any other command); a project overlay
     // may turn the stage off.
-    if let (None, true, Some(crate::policy::inert::Verdict::Inert(units)), Some(confined)) =
+    if let (None, true, Some(crate::policy::inert::InertVerdict::Inert(units)), Some(confined)) =
         (&parse_note, cfg.inert.enabled, i.inert, i.confined)
     {
         let d = Decision::inert(hash(), units, confined.clone());
@@ -777,13 +680,13 @@ fn cache_enabled(cfg: &Config) -> bool {
 /// analyses it here.
 pub fn hard_denies(
     request: &Request,
-    ctx: &hard_deny::Context<'_>,
+    ctx: &hard_deny::DenyContext<'_>,
     resolved_path: Option<&str>,
     analysis: Option<&crate::shell::Analysis>,
-) -> hard_deny::Verdict {
+) -> hard_deny::DenyVerdict {
     let first = hard_deny::check_analysed(request, ctx, analysis);
     match (first, resolved_path) {
-        (hard_deny::Verdict::Clear, Some(resolved))
+        (hard_deny::DenyVerdict::Clear, Some(resolved))
             if request.resolved_path.as_deref() != Some(resolved) =>
         {
             let mut again = request.clone();

@@ -9,7 +9,7 @@
 //!   one, checked against the registry;
 //! - `stretch: true` (deny files only): a static reading cannot decide the
 //!   line, so a hard deny is welcome but not required — the command must at
-//!   least reach the model with a note (never [`Verdict::Clear`]); `note`
+//!   least reach the model with a note (never [`DenyVerdict::Clear`]); `note`
 //!   says why;
 //! - `mechanism`: the attack or false-positive mechanism the line exercises
 //!   (required in the red-team files, so coverage can be counted);
@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde::Deserialize;
-use vouch::policy::hard_deny::{self, Context, Protected, Verdict};
+use vouch::policy::hard_deny::{self, DenyContext, DenyVerdict, VouchFiles};
 use vouch::request::Request;
 use vouch::rules::{Category, RuleId};
 
@@ -260,7 +260,7 @@ fn check_schema(file: &CorpusFile, line: usize, case: &Case) -> Result<(), Strin
     Ok(())
 }
 
-fn verdict(case: &Case) -> Verdict {
+fn verdict(case: &Case) -> DenyVerdict {
     let mut body = serde_json::json!({
         "session_id": "s-1",
         "surface": case.surface.clone().unwrap_or_else(|| "bash".to_owned()),
@@ -274,12 +274,12 @@ fn verdict(case: &Case) -> Verdict {
         body["path"] = p.clone().into();
     }
     let request = Request::from_slice(body.to_string().as_bytes()).unwrap();
-    let protected = Protected {
+    let protected = VouchFiles {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
         config_only: Vec::new(),
         vars: Vec::new(),
     };
-    let ctx = Context {
+    let ctx = DenyContext {
         home: &case.home,
         cwd: Some(&case.cwd),
         protected: &protected,
@@ -309,7 +309,7 @@ fn label(case: &Case) -> String {
 /// may instead reach the model with a note.
 fn check_denies(file: &str, line: usize, case: &Case) -> Result<(), String> {
     match verdict(case) {
-        Verdict::Deny(d) => {
+        DenyVerdict::Deny(d) => {
             if d.rationale.is_empty() {
                 return Err(format!("{file}:{line}: empty rationale"));
             }
@@ -335,33 +335,35 @@ fn check_denies(file: &str, line: usize, case: &Case) -> Result<(), String> {
         }
         // A stretch case that could not be decided statically goes to the
         // model with the parser's note: that is what it asks for.
-        Verdict::ParseFailed { .. } | Verdict::Incomplete { .. } if case.stretch => Ok(()),
-        other @ (Verdict::Clear | Verdict::ParseFailed { .. } | Verdict::Incomplete { .. }) => {
-            Err(format!(
-                "{file}:{line}: {} ({}) must hard-deny{}, got {other:?}",
-                label(case),
-                about(case),
-                if case.stretch {
-                    " or reach the model with a note"
-                } else {
-                    ""
-                }
-            ))
-        }
+        DenyVerdict::ParseFailed { .. } | DenyVerdict::Incomplete { .. } if case.stretch => Ok(()),
+        other @ (DenyVerdict::Clear
+        | DenyVerdict::ParseFailed { .. }
+        | DenyVerdict::Incomplete { .. }) => Err(format!(
+            "{file}:{line}: {} ({}) must hard-deny{}, got {other:?}",
+            label(case),
+            about(case),
+            if case.stretch {
+                " or reach the model with a note"
+            } else {
+                ""
+            }
+        )),
     }
 }
 
 /// One benign case: never a hard deny.
 fn check_not_denied(file: &str, line: usize, case: &Case) -> Result<(), String> {
     match verdict(case) {
-        Verdict::Deny(d) => Err(format!(
+        DenyVerdict::Deny(d) => Err(format!(
             "{file}:{line}: {} ({}) must not hard-deny, got `{}`: {}",
             label(case),
             about(case),
             d.rule_id(),
             d.rationale
         )),
-        Verdict::Clear | Verdict::ParseFailed { .. } | Verdict::Incomplete { .. } => Ok(()),
+        DenyVerdict::Clear | DenyVerdict::ParseFailed { .. } | DenyVerdict::Incomplete { .. } => {
+            Ok(())
+        }
     }
 }
 

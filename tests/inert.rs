@@ -12,7 +12,7 @@ mod fixtures;
 use std::path::Path;
 
 use serde::Deserialize;
-use vouch::policy::inert::{Context, Verdict, judge};
+use vouch::policy::inert::{InertContext, InertVerdict, judge};
 
 #[derive(Deserialize)]
 struct Line {
@@ -27,7 +27,7 @@ const PROTECTED: &[&str] = &[
     "/opt/vouch/bin/vouch",
 ];
 
-fn verdict(command: &str, cwd: &str, home: &str) -> Verdict {
+fn verdict(command: &str, cwd: &str, home: &str) -> InertVerdict {
     let env = vouch::shell::ShellEnv {
         cwd: Some(cwd),
         home,
@@ -35,7 +35,7 @@ fn verdict(command: &str, cwd: &str, home: &str) -> Verdict {
     };
     let analysis = vouch::shell::analyze(command, &env, &vouch::shell::Limits::DEFAULT);
     let protected: Vec<String> = PROTECTED.iter().map(|p| (*p).to_owned()).collect();
-    let ctx = Context {
+    let ctx = InertContext {
         home,
         protected: &protected,
         git_system_config: Path::new("/nonexistent/gitconfig"),
@@ -70,8 +70,10 @@ fn every_inert_fixture_is_proven() {
             let command = l.command.as_deref().unwrap_or_default();
             assert_eq!((l.cwd.as_str(), l.home.as_str()), ("/srv/app", "/home/dev"));
             match verdict(command, &cwd, &home) {
-                Verdict::Inert(_) => None,
-                Verdict::NotProven(why) => Some(format!("inert.jsonl:{n}: `{command}`: {why}")),
+                InertVerdict::Inert(_) => None,
+                InertVerdict::NotProven(why) => {
+                    Some(format!("inert.jsonl:{n}: `{command}`: {why}"))
+                }
             }
         })
         .collect();
@@ -98,7 +100,7 @@ fn no_look_alike_or_hard_deny_fixture_is_inert() {
                 continue;
             };
             checked += 1;
-            if let Verdict::Inert(units) = verdict(&command, &l.cwd, &l.home) {
+            if let InertVerdict::Inert(units) = verdict(&command, &l.cwd, &l.home) {
                 inert.push(format!("{file}:{n}: `{command}`: {}", units.join("; ")));
             }
         }
@@ -129,7 +131,7 @@ fn git_is_inert_only_when_its_configuration_names_no_program() {
     let repo_s = repo.display().to_string();
     assert!(matches!(
         verdict("git status", &repo_s, &home_s),
-        Verdict::Inert(_)
+        InertVerdict::Inert(_)
     ));
 
     // A nested repository's own configuration applies to `cd vendor/x && git status`.
@@ -137,18 +139,18 @@ fn git_is_inert_only_when_its_configuration_names_no_program() {
     git(&nested, &["init", "-q"]);
     git(&nested, &["config", "core.fsmonitor", "./hook.sh"]);
     match verdict("git -C vendor/x status", &repo_s, &home_s) {
-        Verdict::NotProven(why) => assert!(why.contains("core.fsmonitor"), "{why}"),
-        Verdict::Inert(units) => panic!("inert: {units:?}"),
+        InertVerdict::NotProven(why) => assert!(why.contains("core.fsmonitor"), "{why}"),
+        InertVerdict::Inert(units) => panic!("inert: {units:?}"),
     }
     // After a `cd`, git is not proven at all (which repository applies is
     // left to the model until the analysis follows every `cd` exactly).
     assert!(matches!(
         verdict("cd vendor/x && git status", &repo_s, &home_s),
-        Verdict::NotProven(_)
+        InertVerdict::NotProven(_)
     ));
     assert!(matches!(
         verdict("git status", &repo_s, &home_s),
-        Verdict::Inert(_)
+        InertVerdict::Inert(_)
     ));
 
     // The user's file too, and an include is never followed.
@@ -159,7 +161,7 @@ fn git_is_inert_only_when_its_configuration_names_no_program() {
     .unwrap();
     assert!(matches!(
         verdict("git log -1", &repo_s, &home_s),
-        Verdict::NotProven(_)
+        InertVerdict::NotProven(_)
     ));
     std::fs::write(
         home.path().join(".gitconfig"),
@@ -168,7 +170,7 @@ fn git_is_inert_only_when_its_configuration_names_no_program() {
     .unwrap();
     assert!(matches!(
         verdict("git diff", &repo_s, &home_s),
-        Verdict::NotProven(_)
+        InertVerdict::NotProven(_)
     ));
 }
 
@@ -191,21 +193,21 @@ fn a_symlink_to_a_secret_is_not_read() {
     );
     assert!(matches!(
         verdict("cat docs/readme.txt", &cwd, &home_s),
-        Verdict::Inert(_)
+        InertVerdict::Inert(_)
     ));
     assert!(matches!(
         verdict("cat docs/setup.txt", &cwd, &home_s),
-        Verdict::NotProven(_)
+        InertVerdict::NotProven(_)
     ));
     // Through a pattern as well: the matches are checked at decision time.
     assert!(matches!(
         verdict("cat docs/*.txt", &cwd, &home_s),
-        Verdict::NotProven(_)
+        InertVerdict::NotProven(_)
     ));
     std::fs::remove_file(project.join("docs/setup.txt")).unwrap();
     assert!(matches!(
         verdict("cat docs/*.txt", &cwd, &home_s),
-        Verdict::Inert(_)
+        InertVerdict::Inert(_)
     ));
 }
 
@@ -242,7 +244,7 @@ fn every_inert_capable_name_has_a_spec_entry() {
             format!("{name} README.md"),
             format!("{name} -- ."),
         ] {
-            if let Verdict::Inert(_) = verdict(&command, &cwd, &home) {
+            if let InertVerdict::Inert(_) = verdict(&command, &cwd, &home) {
                 let entry = spec::lookup(name);
                 assert!(
                     entry.is_some_and(|s| s.inert != Inert::Never),
@@ -512,7 +514,7 @@ fn a_tree_search_reads_what_the_program_reads() {
         let (_home, cwd, home) = secret_project(setup);
         let got = verdict(command, &cwd, &home);
         assert_eq!(
-            matches!(got, Verdict::Inert(_)),
+            matches!(got, InertVerdict::Inert(_)),
             *inert,
             "`{setup}` then `{command}`: {got:?}"
         );

@@ -4,14 +4,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use vouch::policy::hard_deny::{self, Context, Protected};
+use vouch::policy::hard_deny::{self, DenyContext, VouchFiles};
 use vouch::shell::Limits;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(command) = std::str::from_utf8(data) else {
         return;
     };
-    let protected = Protected {
+    let protected = VouchFiles {
         paths: vec!["/home/dev/.config/vouch".to_owned()],
         config_only: Vec::new(),
         vars: vec![(
@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
             "/home/dev/.config/vouch".to_owned(),
         )],
     };
-    let ctx = Context {
+    let ctx = DenyContext {
         home: "/home/dev",
         cwd: Some("/srv/app"),
         protected: &protected,

@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use vouch::policy::hard_deny::{self, Context, Protected, Verdict};
+use vouch::policy::hard_deny::{self, DenyContext, VouchFiles, DenyVerdict};
 
 /// Units from `tests/fixtures/hard_deny.jsonl` that are simple commands.
 const UNITS: &[&str] = &[
@@ -159,8 +159,8 @@ const LIMITS: vouch::shell::Limits = vouch::shell::Limits {
 
 fuzz_target!(|data: &[u8]| {
     let mut c = Choices { bytes: data };
-    let protected = Protected::default();
-    let ctx = Context {
+    let protected = VouchFiles::default();
+    let ctx = DenyContext {
         home: "/home/dev",
         cwd: Some("/srv/app"),
         protected: &protected,
@@ -171,7 +171,7 @@ fuzz_target!(|data: &[u8]| {
         .copied()
         .unwrap_or("rm -rf /");
     assert!(
-        matches!(hard_deny::check_command(unit, &ctx), Verdict::Deny(_)),
+        matches!(hard_deny::check_command(unit, &ctx), DenyVerdict::Deny(_)),
         "the bare unit `{unit}` is not denied"
     );
     let depth = c.next(6) + 1;
@@ -181,7 +181,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let verdict = hard_deny::check_command(&command, &ctx);
     assert!(
-        matches!(verdict, Verdict::Deny(_)),
+        matches!(verdict, DenyVerdict::Deny(_)),
         "wrapped hard deny not denied: {command:?} -> {verdict:?}"
     );
 });

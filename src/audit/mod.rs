@@ -24,6 +24,7 @@
 //!   harness's rule language.
 
 pub mod db;
+pub mod facts;
 pub mod ingest;
 pub mod keys;
 pub mod record;
@@ -43,7 +44,7 @@ use crate::config::{AuditConfig, project_root};
 use crate::request::{Request, Surface};
 use crate::store::StoreError;
 
-pub use sink::{DecisionSink, ProjectLookup};
+pub use sink::{AuditSink, DecisionSink, NoAudit, ProjectLookup};
 pub use writer::{Audit, AuditDelivery, AuditStatus};
 
 /// Why the audit could not do something. Never reaches a decision.

@@ -7,9 +7,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use super::facts::AuditRecord;
 use super::{Audit, Observation, ProjectAudit, What, record};
-use crate::engine::AuditSink;
-use crate::pipeline::AuditRecord;
 use crate::request::Surface;
 
 /// Finds the project root and audit settings in force for a working
@@ -98,5 +97,47 @@ impl Observation {
             event_id: None,
             starts_another: facts.starts_another,
         }
+    }
+}
+
+/// Receives final decisions. Called on the audit worker thread, never on a
+/// decision's path.
+pub trait AuditSink: Send + Sync {
+    fn record(&self, record: AuditRecord);
+
+    /// The records the worker gathered in one wake-up, in order. The
+    /// default hands each to [`AuditSink::record`], a panic losing only its
+    /// record; a sink may share work between them (one project lookup per
+    /// directory).
+    fn record_all(&self, records: Vec<AuditRecord>) {
+        for record in records {
+            deliver_one(self, record);
+        }
+    }
+
+    /// `false` when every record would be discarded: no worker is started.
+    fn enabled(&self) -> bool {
+        true
+    }
+}
+
+/// Auditing off (or not built yet): records are discarded.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoAudit;
+
+impl AuditSink for NoAudit {
+    fn record(&self, _record: AuditRecord) {}
+
+    fn enabled(&self) -> bool {
+        false
+    }
+}
+
+/// Hands one record to the sink; a panicking sink loses its record only.
+fn deliver_one<S: AuditSink + ?Sized>(sink: &S, record: AuditRecord) {
+    let delivered =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || sink.record(record)));
+    if delivered.is_err() {
+        tracing::warn!("the audit sink panicked; one record was lost");
     }
 }

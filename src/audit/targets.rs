@@ -158,36 +158,7 @@ pub struct Suggestions {
     pub notes: Vec<String>,
 }
 
-/// `*` in `pattern` matches any run of characters; everything else itself.
-/// `text` is another template, whose own `*` is compared literally: a rule
-/// that matches the template string matches some command it stands for.
-pub fn glob_matches(pattern: &str, text: &str) -> bool {
-    let (p, t) = (pattern.as_bytes(), text.as_bytes());
-    let (mut pi, mut ti) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        match (p.get(pi), t.get(ti)) {
-            (Some(b'*'), _) => {
-                star = Some((pi, ti));
-                pi += 1;
-            }
-            (Some(pc), Some(tc)) if pc == tc => {
-                pi += 1;
-                ti += 1;
-            }
-            _ => match star {
-                Some((sp, st)) => {
-                    pi = sp + 1;
-                    ti = st + 1;
-                    star = Some((sp, st + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    p.get(pi..)
-        .is_some_and(|rest| rest.iter().all(|&b| b == b'*'))
-}
+pub use crate::policy::routing::glob_matches;
 
 /// The literal tokens before the first wildcard.
 pub fn literal_prefix(template: &str) -> Vec<&str> {

@@ -103,7 +103,7 @@ const fn spec(key: &'static str, kind: Kind, tighten: Tighten) -> KeySpec {
 }
 
 use super::{Estimator, FailClosed, Provider, RoutePolicy, RuleField, StoreBackend, WithoutModel};
-use crate::decision::{Outcome, RiskLevel};
+use crate::names::{Outcome, RiskLevel};
 use Tighten::{AppendRules, DisableOnly, Higher, Lower, StricterSurfaces, TrustedOnly};
 
 /// Every leaf key, in `config/default.toml` order.

@@ -183,7 +183,7 @@ fn plan_for(opts: &Options, vars: &[(OsString, OsString)]) -> Result<plan::Plan,
         .map(|(_, v)| PathBuf::from(v))
         .filter(|h| h.is_absolute());
     let lossy_home = home.as_ref().map(|h| h.display().to_string());
-    let paths = crate::hooks::run::hook_paths(
+    let paths = crate::paths::hook_paths(
         opts.home.as_ref().map(|h| h.display().to_string()),
         lossy_home.clone(),
     )

@@ -401,7 +401,7 @@ pub fn render_text(r: &Report) -> String {
 /// `vouch doctor [DIR] [--format json]`: exit 0 with no finding, 1 with
 /// any, 2 when `DIR` is not a directory.
 pub fn run(
-    _global: &crate::cli::Global,
+    _global: &crate::config::Global,
     dir: Option<PathBuf>,
     as_json: bool,
     mut out: impl Write,

@@ -21,7 +21,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::audit::AuditDelivery;
-use crate::pipeline::AuditRecord;
+use crate::audit::facts::AuditRecord;
+pub use crate::audit::{AuditSink, NoAudit};
 
 /// Records waiting for the sink; beyond this they are dropped and counted.
 const QUEUE_CAPACITY: usize = 4096;
@@ -33,39 +34,6 @@ const QUEUE_CAPACITY: usize = 4096;
 const BATCH_LINGER: Duration = Duration::from_millis(5);
 /// How long dropping the engine waits for queued records to reach the sink.
 const DRAIN_ON_DROP: Duration = Duration::from_secs(2);
-
-/// Receives final decisions. Called on the audit worker thread, never on a
-/// decision's path.
-pub trait AuditSink: Send + Sync {
-    fn record(&self, record: AuditRecord);
-
-    /// The records the worker gathered in one wake-up, in order. The
-    /// default hands each to [`AuditSink::record`], a panic losing only its
-    /// record; a sink may share work between them (one project lookup per
-    /// directory).
-    fn record_all(&self, records: Vec<AuditRecord>) {
-        for record in records {
-            deliver_one(self, record);
-        }
-    }
-
-    /// `false` when every record would be discarded: no worker is started.
-    fn enabled(&self) -> bool {
-        true
-    }
-}
-
-/// Auditing off (or not built yet): records are discarded.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoAudit;
-
-impl AuditSink for NoAudit {
-    fn record(&self, _record: AuditRecord) {}
-
-    fn enabled(&self) -> bool {
-        false
-    }
-}
 
 /// The queue in front of a sink.
 pub(crate) struct AuditQueue {
@@ -272,15 +240,6 @@ fn deliver(sink: &dyn AuditSink, records: Vec<AuditRecord>) {
     }));
     if delivered.is_err() {
         tracing::warn!("the audit sink panicked; records were lost");
-    }
-}
-
-/// Hands one record to the sink; a panicking sink loses its record only.
-fn deliver_one<S: AuditSink + ?Sized>(sink: &S, record: AuditRecord) {
-    let delivered =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || sink.record(record)));
-    if delivered.is_err() {
-        tracing::warn!("the audit sink panicked; one record was lost");
     }
 }
 

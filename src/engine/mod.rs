@@ -7,8 +7,8 @@
 //! ([`Engine::review_early`] and [`Engine::review_late`] for the service,
 //! [`Engine::review_here`] for a hook process, [`Engine::floor_here`] for
 //! what a remote hook keeps). None fails: every error inside becomes a
-//! fail-closed [`Decision`]. Underneath, [`shell`] (vouch's I/O shell, not
-//! bash) is the thin layer around the pure decision table
+//! fail-closed [`Decision`]. Underneath, [`driver`]
+//! is the thin layer around the pure decision table
 //! ([`crate::pipeline`]): it gathers what the table asks for (project
 //! configuration, the hard-deny and inert verdicts and the confined form,
 //! the reviewer, the turn's state, the packet, the cache), calls the model,
@@ -29,7 +29,7 @@
 //! its cause; the HTTP edge maps causes to status codes.
 
 mod audit;
-mod shell;
+mod driver;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -572,10 +572,10 @@ impl Engine {
     /// ([`Undecided`]: the analysis of the command, when it made one) for
     /// [`Engine::review_late`], so the command is analysed once per request.
     pub fn review_early(&self, request: &Request) -> Result<Decision, Undecided> {
-        match caught(|| shell::decide_early(self, request)) {
+        match caught(|| driver::decide_early(self, request)) {
             Ok(Ok(decision)) => Ok(self.published(request, decision)),
             Ok(Err(analysis)) => Err(Undecided(analysis)),
-            Err(why) => Ok(self.published(request, shell::task_failure(self, request, &why))),
+            Err(why) => Ok(self.published(request, driver::task_failure(self, request, &why))),
         }
     }
 
@@ -604,20 +604,20 @@ impl Engine {
         let slot = slots.acquire().await.ok();
         let analysis = early.0;
         let prepared =
-            tokio::task::spawn_blocking(move || shell::prepare(&this, &shared, analysis)).await;
+            tokio::task::spawn_blocking(move || driver::prepare(&this, &shared, analysis)).await;
         drop(slot);
         let pending = match prepared {
             Ok(Prepared::Decided(decision)) => return *decision,
             Ok(Prepared::Review(pending)) => pending,
-            Err(join) => return shell::task_failure(self, request, &join),
+            Err(join) => return driver::task_failure(self, request, &join),
         };
         let result = self.call_model_in_slot(&pending).await;
         // Recording the verdict is queued for the store's recorder thread
         // (shared commits, no blocking thread). A panic while concluding
         // fails closed, as a failed task does.
-        match futures_catch(shell::finish_queued(self, *pending, result)).await {
+        match futures_catch(driver::finish_queued(self, *pending, result)).await {
             Ok(decision) => decision,
-            Err(why) => shell::task_failure(self, request, &why),
+            Err(why) => driver::task_failure(self, request, &why),
         }
     }
 
@@ -631,9 +631,9 @@ impl Engine {
     /// decides. Writes no state; the audit observes a decision made here,
     /// and a panic inside becomes a fail-closed decision.
     pub fn floor_here(&self, request: &Request) -> Option<Decision> {
-        match caught(|| shell::floor(self, request)) {
+        match caught(|| driver::floor(self, request)) {
             Ok(found) => found.map(|decision| self.published(request, decision)),
-            Err(why) => Some(self.published(request, shell::task_failure(self, request, &why))),
+            Err(why) => Some(self.published(request, driver::task_failure(self, request, &why))),
         }
     }
 
@@ -645,11 +645,11 @@ impl Engine {
     /// thread. Never fails: a panic inside becomes a fail-closed decision,
     /// as a failed task does in [`Engine::review`].
     pub fn review_here(&self, request: Request, runtime: &mut ModelRuntime) -> Decision {
-        let analysis = match caught(|| shell::decide_early(self, &request)) {
+        let analysis = match caught(|| driver::decide_early(self, &request)) {
             Ok(Ok(decision)) => return self.published(&request, decision),
             Ok(Err(analysis)) => analysis,
             Err(why) => {
-                return self.published(&request, shell::task_failure(self, &request, &why));
+                return self.published(&request, driver::task_failure(self, &request, &why));
             }
         };
         let decision = self.review_here_late(&request, analysis, runtime);
@@ -663,15 +663,15 @@ impl Engine {
         analysis: Option<crate::shell::Analysis>,
         runtime: &mut ModelRuntime,
     ) -> Decision {
-        let pending = match caught(|| shell::prepare(self, request, analysis)) {
+        let pending = match caught(|| driver::prepare(self, request, analysis)) {
             Ok(Prepared::Decided(decision)) => return *decision,
             Ok(Prepared::Review(pending)) => pending,
-            Err(why) => return shell::task_failure(self, request, &why),
+            Err(why) => return driver::task_failure(self, request, &why),
         };
         let result = match runtime.get() {
             Ok(rt) => match caught(|| rt.block_on(self.call_model_in_slot(&pending))) {
                 Ok(result) => result,
-                Err(why) => return shell::task_failure(self, request, &why),
+                Err(why) => return driver::task_failure(self, request, &why),
             },
             Err(e) => {
                 tracing::error!(error = %e, "cannot start the runtime for the model call; failing closed");
@@ -683,7 +683,7 @@ impl Engine {
         };
         match caught(move || self.finish(*pending, result)) {
             Ok(decision) => decision,
-            Err(why) => shell::task_failure(self, request, &why),
+            Err(why) => driver::task_failure(self, request, &why),
         }
     }
 
@@ -691,12 +691,12 @@ impl Engine {
     /// SQLite). Either a decision, or the review [`Engine::review`] hands to
     /// the model and then to [`Engine::finish`].
     pub fn prepare(&self, request: Request) -> Prepared {
-        shell::prepare(self, &request, None)
+        driver::prepare(self, &request, None)
     }
 
     /// Records what the model said and returns the decision (blocking).
     pub fn finish(&self, pending: PendingReview, result: ReviewResult) -> Decision {
-        shell::finish(self, pending, result)
+        driver::finish(self, pending, result)
     }
 
     /// The reviewer for an effective configuration (shared, not copied: it
@@ -1179,6 +1179,24 @@ fn decision_sink(
         policy_audit.clone(),
         Box::new(move |cwd| project_audit(&trusted, &projects, cwd)),
     ))
+}
+
+/// The stack of every thread of vouch's runtimes (`vouch serve`'s workers
+/// and blocking pool, `vouch review`'s, `vouch eval`'s), where requests
+/// are analysed: tokio's default is 2 MiB. The analysis bounds its own
+/// depth by budgets that keep it within 2 MiB (`vouch-shell`'s
+/// `tests/depth.rs` proves it on 2 MiB; it needs under 1 MiB), so this is
+/// a margin, not the fix: four times what the budgets need, reserved as
+/// address space and touched only as used.
+pub const THREAD_STACK_BYTES: usize = 8 << 20;
+
+/// The paths and trusted configuration a command-line command runs with
+/// (`--config` from `global`); the error is one line to print.
+pub fn load_global(global: &crate::config::Global) -> Result<(Paths, LoadedConfig), String> {
+    let paths = Paths::from_env().map_err(|e| e.to_string())?;
+    let loaded = load_process_config(&paths, global.config.as_deref())
+        .map_err(|e| format!("invalid configuration: {e}"))?;
+    Ok((paths, loaded))
 }
 
 /// Loads the trusted configuration for this process; used by the CLI.

@@ -220,7 +220,7 @@ pub fn run(
     let engine = private_engine(scratch.path(), config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(concurrency.min(4))
-        .thread_stack_size(crate::cli::THREAD_STACK_BYTES)
+        .thread_stack_size(crate::engine::THREAD_STACK_BYTES)
         .enable_all()
         .build()
         .map_err(|e| EvalError::Setup(format!("cannot start the runtime: {e}")))?;

@@ -487,9 +487,9 @@ const NONCE_HEX_LEN: u64 = 32;
 
 /// 128 random bits as 32 lowercase hex characters.
 fn new_nonce() -> Result<String, PacketError> {
-    crate::store::random_bytes::<16>()
-        .map(hex::encode)
-        .map_err(|e| PacketError::Nonce(e.to_string()))
+    let mut bytes = [0u8; 16];
+    getrandom::getrandom(&mut bytes).map_err(|e| PacketError::Nonce(e.to_string()))?;
+    Ok(hex::encode(bytes))
 }
 
 fn cache_key(system: &str, user_without_nonce: &str) -> String {

@@ -5,7 +5,7 @@
 //! A harness is one file in `src/hooks/harnesses/` holding one [`Harness`]:
 //! its payload parsing and reply schema, its abstain/ask/deny forms per
 //! event, its hook timeout, its settings snippet and user settings, the
-//! configuration files the agent must not write ([`Protected`]), where its
+//! configuration files the agent must not write ([`HarnessFiles`]), where its
 //! transcript is and in which format, and its audit rule language.
 //! `build.rs` lists the files into [`harnesses::ALL`], the registry the
 //! other parts read: the command line (`vouch hook <name>`, `vouch hook
@@ -134,7 +134,7 @@ impl FromStr for HarnessId {
 /// anywhere); `*` in a component is a wildcard within that name, and a
 /// last component `**` is anything below.
 #[derive(Debug, Clone, Copy)]
-pub struct Protected {
+pub struct HarnessFiles {
     /// What the hard deny calls it ("Codex's configuration").
     pub what: &'static str,
     /// Directories the harness owns whole (`.codex`): removing, replacing,
@@ -324,7 +324,7 @@ pub trait Harness: Sync {
     }
 
     /// The harness's configuration the agent must not write.
-    fn protected(&self) -> Protected;
+    fn protected(&self) -> HarnessFiles;
 
     /// The harness's own permission-rule language, for `vouch audit report
     /// --target`, where it has one the audit can write.

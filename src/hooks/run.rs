@@ -370,16 +370,7 @@ impl Env {
     }
 }
 
-/// vouch's locations under `vouch hook`: `--home` stands where `VOUCH_HOME`
-/// would, else the defaults under `$HOME`; the XDG variables are not read.
-pub fn hook_paths(home: Option<String>, user_home: Option<String>) -> Result<Paths, String> {
-    Paths::from_lookup(|name| match name {
-        "VOUCH_HOME" => home.clone(),
-        "HOME" => user_home.clone(),
-        _ => None,
-    })
-    .map_err(|e| e.to_string())
-}
+pub use crate::paths::hook_paths;
 
 /// Everything after the process starts: read, parse, decide, render.
 fn work<R: Read>(

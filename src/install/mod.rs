@@ -761,7 +761,7 @@ pub fn diff(before: &str, after: &str) -> String {
 
 /// The installing shell's view: paths, the binary, the records.
 fn options_from_process<'a>(
-    global: &crate::cli::Global,
+    global: &crate::config::Global,
     harness: &str,
     dry_run: bool,
     remote: Option<RemoteOptions>,
@@ -770,8 +770,7 @@ fn options_from_process<'a>(
     let harness: HarnessId = harness
         .parse()
         .map_err(|e: crate::hooks::HookError| InstallError::Config(e.to_string()))?;
-    let (paths, loaded) =
-        crate::cli::load(global).map_err(|e| InstallError::Config(e.to_string()))?;
+    let (paths, loaded) = crate::engine::load_global(global).map_err(InstallError::Config)?;
     let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let exe = crate::paths::current_exe()
         .map(absolute)
@@ -824,7 +823,7 @@ fn report(out: &mut impl Write, err: &mut impl Write, verb: &str, harness: &str,
 /// `vouch install <harness>` from the command line: exit 0 when the hook
 /// is in place (or the dry run printed), 2 when nothing could be written.
 pub fn run_install(
-    global: &crate::cli::Global,
+    global: &crate::config::Global,
     harness: &str,
     dry_run: bool,
     remote: Option<RemoteOptions>,
@@ -848,7 +847,7 @@ pub fn run_install(
 
 /// `vouch uninstall <harness>` from the command line.
 pub fn run_uninstall(
-    global: &crate::cli::Global,
+    global: &crate::config::Global,
     harness: &str,
     dry_run: bool,
     mut out: impl Write,

@@ -322,7 +322,7 @@ fn program_is(written: &str, name: &str) -> bool {
 /// good — and recursed once per template word.
 fn words_match(template: &[String], words: &[Option<String>]) -> bool {
     let one = |literal: &str, word: &Option<String>| match word {
-        Some(word) if literal.contains('*') => crate::audit::targets::glob_matches(literal, word),
+        Some(word) if literal.contains('*') => glob_matches(literal, word),
         Some(word) => literal == word,
         None => false,
     };
@@ -641,6 +641,37 @@ fn is_sensitive_read(request: &Request) -> bool {
         })
 }
 
+/// `*` in `pattern` matches any run of characters; everything else itself.
+/// `text` is another template, whose own `*` is compared literally: a rule
+/// that matches the template string matches some command it stands for.
+pub fn glob_matches(pattern: &str, text: &str) -> bool {
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match (p.get(pi), t.get(ti)) {
+            (Some(b'*'), _) => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            (Some(pc), Some(tc)) if pc == tc => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(pi..)
+        .is_some_and(|rest| rest.iter().all(|&b| b == b'*'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -710,7 +741,7 @@ mod tests {
             Some((literal, rest)) => match words.split_first() {
                 Some((Some(word), tail)) => {
                     let same = if literal.contains('*') {
-                        crate::audit::targets::glob_matches(literal, word)
+                        glob_matches(literal, word)
                     } else {
                         literal == word
                     };

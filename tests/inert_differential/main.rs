@@ -73,7 +73,7 @@ use std::time::Instant;
 use libtest_mimic::{Arguments, Failed, Trial};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-use vouch::policy::inert::{Context, Verdict, judge};
+use vouch::policy::inert::{InertContext, InertVerdict, judge};
 
 use recorder::Record;
 use sandbox::{Ending, Unavailable};
@@ -177,7 +177,7 @@ impl Slot {
     }
 
     /// vouch's verdict on `command`, with the slot's project as cwd.
-    fn judge(&self, command: &str) -> Verdict {
+    fn judge(&self, command: &str) -> InertVerdict {
         let home = self.home.display().to_string();
         let cwd = self.project.display().to_string();
         let env = vouch::shell::ShellEnv {
@@ -186,7 +186,7 @@ impl Slot {
             vars: &[],
         };
         let analysis = vouch::shell::analyze(command, &env, &vouch::shell::Limits::DEFAULT);
-        let ctx = Context {
+        let ctx = InertContext {
             home: &home,
             protected: &self.protected,
             git_system_config: Path::new("/nonexistent/vouch-inert-diff/gitconfig"),
@@ -445,7 +445,7 @@ fn canaries(harness: &Available) -> Vec<Trial> {
                         slot.refresh(&harness.fixture_home)?;
                         *dirty = false;
                     }
-                    if let Verdict::Inert(units) = slot.judge(command) {
+                    if let InertVerdict::Inert(units) = slot.judge(command) {
                         return Err(format!("vouch calls `{command}` inert: {units:?}").into());
                     }
                     let checked = harness.check(slot, command, Some(&mut dirty));
@@ -553,7 +553,7 @@ impl Tally {
             }
             *dirty = false;
         }
-        let Verdict::Inert(_) = slot.judge(command) else {
+        let InertVerdict::Inert(_) = slot.judge(command) else {
             return;
         };
         self.inert.fetch_add(1, Ordering::Relaxed);
@@ -772,7 +772,7 @@ fn compare_confined_trial(harness: Available, corpus: bool) -> Trial {
         if limit < commands.len() {
             let slot = &harness.slots[0];
             slot.refresh(&harness.fixture_home)?;
-            commands.retain(|c| matches!(slot.judge(c), Verdict::Inert(_)));
+            commands.retain(|c| matches!(slot.judge(c), InertVerdict::Inert(_)));
             let step = commands.len().div_ceil(limit.max(1)).max(1);
             commands = commands.into_iter().step_by(step).collect();
             eprintln!(
@@ -794,7 +794,7 @@ fn compare_confined_trial(harness: Available, corpus: bool) -> Trial {
                 return;
             }
             while let Some(command) = commands.get(next.fetch_add(1, Ordering::Relaxed)) {
-                if let Verdict::Inert(_) = slot.judge(command) {
+                if let InertVerdict::Inert(_) = slot.judge(command) {
                     confined::compare(harness, slot, command, &shared);
                 }
             }
@@ -959,7 +959,7 @@ fn fuzz_trial() -> Trial {
                     let judging = Instant::now();
                     let inert: Vec<bool> = cases
                         .iter()
-                        .map(|c| matches!(slot.judge(&c.command), Verdict::Inert(_)))
+                        .map(|c| matches!(slot.judge(&c.command), InertVerdict::Inert(_)))
                         .collect();
                     let judged_in = judging.elapsed();
                     let running = Instant::now();

@@ -19,7 +19,7 @@ use vouch::pipeline::{
     Decided, Effect, Exposed, Gathered, GrantInput, Inputs, Job, NO_REVIEWER_RULE, Need, Step,
     conclude, decide, hard_denies,
 };
-use vouch::policy::hard_deny::{self, Context, Protected};
+use vouch::policy::hard_deny::{self, DenyContext, VouchFiles};
 use vouch::request::Request;
 use vouch::reviewer::{FailureClass, ReviewOutcome, ReviewResult, Verdict};
 use vouch::session::{AuthorizationKind, PendingAuthorization, Snapshot, TurnState};
@@ -37,10 +37,10 @@ struct World {
     packet: Option<Result<(PacketContext, Packet), String>>,
     cache: Option<Option<Verdict>>,
     grant: Option<Result<GrantToken, String>>,
-    protected: Protected,
+    protected: VouchFiles,
     /// The hard-deny stage's verdict for `request` (kept current by
     /// [`World::settle`]).
-    hard_deny: hard_deny::Verdict,
+    hard_deny: hard_deny::DenyVerdict,
 }
 
 fn request(command: &str) -> Request {
@@ -102,12 +102,12 @@ impl World {
             packet: None,
             cache: Some(None),
             grant: None,
-            protected: Protected {
+            protected: VouchFiles {
                 paths: vec!["/opt/vouch/bin/vouch".into()],
                 config_only: Vec::new(),
                 vars: Vec::new(),
             },
-            hard_deny: hard_deny::Verdict::Clear,
+            hard_deny: hard_deny::DenyVerdict::Clear,
         };
         w.settle();
         w
@@ -116,7 +116,7 @@ impl World {
     /// Checks hard denies and builds the packet the table asks for, as the
     /// shell would.
     fn settle(&mut self) {
-        let ctx = Context {
+        let ctx = DenyContext {
             home: "/home/dev",
             cwd: self.request.cwd.as_deref(),
             protected: &self.protected,

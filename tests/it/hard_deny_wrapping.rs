@@ -14,7 +14,7 @@
 
 use proptest::prelude::*;
 use serde::Deserialize;
-use vouch::policy::hard_deny::{Context, Protected, Verdict, check_command};
+use vouch::policy::hard_deny::{DenyContext, DenyVerdict, VouchFiles, check_command};
 
 #[derive(Debug, Clone, Deserialize)]
 struct Case {
@@ -202,13 +202,13 @@ fn apply(command: &str, wrap: Wrap, cwd: &str) -> String {
     }
 }
 
-fn verdict(case: &Case, command: &str) -> Verdict {
-    let protected = Protected {
+fn verdict(case: &Case, command: &str) -> DenyVerdict {
+    let protected = VouchFiles {
         paths: vec!["/opt/vouch/bin/vouch".to_owned()],
         config_only: Vec::new(),
         vars: Vec::new(),
     };
-    let ctx = Context {
+    let ctx = DenyContext {
         home: &case.home,
         cwd: Some(&case.cwd),
         protected: &protected,
@@ -241,7 +241,7 @@ proptest! {
         (case, command) in wrapped_strategy(corpus(&["hard_deny.jsonl", "hard_deny_extra.jsonl"]))
     ) {
         let got = verdict(&case, &command);
-        prop_assert!(matches!(got, Verdict::Deny(_)), "`{}` gave {:?}", command, got);
+        prop_assert!(matches!(got, DenyVerdict::Deny(_)), "`{}` gave {:?}", command, got);
     }
 
     #[test]
@@ -249,7 +249,7 @@ proptest! {
         (case, command) in wrapped_strategy(corpus(&["benign.jsonl", "benign_extra.jsonl"]))
     ) {
         let got = verdict(&case, &command);
-        prop_assert!(!matches!(got, Verdict::Deny(_)), "`{}` gave {:?}", command, got);
+        prop_assert!(!matches!(got, DenyVerdict::Deny(_)), "`{}` gave {:?}", command, got);
     }
 
     #[test]
@@ -263,7 +263,7 @@ proptest! {
         };
         let got = verdict(&case, &command);
         if !parses(&command) {
-            prop_assert!(!matches!(got, Verdict::Clear), "`{}` has errors but is clear", command);
+            prop_assert!(!matches!(got, DenyVerdict::Clear), "`{}` has errors but is clear", command);
         }
     }
 }

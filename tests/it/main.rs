@@ -40,6 +40,7 @@ mod hooks_qwen;
 mod hooks_remote;
 mod http_router;
 mod install;
+mod layering;
 mod model_server_faults;
 mod multiprocess;
 mod packet;

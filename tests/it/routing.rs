@@ -38,7 +38,7 @@ fn units(request: &Request) -> Option<Vec<Unit>> {
         vars: &[],
     };
     let analysis = vouch::shell::analyze(command, &env, &vouch::shell::Limits::DEFAULT);
-    let ctx = vouch::policy::inert::Context {
+    let ctx = vouch::policy::inert::InertContext {
         home: "/home/dev",
         protected: &[],
         git_system_config: Path::new("/nonexistent/gitconfig"),

@@ -32,7 +32,7 @@ enum Base {
 /// many candidates the parameter has: expanding them again per candidate
 /// made nested operators cost two or four times as much per level.
 #[derive(Default)]
-struct Operands {
+struct ParamOperands {
     /// `${v:-w}`, `${v:+w}`: the word's candidates were given already.
     word_given: bool,
     /// `${v:=w}`: the word's value.
@@ -56,7 +56,7 @@ impl Interp {
         }
         let bases = self.bases(exp, state);
         let limit = self.meter.limits.max_candidates as usize;
-        let mut operands = Operands::default();
+        let mut operands = ParamOperands::default();
         let mut out: Vec<XWord> = Vec::new();
         for base in bases {
             let results = if exp.length {
@@ -290,7 +290,7 @@ impl Interp {
         base: Base,
         quoted: bool,
         state: &mut State,
-        operands: &mut Operands,
+        operands: &mut ParamOperands,
     ) -> Vec<Base> {
         match &exp.op {
             ParamOp::None => vec![base],
@@ -396,7 +396,7 @@ impl Interp {
         word: &WordAst,
         base: Base,
         state: &mut State,
-        operands: &mut Operands,
+        operands: &mut ParamOperands,
     ) -> Vec<Base> {
         let null = nullness(&base, colon);
         if matches!(null, Null::No) {
@@ -455,7 +455,7 @@ impl Interp {
         word: &WordAst,
         _quoted: bool,
         state: &mut State,
-        operands: &mut Operands,
+        operands: &mut ParamOperands,
     ) -> Vec<Base> {
         if operands.word_given {
             return Vec::new();
@@ -475,7 +475,7 @@ impl Interp {
         &mut self,
         with: &WordAst,
         state: &mut State,
-        operands: &mut Operands,
+        operands: &mut ParamOperands,
     ) -> (Value, Option<Vec<RepPiece>>) {
         if let Some(done) = &operands.replacement {
             return done.clone();
@@ -491,7 +491,7 @@ impl Interp {
         offset: &str,
         length: Option<&str>,
         state: &mut State,
-        operands: &mut Operands,
+        operands: &mut ParamOperands,
     ) -> (Option<i64>, Option<Option<i64>>) {
         if let Some(range) = operands.range {
             return range;
@@ -507,7 +507,7 @@ impl Interp {
         &mut self,
         pattern: &WordAst,
         state: &mut State,
-        operands: &mut Operands,
+        operands: &mut ParamOperands,
     ) -> Vec<Text> {
         if let Some(done) = &operands.patterns {
             return done.clone();

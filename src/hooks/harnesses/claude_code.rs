@@ -34,7 +34,7 @@ use crate::request::Surface;
 use crate::audit::targets::{self, Rule, RuleLanguage};
 use crate::config::Config;
 use crate::hooks::snippet::{self, SnippetContext};
-use crate::hooks::Protected;
+use crate::hooks::HarnessFiles;
 
 pub struct ClaudeCode;
 
@@ -108,7 +108,7 @@ impl Harness for ClaudeCode {
         })
     }
 
-    fn protected(&self) -> Protected {
+    fn protected(&self) -> HarnessFiles {
         PROTECTED
     }
 
@@ -315,7 +315,7 @@ pub fn action(input: &Value) -> Result<Action, HookError> {
 }
 
 /// Claude Code's settings: its hooks, permission rules and modes.
-const PROTECTED: Protected = Protected {
+const PROTECTED: HarnessFiles = HarnessFiles {
     what: "Claude Code's settings",
     dirs: &[".claude"],
     files: &[

@@ -33,7 +33,7 @@ use crate::request::{Request, Surface};
 use crate::audit::targets::{self, Rule, RuleLanguage};
 use crate::request::canonical_json;
 use crate::hooks::snippet::SnippetContext;
-use crate::hooks::Protected;
+use crate::hooks::HarnessFiles;
 
 pub struct Codex;
 
@@ -92,7 +92,7 @@ impl Harness for Codex {
         })
     }
 
-    fn protected(&self) -> Protected {
+    fn protected(&self) -> HarnessFiles {
         PROTECTED
     }
 
@@ -338,7 +338,7 @@ pub fn patch_files(patch: &str) -> Vec<(Surface, String)> {
 
 /// Codex's configuration: everything under `.codex` (its config, hooks,
 /// rules and trusted hashes).
-const PROTECTED: Protected = Protected {
+const PROTECTED: HarnessFiles = HarnessFiles {
     what: "Codex's configuration",
     dirs: &[".codex"],
     files: &[&[".codex", "**"]],

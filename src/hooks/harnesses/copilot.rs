@@ -40,7 +40,7 @@ use crate::hooks::snippet::{self, SnippetContext};
 use crate::hooks::tools::{self, Action, Ids};
 use crate::hooks::transcript::{self, Line, str_of};
 use crate::hooks::{
-    Answer, Call, Event, Harness, HookError, Observed, Presence, Protected, Reply, TranscriptRef,
+    Answer, Call, Event, Harness, HookError, Observed, Presence, HarnessFiles, Reply, TranscriptRef,
 };
 use crate::request::{Request, Surface, TranscriptEntry};
 
@@ -77,7 +77,7 @@ const CLAUDE_PRE: &str = "PreToolUse";
 ///   the session log vouch reads as the transcript (a forged user message
 ///   there would be evidence). The rest of a session's directory
 ///   (`plan.md`, `files/`) is written by Copilot's agent in plan mode.
-const PROTECTED: Protected = Protected {
+const PROTECTED: HarnessFiles = HarnessFiles {
     what: "GitHub Copilot CLI's hooks, settings or session log",
     dirs: &[".copilot"],
     files: &[
@@ -129,7 +129,7 @@ impl Harness for Copilot {
         })
     }
 
-    fn protected(&self) -> Protected {
+    fn protected(&self) -> HarnessFiles {
         PROTECTED
     }
 

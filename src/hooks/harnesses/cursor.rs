@@ -24,7 +24,7 @@ use crate::hooks::{Answer, Call, Event, Harness, HookError, Observed, Presence, 
 use crate::request::{Request, Surface};
 use crate::audit::targets::{self, Rule, RuleLanguage};
 use crate::hooks::snippet::{self, SnippetContext};
-use crate::hooks::Protected;
+use crate::hooks::HarnessFiles;
 
 pub struct Cursor;
 
@@ -92,7 +92,7 @@ impl Harness for Cursor {
         })
     }
 
-    fn protected(&self) -> Protected {
+    fn protected(&self) -> HarnessFiles {
         PROTECTED
     }
 
@@ -300,7 +300,7 @@ fn tool_action(tool: &str, ti: &Value, cwd: Option<&str>) -> Result<Action, Hook
 }
 
 /// Cursor's hooks and permissions.
-const PROTECTED: Protected = Protected {
+const PROTECTED: HarnessFiles = HarnessFiles {
     what: "Cursor's hooks or permissions",
     dirs: &[".cursor"],
     files: &[

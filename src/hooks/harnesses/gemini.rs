@@ -31,7 +31,7 @@ use crate::request::{Request, Surface};
 use crate::audit::subject::Kind;
 use crate::audit::targets::{self, Rule, RuleLanguage};
 use crate::hooks::snippet::{self, SnippetContext};
-use crate::hooks::Protected;
+use crate::hooks::HarnessFiles;
 
 pub struct Gemini;
 
@@ -94,7 +94,7 @@ impl Harness for Gemini {
         })
     }
 
-    fn protected(&self) -> Protected {
+    fn protected(&self) -> HarnessFiles {
         PROTECTED
     }
 
@@ -329,7 +329,7 @@ fn mcp(tool: &str, ti: &Value, ctx: &Value) -> Action {
 }
 
 /// Gemini CLI's settings (hooks, `hooksConfig`, tool permissions).
-const PROTECTED: Protected = Protected {
+const PROTECTED: HarnessFiles = HarnessFiles {
     what: "Gemini CLI's settings",
     dirs: &[".gemini"],
     files: &[&[".gemini", "settings.json"]],

@@ -27,7 +27,7 @@ use crate::audit::targets::{self, Rule, RuleLanguage};
 use crate::hooks::snippet::SnippetContext;
 use crate::hooks::tools::{self, Action, Ids};
 use crate::hooks::{
-    Answer, Call, Event, Harness, HookError, Observed, Presence, Protected, Reply,
+    Answer, Call, Event, Harness, HookError, Observed, Presence, HarnessFiles, Reply,
 };
 use crate::request::Surface;
 
@@ -50,7 +50,7 @@ pub const PLUGIN_GRACE_SECS: u64 = 5;
 /// directory OpenCode walks up through, since it finds these by walking up)
 /// or to the home directory: plugins run arbitrary code inside OpenCode
 /// with no trust prompt, and `opencode.json` holds permissions and plugins.
-const PROTECTED: Protected = Protected {
+const PROTECTED: HarnessFiles = HarnessFiles {
     what: "OpenCode's configuration or plugins",
     dirs: &[".opencode"],
     files: &[
@@ -103,7 +103,7 @@ impl Harness for OpenCode {
         })
     }
 
-    fn protected(&self) -> Protected {
+    fn protected(&self) -> HarnessFiles {
         PROTECTED
     }
 

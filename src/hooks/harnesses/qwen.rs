@@ -38,7 +38,7 @@ use crate::hooks::snippet::{self, SnippetContext};
 use crate::hooks::tools::{self, Action, Ids};
 use crate::hooks::transcript::{self, Line, str_of};
 use crate::hooks::{
-    Answer, Call, Event, Harness, HookError, Observed, Presence, Protected, Reply, TranscriptRef,
+    Answer, Call, Event, Harness, HookError, Observed, Presence, HarnessFiles, Reply, TranscriptRef,
 };
 use crate::request::{Surface, TranscriptEntry};
 
@@ -63,7 +63,7 @@ pub const MAX_TIMEOUT_SECS: u64 = 999;
 /// decides whether a project's settings load at all. The rest of `.qwen/`
 /// (agents, commands, skills, chat records) is the agent's ordinary work,
 /// and removing or moving the whole directory is refused by name.
-const PROTECTED: Protected = Protected {
+const PROTECTED: HarnessFiles = HarnessFiles {
     what: "Qwen Code's settings or trusted folders",
     dirs: &[".qwen"],
     files: &[
@@ -137,7 +137,7 @@ impl Harness for Qwen {
         })
     }
 
-    fn protected(&self) -> Protected {
+    fn protected(&self) -> HarnessFiles {
         PROTECTED
     }
 

@@ -10,7 +10,7 @@ use crate::shell::effects::{self, Effects};
 use crate::shell::spec::Role;
 use crate::shell::{Analysis, Command, Limits, Value, glob, path};
 
-use super::Context;
+use super::DenyContext;
 use super::paths::{self, Target};
 
 /// Home, working directory and protected locations, normalized once.
@@ -29,7 +29,7 @@ pub(crate) struct Env {
 impl Env {
     /// Home, working directory and variables only: for the rules that
     /// never read the protected locations.
-    pub(crate) fn without_protected(ctx: &Context<'_>) -> Self {
+    pub(crate) fn without_protected(ctx: &DenyContext<'_>) -> Self {
         Env {
             home: path::normalize(ctx.home),
             cwd: ctx.cwd.map(path::normalize),
@@ -39,7 +39,7 @@ impl Env {
         }
     }
 
-    pub(crate) fn new(ctx: &Context<'_>) -> Self {
+    pub(crate) fn new(ctx: &DenyContext<'_>) -> Self {
         let home = path::normalize(ctx.home);
         let cwd = ctx.cwd.map(path::normalize);
         let normalize = |p: &String| {

@@ -15,8 +15,8 @@
 //! by itself; a candidate set is checked whole. When the command does not
 //! parse, or the analysis ran out of a budget, or runs code vouch does not
 //! read, and nothing that was read is a hard deny, the verdict is
-//! [`Verdict::ParseFailed`] or [`Verdict::Incomplete`] — never
-//! [`Verdict::Clear`]: the request goes to the reviewer with a note.
+//! [`DenyVerdict::ParseFailed`] or [`DenyVerdict::Incomplete`] — never
+//! [`DenyVerdict::Clear`]: the request goes to the reviewer with a note.
 
 mod container;
 mod device;
@@ -43,7 +43,7 @@ pub(crate) use facts::{Env, Facts};
 /// vouch's own files: the pipeline fills in the active locations (state
 /// dir, user config dir or file, installed binary, `--config` files).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Protected {
+pub struct VouchFiles {
     pub paths: Vec<String>,
     /// The entries of `paths` that hold configuration only, never vouch's
     /// tokens or key (the user configuration file and directory when the
@@ -57,11 +57,11 @@ pub struct Protected {
 
 /// What a check needs besides the request.
 #[derive(Debug, Clone, Copy)]
-pub struct Context<'a> {
+pub struct DenyContext<'a> {
     /// The request's home (or the service's HOME).
     pub home: &'a str,
     pub cwd: Option<&'a str>,
-    pub protected: &'a Protected,
+    pub protected: &'a VouchFiles,
     /// Budgets of the bash analysis (trusted configuration, `[analysis]`).
     pub limits: &'a Limits,
 }
@@ -89,7 +89,7 @@ impl HardDeny {
 
 /// The outcome of the hard-deny stage.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum DenyVerdict {
     Deny(HardDeny),
     /// No hard deny applies; later stages decide.
     Clear,
@@ -102,7 +102,7 @@ pub enum Verdict {
     /// The analysis stopped at a budget, or the command runs code a static
     /// reading cannot follow (an interpreter one-liner, a computed script),
     /// and nothing that was read is a hard deny. Handled like
-    /// [`Verdict::ParseFailed`], with an `analysis_incomplete` note.
+    /// [`DenyVerdict::ParseFailed`], with an `analysis_incomplete` note.
     Incomplete {
         note: String,
     },
@@ -113,7 +113,7 @@ pub(crate) fn deny(rule: HardRule, rationale: String) -> Option<HardDeny> {
 }
 
 /// Runs every hard-deny rule over `request`.
-pub fn check(request: &Request, ctx: &Context<'_>) -> Verdict {
+pub fn check(request: &Request, ctx: &DenyContext<'_>) -> DenyVerdict {
     check_analysed(request, ctx, None)
 }
 
@@ -122,7 +122,7 @@ pub fn check(request: &Request, ctx: &Context<'_>) -> Verdict {
 /// vouch knows and the configured budgets. The hard denies, redaction and
 /// the audit's template all read this value; nothing analyses the same
 /// text again.
-pub fn analyze_command(command: &str, ctx: &Context<'_>) -> shell::Analysis {
+pub fn analyze_command(command: &str, ctx: &DenyContext<'_>) -> shell::Analysis {
     analyze(command, &Env::without_protected(ctx), ctx.limits)
 }
 
@@ -131,27 +131,27 @@ pub fn analyze_command(command: &str, ctx: &Context<'_>) -> shell::Analysis {
 /// analyses it here.
 pub fn check_analysed(
     request: &Request,
-    ctx: &Context<'_>,
+    ctx: &DenyContext<'_>,
     analysis: Option<&shell::Analysis>,
-) -> Verdict {
+) -> DenyVerdict {
     let env = Env::new(ctx);
     for path in [request.path.as_deref(), request.resolved_path.as_deref()]
         .into_iter()
         .flatten()
     {
         if let Some(deny) = trust::path_surface(&request.surface, path, &env) {
-            return Verdict::Deny(deny);
+            return DenyVerdict::Deny(deny);
         }
     }
     match (request.command.as_deref(), analysis) {
         (Some(command), Some(analysis)) => judge(analysis, &env, ctx.limits, 0, Some(command)),
         (Some(command), None) => check_command_env(command, &env, ctx.limits, 0),
-        (None, _) => Verdict::Clear,
+        (None, _) => DenyVerdict::Clear,
     }
 }
 
 /// Runs the command rules over one bash command.
-pub fn check_command(command: &str, ctx: &Context<'_>) -> Verdict {
+pub fn check_command(command: &str, ctx: &DenyContext<'_>) -> DenyVerdict {
     check_command_env(command, &Env::new(ctx), ctx.limits, 0)
 }
 
@@ -174,7 +174,7 @@ fn analyze(command: &str, env: &Env, limits: &Limits) -> shell::Analysis {
 /// How many levels of shell strings inside interpreter code are judged.
 const MAX_EMBEDDED_DEPTH: u32 = 2;
 
-fn check_command_env(command: &str, env: &Env, limits: &Limits, depth: u32) -> Verdict {
+fn check_command_env(command: &str, env: &Env, limits: &Limits, depth: u32) -> DenyVerdict {
     judge(
         &analyze(command, env, limits),
         env,
@@ -193,21 +193,21 @@ fn judge(
     limits: &Limits,
     depth: u32,
     text: Option<&str>,
-) -> Verdict {
+) -> DenyVerdict {
     let mut facts = Facts::new(analysis, env, limits);
     if let Some(deny) = rules(&mut facts) {
-        return Verdict::Deny(deny);
+        return DenyVerdict::Deny(deny);
     }
     if analysis.commands.iter().any(|c| c.conservative) {
         let mut readings = Facts::new(analysis, env, limits).with_readings();
         if let Some(deny) = rules(&mut readings) {
-            return Verdict::Deny(conservative(deny));
+            return DenyVerdict::Deny(conservative(deny));
         }
     }
     if depth < MAX_EMBEDDED_DEPTH
         && let Some(deny) = embedded_denies(&facts, env, limits, depth)
     {
-        return Verdict::Deny(deny);
+        return DenyVerdict::Deny(deny);
     }
     // A command whose name is runtime data, or code vouch cannot follow
     // (a shell fed a script nobody can read, an interpreter's `system(c)`
@@ -225,13 +225,13 @@ fn judge(
         && let Some(text) = text
     {
         for string in text::code_readings(text) {
-            if let Verdict::Deny(deny) = check_command_env(&string, env, limits, depth + 1) {
+            if let DenyVerdict::Deny(deny) = check_command_env(&string, env, limits, depth + 1) {
                 let mut deny = conservative(deny);
                 deny.rationale = format!(
                     "code vouch cannot follow may run the string `{string}`: {}",
                     deny.rationale
                 );
-                return Verdict::Deny(deny);
+                return DenyVerdict::Deny(deny);
             }
         }
     }
@@ -243,15 +243,15 @@ fn judge(
         && let Some(text) = text
     {
         for segment in text::segments(text) {
-            if let Verdict::Deny(deny) = check_command_env(&segment, env, limits, depth + 1) {
+            if let DenyVerdict::Deny(deny) = check_command_env(&segment, env, limits, depth + 1) {
                 let mut deny = conservative(deny);
                 deny.rationale = format!("in the text `{segment}`: {}", deny.rationale);
-                return Verdict::Deny(deny);
+                return DenyVerdict::Deny(deny);
             }
         }
     }
     if let Some(error) = analysis.errors.first() {
-        return Verdict::ParseFailed {
+        return DenyVerdict::ParseFailed {
             error: error.to_string(),
         };
     }
@@ -264,10 +264,10 @@ fn judge(
     notes.extend(analysis.notes.iter().cloned());
     notes.extend(opaque_notes);
     match notes.first() {
-        Some(_) => Verdict::Incomplete {
+        Some(_) => DenyVerdict::Incomplete {
             note: notes.join("; "),
         },
-        None => Verdict::Clear,
+        None => DenyVerdict::Clear,
     }
 }
 
@@ -276,14 +276,14 @@ fn judge(
 /// runs.
 fn embedded_denies(facts: &Facts<'_>, env: &Env, limits: &Limits, depth: u32) -> Option<HardDeny> {
     for script in opaque::embedded_scripts(facts) {
-        if let Verdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
+        if let DenyVerdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
             d.rationale = format!("code handed to a shell (`{script}`): {}", d.rationale);
             return Some(d);
         }
     }
     // What a container runs on the directories it mounts.
     for script in container::scripts(facts) {
-        if let Verdict::Deny(d) = check_command_env(&script, env, limits, depth + 1) {
+        if let DenyVerdict::Deny(d) = check_command_env(&script, env, limits, depth + 1) {
             let mut d = conservative(d);
             d.rationale = format!(
                 "a container runs `{script}` on this machine's mounted paths: {}",
@@ -294,7 +294,7 @@ fn embedded_denies(facts: &Facts<'_>, env: &Env, limits: &Limits, depth: u32) ->
     }
     // Text a later shell runs: a startup file's new lines, an alias.
     for script in startup::later_scripts(facts) {
-        if let Verdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
+        if let DenyVerdict::Deny(mut d) = check_command_env(&script, env, limits, depth + 1) {
             d.rationale = format!(
                 "code left for later shells to run (`{script}`): {}",
                 d.rationale
@@ -339,7 +339,7 @@ const CLOCK_BUDGETS: [&str; 2] = ["parse_timeout_us", "analysis_timeout_us"];
 /// reads them ([`before_protected`]). An analysis the clock stopped (a
 /// backstop a plain line does not reach) is `None`: the clock is the one
 /// thing that could make it differ from [`check`]'s.
-pub fn check_before_protected(request: &Request, ctx: &Context<'_>) -> Option<HardDeny> {
+pub fn check_before_protected(request: &Request, ctx: &DenyContext<'_>) -> Option<HardDeny> {
     match check_early(request, ctx) {
         Early::Deny(deny, _) => Some(deny),
         Early::Undecided(_) => None,
@@ -361,7 +361,7 @@ pub enum Early {
 /// [`check_before_protected`], keeping the analysis it made. An analysis
 /// the clock stopped is not kept: the full check makes its own, the one
 /// case of a second analysis (a backstop a plain line does not reach).
-pub fn check_early(request: &Request, ctx: &Context<'_>) -> Early {
+pub fn check_early(request: &Request, ctx: &DenyContext<'_>) -> Early {
     if request.path.is_some() || request.resolved_path.is_some() {
         return Early::Undecided(None);
     }

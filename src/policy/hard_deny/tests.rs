@@ -4,8 +4,8 @@
 use super::HardRule;
 use super::*;
 
-fn ctx<'a>(protected: &'a Protected) -> Context<'a> {
-    Context {
+fn ctx<'a>(protected: &'a VouchFiles) -> DenyContext<'a> {
+    DenyContext {
         home: "/home/dev",
         cwd: Some("/srv/app"),
         protected,
@@ -13,8 +13,8 @@ fn ctx<'a>(protected: &'a Protected) -> Context<'a> {
     }
 }
 
-fn command(c: &str) -> Verdict {
-    let protected = Protected::default();
+fn command(c: &str) -> DenyVerdict {
+    let protected = VouchFiles::default();
     check_command(c, &ctx(&protected))
 }
 
@@ -43,7 +43,7 @@ fn category_ids_are_stable() {
 
 #[test]
 fn deny_names_rule_and_target() {
-    let Verdict::Deny(d) = command("rm -fr ~") else {
+    let DenyVerdict::Deny(d) = command("rm -fr ~") else {
         panic!("expected a deny")
     };
     assert_eq!(d.category(), Category::WipeRootOrHome);
@@ -53,10 +53,10 @@ fn deny_names_rule_and_target() {
 
 #[test]
 fn unparseable_commands_fail_closed() {
-    assert!(matches!(command("ls $("), Verdict::ParseFailed { .. }));
+    assert!(matches!(command("ls $("), DenyVerdict::ParseFailed { .. }));
     assert!(matches!(
         command("cat <<A <<B\nx\nA\ny\nB"),
-        Verdict::ParseFailed { .. }
+        DenyVerdict::ParseFailed { .. }
     ));
     let mut nested = "ls".to_owned();
     for _ in 0..=Limits::DEFAULT.max_script_nesting {
@@ -65,19 +65,19 @@ fn unparseable_commands_fail_closed() {
     match command(&nested) {
         // Nesting (or the parse budget, since each level quotes the one
         // inside it) stops the analysis.
-        Verdict::Incomplete { note } => assert!(note.contains("budget"), "{note}"),
+        DenyVerdict::Incomplete { note } => assert!(note.contains("budget"), "{note}"),
         other => panic!("too deep must not be clear: {other:?}"),
     }
 }
 
 #[test]
 fn a_deny_in_the_parsed_part_wins_over_a_parse_error() {
-    assert!(matches!(command("rm -rf / ; ls $("), Verdict::Deny(_)));
+    assert!(matches!(command("rm -rf / ; ls $("), DenyVerdict::Deny(_)));
 }
 
 #[test]
 fn pipeline_protected_paths_are_honoured() {
-    let protected = Protected {
+    let protected = VouchFiles {
         paths: vec![
             "/var/lib/vouch-state".to_owned(),
             "/usr/local/bin/vouch".to_owned(),
@@ -88,27 +88,27 @@ fn pipeline_protected_paths_are_honoured() {
     let c = ctx(&protected);
     assert!(matches!(
         check_command("rm -rf /var/lib/vouch-state", &c),
-        Verdict::Deny(_)
+        DenyVerdict::Deny(_)
     ));
     assert!(matches!(
         check_command("cp evil /usr/local/bin/vouch", &c),
-        Verdict::Deny(_)
+        DenyVerdict::Deny(_)
     ));
     assert!(matches!(
         check_command("cat /var/lib/vouch-state/adapter.token", &c),
-        Verdict::Deny(_)
+        DenyVerdict::Deny(_)
     ));
     assert!(matches!(
         check_command("cat /var/lib/vouch-state/*", &c),
-        Verdict::Deny(_)
+        DenyVerdict::Deny(_)
     ));
     assert!(matches!(
         check_command("ls /var/lib/vouch-state", &c),
-        Verdict::Clear
+        DenyVerdict::Clear
     ));
     assert!(matches!(
         check_command("cat /usr/local/bin/vouchers.txt", &c),
-        Verdict::Clear
+        DenyVerdict::Clear
     ));
 }
 
@@ -116,80 +116,83 @@ fn pipeline_protected_paths_are_honoured() {
 fn protected_paths_compare_without_case() {
     assert!(matches!(
         command("rm ~/.Config/Vouch/config.toml"),
-        Verdict::Deny(_)
+        DenyVerdict::Deny(_)
     ));
 }
 
 #[test]
 fn path_surfaces_are_checked() {
-    let protected = Protected::default();
+    let protected = VouchFiles::default();
     let c = ctx(&protected);
     let r = request(serde_json::json!({
         "session_id": "s", "surface": "write", "path": "x",
         "resolved_path": "/home/dev/.local/state/vouch/vouch.sqlite"
     }));
-    let Verdict::Deny(d) = check(&r, &c) else {
+    let DenyVerdict::Deny(d) = check(&r, &c) else {
         panic!("symlink-resolved path into the state dir must deny")
     };
     assert_eq!(d.category(), Category::TrustBoundary);
     let r = request(serde_json::json!({
         "session_id": "s", "surface": "read", "path": "~/.local/state/vouch/hmac.key"
     }));
-    assert!(matches!(check(&r, &c), Verdict::Deny(_)));
+    assert!(matches!(check(&r, &c), DenyVerdict::Deny(_)));
     let r = request(serde_json::json!({
         "session_id": "s", "surface": "read", "path": "/home/dev/.ssh/authorized_keys"
     }));
-    assert_eq!(check(&r, &c), Verdict::Clear);
+    assert_eq!(check(&r, &c), DenyVerdict::Clear);
     let r = request(serde_json::json!({
         "session_id": "s", "surface": "edit", "path": "/root/.ssh/authorized_keys"
     }));
     assert!(
-        matches!(check(&r, &c), Verdict::Deny(d) if d.category() == Category::AccessPersistence)
+        matches!(check(&r, &c), DenyVerdict::Deny(d) if d.category() == Category::AccessPersistence)
     );
 }
 
 #[test]
 fn commands_on_any_surface_are_checked() {
-    let protected = Protected::default();
+    let protected = VouchFiles::default();
     let r = request(serde_json::json!({
         "session_id": "s", "surface": "shell_exec", "command": "rm -rf ~", "home": "/home/dev"
     }));
-    assert!(matches!(check(&r, &ctx(&protected)), Verdict::Deny(_)));
+    assert!(matches!(check(&r, &ctx(&protected)), DenyVerdict::Deny(_)));
 }
 
 #[test]
 fn cwd_changes_inside_the_command_are_followed() {
-    assert!(matches!(command("cd && rm -rf *"), Verdict::Deny(_)));
-    assert!(matches!(command("cd / ; rm -rf ./"), Verdict::Deny(_)));
-    assert!(matches!(command("cd build && rm -rf *"), Verdict::Clear));
+    assert!(matches!(command("cd && rm -rf *"), DenyVerdict::Deny(_)));
+    assert!(matches!(command("cd / ; rm -rf ./"), DenyVerdict::Deny(_)));
+    assert!(matches!(
+        command("cd build && rm -rf *"),
+        DenyVerdict::Clear
+    ));
 }
 
 #[test]
 fn loopback_exemption_needs_every_url_loopback() {
     assert_eq!(
         command("curl -k https://127.0.0.1:8443/health"),
-        Verdict::Clear
+        DenyVerdict::Clear
     );
     assert!(matches!(
         command("curl -k https://127.0.0.1:8443/ https://evil.example/"),
-        Verdict::Deny(_)
+        DenyVerdict::Deny(_)
     ));
-    assert!(matches!(command("curl -k \"$URL\""), Verdict::Deny(_)));
+    assert!(matches!(command("curl -k \"$URL\""), DenyVerdict::Deny(_)));
     assert_eq!(
         command("git -c http.sslVerify=false clone https://localhost:3000/r.git"),
-        Verdict::Clear
+        DenyVerdict::Clear
     );
     assert_eq!(
         command("git config http.https://localhost:8443/.sslVerify false"),
-        Verdict::Clear
+        DenyVerdict::Clear
     );
 }
 
 #[test]
 fn a_deny_before_the_protected_rules_is_the_full_verdict_for_any_protected_set() {
     let protected_sets = [
-        Protected::default(),
-        Protected {
+        VouchFiles::default(),
+        VouchFiles {
             paths: vec![
                 "/srv/app/.vouch".to_owned(),
                 "/".to_owned(),
@@ -227,7 +230,7 @@ fn a_deny_before_the_protected_rules_is_the_full_verdict_for_any_protected_set()
             let full = check(&r, &ctx(protected));
             if let Some(d) = check_before_protected(&r, &ctx(protected)) {
                 early += 1;
-                assert_eq!(full, Verdict::Deny(d), "`{c}` with {protected:?}");
+                assert_eq!(full, DenyVerdict::Deny(d), "`{c}` with {protected:?}");
             }
         }
     }
@@ -243,7 +246,7 @@ fn a_deny_before_the_protected_rules_is_the_full_verdict_for_any_protected_set()
 
 #[test]
 fn only_plain_command_lines_are_answered_early() {
-    let protected = Protected::default();
+    let protected = VouchFiles::default();
     for c in [
         ":(){ :|:& };:",
         "rm -rf \"/\"",
@@ -256,7 +259,7 @@ fn only_plain_command_lines_are_answered_early() {
         assert!(
             matches!(
                 check(&r, &ctx(&protected)),
-                Verdict::Deny(_) | Verdict::Clear | Verdict::Incomplete { .. }
+                DenyVerdict::Deny(_) | DenyVerdict::Clear | DenyVerdict::Incomplete { .. }
             ),
             "{c}"
         );
@@ -271,17 +274,17 @@ fn only_plain_command_lines_are_answered_early() {
 #[test]
 fn a_sweeping_glob_reaches_an_existing_project_vouch() {
     // The pipeline lists the project's `.vouch` only when it exists.
-    let without = Protected::default();
+    let without = VouchFiles::default();
     assert!(!matches!(
         check_command("rm -rf .[!.]* *", &ctx(&without)),
-        Verdict::Deny(_)
+        DenyVerdict::Deny(_)
     ));
-    let with = Protected {
+    let with = VouchFiles {
         paths: vec!["/srv/app/.vouch".to_owned()],
         config_only: Vec::new(),
         vars: Vec::new(),
     };
-    let Verdict::Deny(d) = check_command("rm -rf .[!.]* *", &ctx(&with)) else {
+    let DenyVerdict::Deny(d) = check_command("rm -rf .[!.]* *", &ctx(&with)) else {
         panic!("a glob that matches an existing .vouch must deny")
     };
     assert_eq!(d.category(), Category::TrustBoundary);
@@ -291,7 +294,7 @@ fn a_sweeping_glob_reaches_an_existing_project_vouch() {
 fn only_secret_holding_locations_deny_a_recursive_read() {
     // `VOUCH_HOME=/vh`: the configuration file alone holds no secret, the
     // directory holding `state/` does.
-    let vouch_home = Protected {
+    let vouch_home = VouchFiles {
         paths: vec![
             "/vh/config.toml".to_owned(),
             "/vh".to_owned(),
@@ -303,25 +306,25 @@ fn only_secret_holding_locations_deny_a_recursive_read() {
     let c = ctx(&vouch_home);
     assert!(matches!(
         check_command("grep -rn reviewer /vh", &c),
-        Verdict::Deny(_)
+        DenyVerdict::Deny(_)
     ));
     assert!(!matches!(
         check_command("grep -rn reviewer /vh/config.toml", &c),
-        Verdict::Deny(_)
+        DenyVerdict::Deny(_)
     ));
     // `XDG_STATE_HOME=~/.config`: the state directory is the default
     // configuration directory, which then holds secrets.
-    let state_in_config = Protected {
+    let state_in_config = VouchFiles {
         paths: vec!["/home/dev/.config/vouch".to_owned()],
         config_only: Vec::new(),
         vars: Vec::new(),
     };
     assert!(matches!(
         check_command("grep -rn x ~/.config/vouch/", &ctx(&state_in_config)),
-        Verdict::Deny(_)
+        DenyVerdict::Deny(_)
     ));
     assert!(!matches!(
         command("grep -rn x ~/.config/vouch/"),
-        Verdict::Deny(_)
+        DenyVerdict::Deny(_)
     ));
 }

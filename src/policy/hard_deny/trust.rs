@@ -12,7 +12,7 @@
 //! exactly when it exists.
 
 use super::HardRule;
-use crate::hooks::{HarnessId, Protected};
+use crate::hooks::{HarnessFiles, HarnessId};
 use crate::request::Surface;
 use crate::shell::spec::{Modifier, Role};
 use crate::shell::{Seg, Text, Value};
@@ -191,7 +191,7 @@ fn secret_name(target: &Target) -> bool {
 }
 
 /// An agent harness's permission configuration, by path shape: each
-/// harness's [`Protected`] files (from its adapter), Pi's, and `.vouch`.
+/// harness's [`HarnessFiles`] files (from its adapter), Pi's, and `.vouch`.
 fn harness_config(t: &Target, whole_tree: bool) -> Option<&'static str> {
     let parts = t.components();
     let n = parts.len();
@@ -227,7 +227,7 @@ fn harness_config(t: &Target, whole_tree: bool) -> Option<&'static str> {
 }
 
 /// Every harness adapter's protected configuration.
-fn harnesses() -> impl Iterator<Item = Protected> {
+fn harnesses() -> impl Iterator<Item = HarnessFiles> {
     HarnessId::all().map(|h| h.harness().protected())
 }
 

@@ -6,11 +6,13 @@
 //! role is read-only and what it names may be read. Nothing here lists a
 //! command or an option: the knowledge is the table's, the proof is here.
 
-use vouch_shell::options::{Item, OptName, OptValue, Parsed};
-use vouch_shell::spec::{CommandSpec, Inert, Modifier, Operands, Role, Trees};
+use crate::shell::options::{Item, OptName, OptValue, Parsed};
+use crate::shell::spec::{CommandSpec, Inert, Modifier, Operands, Role, Trees};
 
 use super::tree::{Narrowing, tree_walk, xargs_splits};
-use super::{Context, Word, content_path_refusal, expand_pattern, script_refusal, tree_refusal};
+use super::{
+    InertContext, Word, content_path_refusal, expand_pattern, script_refusal, tree_refusal,
+};
 
 /// What the unit showed, for the rationale.
 pub(super) enum Shown {
@@ -33,7 +35,7 @@ impl Shown {
 
 /// The option's label as written in a reason.
 fn label(name: &OptName) -> String {
-    vouch_shell::effects::option_label(name)
+    crate::shell::effects::option_label(name)
 }
 
 /// The role the entry gives option `name`'s value (`Value` when unlisted).
@@ -171,7 +173,7 @@ fn given<'w>(
     search: Search<'_>,
     args: &[Word<'w>],
     cwd: Option<&str>,
-    ctx: &Context<'_>,
+    ctx: &InertContext<'_>,
 ) -> Result<Given<'w>, String> {
     let parsed = Parsed::new(&spec.options, args);
     let glob_safe = options_all_plain(spec);
@@ -252,7 +254,7 @@ pub(super) fn reader_refusal(
     trees: Trees,
     args: &[Word<'_>],
     cwd: Option<&str>,
-    ctx: &Context<'_>,
+    ctx: &InertContext<'_>,
 ) -> Result<Shown, String> {
     for file in spec.startup_files {
         let path = format!("{}/{file}", ctx.home.trim_end_matches('/'));
@@ -416,7 +418,7 @@ fn check_word(
     word: Word<'_>,
     search: Search<'_>,
     cwd: Option<&str>,
-    ctx: &Context<'_>,
+    ctx: &InertContext<'_>,
     shown: &mut Shown,
 ) -> Result<(), String> {
     match role {

@@ -19,8 +19,8 @@
 //!   holding one would become other words: the walk then refuses any such
 //!   name ([`super::tree::Narrowing::names_split`]).
 
-use vouch_shell::options::{Item, Parsed};
-use vouch_shell::{Analysis, Arg, Command};
+use crate::shell::options::{Item, Parsed};
+use crate::shell::{Analysis, Arg, Command};
 
 /// Which argument positions of a unit are found paths, and of what.
 #[derive(Debug, Clone, Default)]
@@ -93,7 +93,7 @@ fn name_globs(args: &[&str]) -> Vec<String> {
 /// redirection but `2>/dev/null` (`2>&1` and `|&` put its error messages,
 /// words of its own choosing, among the paths).
 fn prints_only_paths(find: &Command) -> bool {
-    use vouch_shell::RedirectOp;
+    use crate::shell::RedirectOp;
     find.redirects.iter().all(|r| {
         r.fd == 2
             && matches!(
@@ -163,7 +163,7 @@ fn from_find_exec(unit: &Command, find: &Command) -> Option<FoundArgs> {
 
 fn from_xargs(unit: &Command, xargs: &Command, analysis: &Analysis) -> Option<FoundArgs> {
     let args = known_args(xargs)?;
-    let spec = vouch_shell::spec::lookup("xargs")?;
+    let spec = crate::shell::spec::lookup("xargs")?;
     let parsed = Parsed::new(&spec.options, &args);
     let mut nul = false;
     let mut first_operand = args.len();

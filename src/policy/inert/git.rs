@@ -19,8 +19,8 @@
 
 use std::path::{Path, PathBuf};
 
-use vouch_shell::options::{Item, OptName, OptionSpec, Parsed};
-use vouch_shell::spec::git::{self as knowledge, Sub};
+use crate::shell::options::{Item, OptName, OptionSpec, Parsed};
+use crate::shell::spec::git::{self as knowledge, Sub};
 
 /// How much configuration is read before giving up (not inert).
 const MAX_CONFIG_BYTES: u64 = 256 * 1024;
@@ -30,7 +30,7 @@ const MAX_DEPTH: usize = 64;
 const MAX_HOOKS: usize = 256;
 
 /// Why the git unit's subcommand and its words are not inert (`None`: they
-/// are), by the table's knowledge of git (`vouch_shell::spec::git`).
+/// are), by the table's knowledge of git (`crate::shell::spec::git`).
 pub fn argument_refusal(name: &str, rest: &[&str]) -> Option<String> {
     let Some(sub) = knowledge::subcommand(name) else {
         return Some(format!("`git {name}` is not in the read-only list"));

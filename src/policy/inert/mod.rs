@@ -34,9 +34,9 @@ mod tree;
 
 use std::path::Path;
 
-use vouch_shell::options::{Item, OptName, OptValue, Parsed};
-use vouch_shell::spec::{self, CommandSpec, Dialect, Inert, Modifier};
-use vouch_shell::{Analysis, Arg, Command, CommandKind, Origin, RedirectOp};
+use crate::shell::options::{Item, OptName, OptValue, Parsed};
+use crate::shell::spec::{self, CommandSpec, Dialect, Inert, Modifier};
+use crate::shell::{Analysis, Arg, Command, CommandKind, Origin, RedirectOp};
 
 use crate::policy::credentials::is_sensitive_path;
 
@@ -45,7 +45,7 @@ pub const RULE_ID: &str = crate::rules::StageRule::InertReadOnly.as_str();
 
 /// What the stage found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum InertVerdict {
     /// Every unit only reads: one line per unit saying why.
     Inert(Vec<String>),
     /// Not proven; the reason (for logs and tests), and the request goes on
@@ -55,7 +55,7 @@ pub enum Verdict {
 
 /// What the stage needs besides the analysis.
 #[derive(Debug, Clone, Copy)]
-pub struct Context<'a> {
+pub struct InertContext<'a> {
     /// The request's home (for `~/.gitconfig` and the tree rule).
     pub home: &'a str,
     /// vouch's own protected paths: never read by an inert command.
@@ -121,10 +121,10 @@ pub const SYSTEM_BIN: &[&str] = &[
 ];
 
 /// Judges one analysed bash command.
-pub fn judge(command: &str, analysis: &Analysis, ctx: &Context<'_>) -> Verdict {
+pub fn judge(command: &str, analysis: &Analysis, ctx: &InertContext<'_>) -> InertVerdict {
     match prove(command, analysis, ctx) {
-        Ok(units) => Verdict::Inert(units),
-        Err(why) => Verdict::NotProven(why),
+        Ok(units) => InertVerdict::Inert(units),
+        Err(why) => InertVerdict::NotProven(why),
     }
 }
 
@@ -135,11 +135,11 @@ pub fn judge(command: &str, analysis: &Analysis, ctx: &Context<'_>) -> Verdict {
 pub fn judge_with_units(
     command: &str,
     analysis: &Analysis,
-    ctx: &Context<'_>,
-) -> (Verdict, Option<Vec<crate::policy::routing::Unit>>) {
+    ctx: &InertContext<'_>,
+) -> (InertVerdict, Option<Vec<crate::policy::routing::Unit>>) {
     if !analysis.is_complete() || !analysis.notes.is_empty() {
         return (
-            Verdict::NotProven("the analysis is not complete".to_owned()),
+            InertVerdict::NotProven("the analysis is not complete".to_owned()),
             None,
         );
     }
@@ -179,14 +179,18 @@ pub fn judge_with_units(
         first_refusal.get_or_insert_with(|| "a program vouch does not know runs".to_owned());
     }
     let verdict = match (first_refusal, units.is_empty()) {
-        (Some(why), _) => Verdict::NotProven(why),
-        (None, true) => Verdict::NotProven("nothing runs".to_owned()),
-        (None, false) => Verdict::Inert(reasons),
+        (Some(why), _) => InertVerdict::NotProven(why),
+        (None, true) => InertVerdict::NotProven("nothing runs".to_owned()),
+        (None, false) => InertVerdict::Inert(reasons),
     };
     (verdict, Some(units))
 }
 
-fn prove(command: &str, analysis: &Analysis, ctx: &Context<'_>) -> Result<Vec<String>, String> {
+fn prove(
+    command: &str,
+    analysis: &Analysis,
+    ctx: &InertContext<'_>,
+) -> Result<Vec<String>, String> {
     if !analysis.is_complete() || !analysis.notes.is_empty() {
         return Err("the analysis is not complete".to_owned());
     }
@@ -326,12 +330,12 @@ fn steering(name: &str) -> bool {
 #[derive(Debug, Clone, Copy)]
 struct Word<'a> {
     text: Option<&'a str>,
-    pattern: Option<&'a vouch_shell::Text>,
+    pattern: Option<&'a crate::shell::Text>,
     /// A path a `find` of the command printed ([`found`]).
     found: Option<&'a found::FoundArgs>,
 }
 
-impl vouch_shell::options::OptWord for Word<'_> {
+impl crate::shell::options::OptWord for Word<'_> {
     fn known(&self) -> Option<&str> {
         self.text
     }
@@ -393,9 +397,9 @@ fn words<'a>(
 /// bash's pathname expansion would list them (the pattern only in the last
 /// component). Past [`MAX_GLOB_ENTRIES`] directory entries it is not proven.
 fn expand_pattern(
-    pattern: &vouch_shell::Text,
+    pattern: &crate::shell::Text,
     cwd: Option<&str>,
-    ctx: &Context<'_>,
+    ctx: &InertContext<'_>,
 ) -> Result<Vec<String>, String> {
     let home = ctx.home;
     let source = pattern.pattern_source();
@@ -413,7 +417,7 @@ fn expand_pattern(
     let base = absolute(dir, cwd, home)?;
     // The pattern as a path first: `~/.ssh/*`, `*.pem`, vouch's `*.token`.
     content_path_refusal(&format!("{base}/{last}"), cwd, ctx)?;
-    let component = vouch_shell::glob::pattern_of(last);
+    let component = crate::shell::glob::pattern_of(last);
     let mut found = Vec::new();
     let Ok(entries) = std::fs::read_dir(&base) else {
         // Nothing to match: bash passes the pattern as one literal name,
@@ -427,7 +431,7 @@ fn expand_pattern(
         let entry = entry.map_err(|e| format!("`{base}`: {e}"))?;
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if vouch_shell::glob::matches(&component, &name, vouch_shell::glob::Mode::PATHNAME) {
+        if crate::shell::glob::matches(&component, &name, crate::shell::glob::Mode::PATHNAME) {
             found.push(format!("{base}/{name}"));
         }
     }
@@ -441,7 +445,7 @@ fn unit_reason(
     index: usize,
     unit: &Command,
     analysis: &Analysis,
-    ctx: &Context<'_>,
+    ctx: &InertContext<'_>,
 ) -> Result<String, String> {
     unit_preconditions(unit)?;
     let cwd = unit.cwd.as_known().map(str::to_owned);
@@ -579,43 +583,47 @@ fn program_name(unit: &Command) -> Result<String, String> {
 /// command after it — or a budget spent). Only here-documents pay for the
 /// check (an analysis of the body with the default budgets).
 fn staged_text_refusal(
-    text: &vouch_shell::Value,
+    text: &crate::shell::Value,
     cwd: Option<&str>,
-    ctx: &Context<'_>,
+    ctx: &InertContext<'_>,
 ) -> Result<(), String> {
-    let protected = crate::policy::hard_deny::Protected {
+    let protected = crate::policy::hard_deny::VouchFiles {
         paths: ctx.protected.to_vec(),
         config_only: Vec::new(),
         vars: Vec::new(),
     };
-    let floor = crate::policy::hard_deny::Context {
+    let floor = crate::policy::hard_deny::DenyContext {
         home: ctx.home,
         cwd,
         protected: &protected,
-        limits: &vouch_shell::Limits::DEFAULT,
+        limits: &crate::shell::Limits::DEFAULT,
     };
     for candidate in text.candidates() {
         let body = candidate
             .as_known()
             .ok_or("a here-document or here-string whose text is not known statically")?;
         match crate::policy::hard_deny::check_command(body, &floor) {
-            crate::policy::hard_deny::Verdict::Deny(deny) => {
+            crate::policy::hard_deny::DenyVerdict::Deny(deny) => {
                 return Err(format!(
                     "a here-document or here-string holding a command the floor denies ({})",
                     deny.rule_id()
                 ));
             }
-            crate::policy::hard_deny::Verdict::ParseFailed { .. }
-            | crate::policy::hard_deny::Verdict::Incomplete { .. } => {
+            crate::policy::hard_deny::DenyVerdict::ParseFailed { .. }
+            | crate::policy::hard_deny::DenyVerdict::Incomplete { .. } => {
                 return Err("a here-document or here-string the floor cannot read whole".to_owned());
             }
-            crate::policy::hard_deny::Verdict::Clear => {}
+            crate::policy::hard_deny::DenyVerdict::Clear => {}
         }
     }
     Ok(())
 }
 
-fn redirects_refusal(unit: &Command, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
+fn redirects_refusal(
+    unit: &Command,
+    cwd: Option<&str>,
+    ctx: &InertContext<'_>,
+) -> Result<(), String> {
     for r in &unit.redirects {
         match r.op {
             RedirectOp::Duplicate => {}
@@ -650,7 +658,11 @@ fn redirects_refusal(unit: &Command, cwd: Option<&str>, ctx: &Context<'_>) -> Re
 /// A file read for its contents: a known path, not sensitive by name nor
 /// through its symlinks, not one of vouch's files, not under `/proc` or
 /// `/dev`.
-fn content_path_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
+fn content_path_refusal(
+    path: &str,
+    cwd: Option<&str>,
+    ctx: &InertContext<'_>,
+) -> Result<(), String> {
     if path == "-" {
         return Ok(());
     }
@@ -663,7 +675,7 @@ fn content_path_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Res
             || ctx
                 .protected
                 .iter()
-                .any(|p| vouch_shell::path::is_ancestor_or_self(p, name))
+                .any(|p| crate::shell::path::is_ancestor_or_self(p, name))
         {
             return Err(format!("`{path}` is a sensitive file"));
         }
@@ -671,8 +683,8 @@ fn content_path_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Res
         // an exported token, another project's caches) are not the agent's
         // to read unasked; the system's (`/etc/os-release`) and the
         // project's are.
-        let in_home = vouch_shell::path::is_ancestor_or_self(ctx.home, name);
-        let in_tree = cwd.is_some_and(|c| vouch_shell::path::is_ancestor_or_self(c, name));
+        let in_home = crate::shell::path::is_ancestor_or_self(ctx.home, name);
+        let in_tree = cwd.is_some_and(|c| crate::shell::path::is_ancestor_or_self(c, name));
         if in_home && !in_tree {
             return Err(format!(
                 "`{path}` is one of the user's files outside the working directory"
@@ -719,7 +731,7 @@ fn physical(path: &str, cwd: Option<&str>, home: &str) -> Option<String> {
             } else {
                 format!("{}/{rest}", real.display())
             };
-            return Some(vouch_shell::path::normalize(&joined));
+            return Some(crate::shell::path::normalize(&joined));
         }
     }
     None
@@ -732,10 +744,10 @@ fn absolute(path: &str, cwd: Option<&str>, home: &str) -> Result<String, String>
         None => path.to_owned(),
     };
     if expanded.starts_with('/') {
-        return Ok(vouch_shell::path::normalize(&expanded));
+        return Ok(crate::shell::path::normalize(&expanded));
     }
     let cwd = cwd.ok_or("a relative path in a directory not known statically")?;
-    Ok(vouch_shell::path::join(cwd, &expanded))
+    Ok(crate::shell::path::join(cwd, &expanded))
 }
 
 /// A path sensitive by its name alone: the credential list and the names
@@ -808,7 +820,7 @@ fn embeds_credentials(path: &str) -> bool {
 
 /// A directory tree searched: not `/`, not the home itself or above, not
 /// a system directory, not sensitive.
-fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), String> {
+fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &InertContext<'_>) -> Result<(), String> {
     let absolute = absolute(path, cwd, ctx.home)?;
     let mut names = vec![absolute.clone()];
     names.extend(physical(path, cwd, ctx.home));
@@ -817,16 +829,16 @@ fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), 
             "/etc", "/proc", "/sys", "/dev", "/var", "/boot", "/root", "/run",
         ]
         .iter()
-        .any(|d| vouch_shell::path::is_ancestor_or_self(d, name));
-        if vouch_shell::path::is_ancestor_or_self(name, ctx.home) || system {
+        .any(|d| crate::shell::path::is_ancestor_or_self(d, name));
+        if crate::shell::path::is_ancestor_or_self(name, ctx.home) || system {
             return Err(format!(
                 "`{path}` is a tree that holds the home or system files"
             ));
         }
         // As for a file read: the user's own files outside the working
         // tree are not the agent's to search (`rg '' sub/../.bashrc`).
-        let in_home = vouch_shell::path::is_ancestor_or_self(ctx.home, name);
-        let in_tree = cwd.is_some_and(|c| vouch_shell::path::is_ancestor_or_self(c, name));
+        let in_home = crate::shell::path::is_ancestor_or_self(ctx.home, name);
+        let in_tree = cwd.is_some_and(|c| crate::shell::path::is_ancestor_or_self(c, name));
         if in_home && !in_tree {
             return Err(format!(
                 "`{path}` is one of the user's trees outside the working directory"
@@ -837,8 +849,8 @@ fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &Context<'_>) -> Result<(), 
         // exist yet cannot be shown unread: refused.
         if sensitive_by_name(name)
             || ctx.protected.iter().any(|p| {
-                vouch_shell::path::is_ancestor_or_self(p, name)
-                    || (vouch_shell::path::is_ancestor_or_self(name, p)
+                crate::shell::path::is_ancestor_or_self(p, name)
+                    || (crate::shell::path::is_ancestor_or_self(name, p)
                         && std::fs::symlink_metadata(p).is_err())
             })
         {
@@ -970,7 +982,7 @@ fn wrapper_options(
     spec: &CommandSpec,
     args: &[&str],
     cwd: Option<&str>,
-    ctx: &Context<'_>,
+    ctx: &InertContext<'_>,
 ) -> Result<Parsed, String> {
     let parsed = Parsed::new(&spec.options, args);
     for item in &parsed.items {
@@ -981,7 +993,7 @@ fn wrapper_options(
                 at,
             } => {
                 derive::option_refusal(name, spec, opt, args.get(*at).copied())?;
-                if derive::option_role(spec, opt) == vouch_shell::spec::Role::Read {
+                if derive::option_role(spec, opt) == crate::shell::spec::Role::Read {
                     let file = value
                         .and_then(|v| option_value(args, v))
                         .ok_or("an option's file is not known")?;
@@ -1010,7 +1022,7 @@ fn shell_refusal(
     args: &[&str],
     analysis: &Analysis,
     cwd: Option<&str>,
-    ctx: &Context<'_>,
+    ctx: &InertContext<'_>,
 ) -> Result<(), String> {
     // The script's own words are not the shell's options.
     let parsed = wrapper_options(name, spec, args, cwd, ctx)?;
@@ -1034,7 +1046,7 @@ fn runner_refusal(
     args: &[&str],
     analysis: &Analysis,
     cwd: Option<&str>,
-    ctx: &Context<'_>,
+    ctx: &InertContext<'_>,
 ) -> Result<(), String> {
     let parsed = wrapper_options(name, spec, args, cwd, ctx)?;
     let substitutes = parsed.items.iter().any(|item| {
@@ -1042,7 +1054,7 @@ fn runner_refusal(
             if derive::option_modifiers(spec, opt).any(|m| m == Modifier::Substitutes))
     });
     if substitutes
-        && children(index, analysis).any(|c| c.name().is_some_and(vouch_shell::spec::is_shell))
+        && children(index, analysis).any(|c| c.name().is_some_and(crate::shell::spec::is_shell))
     {
         return Err(format!(
             "`{name}` puts its input into a shell script's text"
@@ -1057,13 +1069,13 @@ fn runner_refusal(
 }
 
 /// `find`: lists names. Any primary outside the table's listing ones
-/// ([`vouch_shell::find::LISTING`]: no `-exec`, `-delete`, `-fprint`, …)
+/// ([`crate::shell::find::LISTING`]: no `-exec`, `-delete`, `-fprint`, …)
 /// refuses it.
 fn find_refusal(
     args: &[&str],
     runs: bool,
     cwd: Option<&str>,
-    ctx: &Context<'_>,
+    ctx: &InertContext<'_>,
 ) -> Result<(), String> {
     let (mut roots, i) = find_roots(args);
     let mut takes_value = false;
@@ -1089,12 +1101,12 @@ fn find_refusal(
             }
             continue;
         }
-        if !vouch_shell::find::LISTING.contains(word) {
+        if !crate::shell::find::LISTING.contains(word) {
             return Err(format!(
                 "`find` with `{word}`, which runs, deletes or writes (or is not known)"
             ));
         }
-        takes_value = vouch_shell::find::ONE_ARG.contains(word);
+        takes_value = crate::shell::find::ONE_ARG.contains(word);
     }
     if roots.is_empty() {
         roots.push(".");
@@ -1110,7 +1122,7 @@ fn find_refusal(
             || ctx
                 .protected
                 .iter()
-                .any(|p| vouch_shell::path::is_ancestor_or_self(p, &path));
+                .any(|p| crate::shell::path::is_ancestor_or_self(p, &path));
         if sensitive {
             return Err(format!("`find` in `{root}`, a sensitive directory"));
         }
@@ -1160,7 +1172,7 @@ fn git_refusal(
     spec: &CommandSpec,
     args: &[&str],
     cwd: Option<&str>,
-    ctx: &Context<'_>,
+    ctx: &InertContext<'_>,
 ) -> Result<(), String> {
     let cwd = cwd.ok_or("git in a directory not known statically")?;
     // `git -C DIR`: the repository is DIR's.

@@ -2,7 +2,7 @@
 //! `jq` filters): inert only when nothing in them writes, reads another
 //! file, runs a program or prints the environment.
 
-use vouch_shell::spec::Dialect;
+use crate::shell::spec::Dialect;
 
 /// Why a program text is not inert, or `None` when it is.
 pub fn refusal(kind: Dialect, text: &str) -> Option<String> {

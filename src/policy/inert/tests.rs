@@ -2,15 +2,15 @@ use std::path::Path;
 
 use super::*;
 
-fn verdict(command: &str) -> Verdict {
-    let env = vouch_shell::ShellEnv {
+fn verdict(command: &str) -> InertVerdict {
+    let env = crate::shell::ShellEnv {
         cwd: Some("/srv/app"),
         home: "/home/dev",
         vars: &[],
     };
-    let analysis = vouch_shell::analyze(command, &env, &vouch_shell::Limits::DEFAULT);
+    let analysis = crate::shell::analyze(command, &env, &crate::shell::Limits::DEFAULT);
     let protected = vec!["/home/dev/.config/vouch".to_owned()];
-    let ctx = Context {
+    let ctx = InertContext {
         home: "/home/dev",
         protected: &protected,
         git_system_config: Path::new("/nonexistent/gitconfig"),
@@ -40,7 +40,7 @@ fn plain_reads_are_inert() {
         "cat README.md 2>&1 | head -50",
     ] {
         assert!(
-            matches!(verdict(command), Verdict::Inert(_)),
+            matches!(verdict(command), InertVerdict::Inert(_)),
             "{command}: {:?}",
             verdict(command)
         );
@@ -86,7 +86,7 @@ fn look_alikes_are_not() {
         "xargs rm < list",
     ] {
         assert!(
-            matches!(verdict(command), Verdict::NotProven(_)),
+            matches!(verdict(command), InertVerdict::NotProven(_)),
             "{command}: {:?}",
             verdict(command)
         );

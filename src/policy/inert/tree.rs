@@ -22,14 +22,14 @@
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use crate::shell::spec::{Select, Trees};
 use globset::{Glob, GlobMatcher};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
-use vouch_shell::spec::{Select, Trees};
 
-use super::{Context, absolute, content_path_refusal, sensitive_by_name, tree_refusal};
+use super::{InertContext, absolute, content_path_refusal, sensitive_by_name, tree_refusal};
 
 /// At most this many directory entries and ignore-file lines are checked
 /// before the search is not proven.
@@ -86,7 +86,7 @@ pub(super) fn tree_walk(
     trees: Trees,
     narrowing: &Narrowing,
     cwd: Option<&str>,
-    ctx: &Context<'_>,
+    ctx: &InertContext<'_>,
 ) -> Result<(), String> {
     let root = PathBuf::from(absolute(path, cwd, ctx.home)?);
     let mut budget = Budget {
@@ -146,7 +146,7 @@ pub(super) fn tree_walk(
                 || ctx
                     .protected
                     .iter()
-                    .any(|p| vouch_shell::path::is_ancestor_or_self(p, &shown));
+                    .any(|p| crate::shell::path::is_ancestor_or_self(p, &shown));
             if kind.is_symlink() {
                 match target {
                     // Walked as well, followed or not (`grep -R`, `rg -L`
@@ -314,7 +314,7 @@ impl Ripgrep {
     fn new(
         narrowing: &Narrowing,
         root: &Path,
-        ctx: &Context<'_>,
+        ctx: &InertContext<'_>,
         budget: &mut Budget<'_>,
     ) -> Result<Ripgrep, String> {
         let mut overrides = OverrideBuilder::new("/");

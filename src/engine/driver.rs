@@ -1,4 +1,4 @@
-//! The thin shell around the decision table: it gathers what
+//! The driver around the decision table: it gathers what
 //! [`pipeline::decide`] asks for, applies the effects it returns, and does
 //! the same for [`pipeline::conclude`] after the model.
 //!
@@ -57,9 +57,9 @@ struct Fixed<'a> {
     now: u64,
     trusted: &'a LoadedConfig,
     project: ProjectConfig,
-    hard_deny: hard_deny::Verdict,
+    hard_deny: hard_deny::DenyVerdict,
     /// The inert stage's verdict, from the same analysis.
-    inert: Option<crate::policy::inert::Verdict>,
+    inert: Option<crate::policy::inert::InertVerdict>,
     /// How an inert command runs confined, when it can ([`confined_form`]).
     confined: Option<crate::confine::Confined>,
     /// The units routing's command templates match, from the same analysis.
@@ -120,12 +120,12 @@ pub(super) fn decide_early(
     let home = request_home(engine, request);
     // Not read by the categories that answer here (the doc of
     // `check_before_protected`); the full list needs the project's files.
-    let protected = hard_deny::Protected {
+    let protected = hard_deny::VouchFiles {
         paths: Vec::new(),
         config_only: Vec::new(),
         vars: known_vars(engine),
     };
-    let ctx = hard_deny::Context {
+    let ctx = hard_deny::DenyContext {
         home: &home,
         cwd: request.cwd.as_deref(),
         protected: &protected,
@@ -133,7 +133,7 @@ pub(super) fn decide_early(
     };
     let (verdict, starts_another) = match hard_deny::check_early(request, &ctx) {
         hard_deny::Early::Deny(deny, analysis) => (
-            hard_deny::Verdict::Deny(deny),
+            hard_deny::DenyVerdict::Deny(deny),
             Some(crate::audit::subject::starts_another_command(&analysis)),
         ),
         hard_deny::Early::Undecided(analysis) => return Err(analysis),
@@ -204,15 +204,15 @@ fn inert_and_units(
     request: &Request,
     trusted: &Config,
     templates: bool,
-    hard_deny: &hard_deny::Verdict,
+    hard_deny: &hard_deny::DenyVerdict,
     analysis: Option<&crate::shell::Analysis>,
     home: &str,
     protected: &[String],
 ) -> (
-    Option<crate::policy::inert::Verdict>,
+    Option<crate::policy::inert::InertVerdict>,
     Option<Vec<crate::policy::routing::Unit>>,
 ) {
-    let clear = matches!(hard_deny, hard_deny::Verdict::Clear);
+    let clear = matches!(hard_deny, hard_deny::DenyVerdict::Clear);
     let bash = request.surface == crate::request::Surface::Bash;
     let wanted = trusted.inert.enabled || templates;
     let (true, true, true, Some(command), Some(analysis)) =
@@ -221,7 +221,7 @@ fn inert_and_units(
         return (None, None);
     };
     let denied = denied_paths(&trusted.inert.deny_paths, protected, request, home);
-    let ctx = crate::policy::inert::Context {
+    let ctx = crate::policy::inert::InertContext {
         home,
         protected: denied.as_deref().unwrap_or(protected),
         git_system_config: Path::new("/etc/gitconfig"),
@@ -249,9 +249,9 @@ fn inert_and_units(
 fn confined_form(
     engine: &Engine,
     request: &Request,
-    inert: Option<&crate::policy::inert::Verdict>,
+    inert: Option<&crate::policy::inert::InertVerdict>,
 ) -> Option<crate::confine::Confined> {
-    let (Some(crate::policy::inert::Verdict::Inert(_)), Some(command)) =
+    let (Some(crate::policy::inert::InertVerdict::Inert(_)), Some(command)) =
         (inert, request.command.as_deref())
     else {
         return None;
@@ -294,14 +294,14 @@ fn denied_paths(
     let mut all = protected.to_vec();
     for entry in configured {
         let absolute = if entry == "~" {
-            vouch_shell::path::normalize(home)
+            crate::shell::path::normalize(home)
         } else if let Some(rest) = entry.strip_prefix("~/") {
-            vouch_shell::path::join(home, rest)
+            crate::shell::path::join(home, rest)
         } else if entry.starts_with('/') {
-            vouch_shell::path::normalize(entry)
+            crate::shell::path::normalize(entry)
         } else {
             match request.cwd.as_deref() {
-                Some(cwd) => vouch_shell::path::join(cwd, entry),
+                Some(cwd) => crate::shell::path::join(cwd, entry),
                 None => "/".to_owned(),
             }
         };
@@ -337,7 +337,7 @@ impl<'a> Fixed<'a> {
                 .map(|file| (file, root.clone())),
             (None, _) | (_, true) => None,
         };
-        let protected = hard_deny::Protected {
+        let protected = hard_deny::VouchFiles {
             paths,
             config_only: engine.inner.protected.config_only_for_home(&home),
             vars: known_vars(engine),
@@ -346,7 +346,7 @@ impl<'a> Fixed<'a> {
             .path
             .as_deref()
             .and_then(|p| resolve_path(p, request.cwd.as_deref()));
-        let ctx = hard_deny::Context {
+        let ctx = hard_deny::DenyContext {
             home: &home,
             cwd: request.cwd.as_deref(),
             protected: &protected,

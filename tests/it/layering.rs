@@ -1,0 +1,267 @@
+//! The crate's layers (`src/lib.rs`, "Layers"): a top-level module imports
+//! only from its own layer or those below it. The test reads every
+//! `crate::<module>` path in `src/` (comments and `#[cfg(test)] mod tests`
+//! blocks left out) and fails on an import upward that is not one of the
+//! [`KNOWN_UPWARD`] exceptions — and on an exception that no longer occurs,
+//! so the list only shrinks. It also fails when the circles between
+//! top-level modules are not exactly [`KNOWN_CIRCLES`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Lowest first. The same order is written in `src/lib.rs`.
+const LAYERS: &[&[&str]] = &[
+    // The shared vocabulary and leaves: no crate import above them.
+    &[
+        "names",
+        "json",
+        "clock",
+        "paths",
+        "rules",
+        "shell",
+        "request",
+        "telemetry",
+    ],
+    &["config"],
+    // What decides, and its data.
+    &["policy", "evidence", "reviewer", "decision", "confine"],
+    // State and its stores.
+    &["store", "session", "grants", "audit", "feed"],
+    &["pipeline"],
+    &["engine"],
+    // The ways in.
+    &["hooks", "http", "server", "install", "doctor", "eval"],
+    &["cli"],
+];
+
+/// Imports upward that stay, each with why: `(from, to, reason)`.
+const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
+    (
+        "config",
+        "policy",
+        "the trusted configuration compiles and checks its routing rules (policy::routing) when it loads",
+    ),
+    (
+        "policy",
+        "hooks",
+        "the trust-boundary hard denies read each harness's protected files from the harness registry",
+    ),
+    (
+        "audit",
+        "hooks",
+        "the audit's rule suggestions are written in each harness's rule language, from the harness registry",
+    ),
+    (
+        "session",
+        "pipeline",
+        "session::apply applies the effects the decision table returns",
+    ),
+];
+
+/// Circles between top-level modules that stay (each sorted). Today one:
+/// the four [`KNOWN_UPWARD`] imports close it through most of the crate.
+/// Without them two would be left, inside layers: `confine`, `decision`,
+/// `policy` and `reviewer` (the decision carries the reviewer's verdict and
+/// the confined form; the ceiling and inert read the decision's
+/// vocabulary), and `hooks` with `install` (each harness file writes its
+/// own install snippet). Removing an upward import shrinks this list.
+const KNOWN_CIRCLES: &[&[&str]] = &[&[
+    "audit", "config", "confine", "decision", "engine", "evidence", "feed", "grants", "hooks",
+    "install", "pipeline", "policy", "reviewer", "session", "store",
+]];
+
+fn src() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The code of a file without comments and its unit-test module.
+fn code(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The top-level modules a file names through `crate::…` (paths and `use
+/// crate::{a, b::c}` groups).
+fn imports(code: &str, modules: &BTreeSet<&str>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let name = ident(item.trim());
+                if modules.contains(name.as_str()) {
+                    out.insert(name);
+                }
+            }
+        } else {
+            let name = ident(rest);
+            if modules.contains(name.as_str()) {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+/// Module → the modules it imports, with the files that do.
+fn graph() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let modules: BTreeSet<&str> = LAYERS.iter().flat_map(|l| l.iter().copied()).collect();
+    let root = src();
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut out: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for file in files {
+        let rel = file.strip_prefix(&root).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let module = first.trim_end_matches(".rs").to_owned();
+        if !modules.contains(module.as_str()) || rel.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for target in imports(&code(&text), &modules) {
+            if target != module {
+                out.entry(module.clone())
+                    .or_default()
+                    .entry(target)
+                    .or_default()
+                    .insert(rel.display().to_string());
+            }
+        }
+    }
+    out
+}
+
+fn layer_of(module: &str) -> usize {
+    LAYERS
+        .iter()
+        .position(|l| l.contains(&module))
+        .unwrap_or_else(|| panic!("`{module}` is in no layer"))
+}
+
+#[test]
+fn every_top_level_module_has_a_layer() {
+    let text = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    for line in text.lines() {
+        let name = line
+            .strip_prefix("pub mod ")
+            .and_then(|l| l.strip_suffix(';'))
+            .or_else(|| {
+                line.strip_prefix("pub use vouch_shell as ")
+                    .and_then(|l| l.strip_suffix(';'))
+            });
+        if let Some(name) = name {
+            layer_of(name);
+        }
+    }
+}
+
+#[test]
+fn modules_import_only_downward_but_the_known_exceptions() {
+    let graph = graph();
+    let mut unexpected = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (from, targets) in &graph {
+        for (to, files) in targets {
+            if layer_of(to) <= layer_of(from) {
+                continue;
+            }
+            match KNOWN_UPWARD.iter().find(|(f, t, _)| f == from && t == to) {
+                Some(_) => {
+                    seen.insert((from.clone(), to.clone()));
+                }
+                None => unexpected.push(format!("{from} -> {to} ({files:?})")),
+            }
+        }
+    }
+    assert!(
+        unexpected.is_empty(),
+        "imports from a lower layer to a higher one (move what is shared down):\n{}",
+        unexpected.join("\n")
+    );
+    let gone: Vec<String> = KNOWN_UPWARD
+        .iter()
+        .filter(|(f, t, _)| !seen.contains(&((*f).to_owned(), (*t).to_owned())))
+        .map(|(f, t, _)| format!("{f} -> {t}"))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "these exceptions no longer occur; remove them from KNOWN_UPWARD: {gone:?}"
+    );
+}
+
+/// The strongly connected components of more than one module.
+fn circles(graph: &BTreeMap<String, BTreeMap<String, BTreeSet<String>>>) -> Vec<Vec<String>> {
+    let nodes: BTreeSet<&String> = graph
+        .keys()
+        .chain(graph.values().flat_map(|t| t.keys()))
+        .collect();
+    let reaches = |from: &String| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.clone()];
+        while let Some(n) = stack.pop() {
+            for next in graph.get(&n).into_iter().flat_map(|t| t.keys()) {
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reach: BTreeMap<&String, BTreeSet<String>> =
+        nodes.iter().map(|n| (*n, reaches(n))).collect();
+    let mut out: BTreeSet<Vec<String>> = BTreeSet::new();
+    for n in &nodes {
+        let mut component: Vec<String> = nodes
+            .iter()
+            .filter(|m| reach[*n].contains(**m) && reach[*m].contains(*n))
+            .map(|m| (*m).clone())
+            .collect();
+        if component.len() > 1 {
+            component.sort();
+            out.insert(component);
+        }
+    }
+    out.into_iter().collect()
+}
+
+#[test]
+fn the_circles_between_modules_are_the_known_ones() {
+    let found = circles(&graph());
+    let known: Vec<Vec<String>> = KNOWN_CIRCLES
+        .iter()
+        .map(|c| c.iter().map(|m| (*m).to_owned()).collect())
+        .collect();
+    assert_eq!(
+        found, known,
+        "circles between top-level modules changed (a new one is a layering error; a gone one \
+         should leave KNOWN_CIRCLES)"
+    );
+}
