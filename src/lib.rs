@@ -230,7 +230,7 @@
 //!
 //! A top-level module imports only from its own layer or those below
 //! (`tests/it/layering.rs` reads every `crate::` path and fails on any
-//! other; its `KNOWN_UPWARD` list says which four remain and why, and may
+//! other; its `KNOWN_UPWARD` list says which three remain and why, and may
 //! only shrink). Lowest first:
 //!
 //! 1. the shared vocabulary and leaves: [`names`] (with [`names::Outcome`]
@@ -244,10 +244,11 @@
 //! 7. the ways in: [`hooks`], [`http`], [`server`], [`install`],
 //!    [`doctor`], [`eval`]; 8. [`cli`].
 //!
-//! The four imports upward that remain: `config` compiles routing
+//! The three imports upward that remain: `config` compiles routing
 //! (`policy::routing`) as it loads; the trust-boundary hard denies and the
-//! audit's rule suggestions read the harness registry (`hooks`);
-//! `session::apply` applies the table's effects (`pipeline::Effect`).
+//! audit's rule suggestions read the harness registry (`hooks`). The
+//! table's effects are declared beside what applies them
+//! (`session::effects`, re-exported as `pipeline::Effect`).
 
 pub mod audit;
 pub mod cli;

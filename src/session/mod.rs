@@ -14,6 +14,7 @@
 //! Human authorizations are created in [`overrides`]; the interactive CLI
 //! commands live in [`operator`].
 
+pub mod effects;
 pub mod operator;
 pub mod overrides;
 pub mod prompts;
@@ -23,10 +24,10 @@ use serde::Serialize;
 use crate::config::{BreakerConfig, Config};
 use crate::decision::{Outcome, RiskLevel};
 use crate::names::named_enum;
-use crate::pipeline::{DenialRecord, Effect};
 use crate::reviewer::Verdict;
 use crate::store::sql::{DbError, DbResult, Row, params};
 use crate::store::{PruneClock, Store, StoreError, Transaction, ms_from_sql, sql_ms};
+pub use effects::{DenialRecord, Effect};
 
 /// How long a turn's counters are kept after their last update. A turn that
 /// is idle this long is over; a new turn starts closed anyway.

@@ -51,15 +51,10 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
         "hooks",
         "the audit's rule suggestions are written in each harness's rule language, from the harness registry",
     ),
-    (
-        "session",
-        "pipeline",
-        "session::apply applies the effects the decision table returns",
-    ),
 ];
 
 /// Circles between top-level modules that stay (each sorted). Today one:
-/// the four [`KNOWN_UPWARD`] imports close it through most of the crate.
+/// the three [`KNOWN_UPWARD`] imports close it through most of the crate.
 /// Without them two would be left, inside layers: `confine`, `decision`,
 /// `policy` and `reviewer` (the decision carries the reviewer's verdict and
 /// the confined form; the ceiling and inert read the decision's
