@@ -362,9 +362,17 @@ fn collect(listener: &UnixListener, recorder_id: (u64, u64), n: u64) -> (Vec<Rec
     let mut rejected = Vec::new();
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
-        if let Err(why) = check_peer(&stream, recorder_id) {
-            rejected.push(why);
-            continue;
+        match check_peer(&stream, recorder_id) {
+            Peer::Recorder => {}
+            // Killed with its sandbox before it could be looked at (`cmd &`
+            // as the script's last word): it was never acknowledged, so the
+            // program it stands for never ran — as a recorder killed
+            // mid-report below.
+            Peer::Gone => continue,
+            Peer::Rejected(why) => {
+                rejected.push(why);
+                continue;
+            }
         }
         let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
         let mut line = String::new();
@@ -388,18 +396,29 @@ fn collect(listener: &UnixListener, recorder_id: (u64, u64), n: u64) -> (Vec<Rec
     (records, rejected)
 }
 
+/// Who is at the other end of a connection.
+enum Peer {
+    /// A process whose executable is the recorder.
+    Recorder,
+    /// A process that exited before it could be looked at.
+    Gone,
+    /// Anything else, and why.
+    Rejected(String),
+}
+
 /// The peer must be a process whose executable is the recorder (this test
 /// binary), identified by device and inode.
-fn check_peer(stream: &UnixStream, recorder_id: (u64, u64)) -> Result<(), String> {
-    let cred = rustix::net::sockopt::socket_peercred(stream)
-        .map_err(|e| format!("no peer credentials: {e}"))?;
+fn check_peer(stream: &UnixStream, recorder_id: (u64, u64)) -> Peer {
+    let cred = match rustix::net::sockopt::socket_peercred(stream) {
+        Ok(cred) => cred,
+        Err(e) => return Peer::Rejected(format!("no peer credentials: {e}")),
+    };
     let pid = cred.pid.as_raw_nonzero().get();
-    let meta = std::fs::metadata(format!("/proc/{pid}/exe"))
-        .map_err(|e| format!("peer {pid}: cannot stat its executable: {e}"))?;
-    if (meta.dev(), meta.ino()) == recorder_id {
-        Ok(())
-    } else {
-        Err(format!("peer {pid} is not the recorder"))
+    match std::fs::metadata(format!("/proc/{pid}/exe")) {
+        Ok(meta) if (meta.dev(), meta.ino()) == recorder_id => Peer::Recorder,
+        Ok(_) => Peer::Rejected(format!("peer {pid} is not the recorder")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Peer::Gone,
+        Err(e) => Peer::Rejected(format!("peer {pid}: cannot stat its executable: {e}")),
     }
 }
 
