@@ -271,16 +271,7 @@ impl Interp {
             return (flow, out.unwrap_or_else(Output::empty));
         }
         let Some(name) = first.as_known().map(str::to_owned) else {
-            let cmd = self.command(
-                &state,
-                argv,
-                CommandKind::Unresolved,
-                call.assigns.to_vec(),
-                call.redirects,
-            );
-            let index = self.emit(cmd, Output::unknown(Sources::none()));
-            self.unknown_name(index, &argv_of(&self.commands, index), call.assigns, &state);
-            return (Flow::either(state), self.output_of(index));
+            return self.unresolved(argv, call.assigns, call.redirects, state);
         };
         if name == "coproc" {
             return self.coproc(argv, call, state);
@@ -368,6 +359,10 @@ impl Interp {
         redirects: &[Redirect],
         state: State,
     ) -> (Flow, Output) {
+        // `command $CMD …`, `exec $CMD …`: a program named at run time.
+        if argv.first().is_some_and(|a| a.as_known().is_none()) {
+            return self.unresolved(argv, assigns, redirects, state);
+        }
         let printed = self.printed_by(&argv, &state);
         let cmd = self.command(
             &state,
@@ -380,6 +375,28 @@ impl Interp {
         self.run_by_path(index, &argv, assigns, &state);
         let flow = self.run_external(index, &argv, assigns, state);
         (flow, self.output_of(index))
+    }
+
+    /// A command whose name is runtime data: recorded as unresolved, with
+    /// the readings of it as each program the hard denies name
+    /// ([`Interp::unknown_name`]).
+    fn unresolved(
+        &mut self,
+        argv: Vec<Arg>,
+        assigns: &[(String, Value)],
+        redirects: &[Redirect],
+        state: State,
+    ) -> (Flow, Output) {
+        let cmd = self.command(
+            &state,
+            argv,
+            CommandKind::Unresolved,
+            assigns.to_vec(),
+            redirects,
+        );
+        let index = self.emit(cmd, Output::unknown(Sources::none()));
+        self.unknown_name(index, &argv_of(&self.commands, index), assigns, &state);
+        (Flow::either(state), self.output_of(index))
     }
 
     /// A program named by a path that the command itself made: a file it

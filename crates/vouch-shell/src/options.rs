@@ -626,6 +626,18 @@ impl Parsed {
             _ => None,
         })
     }
+
+    /// Where the operands may start: the first operand, or an earlier word
+    /// whose text is not known — it may be the first operand (`nice $CMD
+    /// -rf /`: the program is runtime data, and `-rf` is its, not nice's).
+    /// What a wrapper runs starts here, so a program named at run time is
+    /// never skipped over.
+    pub fn first_operand_or_unknown(&self) -> Option<usize> {
+        self.items.iter().find_map(|item| match item {
+            Item::Operand { at } | Item::Unknown { at } => Some(*at),
+            _ => None,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -337,7 +337,7 @@ impl Interp {
                 if parsed.has_modifier(spec, Modifier::NoRun) {
                     return Flow::either(state);
                 }
-                let mut start = parsed.first_operand().unwrap_or(args.len());
+                let mut start = parsed.first_operand_or_unknown().unwrap_or(args.len());
                 if name == "nice" || name == "renice" {
                     // `nice -5 cmd`: an old-style adjustment.
                     while args.get(start).and_then(Arg::as_known).is_some_and(|t| {
@@ -695,7 +695,7 @@ impl Interp {
         if parsed.has_modifier(spec, Modifier::NoRun) {
             return;
         }
-        let Some(start) = parsed.first_operand() else {
+        let Some(start) = parsed.first_operand_or_unknown() else {
             if parsed.has(&["i", "login", "s", "shell"]) {
                 self.stdin_shell(index, assigns, state);
             }
@@ -740,7 +740,7 @@ impl Interp {
             .values(&["C", "chdir"])
             .last()
             .map(|v| option_value(args, *v));
-        let mut start = parsed.first_operand().unwrap_or(args.len());
+        let mut start = parsed.first_operand_or_unknown().unwrap_or(args.len());
         if args.get(start).and_then(Arg::as_known) == Some("-") {
             start += 1;
         }
@@ -796,7 +796,7 @@ impl Interp {
         state: &State,
     ) {
         let parsed = parse_args(spec, args);
-        let start = parsed.first_operand().unwrap_or(args.len());
+        let start = parsed.first_operand_or_unknown().unwrap_or(args.len());
         let mut template: Vec<Arg> = args.iter().skip(start).cloned().collect();
         if template.is_empty() {
             template.push(Arg::known("echo"));
@@ -929,7 +929,7 @@ impl Interp {
             self.run_scripts(texts, child, index, true);
             return;
         }
-        let Some(lock) = parsed.first_operand() else {
+        let Some(lock) = parsed.first_operand_or_unknown() else {
             return;
         };
         let rest: Vec<Arg> = args.iter().skip(lock + 1).cloned().collect();
@@ -945,7 +945,7 @@ impl Interp {
 
     fn watch(&mut self, index: Option<usize>, spec: &CommandSpec, args: &[Arg], state: &State) {
         let parsed = parse_args(spec, args);
-        let Some(start) = parsed.first_operand() else {
+        let Some(start) = parsed.first_operand_or_unknown() else {
             return;
         };
         let rest: Vec<Arg> = args.iter().skip(start).cloned().collect();
@@ -982,7 +982,7 @@ impl Interp {
             let scripts = self.value_scripts(&script);
             self.run_scripts(scripts, child.clone(), index, true);
         }
-        let Some(start) = parsed.first_operand() else {
+        let Some(start) = parsed.first_operand_or_unknown() else {
             return;
         };
         let rest: Vec<Arg> = args.iter().skip(start).cloned().collect();
