@@ -240,16 +240,18 @@ impl StageRule {
     /// `3` is `routing/rule-3`. An id without a parameter is returned as
     /// it is.
     pub fn with(self, param: &str) -> String {
-        let id = self.as_str();
-        match (id.find('{'), id.find('}')) {
-            (Some(open), Some(close)) if open < close => {
-                let (head, _) = id.split_at(open);
-                let (_, tail) = id.split_at(close + 1);
-                format!("{head}{param}{tail}")
-            }
-            _ => id.to_owned(),
+        match around_param(self.as_str()) {
+            Some((head, tail)) => format!("{head}{param}{tail}"),
+            None => self.as_str().to_owned(),
         }
     }
+}
+
+/// What comes before and after the `{…}` parameter of an id, if it has one.
+fn around_param(id: &str) -> Option<(&str, &str)> {
+    let (head, rest) = id.split_once('{')?;
+    let (_, tail) = rest.split_once('}')?;
+    Some((head, tail))
 }
 
 /// Any deterministic rule a decision can name.
@@ -295,16 +297,13 @@ impl RuleId {
 
     /// Whether `text` is this rule's id (with any value for a parameter).
     pub fn matches(self, text: &str) -> bool {
-        let id = self.as_str();
-        match (id.find('{'), id.find('}')) {
-            (Some(open), Some(close)) if open < close => {
-                let (head, _) = id.split_at(open);
-                let (_, tail) = id.split_at(close + 1);
+        match around_param(self.as_str()) {
+            Some((head, tail)) => {
                 text.len() > head.len() + tail.len()
                     && text.starts_with(head)
                     && text.ends_with(tail)
             }
-            _ => text == id,
+            None => text == self.as_str(),
         }
     }
 

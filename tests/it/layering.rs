@@ -7,7 +7,9 @@
 //! top-level modules are not exactly [`KNOWN_CIRCLES`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+
+use crate::support::rust_files;
 
 /// Lowest first. The same order is written in `src/lib.rs`.
 const LAYERS: &[&[&str]] = &[
@@ -69,17 +71,6 @@ fn src() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The code of a file without comments and its unit-test module.
 fn code(text: &str) -> String {
     let text = match text.find("#[cfg(test)]\nmod tests") {
@@ -125,8 +116,7 @@ fn imports(code: &str, modules: &BTreeSet<&str>) -> BTreeSet<String> {
 fn graph() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
     let modules: BTreeSet<&str> = LAYERS.iter().flat_map(|l| l.iter().copied()).collect();
     let root = src();
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
+    let files = rust_files(&root);
     let mut out: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
     for file in files {
         let rel = file.strip_prefix(&root).unwrap();

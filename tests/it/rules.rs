@@ -5,9 +5,11 @@
 //! that each fixture's `expect_rule` is registered and fires, is checked
 //! where those fixtures run: `tests/hard_deny.rs`.)
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use vouch::rules::{Family, RuleId, StageRule};
+
+use crate::support::rust_files;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -21,18 +23,6 @@ fn docs_rules_md_is_the_generated_page() {
         on_disk == vouch::rules::reference_page(),
         "docs/rules.md is stale: run `cargo run --example rules_doc > docs/rules.md`"
     );
-}
-
-/// Every `.rs` file under `dir`.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// Where `text` holds a string literal starting with a rule family's id and
@@ -60,9 +50,8 @@ fn id_literals(text: &str) -> Vec<String> {
 
 #[test]
 fn no_rule_id_is_spelled_outside_the_registry() {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
-    rust_files(&root().join("crates/vouch-shell/src"), &mut files);
+    let mut files = rust_files(&root().join("src"));
+    files.extend(rust_files(&root().join("crates/vouch-shell/src")));
     let registry = root().join("src/rules.rs");
     let mut found = Vec::new();
     for file in files.iter().filter(|f| **f != registry) {
