@@ -162,7 +162,12 @@ impl Interp {
 
     /// Files written by `>` / `>>` with statically known text: a script
     /// staged this way (`echo 'rm -rf /' > x; bash x`) is still read.
-    fn remember_files(&mut self, redirects: &[Redirect], out: Option<&Output>, flow: &mut Flow) {
+    pub(crate) fn remember_files(
+        &mut self,
+        redirects: &[Redirect],
+        out: Option<&Output>,
+        flow: &mut Flow,
+    ) {
         for r in redirects {
             if r.fd != 1 || !r.op.writes() {
                 continue;
@@ -177,13 +182,25 @@ impl Interp {
                 };
                 let files = Rc::make_mut(&mut st.files);
                 let previous = files.remove(&path);
-                let text = out.and_then(|o| o.text.clone());
-                let content = match (r.op, previous, text) {
-                    (RedirectOp::Append | RedirectOp::AppendAll, Some(old), Some(new)) => {
-                        super::interp::concat_values(&old, &new, &mut self.meter)
+                // Bytes nobody can know (another command's output, what the
+                // file held on disk) are a hole in the text, never the
+                // reason to forget the known part: `echo 'rm -rf /' > x;
+                // cat f >> x; bash x` still runs the known line.
+                let hole =
+                    || Value::text(Text::any(out.map(|o| o.from.clone()).unwrap_or_default()));
+                let text = out.and_then(|o| o.text.clone()).unwrap_or_else(hole);
+                let content = match (r.op, previous) {
+                    (RedirectOp::Append | RedirectOp::AppendAll, Some(old)) => {
+                        super::interp::concat_values(&old, &text, &mut self.meter)
                     }
-                    (RedirectOp::Append | RedirectOp::AppendAll, None, _) => None,
-                    (_, _, text) => text,
+                    (RedirectOp::Append | RedirectOp::AppendAll, None) => {
+                        super::interp::concat_values(
+                            &Value::text(Text::any(Sources::none())),
+                            &text,
+                            &mut self.meter,
+                        )
+                    }
+                    (_, _) => Some(text),
                 };
                 if let Some(c) = content {
                     files.insert(path, c);

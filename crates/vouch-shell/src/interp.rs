@@ -828,8 +828,11 @@ impl Interp {
         let saved_stdin = state.stdin.clone();
         let (expanded, stdout) = self.redirects(redirs, &mut state);
         let pushed = expanded.len();
-        self.redirect_stack.extend(expanded);
+        self.redirect_stack.extend(expanded.iter().cloned());
         let (mut flow, out) = self.exec(inner, state);
+        // `{ echo 'rm -rf /'; cat f; } > x.sh`: what the group wrote is
+        // the file's text, as for a simple command.
+        self.remember_files(&expanded, Some(&out), &mut flow);
         let new_len = self.redirect_stack.len().saturating_sub(pushed);
         self.redirect_stack.truncate(new_len);
         for s in [flow.ok.as_mut(), flow.fail.as_mut()].into_iter().flatten() {
