@@ -448,6 +448,7 @@ impl Interp {
             // `$0` is the path it was run by (`$0 &` in it runs it again).
             if let Arg::Field(name) = first {
                 child.arg0 = name.clone();
+                child.assign_value("BASH_SOURCE", name, &self.known);
             }
             child.positional = Some(Rc::new(
                 argv.iter()

@@ -598,8 +598,10 @@ impl Interp {
             let file = operands.first().and_then(|&at| args.get(at)).cloned();
             child.positional = Some(Rc::new(rest(1)));
             // `$0` is the script file's name (`bash $0` runs it again).
+            // `$BASH_SOURCE` too (`bash "$BASH_SOURCE" &`).
             if let Some(Arg::Field(name)) = &file {
                 child.arg0 = name.clone();
+                child.assign_value("BASH_SOURCE", name, &self.known);
             }
             file.and_then(|f| self.script_file_text(&f, state))
         } else {
