@@ -17,12 +17,12 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use vouch::config::routing::Router;
 use vouch::config::{Config, LoadedConfig};
 use vouch::pipeline::{Gathered, GrantInput, Inputs, Need, Step};
 use vouch::policy::hard_deny::{
     DenyContext, DenyVerdict, VouchFiles, check, check_before_protected,
 };
-use vouch::policy::routing::Router;
 use vouch::request::Request;
 
 #[path = "../tests/it/support/fixtures.rs"]

@@ -13,9 +13,13 @@
 //! - [`tighten`]: the project overlay fold.
 //! - [`show`]: `vouch config show`.
 //! - [`cache`]: per-project results, re-validated with one `stat`.
+//! - [`routing`]: the routing table (design §6.2), compiled as a layer loads
+//!   so a bad pattern is an error naming its file and key, and asked on
+//!   the hot path.
 
 pub mod cache;
 pub mod layers;
+pub mod routing;
 pub mod show;
 pub mod spec;
 pub mod tighten;

@@ -9,12 +9,15 @@
 //! `message` is derived from the rest once, at construction, so it can never
 //! disagree with them.
 
+pub mod ceiling;
+
 use serde::Serialize;
 
 use crate::config::FailClosed;
 use crate::names::named_enum;
 pub use crate::names::{Outcome, RiskLevel};
-use crate::reviewer::Verdict;
+pub use crate::reviewer::verdict::UserAuthorization;
+pub use crate::reviewer::{ReviewStats, Verdict};
 
 named_enum! {
     /// Which stage of the pipeline decided.
@@ -117,32 +120,11 @@ impl Fault {
     }
 }
 
-named_enum! {
-    /// How clearly the user authorized this exact action, as judged by the model.
-    pub enum UserAuthorization {
-        Unknown = "unknown",
-        Low = "low",
-        Medium = "medium",
-        High = "high",
-    }
-}
-
 /// A one-use grant for a sandbox broker.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Grant {
     pub token: String,
     pub expires_at_ms: u64,
-}
-
-/// Cost and timing of a model-backed review.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct ReviewStats {
-    pub model: String,
-    pub calls: u32,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub packet_tokens_estimate: u64,
-    pub duration_ms: u64,
 }
 
 /// What the agent may be told about overriding a denial.
@@ -179,7 +161,7 @@ pub enum VerdictSource {
     Cache,
 }
 
-/// A verdict after the host rules ([`crate::policy::ceiling::apply`]).
+/// A verdict after the host rules ([`ceiling::apply`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Judged<'a> {
     pub verdict: &'a Verdict,

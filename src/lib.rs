@@ -61,7 +61,8 @@
 //!   runtime, and a hook with `--server` keeps what only its machine can
 //!   judge (`floor_here`).
 //! - [`decision`]: the decision, its per-stage constructors and the words
-//!   said to the agent; [`names`]: `named_enum!`, which writes each
+//!   said to the agent, and the risk ceilings that turn a reviewer's
+//!   verdict into one (`decision::ceiling`); [`names`]: `named_enum!`, which writes each
 //!   variant's name once for the enums of decisions, configuration, session
 //!   state, metrics, the HTTP roles, `doctor` and `vouch eval` (not every
 //!   named enum uses it: Known gaps).
@@ -72,7 +73,10 @@
 //!   the central service's replies to a remote hook. Other JSON from
 //!   outside is read where it arrives, under that module's own rules
 //!   (Known gaps).
-//! - [`config`]: typed configuration, layers and the tighten-only project overlay.
+//! - [`config`]: typed configuration, layers and the tighten-only project
+//!   overlay, and the routing table the configuration compiles as it loads
+//!   (`config::routing`: command templates, patterns, the route lookup the
+//!   table asks).
 //! - [`paths`]: where vouch keeps its files (`VOUCH_HOME` or XDG).
 //! - [`shell`]: the crate `vouch-shell` (`crates/vouch-shell`, re-exported
 //!   here): bash parsed, repaired, expanded and interpreted into an
@@ -83,11 +87,13 @@
 //!   profiles, git's subcommands and configuration keys) is the command
 //!   knowledge the hard denies, the inert stage and redaction share. What a
 //!   row cannot say is code, in the crate and in the stages (Known gaps).
-//! - [`policy`]: the stages that decide without a model. Pure functions of
-//!   the request, its analysis, the configuration and the protected
-//!   locations the engine hands in: the hard denies (`policy::hard_deny`),
-//!   routing, the risk ceilings and the list of credential paths
-//!   (`policy::credentials`, by name alone). The inert stage
+//! - [`credentials`]: which paths hold credentials, by name alone (read by
+//!   the hard denies, the inert stage, routing, confinement, redaction and
+//!   the audit).
+//! - [`policy`]: the deterministic stages. The hard denies
+//!   (`policy::hard_deny`) are pure functions of the request, its analysis,
+//!   the configuration and the protected locations the engine hands in.
+//!   The inert stage
 //!   (`policy::inert`) is not pure: to prove that a command only reads what
 //!   it may, it looks at the filesystem at decision time — resolves each
 //!   path through its symbolic links, refuses hard-linked files, expands
@@ -222,7 +228,7 @@
 //!   and Qwen Code's own settings checks in `src/doctor/mod.rs`; Codex's
 //!   TOML settings in `src/install/codex_toml.rs` (its `CODEX_HOME` in
 //!   `src/cli.rs`); the harnesses' credential files in
-//!   `src/policy/credentials.rs`; Claude Code's HTTP hook route in
+//!   `src/credentials.rs`; Claude Code's HTTP hook route in
 //!   `src/http/`; pi-permission-system's rule language in
 //!   `src/audit/targets.rs`.
 //!
@@ -230,22 +236,22 @@
 //!
 //! A top-level module imports only from its own layer or those below
 //! (`tests/it/layering.rs` reads every `crate::` path and fails on any
-//! other; its `KNOWN_UPWARD` list says which three remain and why, and may
-//! only shrink). Lowest first:
+//! other; its `KNOWN_UPWARD` list says which remain and why, and may only
+//! shrink). Lowest first:
 //!
 //! 1. the shared vocabulary and leaves: [`names`] (with [`names::Outcome`]
 //!    and [`names::RiskLevel`]), [`json`], [`clock`], [`paths`], [`rules`],
-//!    [`shell`], [`request`], [`telemetry`];
-//! 2. [`config`];
-//! 3. what decides and its data: [`policy`], [`evidence`], [`reviewer`],
-//!    [`decision`], [`confine`];
+//!    [`shell`], [`request`], [`telemetry`], [`credentials`];
+//! 2. [`config`], with the routing table it compiles;
+//! 3. what decides and its data: [`policy`], [`evidence`], [`reviewer`];
+//!    then [`confine`]; then [`decision`], which carries them (the
+//!    reviewer's verdict, the confined form) and holds the risk ceilings;
 //! 4. state: [`store`], [`session`], [`grants`], [`audit`], [`feed`];
 //! 5. [`pipeline`]; 6. [`engine`];
 //! 7. the ways in: [`hooks`], [`http`], [`server`], [`install`],
 //!    [`doctor`], [`eval`]; 8. [`cli`].
 //!
-//! The three imports upward that remain: `config` compiles routing
-//! (`policy::routing`) as it loads; the trust-boundary hard denies and the
+//! The imports upward that remain: the trust-boundary hard denies and the
 //! audit's rule suggestions read the harness registry (`hooks`). The
 //! table's effects are declared beside what applies them
 //! (`session::effects`, re-exported as `pipeline::Effect`).
@@ -255,6 +261,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod confine;
+pub mod credentials;
 pub mod decision;
 pub mod doctor;
 pub mod engine;

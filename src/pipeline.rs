@@ -28,11 +28,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::{Config, ConfigError, LoadedConfig, Provider, RoutePolicy, WithoutModel};
+use crate::decision::ceiling;
 use crate::decision::{Decision, Fault, Outcome, ReviewStats, Routed, VerdictSource};
 use crate::evidence::packet::{Packet, PacketContext};
 use crate::evidence::redact;
 use crate::grants::GrantToken;
-use crate::policy::{ceiling, hard_deny};
+use crate::policy::hard_deny;
 use crate::request::Request;
 use crate::reviewer::{ReviewOutcome, ReviewResult, Verdict};
 use crate::session::{AuthorizationKind, PendingAuthorization, Snapshot};
@@ -95,7 +96,7 @@ pub struct Inputs<'a> {
     pub confined: Option<&'a crate::confine::Confined>,
     /// The units the command would run, for routing's command templates;
     /// `None` when it was not analysed completely (no template applies).
-    pub units: Option<&'a [crate::policy::routing::Unit]>,
+    pub units: Option<&'a [crate::config::routing::Unit]>,
     /// The trusted configuration: its failure mode answers when the project
     /// overlay is rejected.
     pub trusted: &'a Config,

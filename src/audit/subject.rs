@@ -23,8 +23,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::credentials::is_sensitive_path;
 use crate::evidence::redact;
-use crate::policy::credentials::is_sensitive_path;
 use crate::request::Surface;
 use crate::shell::{self, Shape};
 

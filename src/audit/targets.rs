@@ -158,7 +158,7 @@ pub struct Suggestions {
     pub notes: Vec<String>,
 }
 
-pub use crate::policy::routing::glob_matches;
+pub use crate::config::routing::glob_matches;
 
 /// The literal tokens before the first wildcard.
 pub fn literal_prefix(template: &str) -> Vec<&str> {

@@ -21,8 +21,8 @@ use toml::{Table, Value};
 use super::spec::{self, Kind};
 use super::validate::{cross_field, cross_field_problem, validate_layer};
 use super::{Config, ConfigError, DEFAULT_TOML};
+use crate::config::routing::Router;
 use crate::paths::Paths;
-use crate::policy::routing::Router;
 
 /// Largest accepted configuration file, in bytes.
 pub const MAX_CONFIG_FILE_BYTES: u64 = 1024 * 1024;

@@ -17,7 +17,7 @@ use super::layers::{Fold, LoadedConfig, Source, read_layer_file};
 use super::spec::{self, KeySpec, Kind, ROUTE_POLICIES, Tighten};
 use super::validate::{cross_field, validate_layer};
 use super::{ConfigError, RoutePolicy, RoutingRule};
-use crate::policy::routing::ProjectRouting;
+use crate::config::routing::ProjectRouting;
 
 /// The project overlay's path under a project root.
 pub const PROJECT_OVERLAY: &str = ".vouch/config.toml";
@@ -98,7 +98,7 @@ pub fn tighten_trusted(
     let routing = overlay.contains_key("routing");
     let mut folded = apply_overlay(trusted, source, overlay)?;
     if routing {
-        folded.router = crate::policy::routing::Router::new(&folded.config.routing)
+        folded.router = crate::config::routing::Router::new(&folded.config.routing)
             .map_err(|e| e.in_layer(&layer))?;
     }
     Ok(folded)

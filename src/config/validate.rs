@@ -9,7 +9,7 @@ use toml::{Table, Value};
 
 use super::ConfigError;
 use super::spec::{self, KeySpec, Kind, ROUTE_POLICIES, RULE_FIELDS, TextShape};
-use crate::policy::routing::compile_pattern;
+use crate::config::routing::compile_pattern;
 
 /// Longest accepted rule pattern, in bytes.
 const MAX_PATTERN_BYTES: usize = 4096;
@@ -219,7 +219,7 @@ fn validate_template(at: &str, value: &Value) -> Result<(), Problem> {
             ),
         ));
     };
-    crate::policy::routing::Template::parse(template)
+    crate::config::routing::Template::parse(template)
         .map(|_| ())
         .map_err(|e| Problem::new(at, e))
 }

@@ -17,7 +17,7 @@
 //! Landlock cannot deny a path inside a tree it allows, so a tree holding
 //! something hidden is not granted whole: the walk ([`walk`]) grants each
 //! entry beside the hidden ones instead, down to them. What is hidden: every
-//! path [`crate::policy::credentials::is_sensitive_path`] names (`.env*`,
+//! path [`crate::credentials::is_sensitive_path`] names (`.env*`,
 //! keys, credential files and directories), vouch's own configuration and
 //! state, `inert.deny_paths`, the home directory, and the system's secrets
 //! ([`SYSTEM_SECRETS`]). The walk charges one unit per directory entry
@@ -31,7 +31,7 @@ use std::ffi::OsStr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::policy::credentials::is_sensitive_path;
+use crate::credentials::is_sensitive_path;
 
 /// Trees whose files any confined command may read and run.
 pub const SYSTEM_TREES: &[&str] = &[

@@ -63,7 +63,7 @@ struct Fixed<'a> {
     /// How an inert command runs confined, when it can ([`confined_form`]).
     confined: Option<crate::confine::Confined>,
     /// The units routing's command templates match, from the same analysis.
-    units: Option<Vec<crate::policy::routing::Unit>>,
+    units: Option<Vec<crate::config::routing::Unit>>,
     /// The request's one analysis of its command: the hard denies read it,
     /// then the packet's redaction; the audit gets what it needs of it in
     /// the record ([`RequestFacts::starts_another`]).
@@ -210,7 +210,7 @@ fn inert_and_units(
     protected: &[String],
 ) -> (
     Option<crate::policy::inert::InertVerdict>,
-    Option<Vec<crate::policy::routing::Unit>>,
+    Option<Vec<crate::config::routing::Unit>>,
 ) {
     let clear = matches!(hard_deny, hard_deny::DenyVerdict::Clear);
     let bash = request.surface == crate::request::Surface::Bash;
@@ -233,7 +233,7 @@ fn inert_and_units(
         let units = units.map(|units| {
             units
                 .into_iter()
-                .map(|u| crate::policy::routing::Unit { inert: false, ..u })
+                .map(|u| crate::config::routing::Unit { inert: false, ..u })
                 .collect()
         });
         return (None, units);

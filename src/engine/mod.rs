@@ -748,7 +748,7 @@ impl Engine {
     /// Calls the model inside a span carrying the evidence counts, so the
     /// reviewer's `review_attempt` and `review_complete` events are reported
     /// with them (counts only: never text).
-    pub async fn call_model(&self, pending: &PendingReview) -> ReviewResult {
+    async fn call_model(&self, pending: &PendingReview) -> ReviewResult {
         use tracing::Instrument as _;
         let counts = &pending.packet.counts;
         let span = tracing::info_span!(

@@ -1,10 +1,13 @@
-//! Deterministic policy: the stages that decide without a model.
+//! Deterministic policy: the stages that decide without a model and look
+//! at more than the configuration. (Routing is compiled with the
+//! configuration, `config::routing`; the risk ceilings sit with the
+//! decision they make, `decision::ceiling`; the credential paths are a
+//! leaf, `credentials`.)
 //!
-//! The hard denies ([`hard_deny`]), routing ([`routing`]), the risk
-//! ceilings ([`ceiling`]) and the credential paths ([`credentials`]) are
-//! pure functions over plain data (the request, its one analysis, the
-//! configuration, the protected locations the engine hands in), so each can
-//! be tested alone and benchmarked on the hot path.
+//! The hard denies ([`hard_deny`]) are pure functions over plain data (the
+//! request, its one analysis, the configuration, the protected locations
+//! the engine hands in), so each can be tested alone and benchmarked on the
+//! hot path.
 //!
 //! The inert stage ([`inert`]) is not: an allow without a model must hold
 //! for the files that are there, so it reads the filesystem at decision
@@ -13,8 +16,5 @@
 //! trees a search would walk and their ignore files. The engine runs it
 //! once per request and hands its verdict to the decision table as data.
 
-pub mod ceiling;
-pub mod credentials;
 pub mod hard_deny;
 pub mod inert;
-pub mod routing;

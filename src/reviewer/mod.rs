@@ -7,7 +7,7 @@
 //! strictly validated [`Verdict`] ([`verdict`]), and decides whether a failed
 //! call earns its single retry ([`retry`]). Every outcome, including every
 //! fault, comes back as a [`ReviewResult`]; turning it into a decision (risk
-//! ceilings, failure mode) is [`crate::policy::ceiling`]'s job.
+//! ceilings, failure mode) is [`crate::decision::ceiling`]'s job.
 //!
 //! The API key is held only as a sensitive header value: it is never logged,
 //! never part of an error, and never sent over plain HTTP to a host other
@@ -42,11 +42,21 @@ use reqwest::{Client, Response, Url};
 use tokio::time::Instant;
 
 use crate::config::{Provider, ReviewerConfig};
-use crate::decision::ReviewStats;
 use crate::telemetry;
 
 use retry::{Next, RetryAfter};
 pub use verdict::Verdict;
+
+/// Cost and timing of a model-backed review.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct ReviewStats {
+    pub model: String,
+    pub calls: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub packet_tokens_estimate: u64,
+    pub duration_ms: u64,
+}
 use wire::{RequestShape, Usage, Wire};
 
 /// Largest 2xx reply read, in bytes. A verdict capped at

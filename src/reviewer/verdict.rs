@@ -10,7 +10,17 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::decision::{Outcome, RiskLevel, UserAuthorization};
+use crate::names::{Outcome, RiskLevel, named_enum};
+
+named_enum! {
+    /// How clearly the user authorized this exact action, as judged by the model.
+    pub enum UserAuthorization {
+        Unknown = "unknown",
+        Low = "low",
+        Medium = "medium",
+        High = "high",
+    }
+}
 
 /// The verdict JSON schema sent to the provider (structured output or tool).
 pub const VERDICT_SCHEMA: &str = include_str!("../../prompts/verdict.schema.json");

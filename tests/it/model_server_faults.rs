@@ -18,8 +18,8 @@ use crate::support::model_server::{
     Answer, Content, Declared, DropAt, ModelServer, Reply, Script, Stop, verdict,
 };
 use vouch::config::{Config, FailClosed, Provider};
+use vouch::decision::ceiling;
 use vouch::decision::{Decision, Outcome, Stage};
-use vouch::policy::ceiling;
 use vouch::reviewer::{
     FailureClass, ModelInput, ReviewOutcome, ReviewResult, Reviewer, http_client,
 };

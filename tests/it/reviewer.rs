@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 
 use crate::support::model_server::{DropAt, ModelServer, Recorded, Step};
 use vouch::config::{Config, FailClosed, Provider};
+use vouch::decision::ceiling;
 use vouch::decision::{Decision, Outcome, Stage};
-use vouch::policy::ceiling;
 use vouch::reviewer::wire::FORMAT_CORRECTION;
 use vouch::reviewer::{
     FailureClass, ModelInput, ReviewOutcome, ReviewResult, Reviewer, api_key_from_env, http_client,

@@ -7,8 +7,8 @@ use proptest::prelude::*;
 use serde::Deserialize;
 
 use vouch::config::{Config, DecisionConfig};
+use vouch::decision::ceiling;
 use vouch::decision::{Outcome, RiskLevel, Stage, UserAuthorization};
-use vouch::policy::ceiling;
 use vouch::reviewer::verdict::{self, Verdict, VerdictError};
 
 use crate::support::fixtures::text as fixture;

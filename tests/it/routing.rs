@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
+use vouch::config::routing::{RouteReason, RuleOrigin, Unit};
 use vouch::config::{LoadedConfig, RoutePolicy, for_project, load_trusted};
 use vouch::paths::Paths;
-use vouch::policy::routing::{RouteReason, RuleOrigin, Unit};
 use vouch::request::Request;
 
 fn load(config: &Path) -> LoadedConfig {
@@ -46,7 +46,7 @@ fn units(request: &Request) -> Option<Vec<Unit>> {
     vouch::policy::inert::judge_with_units(command, &analysis, &ctx).1
 }
 
-fn route(loaded: &LoadedConfig, request: &Request) -> vouch::policy::routing::Route {
+fn route(loaded: &LoadedConfig, request: &Request) -> vouch::config::routing::Route {
     let units = units(request);
     loaded.router.route_units(request, units.as_deref())
 }

@@ -248,7 +248,7 @@ const FILE_KEYS: &[&str] = &[
 /// The formats of the others are recognised in any text (`.netrc`'s
 /// `machine … password`, `.git-credentials`' URLs, `.my.cnf`'s
 /// `password=`, `~/.docker/config.json`'s `"auth"`). Each is a credential
-/// file by [`crate::policy::credentials`] (a unit test checks).
+/// file by [`crate::credentials`] (a unit test checks).
 pub(crate) const FILE_FORMATS: &[(&str, Which)] = &[(".pgpass", Which::Pgpass)];
 
 /// The formats the file an object names (`{"file_path": "~/.pgpass",

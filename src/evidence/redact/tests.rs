@@ -602,7 +602,7 @@ fn content_written_to_a_pgpass_file_is_read_as_one() {
     assert_eq!(redact_value(&elsewhere), elsewhere);
     for (file, _) in FILE_FORMATS {
         assert!(
-            crate::policy::credentials::is_credential_path(&format!("/home/u/{file}")),
+            crate::credentials::is_credential_path(&format!("/home/u/{file}")),
             "{file} is not a credential file"
         );
     }

@@ -22,7 +22,7 @@
 //! to its own host) send nothing.
 
 use super::HardRule;
-use crate::policy::credentials::{
+use crate::credentials::{
     CREDENTIAL_DIRS, CREDENTIAL_SUFFIXES, PATTERN_SHAPES, is_credential_path,
 };
 use crate::shell::spec::{Network, Role};

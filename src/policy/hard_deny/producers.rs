@@ -1,5 +1,5 @@
 //! Commands whose output is a credential: the second kind of credential
-//! source beside the files of [`crate::policy::credentials`]. `aws
+//! source beside the files of [`crate::credentials`]. `aws
 //! configure export-credentials`, `gh auth token`, `kubectl config view
 //! --raw`, a secret manager's `get`, `printenv` of the whole environment —
 //! what they print, piped or substituted into a network sink, is sent.

@@ -38,7 +38,8 @@ use crate::shell::options::{Item, OptName, OptValue, Parsed};
 use crate::shell::spec::{self, CommandSpec, Dialect, Inert, Modifier};
 use crate::shell::{Analysis, Arg, Command, CommandKind, Origin, RedirectOp};
 
-use crate::policy::credentials::is_sensitive_path;
+use crate::config::routing::SYSTEM_BIN;
+use crate::credentials::is_sensitive_path;
 
 /// The `rule_id` of an inert decision.
 pub const RULE_ID: &str = crate::rules::StageRule::InertReadOnly.as_str();
@@ -110,16 +111,6 @@ const STEERING_PREFIXES: &[&str] = &[
     "GIT_", "LD_", "LESS", "PYTHON", "NODE_", "PERL", "RUBY", "JQ_", "DYLD_",
 ];
 
-/// Directories whose programs are the system's, not the project's.
-pub const SYSTEM_BIN: &[&str] = &[
-    "/bin/",
-    "/usr/bin/",
-    "/usr/local/bin/",
-    "/sbin/",
-    "/usr/sbin/",
-    "/opt/homebrew/bin/",
-];
-
 /// Judges one analysed bash command.
 pub fn judge(command: &str, analysis: &Analysis, ctx: &InertContext<'_>) -> InertVerdict {
     match prove(command, analysis, ctx) {
@@ -136,7 +127,7 @@ pub fn judge_with_units(
     command: &str,
     analysis: &Analysis,
     ctx: &InertContext<'_>,
-) -> (InertVerdict, Option<Vec<crate::policy::routing::Unit>>) {
+) -> (InertVerdict, Option<Vec<crate::config::routing::Unit>>) {
     if !analysis.is_complete() || !analysis.notes.is_empty() {
         return (
             InertVerdict::NotProven("the analysis is not complete".to_owned()),
@@ -165,7 +156,7 @@ pub fn judge_with_units(
                     first_refusal.get_or_insert(why);
                 }
             }
-            crate::policy::routing::Unit {
+            crate::config::routing::Unit {
                 words: unit
                     .argv
                     .iter()

@@ -22,7 +22,7 @@ use regex::{Regex, RegexBuilder};
 use crate::rules::StageRule;
 
 use crate::config::{RoutePolicy, RoutingConfig, RoutingRule, RuleField};
-use crate::policy::credentials::is_sensitive_path;
+use crate::credentials::is_sensitive_path;
 use crate::request::{Request, Surface, canonical_json};
 
 /// Compiled-program size cap per rule, so a hostile or careless pattern
@@ -266,6 +266,16 @@ pub struct Unit {
     pub inert: bool,
 }
 
+/// Directories whose programs are the system's, not the project's.
+pub const SYSTEM_BIN: &[&str] = &[
+    "/bin/",
+    "/usr/bin/",
+    "/usr/local/bin/",
+    "/sbin/",
+    "/usr/sbin/",
+    "/opt/homebrew/bin/",
+];
+
 /// A command template: words, where `*` alone stands for any run of words
 /// (none included) and a `*` inside a word for any characters in it. The
 /// first word names the program: a unit run by a path matches it only when
@@ -308,7 +318,7 @@ fn program_is(written: &str, name: &str) -> bool {
     if written == name {
         return true;
     }
-    crate::policy::inert::SYSTEM_BIN
+    SYSTEM_BIN
         .iter()
         .any(|dir| written.strip_prefix(dir) == Some(name))
 }
