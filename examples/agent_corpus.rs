@@ -6,7 +6,7 @@
 //! class, weighted by runs and by distinct commands.
 //!
 //! ```text
-//! cargo run --release --example agent_corpus -- [PATH] [--top N] [--json] [--cwd record|scratch]
+//! cargo run --release --example agent_corpus -- [PATH] [--top N] [--json] [--cwd record|scratch] [--decisions FILE]
 //! ```
 //!
 //! PATH defaults to `../shared/agent-commands/commands.jsonl` beside the
@@ -191,6 +191,11 @@ struct Options {
     /// the two peer guards' own suites block (`DIR`, default
     /// `../shared/peer-suites`), which must never be inert.
     peer_blocked: Option<PathBuf>,
+    /// `--decisions FILE`: one JSON line per record (its line number, stage,
+    /// outcome, rule and rationale, the scratch directory's path replaced by
+    /// `<scratch>`), for comparing two builds decision by decision. Never the
+    /// command itself: the file may be kept, the corpus may not.
+    decisions: Option<PathBuf>,
 }
 
 fn options() -> anyhow::Result<Options> {
@@ -199,6 +204,7 @@ fn options() -> anyhow::Result<Options> {
     let mut json = false;
     let mut scratch_only = false;
     let mut peer_blocked = None;
+    let mut decisions = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -207,6 +213,11 @@ fn options() -> anyhow::Result<Options> {
                 top = n.parse().with_context(|| format!("`--top {n}`"))?;
             }
             "--json" => json = true,
+            "--decisions" => {
+                decisions = Some(PathBuf::from(
+                    args.next().context("`--decisions` needs a file")?,
+                ));
+            }
             "--peer-blocked" => {
                 peer_blocked =
                     Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/peer-suites"));
@@ -230,6 +241,7 @@ fn options() -> anyhow::Result<Options> {
         json,
         scratch_only,
         peer_blocked,
+        decisions,
     })
 }
 
@@ -441,6 +453,14 @@ fn measure(opts: &Options, run: &Run<'_>) -> anyhow::Result<Report> {
     let mut micros = Vec::new();
     let mut inert_micros = Vec::new();
     let mut read_needing_model = Vec::new();
+    let mut decisions = match &opts.decisions {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create `{}`", path.display()))?,
+        )),
+        None => None,
+    };
+    let scratch_text = run.scratch._dir.path().display().to_string();
     for (number, line) in std::io::BufReader::new(file).lines().enumerate() {
         let line = line.with_context(|| format!("cannot read `{}`", opts.path.display()))?;
         if line.trim().is_empty() {
@@ -460,6 +480,17 @@ fn measure(opts: &Options, run: &Run<'_>) -> anyhow::Result<Report> {
             report.record_cwd += 1;
         }
         let outcome = run.decide(&record);
+        if let Some(out) = decisions.as_mut() {
+            use std::io::Write as _;
+            let line = serde_json::json!({
+                "line": number + 1,
+                "stage": outcome.stage,
+                "decision": outcome.decision,
+                "rule_id": outcome.rule_id,
+                "rationale": outcome.rationale.replace(&scratch_text, "<scratch>"),
+            });
+            writeln!(out, "{line}").context("cannot write the decisions file")?;
+        }
         tally(&mut report, &record, class, &outcome);
         if outcome.kind != Kind::BadRequest {
             micros.push(outcome.micros);

@@ -26,9 +26,9 @@ pub mod tighten;
 pub mod validate;
 
 pub use cache::ProjectCache;
-pub use layers::{LoadedConfig, Source, load_trusted, process_env, tighten_with_env};
+pub use layers::{LoadedConfig, Source, load_trusted, process_env};
 pub use show::render_show;
-pub use tighten::{ProjectConfig, for_project, project_root, tighten_trusted};
+pub use tighten::{ProjectConfig, for_project, project_root, tighten_trusted, tighten_with_env};
 
 use serde::{Deserialize, Serialize};
 

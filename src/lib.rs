@@ -164,7 +164,7 @@
 //!
 //! - **Command knowledge outside the table.** `shell::spec` holds what a
 //!   row can say; the rest is code beside it. In `vouch-shell`:
-//!   `special.rs` (`dd`, `tar` modes, git subcommands, `sed`/`perl`
+//!   `effects/special.rs` (`dd`, `tar` modes, git subcommands, `sed`/`perl`
 //!   scripts, archives, `sqlite3`, HTTP clients' request items, the disk
 //!   tools' read-only options), `runners.rs` (how each wrapper, shell,
 //!   `xargs`, `find -exec` and `parallel` runs its command), `embedded.rs`

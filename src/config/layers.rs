@@ -348,36 +348,6 @@ where
     })
 }
 
-/// Folds `VOUCH_<SECTION>__<KEY>` variables into `trusted` tighten-only,
-/// one variable at a time (so an error names it), for `vouch hook`: there
-/// the environment comes from the harness, which loads the project's `.env`
-/// and project settings, so it may only make vouch stricter. Variables that
-/// are not configuration (`VOUCH_HOME`, `VOUCH_ALLOW_UNTRUSTED_DEV`, the API
-/// key) are skipped here; the caller ignores them too.
-pub fn tighten_with_env<I>(trusted: &LoadedConfig, env: I) -> Result<LoadedConfig, ConfigError>
-where
-    I: IntoIterator<Item = (String, String)>,
-{
-    let mut vars: Vec<(String, String)> = env
-        .into_iter()
-        .filter(|(k, _)| k.starts_with("VOUCH_"))
-        .collect();
-    vars.sort();
-    // Only the trusted value of `api_key_env` names a key variable here: an
-    // environment that renamed it would be loosening anyway.
-    let ignored = ignored_vars(&trusted.table, &[]);
-    let mut folded = trusted.clone();
-    for (var, raw) in &vars {
-        if ignored.iter().any(|i| i == var) {
-            continue;
-        }
-        if let Some(layer) = env_layer(var, raw)? {
-            folded = super::tighten::tighten_trusted(&folded, Source::Env(var.clone()), &layer)?;
-        }
-    }
-    Ok(folded)
-}
-
 /// Validates, merges and re-checks cross-field rules for one layer.
 fn apply(fold: &mut Fold, layer: &Table, source: &Source) -> Result<(), ConfigError> {
     let name = source.layer_name();
@@ -390,7 +360,7 @@ fn apply(fold: &mut Fold, layer: &Table, source: &Source) -> Result<(), ConfigEr
 /// `reviewer.api_key_env` and `store.url_env` name (before or in the
 /// environment layer), since a user may keep the key or the URL in any
 /// `VOUCH_…` variable.
-fn ignored_vars(table: &Table, vars: &[(String, String)]) -> Vec<String> {
+pub(super) fn ignored_vars(table: &Table, vars: &[(String, String)]) -> Vec<String> {
     let mut ignored: Vec<String> = NON_CONFIG_VARS.iter().map(|s| (*s).to_owned()).collect();
     for (section, key) in [("reviewer", "api_key_env"), ("store", "url_env")] {
         if let Some(name) = table
@@ -413,7 +383,7 @@ fn ignored_vars(table: &Table, vars: &[(String, String)]) -> Vec<String> {
 /// variable that is not configuration-shaped (neither `__` nor a section
 /// prefix), so other tools' `VOUCH_…` variables are left alone, while a typo
 /// such as `VOUCH_REVIEWER_TIMEOUT_MS` is an error.
-fn env_layer(var: &str, raw: &str) -> Result<Option<Table>, ConfigError> {
+pub(super) fn env_layer(var: &str, raw: &str) -> Result<Option<Table>, ConfigError> {
     let Some(rest) = var.strip_prefix("VOUCH_") else {
         return Ok(None);
     };

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use toml::{Table, Value};
 
-use super::layers::{Fold, LoadedConfig, Source, read_layer_file};
+use super::layers::{Fold, LoadedConfig, Source, env_layer, ignored_vars, read_layer_file};
 use super::spec::{self, KeySpec, Kind, ROUTE_POLICIES, Tighten};
 use super::validate::{cross_field, validate_layer};
 use super::{ConfigError, RoutePolicy, RoutingRule};
@@ -100,6 +100,36 @@ pub fn tighten_trusted(
     if routing {
         folded.router = crate::config::routing::Router::new(&folded.config.routing)
             .map_err(|e| e.in_layer(&layer))?;
+    }
+    Ok(folded)
+}
+
+/// Folds `VOUCH_<SECTION>__<KEY>` variables into `trusted` tighten-only,
+/// one variable at a time (so an error names it), for `vouch hook`: there
+/// the environment comes from the harness, which loads the project's `.env`
+/// and project settings, so it may only make vouch stricter. Variables that
+/// are not configuration (`VOUCH_HOME`, `VOUCH_ALLOW_UNTRUSTED_DEV`, the API
+/// key) are skipped here; the caller ignores them too.
+pub fn tighten_with_env<I>(trusted: &LoadedConfig, env: I) -> Result<LoadedConfig, ConfigError>
+where
+    I: IntoIterator<Item = (String, String)>,
+{
+    let mut vars: Vec<(String, String)> = env
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("VOUCH_"))
+        .collect();
+    vars.sort();
+    // Only the trusted value of `api_key_env` names a key variable here: an
+    // environment that renamed it would be loosening anyway.
+    let ignored = ignored_vars(&trusted.table, &[]);
+    let mut folded = trusted.clone();
+    for (var, raw) in &vars {
+        if ignored.iter().any(|i| i == var) {
+            continue;
+        }
+        if let Some(layer) = env_layer(var, raw)? {
+            folded = tighten_trusted(&folded, Source::Env(var.clone()), &layer)?;
+        }
     }
     Ok(folded)
 }

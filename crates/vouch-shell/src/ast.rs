@@ -192,7 +192,7 @@ pub(crate) enum Part {
     /// (by byte range of the expression).
     Arith {
         expr: String,
-        substs: Vec<super::lex::Subst>,
+        substs: Vec<Subst>,
         quoted: bool,
     },
     /// `<(…)` (`output: false`) or `>(…)`.
@@ -305,4 +305,24 @@ pub(crate) enum CaseMode {
     Upper,
     Lower,
     Toggle,
+}
+
+/// A command or process substitution the grammar found, by byte range of
+/// the whole script (of the expression, inside `$((…))`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Subst {
+    pub start: usize,
+    pub end: usize,
+    pub body: Rc<Stmt>,
+    pub kind: SubstKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SubstKind {
+    /// `$(…)` or backticks.
+    Command,
+    /// `<(…)`
+    ProcIn,
+    /// `>(…)`
+    ProcOut,
 }

@@ -10,11 +10,27 @@
 //! (`[analysis]`) and only trusted configuration may change them: a project
 //! that lowered them could turn a hard deny into a review.
 
+use std::fmt;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::command::Incomplete;
+/// A budget the analysis ran out of. The commands found so far are still
+/// returned (a hard deny among them stands); the rest is unknown, so the
+/// request must be reviewed, never passed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incomplete {
+    /// The `[analysis]` configuration key of the budget.
+    pub budget: &'static str,
+    /// What exceeded it.
+    pub detail: String,
+}
+
+impl fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (budget `analysis.{}`)", self.detail, self.budget)
+    }
+}
 
 /// The `[analysis]` configuration section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,8 +3,7 @@
 //! directory and where its input comes from, plus what stopped the analysis
 //! from being complete.
 
-use std::fmt;
-
+use super::budget::Incomplete;
 use super::value::{Arg, Sources, Value};
 
 /// What vouch knows about the shell a command will run in. Everything not
@@ -217,23 +216,6 @@ impl Command {
 /// denies read it as a fork bomb).
 pub const ENDLESS_SPAWNING: &str =
     "a loop that never ends starts background processes without waiting for anything";
-
-/// A budget the analysis ran out of. The commands found so far are still
-/// returned (a hard deny among them stands); the rest is unknown, so the
-/// request must be reviewed, never passed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Incomplete {
-    /// The `[analysis]` configuration key of the budget.
-    pub budget: &'static str,
-    /// What exceeded it.
-    pub detail: String,
-}
-
-impl fmt::Display for Incomplete {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (budget `analysis.{}`)", self.detail, self.budget)
-    }
-}
 
 /// Everything [`super::analyze`] found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

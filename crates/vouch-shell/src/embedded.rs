@@ -123,7 +123,7 @@ impl Interp {
         let Some(spec) = spec::lookup("git") else {
             return;
         };
-        let (settings, sub_at) = super::special::git_settings(spec, args);
+        let (settings, sub_at) = super::effects::git_settings(spec, args);
         let sub = sub_at.and_then(|at| words.get(at).copied().flatten());
         for setting in &settings {
             let Some(setting) = setting.as_known() else {

@@ -457,7 +457,7 @@ impl Interp {
     fn arith_part(
         &mut self,
         expr: &str,
-        substs: &[super::lex::Subst],
+        substs: &[super::ast::Subst],
         quoted: bool,
         state: &mut State,
     ) -> Vec<XWord> {
@@ -569,7 +569,7 @@ impl Interp {
     fn expand_arith_text(
         &mut self,
         expr: &str,
-        substs: &[super::lex::Subst],
+        substs: &[super::ast::Subst],
         state: &mut State,
     ) -> Option<String> {
         if !expr.contains(['$', '`']) && substs.is_empty() {

@@ -9,27 +9,9 @@
 
 use std::rc::Rc;
 
-use super::ast::{Anchor, CaseMode, Index, ParamExp, ParamName, ParamOp, Part, Stmt, WordAst};
-
-/// A command or process substitution the grammar found, by byte range of
-/// the whole script (of the expression, inside `$((…))`).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Subst {
-    pub start: usize,
-    pub end: usize,
-    pub body: Rc<Stmt>,
-    pub kind: SubstKind,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SubstKind {
-    /// `$(…)` or backticks.
-    Command,
-    /// `<(…)`
-    ProcIn,
-    /// `>(…)`
-    ProcOut,
-}
+use super::ast::{
+    Anchor, CaseMode, Index, ParamExp, ParamName, ParamOp, Part, Subst, SubstKind, WordAst,
+};
 
 /// How the text being lexed is quoted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

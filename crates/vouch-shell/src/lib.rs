@@ -56,10 +56,9 @@
 //! - [`options`]: the getopt_long parser every entry of the table is read
 //!   with.
 //! - [`effects`]: what a command does to which paths and hosts, from the
-//!   table (and from [`special`] where a row cannot say it).
-//! - [`special`]: the effects of commands a table row cannot describe
-//!   (`dd`, `tar` modes, git subcommands, archives, `sqlite3`, HTTP
-//!   clients, disk tools).
+//!   table, and in its own `effects::special` the effects of commands a
+//!   table row cannot describe (`dd`, `tar` modes, git subcommands,
+//!   archives, `sqlite3`, HTTP clients, disk tools).
 //! - [`find`]: which of `find`'s actions a path can reach through its
 //!   expression.
 //! - [`command`]: what [`analyze`] returns (the commands with their argv,
@@ -67,11 +66,13 @@
 //!   incomplete).
 //! - [`value`]: values as far as a static reading knows them (known,
 //!   candidates, holes of unknown text).
-//! - [`glob`]: bash pattern matching with holes, never exponential.
+//! - [`glob`]: bash pattern matching with holes, never exponential, and
+//!   whether a value could be a given text ([`argv_may_be`]).
 //! - [`path`]: lexical paths (joining, `.` and `..`), no filesystem.
 //! - [`state`]: the shell state the interpreter carries along the control
 //!   flow.
-//! - [`budget`]: the budgets of one analysis and the meter that charges them.
+//! - [`budget`]: the budgets of one analysis, the meter that charges them
+//!   and what an exceeded one leaves ([`Incomplete`]).
 //! - [`shape`]: how a command line is written ([`shape_of`]), for the
 //!   audit's templates.
 //! - `analysis_tests` (tests only): command lines and the commands they run.
@@ -79,7 +80,7 @@
 //! The table is where most command knowledge lives, not all of it: the
 //! modules that run code ([`runners`], [`embedded`], [`code`],
 //! [`conservative`]), print known output ([`printf`], [`printed`],
-//! [`decode`]) or read what a row cannot say ([`special`], [`find`]) know
+//! [`decode`]) or read what a row cannot say (`effects::special`, [`find`]) know
 //! their programs in code, as do some of vouch's stages (the Known gaps of
 //! vouch's `src/lib.rs`).
 
@@ -108,15 +109,13 @@ mod printf;
 mod runners;
 mod shape;
 pub mod spec;
-mod special;
 mod state;
 mod syntax;
 pub mod value;
 
-pub use budget::Limits;
+pub use budget::{Incomplete, Limits};
 pub use command::{
-    Analysis, Command, CommandKind, ENDLESS_SPAWNING, Incomplete, Origin, Redirect, RedirectOp,
-    ShellEnv,
+    Analysis, Command, CommandKind, ENDLESS_SPAWNING, Origin, Redirect, RedirectOp, ShellEnv,
 };
 pub use conservative::{DANGEROUS_PROGRAMS, runs_other_language};
 
@@ -125,10 +124,11 @@ pub use conservative::{DANGEROUS_PROGRAMS, runs_other_language};
 pub fn code_forks_without_bound(name: &str, code: &str) -> bool {
     code::forks_without_bound(name, code)
 }
+pub use glob::argv_may_be;
 /// ANSI-C quoting (`$'…'`) decoded as bash does; redaction reads through it.
 pub use lex::decode_ansi_c;
 pub use shape::{Shape, shape_of};
-pub use value::{Arg, Seg, Sources, Text, Value, argv_may_be};
+pub use value::{Arg, Seg, Sources, Text, Value};
 
 #[cfg(test)]
 thread_local! {

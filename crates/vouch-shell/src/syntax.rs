@@ -22,9 +22,10 @@ use super::ShellError;
 use super::ast::{
     ArgAst, ArmEnd, Assign, AssignValue, CaseArm, Part, Redir, RedirTarget, Simple, Stmt, WordAst,
 };
+use super::ast::{Subst, SubstKind};
 use super::budget::Meter;
 use super::command::RedirectOp;
-use super::lex::{Lexer, Subst, SubstKind};
+use super::lex::Lexer;
 
 /// Reserved words that bash never runs as a command name.
 const RESERVED_NOT_COMMANDS: &[&str] = &["then", "else", "elif", "fi", "do", "done", "esac", "}"];

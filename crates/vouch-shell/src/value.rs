@@ -267,19 +267,6 @@ impl Text {
         }
         Some(out)
     }
-
-    /// Could bash's value of this text be exactly `actual`? Holes match any
-    /// characters; a pattern may stand for a name it matches or, when
-    /// nothing matched, for its own spelling.
-    pub fn may_be(&self, actual: &str) -> bool {
-        if self.is_pattern() {
-            if self.unmatched_spelling().as_deref() == Some(actual) {
-                return true;
-            }
-            return super::glob::path_may_match(self, actual);
-        }
-        super::glob::text_may_be(self, actual)
-    }
 }
 
 impl fmt::Display for Text {
@@ -494,62 +481,11 @@ impl fmt::Display for Arg {
     }
 }
 
-/// Could `argv` be exactly `actual` at run time? Each [`Arg::Unknown`]
-/// stands for any number of fields, each pattern candidate for one or more
-/// fields it matches (or its own spelling), every other entry for one field.
-pub fn argv_may_be(argv: &[Arg], actual: &[&str]) -> bool {
-    // reachable[j]: the first k entries can produce the first j fields.
-    let mut reachable = vec![false; actual.len() + 1];
-    if let Some(first) = reachable.first_mut() {
-        *first = true;
-    }
-    for arg in argv {
-        let mut next = vec![false; actual.len() + 1];
-        for (j, &ok) in reachable.iter().enumerate() {
-            if !ok {
-                continue;
-            }
-            match arg {
-                Arg::Unknown(_) => {
-                    for slot in next.iter_mut().skip(j) {
-                        *slot = true;
-                    }
-                }
-                Arg::Field(value) => {
-                    for candidate in value.candidates() {
-                        let rest = actual.get(j..).unwrap_or(&[]);
-                        if let Some(first) = rest.first()
-                            && candidate.may_be(first)
-                            && let Some(slot) = next.get_mut(j + 1)
-                        {
-                            *slot = true;
-                        }
-                        if candidate.is_pattern() {
-                            // Several matching names, in bash's sorted order.
-                            let mut k = j;
-                            while let Some(name) = actual.get(k) {
-                                if !super::glob::path_may_match(candidate, name) {
-                                    break;
-                                }
-                                k += 1;
-                                if let Some(slot) = next.get_mut(k) {
-                                    *slot = true;
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        reachable = next;
-    }
-    reachable.last().copied().unwrap_or(false)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::budget::Limits;
     use super::*;
+    use crate::glob::argv_may_be;
 
     fn pattern(parts: &[Seg]) -> Text {
         let mut t = Text::default();

@@ -20,25 +20,11 @@
 use crate::shell::options::{self, Item, OptName, OptValue, OptWord};
 use crate::shell::spec::{self, CommandSpec, SPECS, Secret, SecretOperands, Secrets};
 
+use super::argv::{ArgSecret, Part, push_part};
 use super::keys::{KeyClass, classify_key};
 use super::kind::SecretKind;
-use super::scan::Span;
+use super::kind::Span;
 use super::values::{self, Syntax};
-
-/// Which part of an argument is the secret.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Part {
-    /// All of it.
-    Whole,
-    /// After the first `:` (`user:password`); nothing when there is none.
-    AfterColon,
-    /// After the first `=` (`NAME=VALUE`); nothing when there is none.
-    AfterEquals,
-    /// After the first `%` (`smbclient -U user%password`).
-    AfterPercent,
-    /// After a `pass:` prefix (`openssl -pass pass:X`).
-    OpensslPass,
-}
 
 /// How the table's [`Secret`] reads: the part and the kind.
 fn part_of(secret: Secret) -> (Part, SecretKind) {
@@ -65,15 +51,6 @@ fn generic_kind(name: &str) -> SecretKind {
     } else {
         SecretKind::CliSecret
     }
-}
-
-/// One secret found in an argument vector: in word `word`, the decoded
-/// bytes from `from` on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Found {
-    pub word: usize,
-    pub from: usize,
-    pub kind: SecretKind,
 }
 
 /// A word for the option parser: its text when it is UTF-8.
@@ -122,7 +99,7 @@ fn secrets_apply(secrets: &Secrets, argv: &[&[u8]], items: &[Item]) -> bool {
 
 /// Reads `argv` (name first) with the table's option spec and returns the
 /// secret arguments.
-pub fn secrets_in(argv: &[&[u8]]) -> Vec<Found> {
+pub fn secrets_in(argv: &[&[u8]]) -> Vec<ArgSecret> {
     let mut out = Vec::new();
     let spec = spec_for(argv);
     let args = argv.get(1..).unwrap_or_default();
@@ -193,7 +170,7 @@ fn generic_options(
     argv: &[&[u8]],
     values_at: &[usize],
     spec: Option<&CommandSpec>,
-    out: &mut Vec<Found>,
+    out: &mut Vec<ArgSecret>,
 ) {
     let listed = |name: &str| spec.is_some_and(|s| s.options.long.iter().any(|l| l.name == name));
     let mut i = 1;
@@ -235,38 +212,9 @@ fn generic_options(
     }
 }
 
-pub(super) fn push_part(
-    argv: &[&[u8]],
-    word: usize,
-    from: usize,
-    part: Part,
-    kind: SecretKind,
-    out: &mut Vec<Found>,
-) {
-    let Some(text) = argv.get(word) else { return };
-    let value = text.get(from..).unwrap_or_default();
-    let offset = match part {
-        Part::Whole => Some(0),
-        Part::AfterColon => value.iter().position(|b| *b == b':').map(|c| c + 1),
-        Part::AfterEquals => value.iter().position(|b| *b == b'=').map(|c| c + 1),
-        Part::AfterPercent => value.iter().position(|b| *b == b'%').map(|c| c + 1),
-        Part::OpensslPass => value.starts_with(b"pass:").then_some(5),
-    };
-    let Some(offset) = offset else { return };
-    let secret = value.get(offset..).unwrap_or_default();
-    if secret.is_empty() || values::is_exempt(secret) {
-        return;
-    }
-    out.push(Found {
-        word,
-        from: from + offset,
-        kind,
-    });
-}
-
 /// Secrets by position: `htpasswd -b FILE USER PASSWORD`, `xfreerdp
 /// /p:PASSWORD`, `aws configure set NAME VALUE`.
-fn special_positional(operands: SecretOperands, argv: &[&[u8]], out: &mut Vec<Found>) {
+fn special_positional(operands: SecretOperands, argv: &[&[u8]], out: &mut Vec<ArgSecret>) {
     match operands {
         SecretOperands::None => {}
         SecretOperands::HtpasswdBatch => htpasswd_batch(argv, out),
@@ -278,7 +226,7 @@ fn special_positional(operands: SecretOperands, argv: &[&[u8]], out: &mut Vec<Fo
 /// `printf 'password=%s\n' VALUE`: an argument that a conversion puts
 /// after a secret-named `NAME=` or `NAME: ` in the format is that name's
 /// value, as it would be written in the assignment the format prints.
-fn printf_arguments(argv: &[&[u8]], out: &mut Vec<Found>) {
+fn printf_arguments(argv: &[&[u8]], out: &mut Vec<ArgSecret>) {
     let Some(name) = argv.first() else { return };
     if name.rsplit(|b| *b == b'/').next() != Some(b"printf".as_slice()) {
         return;
@@ -346,7 +294,7 @@ fn secret_name_before(text: &[u8]) -> bool {
 }
 
 /// `… config[ure] [set] NAME VALUE` whose NAME says secret.
-fn config_set(argv: &[&[u8]], out: &mut Vec<Found>) {
+fn config_set(argv: &[&[u8]], out: &mut Vec<ArgSecret>) {
     let words: Vec<usize> = (1..argv.len())
         .filter(|&i| argv.get(i).is_some_and(|w| !w.starts_with(b"-")))
         .collect();
@@ -388,7 +336,7 @@ fn config_name_is_secret(name: &[u8]) -> bool {
     classify_key(&name) == KeyClass::Secret || last == "_auth" || last == "_password"
 }
 
-fn htpasswd_batch(argv: &[&[u8]], out: &mut Vec<Found>) {
+fn htpasswd_batch(argv: &[&[u8]], out: &mut Vec<ArgSecret>) {
     let flags: Vec<&&[u8]> = argv
         .iter()
         .skip(1)
@@ -411,7 +359,7 @@ fn htpasswd_batch(argv: &[&[u8]], out: &mut Vec<Found>) {
     }
 }
 
-fn freerdp_password(argv: &[&[u8]], out: &mut Vec<Found>) {
+fn freerdp_password(argv: &[&[u8]], out: &mut Vec<ArgSecret>) {
     for (i, word) in argv.iter().enumerate().skip(1) {
         if word.starts_with(b"/p:") {
             push_part(argv, i, 3, Part::Whole, SecretKind::CliPassword, out);
@@ -643,7 +591,7 @@ fn is_format(hay: &[u8], word: Option<&(usize, usize)>) -> bool {
 }
 
 /// The raw span of the decoded bytes `found.from..` of `word`.
-fn word_span(hay: &[u8], word: &TextWord<'_>, found: Found) -> Span {
+fn word_span(hay: &[u8], word: &TextWord<'_>, found: ArgSecret) -> Span {
     let raw = hay.get(word.start..word.end).unwrap_or_default();
     let prefix = word.decoded.get(..found.from).unwrap_or_default();
     // When the raw word starts with the same bytes as the decoded one (the

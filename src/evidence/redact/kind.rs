@@ -5,15 +5,24 @@ use std::collections::BTreeMap;
 
 use serde::{Serialize, Serializer};
 
-use super::provider;
+use super::provider::{self, RuleId};
 
 /// Prefix of every replacement.
 pub const MARKER_PREFIX: &str = "[REDACTED:";
 
-/// Index of a provider rule in the rule data (gitleaks' default rules, then
-/// vouch's own file), in file order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RuleId(pub(crate) u16);
+/// One finding: bytes `start..end` hold a secret of `kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+    pub kind: SecretKind,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize, kind: SecretKind) -> Span {
+        Span { start, end, kind }
+    }
+}
 
 /// What a redacted value was.
 ///

@@ -28,6 +28,7 @@
 //! differs from it, a tool call's command in the transcript) through one
 //! analysis of its own, never two of the same text.
 
+mod argv;
 mod cli;
 mod keys;
 mod kind;
@@ -44,13 +45,15 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 pub use keys::{KeyClass, classify_key};
-pub use kind::{MARKER_PREFIX, RedactionReport, RuleId, SecretKind};
+pub use kind::{MARKER_PREFIX, RedactionReport, SecretKind};
+pub use provider::RuleId;
 pub use scan::{ScanError, provider_rules};
 pub use values::looks_random;
 
 use crate::request::{Request, Surface, TranscriptEntry};
+use kind::Span;
 use repeats::Repeats;
-use scan::{SCANNER, Scanner, Span};
+use scan::{SCANNER, Scanner};
 use structural::Which;
 use views::Views;
 

@@ -27,8 +27,29 @@ use std::sync::{LazyLock, OnceLock};
 use regex_automata::util::syntax;
 use regex_automata::{Anchored, Input, meta};
 
-use super::kind::RuleId;
-use super::values::shannon_entropy;
+/// Index of a provider rule in the rule data (gitleaks' default rules, then
+/// vouch's own file), in file order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RuleId(pub(crate) u16);
+
+/// Shannon entropy in bits per byte, as gitleaks computes it.
+pub fn shannon_entropy(v: &[u8]) -> f64 {
+    let mut counts = [0u32; 256];
+    for b in v {
+        if let Some(c) = counts.get_mut(usize::from(*b)) {
+            *c = c.saturating_add(1);
+        }
+    }
+    let len = v.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / len;
+            -p * p.log2()
+        })
+        .sum()
+}
 
 /// One rule as the rule files give it: gitleaks' default rules, v8.30.1
 /// (MIT; see `rules/LICENSE-gitleaks`), then vouch's own in the same

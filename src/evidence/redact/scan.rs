@@ -19,24 +19,10 @@ use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind};
 
 use super::cli;
-use super::kind::SecretKind;
+use super::kind::{SecretKind, Span};
 use super::provider::{self, Finding, PROVIDERS, Providers};
 use super::structural::{self, Structural, Which};
 use super::views::Views;
-
-/// One finding: bytes `start..end` hold a secret of `kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
-    pub start: usize,
-    pub end: usize,
-    pub kind: SecretKind,
-}
-
-impl Span {
-    pub fn new(start: usize, end: usize, kind: SecretKind) -> Span {
-        Span { start, end, kind }
-    }
-}
 
 /// A finding in the original text, with the bytes the rule saw when it was
 /// found in a decoded view (`None`: in the text itself, whose span holds

@@ -15,7 +15,7 @@
 //! the word lexer over any other text (which looks back over the pipe to
 //! the `echo` before it).
 
-use super::cli::{Found, Part, push_part};
+use super::argv::{ArgSecret, Part, push_part};
 use super::kind::SecretKind;
 
 /// How a secret-storing subcommand takes its value.
@@ -278,7 +278,7 @@ fn after_path(argv: &[&[u8]], path: &[&str]) -> Option<usize> {
 }
 
 /// Adds the values a secret-storing subcommand is handed in `argv`.
-pub fn stored_in(argv: &[&[u8]], out: &mut Vec<Found>) {
+pub fn stored_in(argv: &[&[u8]], out: &mut Vec<ArgSecret>) {
     let Some(name) = program(argv) else { return };
     for store in STORES
         .iter()
@@ -301,7 +301,13 @@ pub fn stored_in(argv: &[&[u8]], out: &mut Vec<Found>) {
 /// The values of the options `names` from `from` on (see
 /// [`Takes::Options`]); with `pair`, only what follows the first `=` of
 /// each value.
-fn option_values(argv: &[&[u8]], from: usize, names: &[&str], pair: bool, out: &mut Vec<Found>) {
+fn option_values(
+    argv: &[&[u8]],
+    from: usize,
+    names: &[&str],
+    pair: bool,
+    out: &mut Vec<ArgSecret>,
+) {
     let part = if pair { Part::AfterEquals } else { Part::Whole };
     let mut i = from;
     while let Some(word) = argv.get(i) {
@@ -345,7 +351,7 @@ fn is_reference(value: Option<&&[u8]>) -> bool {
 }
 
 /// Every `NAME=VALUE` operand from `from` on.
-fn pairs(argv: &[&[u8]], from: usize, out: &mut Vec<Found>) {
+fn pairs(argv: &[&[u8]], from: usize, out: &mut Vec<ArgSecret>) {
     for (i, word) in argv.iter().enumerate().skip(from) {
         if *word == b"--" {
             continue;
@@ -359,7 +365,7 @@ fn pairs(argv: &[&[u8]], from: usize, out: &mut Vec<Found>) {
 /// `NAME VALUE`: the operand after the first upper-case name (an option's
 /// value such as `--project backend` may stand before it), or after the
 /// first operand when none is upper-case; `NAME=VALUE` operands too.
-fn name_value(argv: &[&[u8]], from: usize, out: &mut Vec<Found>) {
+fn name_value(argv: &[&[u8]], from: usize, out: &mut Vec<ArgSecret>) {
     let operands: Vec<usize> = (from..argv.len())
         .filter(|&i| argv.get(i).is_some_and(|w| !w.starts_with(b"-")))
         .collect();

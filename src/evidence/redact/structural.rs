@@ -17,7 +17,7 @@ use regex_automata::{Input, meta};
 
 use super::keys::{KeyClass, classify_key};
 use super::kind::SecretKind;
-use super::scan::Span;
+use super::kind::Span;
 use super::values::{self, Extent, JUDGE_BYTES, Syntax};
 
 /// The structural rules' head patterns, each built the first time its

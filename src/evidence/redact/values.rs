@@ -11,6 +11,7 @@
 //! after it, so every byte is walked once.
 
 use super::kind;
+use super::provider::shannon_entropy;
 
 /// How much of a value is read to judge it. A value longer than this is
 /// never a reference or a path, so it is judged by its first bytes.
@@ -930,25 +931,6 @@ pub fn looks_random(v: &[u8]) -> bool {
     let digits = v.iter().filter(|b| b.is_ascii_digit()).count();
     let letters = v.iter().filter(|b| b.is_ascii_alphabetic()).count();
     digits >= 2 && letters >= 2 && shannon_entropy(v) >= 3.0 && !is_uuid(v)
-}
-
-/// Shannon entropy in bits per byte, as gitleaks computes it.
-pub fn shannon_entropy(v: &[u8]) -> f64 {
-    let mut counts = [0u32; 256];
-    for b in v {
-        if let Some(c) = counts.get_mut(usize::from(*b)) {
-            *c = c.saturating_add(1);
-        }
-    }
-    let len = v.len() as f64;
-    counts
-        .iter()
-        .filter(|&&c| c > 0)
-        .map(|&c| {
-            let p = f64::from(c) / len;
-            -p * p.log2()
-        })
-        .sum()
 }
 
 pub fn is_uuid(v: &[u8]) -> bool {

@@ -3,12 +3,12 @@
 //! archives, `sqlite3`, HTTP clients' request items, stream sinks, and the
 //! disk tools whose read-only options must not count as writes.
 
-use super::command::Command;
-use super::effects::{Effects, after_marker, after_prefix};
-use super::options::Parsed;
-use super::runners::{option_value, parse_args};
-use super::spec::{CommandSpec, Modifier, Network, Role};
-use super::value::{Arg, Value};
+use super::{Effects, after_marker, after_prefix};
+use crate::command::Command;
+use crate::options::Parsed;
+use crate::runners::{option_value, parse_args};
+use crate::spec::{CommandSpec, Modifier, Network, Role};
+use crate::value::{Arg, Value};
 
 fn operands(parsed: &Parsed, args: &[Arg]) -> Vec<Value> {
     parsed
@@ -556,8 +556,8 @@ pub(crate) fn git_settings(spec: &CommandSpec, args: &[Arg]) -> (Vec<Value>, Opt
         && args.get(at).and_then(Arg::as_known) == Some("clone")
     {
         let rest = args.get(at + 1..).unwrap_or(&[]);
-        let words: Vec<super::runners::W<'_>> = rest.iter().map(super::runners::W).collect();
-        let clone = Parsed::new(&super::spec::GIT_CLONE_OPTIONS, &words);
+        let words: Vec<crate::runners::W<'_>> = rest.iter().map(crate::runners::W).collect();
+        let clone = Parsed::new(&crate::spec::GIT_CLONE_OPTIONS, &words);
         settings.extend(
             clone
                 .values(&["c", "config"])

@@ -7,6 +7,10 @@
 //! written. Commands without a spec may read every file they name (the
 //! conservative reading for data flow), and write nothing.
 
+mod special;
+
+pub(crate) use special::git_settings;
+
 use super::command::{Command, RedirectOp};
 use super::options::{Item, OptName, Parsed};
 use super::runners::{canonical_args, drop_prefix, option_value, parse_args};
@@ -123,7 +127,7 @@ pub fn effects(cmd: &Command) -> Effects {
             .find(|n| n.eq_ignore_ascii_case(name))
             .copied()
             .unwrap_or(name);
-        super::special::effects(name, spec, &parsed, cmd, args, &mut out);
+        special::effects(name, spec, &parsed, cmd, args, &mut out);
     }
     out.parsed = Some(parsed);
     out
