@@ -15,9 +15,12 @@
 //! harness adapter that defines `pub static HARNESS`; the registry lists
 //! them all (`hooks::harnesses::ALL`, in file-name order), so adding a
 //! harness is adding its file, and what the registry cannot carry: its
-//! repository checks in `src/doctor/repo.rs` (whose table names each
-//! harness's directory) and, for a transcript format not yet read, a
-//! parser (the Known gaps of `src/lib.rs`).
+//! entry in `src/catalogue.rs` (its name and protected files, in the same
+//! order: `tests/it/hooks.rs` checks), its audit rule language in
+//! `src/audit/targets/` (`tests/it/audit.rs` checks), its repository
+//! checks in `src/doctor/repo.rs` (whose table names each harness's
+//! directory) and, for a transcript format not yet read, a parser (the
+//! Known gaps of `src/lib.rs`).
 //!
 //! **The redaction rules.** Turns the redaction rule files (`src/evidence/redact/rules/*.toml`, in
 //! gitleaks' format) into Rust statics at build time, so a short-lived

@@ -78,6 +78,12 @@
 //!   (`config::routing`: command templates, patterns, the route lookup the
 //!   table asks).
 //! - [`paths`]: where vouch keeps its files (`VOUCH_HOME` or XDG).
+//! - [`catalogue`]: the harness catalogue — for each harness vouch has an
+//!   adapter for, what the layers below the adapters know of it: its name,
+//!   the configuration files the agent must not write (read by the
+//!   trust-boundary hard denies) and whether its after-event reports the
+//!   arguments that ran (read by the audit). A leaf; each adapter names
+//!   its entry, and a test checks both list the same harnesses.
 //! - [`shell`]: the crate `vouch-shell` (`crates/vouch-shell`, re-exported
 //!   here): bash parsed, repaired, expanded and interpreted into an
 //!   `Analysis` of the units that would actually run, bounded by budgets it
@@ -126,7 +132,8 @@
 //!   small SQLite file (`feed.sqlite`), which no decision reads.
 //! - [`audit`]: redacted daily aggregates of every decision and after-event
 //!   in `audit.sqlite` (or the shared PostgreSQL database), and the report
-//!   that suggests permission rules.
+//!   that suggests permission rules in each harness's own rule language
+//!   (`audit::targets`, one file per harness).
 //! - [`eval`]: `vouch eval` — labelled cases (JSON lines) through
 //!   `Engine::review` against a private state directory deleted afterwards
 //!   (each case its own session, no verdict cache, no policy audit), and the
@@ -142,13 +149,15 @@
 //!   canonical request → the harness's own reply; with `--server`, a team's
 //!   central service decides (`hooks::remote`). `vouch hook` decides in a
 //!   worker process it supervises (`hooks::supervise`): a crash of the
-//!   decision is the harness's fail-closed reply. Each harness has one file
-//!   in `src/hooks/harnesses/` (its parsing, replies, timeout, snippet,
-//!   protected files, user settings, where its transcript is and in which
-//!   format, and its audit rule language), listed by `build.rs` into the
-//!   registry the command line, the trust-boundary hard denies, `vouch
-//!   install`, `vouch doctor` and the audit read. Some of what vouch knows
-//!   about a harness is outside its file (Known gaps). Pi and
+//!   decision is the harness's fail-closed reply. Each harness's adapter is
+//!   one file in `src/hooks/harnesses/` (its parsing, replies, timeout,
+//!   snippet, user settings — data types in `hooks::settings` — and where
+//!   its transcript is and in which format), listed by `build.rs` into the
+//!   registry the command line, the HTTP route, `vouch install` and `vouch
+//!   doctor` read. Its name and protected files are its [`catalogue`]
+//!   entry, its audit rule language is in `src/audit/targets/`, and more
+//!   of what vouch knows about a harness is outside its file (Known
+//!   gaps). Pi and
 //!   sandbox-runtime have no adapter: their TypeScript clients
 //!   (`clients/pi`, `clients/sandbox-runtime`) call `vouch serve`, and
 //!   OpenCode's plugin (`clients/opencode`) runs `vouch hook opencode`.
@@ -221,7 +230,10 @@
 //!   tables (`request::Surface`, `reviewer::FailureClass::name`,
 //!   `evidence::redact::SecretKind`); rule ids have their registry,
 //!   [`rules`].
-//! - **A harness is more than its file.** The parsers of Claude Code's,
+//! - **A harness is more than its file.** Its name, protected files and
+//!   what its after-event reports are its entry in `src/catalogue.rs`
+//!   (which the layers below the adapters read); its audit rule language
+//!   is `src/audit/targets/<harness>.rs`. The parsers of Claude Code's,
 //!   Codex's and Gemini CLI's transcripts are in `src/hooks/transcript.rs`;
 //!   the repository files that switch each harness off, in
 //!   `src/doctor/repo.rs` (one function per harness), with Gemini CLI's
@@ -230,33 +242,39 @@
 //!   `src/cli.rs`); the harnesses' credential files in
 //!   `src/credentials.rs`; Claude Code's HTTP hook route in
 //!   `src/http/`; pi-permission-system's rule language in
-//!   `src/audit/targets.rs`.
+//!   `src/audit/targets/mod.rs`.
 //!
 //! # Layers
 //!
 //! A top-level module imports only from its own layer or those below
 //! (`tests/it/layering.rs` reads every `crate::` path and fails on any
-//! other; its `KNOWN_UPWARD` list says which remain and why, and may only
-//! shrink). Lowest first:
+//! other; no import upward remains, and `KNOWN_UPWARD` is empty).
+//! Lowest first:
 //!
 //! 1. the shared vocabulary and leaves: [`names`] (with [`names::Outcome`]
 //!    and [`names::RiskLevel`]), [`json`], [`clock`], [`paths`], [`rules`],
-//!    [`shell`], [`request`], [`telemetry`], [`credentials`];
+//!    [`shell`], [`request`], [`telemetry`], [`credentials`],
+//!    [`catalogue`];
 //! 2. [`config`], with the routing table it compiles;
 //! 3. what decides and its data: [`policy`], [`evidence`], [`reviewer`];
 //!    then [`confine`]; then [`decision`], which carries them (the
 //!    reviewer's verdict, the confined form) and holds the risk ceilings;
 //! 4. state: [`store`], [`session`], [`grants`], [`audit`], [`feed`];
 //! 5. [`pipeline`]; 6. [`engine`];
-//! 7. the ways in: [`hooks`], [`http`], [`server`], [`install`],
-//!    [`doctor`], [`eval`]; 8. [`cli`].
+//! 7. the ways in: [`hooks`], [`http`], [`server`], [`eval`];
+//! 8. what sets them up, reading the adapters: [`install`], [`doctor`];
+//! 9. [`cli`].
 //!
-//! The imports upward that remain: the trust-boundary hard denies and the
-//! audit's rule suggestions read the harness registry (`hooks`). The
-//! table's effects are declared beside what applies them
-//! (`session::effects`, re-exported as `pipeline::Effect`).
+//! What the trust-boundary hard denies and the audit need to know of
+//! each harness is in [`catalogue`], below them, not in the adapters
+//! (`hooks`); the adapters describe their user settings in
+//! `hooks::settings`, which [`install`] reads. The table's effects are
+//! declared beside what applies them (`session::effects`, re-exported as
+//! `pipeline::Effect`). No two top-level modules import each other, even
+//! through others (the test checks that too).
 
 pub mod audit;
+pub mod catalogue;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -102,7 +102,7 @@ pub enum AwaitKind {
     Defer,
     Deny,
     /// Only for harnesses whose after-event carries the arguments that ran
-    /// ([`crate::hooks::Harness::after_event_has_ran_arguments`]).
+    /// ([`crate::catalogue::Entry::after_event_has_ran_arguments`]).
     Allow,
 }
 

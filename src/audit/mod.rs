@@ -310,8 +310,8 @@ impl Observation {
         let source = record::source(self.source.as_deref());
         // The harness reports, after the fact, the arguments that ran, and
         // something after vouch's check could have changed them.
-        let checks_ran = crate::hooks::HarnessId::named(&source)
-            .is_some_and(|h| h.harness().after_event_has_ran_arguments());
+        let checks_ran =
+            crate::catalogue::named(&source).is_some_and(|e| e.after_event_has_ran_arguments);
         let once = self.once_key(keys, &source);
         let pending_key = match (&self.session_id, &self.request_hash) {
             (Some(session), Some(hash)) => Some(memo.pending_key(keys, session, hash)),

@@ -443,7 +443,7 @@ mod tests {
             top: 20,
             min_count: 5,
             scope: Scope::All,
-            target: Target::of(&crate::hooks::harnesses::claude_code::HARNESS),
+            target: Target::of(&crate::audit::targets::claude_code::ClaudeCode),
         };
         assert!(ok.validate(180).is_ok());
         assert!(

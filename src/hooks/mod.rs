@@ -2,25 +2,32 @@
 //! in, the canonical [`Request`] through the one engine call, the harness's
 //! own reply out — in the harness's fail-closed terms.
 //!
-//! A harness is one file in `src/hooks/harnesses/` holding one [`Harness`]:
-//! its payload parsing and reply schema, its abstain/ask/deny forms per
-//! event, its hook timeout, its settings snippet and user settings, the
-//! configuration files the agent must not write ([`HarnessFiles`]), where its
-//! transcript is and in which format, and its audit rule language.
-//! `build.rs` lists the files into [`harnesses::ALL`], the registry the
-//! other parts read: the command line (`vouch hook <name>`, `vouch hook
-//! snippet <name>`), `vouch install`, `vouch doctor`, the trust-boundary
-//! hard denies and `vouch audit report --target`. Not everything about a
-//! harness is in its file: the parsers of Claude Code's, Codex's and
-//! Gemini CLI's transcripts are in [`transcript`] (Copilot CLI's and Qwen
-//! Code's are in their files), the repository files that switch each
-//! harness off in `doctor::repo`, Codex's TOML settings in
-//! `install::codex_toml`, the harnesses' credential files in
-//! `policy::credentials` (the Known gaps of `src/lib.rs`). What is
-//! shared lives here: turning a [`Decision`] into an answer (a `defer`
-//! becomes "ask" only where a human will really be asked, else a deny that
-//! says a human must approve), combining the decisions of a call that names
-//! several targets, and the fault replies.
+//! A harness's adapter is one file in `src/hooks/harnesses/` holding one
+//! [`Harness`]: its payload parsing and reply schema, its abstain/ask/deny
+//! forms per event, its hook timeout, its settings snippet and user
+//! settings (described in [`settings`]'s data types, which `vouch install`
+//! reads), where its transcript is and in which format. `build.rs` lists
+//! the files into [`harnesses::ALL`], the registry the ways in read: the
+//! command line (`vouch hook <name>`, `vouch hook snippet <name>`), the
+//! HTTP route, `vouch install` and `vouch doctor`. What the layers below
+//! need to know of a harness is in its entry of [`crate::catalogue`],
+//! which the adapter names ([`Harness::entry`]): its name, the
+//! configuration files the agent must not write ([`HarnessFiles`], read by
+//! the trust-boundary hard denies) and whether its after-event reports the
+//! arguments that ran (read by the audit). Its audit rule language is the
+//! audit's (`src/audit/targets/<harness>.rs`, `vouch audit report
+//! --target`). Nor is the rest of a harness all in its file: the parsers
+//! of Claude Code's, Codex's and Gemini CLI's transcripts are in
+//! [`transcript`] (Copilot CLI's and Qwen Code's are in their files), the
+//! repository files that switch each harness off in `doctor::repo`,
+//! Codex's TOML settings in `install::codex_toml`, the harnesses'
+//! credential files in `credentials` (the Known gaps of
+//! `src/lib.rs`).
+//!
+//! What is shared lives here: turning a [`Decision`] into an answer (a
+//! `defer` becomes "ask" only where a human will really be asked, else a
+//! deny that says a human must approve), combining the decisions of a
+//! call that names several targets, and the fault replies.
 //!
 //! Faults never reach a harness's fail-open path: every parse error, config
 //! error, internal error or deadline is a well-formed deny (see [`run`]),
@@ -29,6 +36,7 @@
 
 pub mod remote;
 pub mod run;
+pub mod settings;
 pub mod snippet;
 pub mod supervise;
 pub mod tools;
@@ -46,7 +54,7 @@ use std::str::FromStr;
 
 use serde_json::Value;
 
-use crate::audit::targets::RuleLanguage;
+use crate::catalogue::{self, HarnessFiles};
 use crate::decision::{Decision, Fault, Outcome};
 use crate::request::{Request, RequestError};
 
@@ -125,23 +133,6 @@ impl FromStr for HarnessId {
             known: HarnessId::names().join("`, `"),
         })
     }
-}
-
-/// Configuration of one harness that the agent must not change: its
-/// permission rules, its hooks, anything that could switch vouch off or run
-/// code around it. Paths are components below a project or home directory
-/// (recognised wherever they appear in a path, as a project can sit
-/// anywhere); `*` in a component is a wildcard within that name, and a
-/// last component `**` is anything below.
-#[derive(Debug, Clone, Copy)]
-pub struct HarnessFiles {
-    /// What the hard deny calls it ("Codex's configuration").
-    pub what: &'static str,
-    /// Directories the harness owns whole (`.codex`): removing, replacing,
-    /// relinking or filling one replaces its rules.
-    pub dirs: &'static [&'static str],
-    /// Files and subtrees, as component lists.
-    pub files: &'static [&'static [&'static str]],
 }
 
 /// Why a hook call could not become canonical requests.
@@ -299,11 +290,18 @@ impl Event {
     }
 }
 
-/// One harness's adapter: everything vouch knows about the harness.
+/// One harness's adapter: what vouch knows about the harness beyond its
+/// [`catalogue::Entry`] (which it names) and its audit rule language.
 pub trait Harness: Sync {
+    /// The harness's entry in the catalogue: its name, the configuration
+    /// the agent must not write and what its after-event reports.
+    fn entry(&self) -> &'static catalogue::Entry;
+
     /// The name on the command line, in the HTTP route and in `source`
-    /// (`claude-code`).
-    fn name(&self) -> &'static str;
+    /// (`claude-code`), from the catalogue.
+    fn name(&self) -> &'static str {
+        self.entry().name
+    }
 
     /// One line for `vouch hook --help`: the harness and its events.
     fn about(&self) -> &'static str;
@@ -317,18 +315,17 @@ pub trait Harness: Sync {
     fn snippet(&self, ctx: &SnippetContext<'_>) -> Result<(String, Vec<String>), String>;
 
     /// Where `vouch install` merges the snippet: the harness's user-level
-    /// settings file and its format ([`crate::install`]); `None` where
-    /// vouch has no installer.
-    fn install(&self) -> Option<crate::install::Install> {
+    /// settings file and its format ([`settings`], read by
+    /// `crate::install`); `None` where vouch has no installer.
+    fn install(&self) -> Option<settings::Install> {
         None
     }
 
-    /// The harness's configuration the agent must not write.
-    fn protected(&self) -> HarnessFiles;
-
-    /// The harness's own permission-rule language, for `vouch audit report
-    /// --target`, where it has one the audit can write.
-    fn rule_language(&self) -> Option<&'static dyn RuleLanguage>;
+    /// The harness's configuration the agent must not write, from the
+    /// catalogue.
+    fn protected(&self) -> HarnessFiles {
+        self.entry().protected
+    }
 
     /// Maps one hook input onto canonical requests. `input` is the parsed
     /// JSON object; fields vouch does not read are ignored (harnesses add
@@ -351,12 +348,10 @@ pub trait Harness: Sync {
     fn after_events(&self) -> &'static [&'static str];
 
     /// Whether something after vouch's check can change a call's arguments
-    /// (a later hook's or plugin's rewrite) and the after-event reports the
-    /// arguments that actually ran. Then the audit remembers each allowed
-    /// call, and an after-event that matches no decision of its session is
-    /// recorded as `ran_unreviewed` instead of being dropped.
+    /// and the after-event reports the arguments that actually ran, from
+    /// the catalogue ([`catalogue::Entry::after_event_has_ran_arguments`]).
     fn after_event_has_ran_arguments(&self) -> bool {
-        false
+        self.entry().after_event_has_ran_arguments
     }
 
     /// The prompt events (Claude Code's `UserPromptSubmit`): recorded,

@@ -283,7 +283,7 @@ pub(super) fn report_options(
         top: report::DEFAULT_TOP,
         min_count: report::DEFAULT_MIN_COUNT,
         scope: Scope::All,
-        target: crate::audit::targets::Target::of(&crate::hooks::harnesses::claude_code::HARNESS),
+        target: crate::audit::targets::Target::of(&crate::audit::targets::claude_code::ClaudeCode),
     };
     let mut scope = "current".to_owned();
     let mut cwd: Option<String> = None;

@@ -15,6 +15,8 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::hooks::settings::JsonRules;
+
 /// A JSON value whose objects keep their keys in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json {
@@ -281,17 +283,6 @@ pub struct Forced {
     pub before: Option<Value>,
 }
 
-/// What a merge needs to know of the harness.
-#[derive(Debug, Clone, Copy)]
-pub struct Rules {
-    /// Settings that switch off every hook when `true` (Claude Code's and
-    /// Qwen Code's `disableAllHooks`): install refuses while one is on.
-    pub off_switches: &'static [&'static [&'static str]],
-    /// Settings install turns on (Qwen Code's
-    /// `security.folderTrust.enabled`); uninstall restores them.
-    pub force_true: &'static [&'static [&'static str]],
-}
-
 fn dotted(path: &[String]) -> String {
     path.join(".")
 }
@@ -301,7 +292,7 @@ fn dotted(path: &[String]) -> String {
 pub fn merge(
     doc: &mut Json,
     snippet: &Value,
-    rules: &Rules,
+    rules: &JsonRules,
     is_vouch: IsVouch<'_>,
 ) -> Result<Changes, String> {
     if !matches!(doc, Json::Object(_)) {
@@ -636,7 +627,7 @@ mod tests {
         let text = "{\n  \"model\": \"x\",\n  \"hooks\": {\n    \"Pre\": [\n      {\n        \"command\": \"mine\"\n      }\n    ]\n  }\n}\n";
         let (mut doc, style) = parse(text).unwrap();
         let snippet = serde_json::json!({"version": 1, "hooks": {"Pre": [{"command": "vouch hook x"}], "Post": [{"command": "vouch hook x"}]}});
-        let rules = Rules {
+        let rules = JsonRules {
             off_switches: &[&["disableAllHooks"]],
             force_true: &[&["security", "trust", "enabled"]],
         };

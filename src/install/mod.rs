@@ -27,7 +27,8 @@
 //!
 //! Where each harness keeps its user settings, in which format, and what
 //! in it can switch hooks off is the harness's own knowledge
-//! ([`crate::hooks::Harness::install`]).
+//! ([`crate::hooks::Harness::install`], described in the data types of
+//! [`crate::hooks::settings`], re-exported here).
 
 pub mod atomic;
 pub mod codex_toml;
@@ -42,89 +43,16 @@ use sha2::{Digest, Sha256};
 use crate::config::Config;
 use crate::hooks::HarnessId;
 use crate::hooks::remote::RemoteOptions;
+pub use crate::hooks::settings::{Dir, Format, Install, JsonRules, NoHome};
 use crate::hooks::snippet::{self, SnippetOptions};
-
-/// Where a harness keeps its user-level configuration directory.
-#[derive(Debug, Clone, Copy)]
-pub enum Dir {
-    /// `$var` when it is set to an absolute path (Codex's `CODEX_HOME`),
-    /// else `~/<home>`.
-    Env {
-        var: Option<&'static str>,
-        home: &'static str,
-    },
-    /// `$var/<below>` when `var` is set to an absolute path (Gemini CLI's
-    /// `GEMINI_CLI_HOME` stands in for the home directory; OpenCode's
-    /// `XDG_CONFIG_HOME`), else `~/<home>`.
-    EnvJoin {
-        var: &'static str,
-        below: &'static str,
-        home: &'static str,
-    },
-}
-
-/// How vouch's hook is written into the file.
-#[derive(Debug, Clone, Copy)]
-pub enum Format {
-    /// A JSON settings file the harness's fragment merges into.
-    Json(json::Rules),
-    /// Codex's `config.toml`, with its `[hooks.state]` trusted hashes.
-    CodexToml,
-    /// A file of vouch's own (OpenCode's plugin): written whole, and
-    /// recognised as vouch's by `marker`; another file at that name is
-    /// never replaced.
-    OwnFile { marker: &'static str },
-}
-
-/// A harness's user-level settings, as install writes them.
-#[derive(Debug, Clone, Copy)]
-pub struct Install {
-    pub dir: Dir,
-    /// The file below `dir`.
-    pub file: &'static str,
-    pub format: Format,
-}
-
-impl Install {
-    /// The configuration directory, from `env` (the harness's own variable,
-    /// then `HOME`).
-    pub fn dir(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, InstallError> {
-        let absolute = |name: &str| {
-            env(name)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-        };
-        let home = || absolute("HOME").ok_or(InstallError::NoHome);
-        match self.dir {
-            Dir::Env { var, home: rel } => match var.and_then(absolute) {
-                Some(dir) => Ok(dir),
-                None => Ok(home()?.join(rel)),
-            },
-            Dir::EnvJoin {
-                var,
-                below,
-                home: rel,
-            } => match absolute(var) {
-                Some(dir) => Ok(dir.join(below)),
-                None => Ok(home()?.join(rel)),
-            },
-        }
-    }
-
-    /// The settings file.
-    pub fn path(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, InstallError> {
-        Ok(self.dir(env)?.join(self.file))
-    }
-}
 
 /// Why install or uninstall did nothing. Nothing was written in any case.
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
     #[error("vouch has no installer for `{0}`; use `vouch hook snippet {0}`")]
     NoInstaller(String),
-    #[error("cannot find the settings: `HOME` is unset or not absolute")]
-    NoHome,
+    #[error(transparent)]
+    NoHome(#[from] NoHome),
     /// vouch's configuration (the message names the file and key).
     #[error("{0}")]
     Config(String),

@@ -909,3 +909,24 @@ async fn no_corpus_secret_in_a_templated_command_reaches_audit_sqlite() {
     let leaked: Vec<&String> = secrets.iter().filter(|s| has(s)).collect();
     assert!(leaked.is_empty(), "secrets in audit.sqlite: {leaked:?}");
 }
+
+/// Every harness of the adapter registry has its rule language: a
+/// `--target` of the same name, in the registry's order, with
+/// pi-permission-system's and vouch's own after them (the order
+/// `vouch audit report --target` lists them in).
+#[test]
+fn every_harness_has_a_target_of_its_name_in_registry_order() {
+    use vouch::hooks::HarnessId;
+    let targets: Vec<&str> = Target::all().map(Target::as_str).collect();
+    let mut want = HarnessId::names();
+    want.extend(["pi", "vouch"]);
+    assert_eq!(targets, want);
+    for harness in HarnessId::all() {
+        assert_eq!(target(harness.as_str()).as_str(), harness.as_str());
+        assert_eq!(
+            target(harness.as_str()).language().tool_source(),
+            harness.as_str(),
+            "a harness's rule language reads the tool names its harness reports"
+        );
+    }
+}

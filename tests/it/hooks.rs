@@ -1257,3 +1257,31 @@ fn an_unreadable_prompt_event_gets_the_no_op() {
     let r = run(&home, "gemini", &v);
     assert_eq!((r.code, r.stdout.as_str()), (0, "{}\n"));
 }
+
+/// The adapter registry (`hooks::harnesses::ALL`, from `build.rs`) and the
+/// harness catalogue the layers below read (`catalogue::ALL`) name exactly
+/// the same harnesses in the same order, and each adapter names its own
+/// entry: a harness added to one and not the other, or an adapter pointing
+/// at another's protected files, fails here.
+#[test]
+fn the_adapter_registry_and_the_catalogue_name_the_same_harnesses() {
+    use vouch::catalogue;
+    use vouch::hooks::harnesses;
+    let adapters: Vec<&str> = harnesses::ALL.iter().map(|h| h.name()).collect();
+    let entries: Vec<&str> = catalogue::ALL.iter().map(|e| e.name).collect();
+    assert_eq!(adapters, entries);
+    for (adapter, entry) in harnesses::ALL.iter().zip(catalogue::ALL) {
+        assert!(
+            std::ptr::eq(adapter.entry(), *entry),
+            "the adapter in `{}`'s place names another entry",
+            entry.name
+        );
+        let found = catalogue::named(entry.name).unwrap();
+        assert!(
+            std::ptr::eq(found, *entry),
+            "two entries named `{}`",
+            entry.name
+        );
+    }
+    assert!(catalogue::named("pi").is_none());
+}

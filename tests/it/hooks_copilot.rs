@@ -328,7 +328,7 @@ fn allow_tool_patterns(snippet: &str) -> Vec<String> {
 #[tokio::test]
 async fn audit_rules_parse_as_allow_tool_patterns() {
     use vouch::audit::targets::Target;
-    use vouch::hooks::harnesses::copilot::parse_pattern;
+    use vouch::audit::targets::copilot::parse_pattern;
     let report = crate::audit::candidates_report("copilot".parse::<Target>().unwrap()).await;
     let snippet = &report.suggestions.snippet;
     assert!(snippet.contains("\ncopilot"), "{snippet}");

@@ -25,16 +25,16 @@
 
 use serde_json::{Value, json};
 
+use crate::catalogue::{self, Entry};
+use crate::config::Config;
+use crate::hooks::settings::{Dir, Format, Install, JsonRules};
+use crate::hooks::snippet::{self, SnippetContext};
 use crate::hooks::tools::{self, Action, Ids};
 use crate::hooks::transcript;
 use crate::hooks::{
     Answer, Call, Event, Harness, HookError, Observed, Presence, Reply, TranscriptRef,
 };
 use crate::request::Surface;
-use crate::audit::targets::{self, Rule, RuleLanguage};
-use crate::config::Config;
-use crate::hooks::snippet::{self, SnippetContext};
-use crate::hooks::HarnessFiles;
 
 pub struct ClaudeCode;
 
@@ -62,8 +62,8 @@ const QUIET_EVENTS: &[&str] = &[
 ];
 
 impl Harness for ClaudeCode {
-    fn name(&self) -> &'static str {
-        "claude-code"
+    fn entry(&self) -> &'static Entry {
+        &catalogue::CLAUDE_CODE
     }
 
     fn about(&self) -> &'static str {
@@ -91,9 +91,7 @@ impl Harness for ClaudeCode {
         ))
     }
 
-    fn install(&self) -> Option<crate::install::Install> {
-        use crate::install::json::Rules;
-        use crate::install::{Dir, Format, Install};
+    fn install(&self) -> Option<Install> {
         Some(Install {
             // Claude Code's `CLAUDE_CONFIG_DIR`, else `~/.claude`.
             dir: Dir::Env {
@@ -101,19 +99,11 @@ impl Harness for ClaudeCode {
                 home: ".claude",
             },
             file: "settings.json",
-            format: Format::Json(Rules {
+            format: Format::Json(JsonRules {
                 off_switches: &[&["disableAllHooks"]],
                 force_true: &[],
             }),
         })
-    }
-
-    fn protected(&self) -> HarnessFiles {
-        PROTECTED
-    }
-
-    fn rule_language(&self) -> Option<&'static dyn RuleLanguage> {
-        Some(&HARNESS)
     }
 
     fn parse(&self, input: &Value) -> Result<Event, HookError> {
@@ -314,18 +304,6 @@ pub fn action(input: &Value) -> Result<Action, HookError> {
     })
 }
 
-/// Claude Code's settings: its hooks, permission rules and modes.
-const PROTECTED: HarnessFiles = HarnessFiles {
-    what: "Claude Code's settings",
-    dirs: &[".claude"],
-    files: &[
-        &[".claude", "settings.json"],
-        &[".claude", "settings.local.json"],
-        &[".claude", "settings*.json"],
-        &[".claude.json"],
-    ],
-};
-
 fn command_hooks(command: &str, timeout: u64) -> Value {
     let entry = |block: bool| {
         let mut hook = json!({"type": "command", "command": command, "timeout": timeout});
@@ -366,67 +344,6 @@ fn http_hook(cfg: &Config, timeout: u64) -> Value {
         "UserPromptSubmit": [{"hooks": [hook]}],
         "PreToolUse": [{"matcher": "", "hooks": [gate]}],
     }})
-}
-
-/// Claude Code `permissions.allow`: `Bash(git status)` exact,
-/// `Bash(npm run:*)` prefix, `Bash(npm test * --token *)` wildcards, and
-/// bare tool names (`mcp__server__tool`).
-impl RuleLanguage for ClaudeCode {
-    fn name(&self) -> &'static str {
-        "claude-code"
-    }
-
-    fn title(&self) -> &'static str {
-        "Claude Code"
-    }
-
-    fn source_url(&self) -> &'static str {
-        "https://code.claude.com/docs/en/permissions"
-    }
-
-    fn file(&self, all_projects: bool) -> &'static str {
-        if all_projects {
-            "~/.claude/settings.json"
-        } else {
-            ".claude/settings.json"
-        }
-    }
-
-    fn format(&self) -> &'static str {
-        "json"
-    }
-
-    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String> {
-        // `Bash(p:*)` is a prefix rule; anything else matches the whole
-        // command, `*` spanning any characters.
-        let prefix = template.strip_suffix(" *").filter(|p| !p.contains('*'));
-        let rule = match prefix {
-            Some(prefix) => format!("Bash({prefix}:*)"),
-            None => format!("Bash({template})"),
-        };
-        let covers = |b: &str| match prefix {
-            Some(p) => b == p || targets::glob_matches(&format!("{p} *"), b),
-            None => targets::glob_matches(template, b),
-        };
-        match targets::blocked_by(blocked, covers) {
-            Some(why) => Err(why),
-            None => Ok((rule, false)),
-        }
-    }
-
-    fn tool_rule(&self, tool: &str) -> Result<String, String> {
-        Ok(tool.to_owned())
-    }
-
-    fn snippet(&self, rules: &[Rule]) -> String {
-        let allow: Vec<&str> = rules.iter().map(|r| r.rule.as_str()).collect();
-        targets::pretty(&json!({ "permissions": { "allow": allow } }))
-    }
-
-    fn note(&self) -> &'static str {
-        "Merge into `permissions.allow`. `Bash(x:*)` also matches `x` with no arguments; deny \
-         and ask rules still win over these."
-    }
 }
 
 #[cfg(test)]

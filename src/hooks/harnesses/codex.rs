@@ -24,16 +24,16 @@ use std::path::Path;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::catalogue::{self, Entry};
+use crate::hooks::settings::{Dir, Format, Install};
+use crate::hooks::snippet::SnippetContext;
 use crate::hooks::tools::{self, Action, Ids};
 use crate::hooks::transcript::{self, Transcript};
 use crate::hooks::{
     Answer, Call, Event, Harness, HookError, Observed, Presence, Reply, TranscriptRef,
 };
-use crate::request::{Request, Surface};
-use crate::audit::targets::{self, Rule, RuleLanguage};
 use crate::request::canonical_json;
-use crate::hooks::snippet::SnippetContext;
-use crate::hooks::HarnessFiles;
+use crate::request::{Request, Surface};
 
 pub struct Codex;
 
@@ -55,8 +55,8 @@ const QUIET_EVENTS: &[&str] = &[
 pub const PRE_TOOL_USE_NOBODY: &str = "Codex's PreToolUse hook cannot ask a human";
 
 impl Harness for Codex {
-    fn name(&self) -> &'static str {
-        "codex"
+    fn entry(&self) -> &'static Entry {
+        &catalogue::CODEX
     }
 
     fn about(&self) -> &'static str {
@@ -80,8 +80,7 @@ impl Harness for Codex {
         ))
     }
 
-    fn install(&self) -> Option<crate::install::Install> {
-        use crate::install::{Dir, Format, Install};
+    fn install(&self) -> Option<Install> {
         Some(Install {
             dir: Dir::Env {
                 var: Some("CODEX_HOME"),
@@ -90,14 +89,6 @@ impl Harness for Codex {
             file: "config.toml",
             format: Format::CodexToml,
         })
-    }
-
-    fn protected(&self) -> HarnessFiles {
-        PROTECTED
-    }
-
-    fn rule_language(&self) -> Option<&'static dyn RuleLanguage> {
-        Some(&HARNESS)
     }
 
     fn parse(&self, input: &Value) -> Result<Event, HookError> {
@@ -336,14 +327,6 @@ pub fn patch_files(patch: &str) -> Vec<(Surface, String)> {
     out
 }
 
-/// Codex's configuration: everything under `.codex` (its config, hooks,
-/// rules and trusted hashes).
-const PROTECTED: HarnessFiles = HarnessFiles {
-    what: "Codex's configuration",
-    dirs: &[".codex"],
-    files: &[&[".codex", "**"]],
-};
-
 /// Codex's trusted hash of one hook group: `sha256:` + SHA-256 of the
 /// canonical JSON of `{event_name, matcher?, hooks: [{type, command,
 /// timeout, async}]}` (keys sorted, no spaces).
@@ -386,75 +369,6 @@ fn hooks_toml(command: &str, timeout: u64, config_path: &Path) -> String {
         ));
     }
     out
-}
-
-/// Codex execpolicy: Starlark `prefix_rule(pattern = [...], decision =
-/// "allow", justification = ..., match = [...])` in `rules/*.rules`.
-impl RuleLanguage for Codex {
-    fn name(&self) -> &'static str {
-        "codex"
-    }
-
-    fn title(&self) -> &'static str {
-        "Codex"
-    }
-
-    fn source_url(&self) -> &'static str {
-        "https://developers.openai.com/codex/rules"
-    }
-
-    fn file(&self, all_projects: bool) -> &'static str {
-        if all_projects {
-            "~/.codex/rules/default.rules"
-        } else {
-            ".codex/rules/vouch.rules"
-        }
-    }
-
-    fn format(&self) -> &'static str {
-        "starlark"
-    }
-
-    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String> {
-        let prefix = targets::literal_prefix(template);
-        if let Some(why) = targets::blocked_by(blocked, |b| targets::prefix_covers(&prefix, b)) {
-            return Err(why);
-        }
-        // A prefix rule also matches any arguments after the prefix.
-        Ok((prefix.join(" "), true))
-    }
-
-    fn tool_rule(&self, _tool: &str) -> Result<String, String> {
-        Err("Codex rules cover shell commands only".to_owned())
-    }
-
-    fn snippet(&self, rules: &[Rule]) -> String {
-        let mut out = String::from("# Suggested by `vouch audit report --target codex`.\n");
-        for rule in rules {
-            let tokens: Vec<String> = rule.rule.split(' ').map(targets::quoted).collect();
-            let list = format!("[{}]", tokens.join(", "));
-            let why = format!(
-                "approved by hand {} times (vouch audit: {})",
-                rule.approvals,
-                rule.subjects
-                    .iter()
-                    .map(|s| format!("`{s}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            out.push_str(&format!(
-                "prefix_rule(\n    pattern = {list},\n    decision = \"allow\",\n    justification = {},\n    match = [{list}],\n)\n",
-                targets::quoted(&why)
-            ));
-        }
-        out
-    }
-
-    fn note(&self) -> &'static str {
-        "Prefix rules also allow any arguments after the prefix. Project rules in \
-         `.codex/rules/` load only for trusted projects; check a file with `codex execpolicy \
-         check --rules FILE <command>`."
-    }
 }
 
 #[cfg(test)]

@@ -35,12 +35,13 @@
 
 use serde_json::{Value, json};
 
-use crate::audit::targets::{self, Rule, RuleLanguage};
+use crate::catalogue::{self, Entry};
+use crate::hooks::settings::{Dir, Format, Install, JsonRules};
 use crate::hooks::snippet::{self, SnippetContext};
 use crate::hooks::tools::{self, Action, Ids};
 use crate::hooks::transcript::{self, Line, str_of};
 use crate::hooks::{
-    Answer, Call, Event, Harness, HookError, Observed, Presence, HarnessFiles, Reply, TranscriptRef,
+    Answer, Call, Event, Harness, HookError, Observed, Presence, Reply, TranscriptRef,
 };
 use crate::request::{Request, Surface, TranscriptEntry};
 
@@ -62,41 +63,9 @@ const PROMPT: &str = "userPromptSubmitted";
 /// The event a Claude-style configuration names.
 const CLAUDE_PRE: &str = "PreToolUse";
 
-/// Agent-writable files that configure Copilot's hooks or permissions,
-/// relative to the project root or to the home directory.
-///
-/// - `.github/hooks/**`: repository hooks (any file name); in a trusted
-///   folder they run after vouch's and can rewrite the arguments vouch
-///   allowed (`modifiedArgs`).
-/// - `.github/copilot/settings.json` (and `settings.local.json`): a trusted
-///   repository's `disableAllHooks` switches the user's hooks off too.
-/// - `.copilot/hooks/**`, `.copilot/settings.json`, `.copilot/config.json`:
-///   the user's hooks (where vouch's lives), hook and permission settings,
-///   trusted folders.
-/// - `.copilot/session-state/<id>/events.jsonl` and the `<id>` directory:
-///   the session log vouch reads as the transcript (a forged user message
-///   there would be evidence). The rest of a session's directory
-///   (`plan.md`, `files/`) is written by Copilot's agent in plan mode.
-const PROTECTED: HarnessFiles = HarnessFiles {
-    what: "GitHub Copilot CLI's hooks, settings or session log",
-    dirs: &[".copilot"],
-    files: &[
-        &[".github", "hooks"],
-        &[".github", "hooks", "**"],
-        &[".github", "copilot", "settings.json"],
-        &[".github", "copilot", "settings.local.json"],
-        &[".copilot", "hooks"],
-        &[".copilot", "hooks", "**"],
-        &[".copilot", "settings.json"],
-        &[".copilot", "config.json"],
-        &[".copilot", "session-state", "*"],
-        &[".copilot", "session-state", "*", "events.jsonl"],
-    ],
-};
-
 impl Harness for Copilot {
-    fn name(&self) -> &'static str {
-        "copilot"
+    fn entry(&self) -> &'static Entry {
+        &catalogue::COPILOT
     }
 
     fn about(&self) -> &'static str {
@@ -111,9 +80,7 @@ impl Harness for Copilot {
         Ok(hook_file(&ctx.command, ctx.timeout_secs))
     }
 
-    fn install(&self) -> Option<crate::install::Install> {
-        use crate::install::json::Rules;
-        use crate::install::{Dir, Format, Install};
+    fn install(&self) -> Option<Install> {
         Some(Install {
             // Copilot CLI's `COPILOT_HOME`, else `~/.copilot`; a hook file of
             // vouch's own among the user's hook files.
@@ -122,26 +89,11 @@ impl Harness for Copilot {
                 home: ".copilot",
             },
             file: "hooks/vouch.json",
-            format: Format::Json(Rules {
+            format: Format::Json(JsonRules {
                 off_switches: &[],
                 force_true: &[],
             }),
         })
-    }
-
-    fn protected(&self) -> HarnessFiles {
-        PROTECTED
-    }
-
-    fn rule_language(&self) -> Option<&'static dyn RuleLanguage> {
-        Some(&HARNESS)
-    }
-
-    /// A trusted repository's later `preToolUse` hook can rewrite the
-    /// arguments vouch allowed (`modifiedArgs`); `postToolUse` carries the
-    /// arguments that ran.
-    fn after_event_has_ran_arguments(&self) -> bool {
-        true
     }
 
     fn parse(&self, input: &Value) -> Result<Event, HookError> {
@@ -220,7 +172,9 @@ impl Harness for Copilot {
                 // Never asked for here: this configuration ignores a rewrite.
                 Answer::AllowConfined { .. } => super::claude_code::pre_tool_use(
                     "deny",
-                    &crate::hooks::cannot_rewrite("GitHub Copilot CLI's Claude-style configuration"),
+                    &crate::hooks::cannot_rewrite(
+                        "GitHub Copilot CLI's Claude-style configuration",
+                    ),
                 ),
             };
         }
@@ -408,7 +362,8 @@ fn searched(tool: &str, args: &Value, cwd: Option<&str>) -> Result<Vec<Action>, 
 /// user. `postToolUse` tells the audit which deferred or denied calls ran
 /// anyway (the arguments it sees are the final ones, after any later hook).
 fn hook_file(command: &str, timeout_secs: u64) -> (String, Vec<String>) {
-    let entry = |command: &str| json!([{"type": "command", "bash": command, "timeoutSec": timeout_secs}]);
+    let entry =
+        |command: &str| json!([{"type": "command", "bash": command, "timeoutSec": timeout_secs}]);
     // Copilot blocks when a hook exits non-zero or cannot start.
     let prompt = snippet::prompt_never_blocks(command);
     let v = json!({"version": 1, "hooks": {
@@ -432,125 +387,6 @@ fn hook_file(command: &str, timeout_secs: u64) -> (String, Vec<String>) {
             .to_owned(),
     ];
     (text, notes)
-}
-
-// ---------------------------------------------------------------------------
-// Audit rule language: `--allow-tool` patterns
-// ---------------------------------------------------------------------------
-
-/// A `shell(…)` pattern for a command template, and whether it is broader
-/// than the template. Copilot matches `shell(x y)` by command and
-/// first-level subcommand and `shell(x y:*)` by word prefix, so every rule
-/// is a prefix rule: `x y *` is exact, anything else broader.
-pub fn shell_rule(prefix: &[&str], template: &str) -> Option<(String, bool)> {
-    if prefix.is_empty() || prefix.iter().any(|w| !pattern_word(w)) {
-        return None;
-    }
-    let joined = prefix.join(" ");
-    let exact = template == format!("{joined} *");
-    Some((format!("shell({joined}:*)"), !exact))
-}
-
-/// A word Copilot's pattern parser keeps as written (no parentheses, which
-/// end the argument, and no `:`, which starts the wildcard).
-fn pattern_word(w: &str) -> bool {
-    !w.is_empty()
-        && !w
-            .chars()
-            .any(|c| matches!(c, '(' | ')' | ':') || c.is_whitespace())
-}
-
-/// The suggested rules as a Copilot command line (the patterns are
-/// single-quoted for the shell; none contains a quote).
-pub fn rules_snippet(rules: &[&str]) -> String {
-    let mut out = String::from(
-        "# Suggested by `vouch audit report --target copilot`: add to the copilot command line.\n",
-    );
-    out.push_str("copilot");
-    for rule in rules {
-        out.push_str(&format!(
-            " \\\n  --allow-tool '{}'",
-            rule.replace('\'', r"'\''")
-        ));
-    }
-    out.push('\n');
-    out
-}
-
-/// Parses one `kind(argument)` pattern the way Copilot's `--allow-tool`
-/// does, for checking generated rules: the kind and the optional argument.
-pub fn parse_pattern(pattern: &str) -> Option<(&str, Option<&str>)> {
-    match pattern.split_once('(') {
-        None => (!pattern.is_empty()
-            && pattern
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)))
-        .then_some((pattern, None)),
-        Some((kind, rest)) => {
-            let arg = rest.strip_suffix(')')?;
-            if kind.is_empty() || arg.contains(['(', ')']) {
-                return None;
-            }
-            Some((kind, (!arg.is_empty()).then_some(arg)))
-        }
-    }
-}
-
-/// GitHub Copilot CLI: `--allow-tool 'shell(git status:*)'` word-prefix
-/// patterns (`copilot help permissions`, 1.0.102).
-impl RuleLanguage for Copilot {
-    fn name(&self) -> &'static str {
-        "copilot"
-    }
-
-    fn title(&self) -> &'static str {
-        "GitHub Copilot CLI"
-    }
-
-    fn source_url(&self) -> &'static str {
-        "https://docs.github.com/en/copilot/how-tos/use-copilot-agents/use-copilot-cli"
-    }
-
-    fn file(&self, _all_projects: bool) -> &'static str {
-        // Copilot takes permission rules on its command line only.
-        "the copilot command line (--allow-tool)"
-    }
-
-    fn format(&self) -> &'static str {
-        "shell"
-    }
-
-    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String> {
-        let prefix = targets::literal_prefix(template);
-        let Some((rule, broader)) = shell_rule(&prefix, template) else {
-            return Err(format!(
-                "no `shell(…)` pattern of GitHub Copilot CLI names `{template}`: it needs a \
-                 literal command word, without `:` or parentheses"
-            ));
-        };
-        match targets::blocked_by(blocked, |b| targets::prefix_covers(&prefix, b)) {
-            Some(why) => Err(why),
-            None => Ok((rule, broader)),
-        }
-    }
-
-    fn tool_rule(&self, _tool: &str) -> Result<String, String> {
-        Err(
-            "GitHub Copilot CLI's rules name MCP tools as `server(tool)`, and the audit does not \
-             keep the server name"
-                .to_owned(),
-        )
-    }
-
-    fn snippet(&self, rules: &[Rule]) -> String {
-        let patterns: Vec<&str> = rules.iter().map(|r| r.rule.as_str()).collect();
-        rules_snippet(&patterns)
-    }
-
-    fn note(&self) -> &'static str {
-        "`shell(x y:*)` allows every command starting with the words `x y`, whatever follows; \
-         pass each as `--allow-tool` (deny rules still win, even over --allow-all-tools)."
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -719,10 +555,17 @@ mod tests {
             panic!("a payload with `prompt` is the prompt event");
         };
         assert_eq!(
-            (prompt.event.as_str(), prompt.session_id.as_str(), prompt.text.as_str()),
+            (
+                prompt.event.as_str(),
+                prompt.session_id.as_str(),
+                prompt.text.as_str()
+            ),
             (PROMPT, "s", "hi")
         );
-        assert!(Copilot.parse(&json!({"prompt": "hi"})).is_err(), "no session");
+        assert!(
+            Copilot.parse(&json!({"prompt": "hi"})).is_err(),
+            "no session"
+        );
         // A prompt key does not hide a tool.
         assert!(matches!(
             Copilot.parse(&json!({"sessionId": "s", "cwd": "/p", "prompt": "hi",
@@ -790,28 +633,6 @@ mod tests {
     }
 
     #[test]
-    fn shell_rules_are_prefix_patterns() {
-        assert_eq!(
-            shell_rule(&["git", "status"], "git status *"),
-            Some(("shell(git status:*)".to_owned(), false))
-        );
-        assert_eq!(
-            shell_rule(&["git", "status"], "git status"),
-            Some(("shell(git status:*)".to_owned(), true))
-        );
-        assert_eq!(shell_rule(&["a:b"], "a:b *"), None);
-        assert_eq!(shell_rule(&[], "*"), None);
-        assert_eq!(
-            parse_pattern("shell(git status:*)"),
-            Some(("shell", Some("git status:*")))
-        );
-        assert_eq!(parse_pattern("write"), Some(("write", None)));
-        assert_eq!(parse_pattern("shell(git"), None);
-        let s = rules_snippet(&["shell(npm test:*)"]);
-        assert!(s.contains("--allow-tool 'shell(npm test:*)'"), "{s}");
-    }
-
-    #[test]
     fn copilot_session_events_become_entries() {
         // The pinned binary's own log (hooks, usage and the system prompt
         // left in place or cut), an injected skill message, a cut last line.
@@ -841,5 +662,4 @@ mod tests {
             TranscriptEntry::ToolResult { tool_call_id: Some(id), text }
                 if id == "call_e2e_1" && text.contains("exit code 0"))));
     }
-
 }

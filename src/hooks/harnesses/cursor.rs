@@ -19,12 +19,12 @@
 
 use serde_json::{Value, json};
 
+use crate::catalogue::{self, Entry};
+use crate::hooks::settings::{Dir, Format, Install, JsonRules};
+use crate::hooks::snippet::{self, SnippetContext};
 use crate::hooks::tools::{self, Action, Ids};
 use crate::hooks::{Answer, Call, Event, Harness, HookError, Observed, Presence, Reply};
 use crate::request::{Request, Surface};
-use crate::audit::targets::{self, Rule, RuleLanguage};
-use crate::hooks::snippet::{self, SnippetContext};
-use crate::hooks::HarnessFiles;
 
 pub struct Cursor;
 
@@ -57,8 +57,8 @@ const AFTER_EVENTS: &[&str] = &[
 ];
 
 impl Harness for Cursor {
-    fn name(&self) -> &'static str {
-        "cursor"
+    fn entry(&self) -> &'static Entry {
+        &catalogue::CURSOR
     }
 
     fn about(&self) -> &'static str {
@@ -76,28 +76,18 @@ impl Harness for Cursor {
         ))
     }
 
-    fn install(&self) -> Option<crate::install::Install> {
-        use crate::install::json::Rules;
-        use crate::install::{Dir, Format, Install};
+    fn install(&self) -> Option<Install> {
         Some(Install {
             dir: Dir::Env {
                 var: None,
                 home: ".cursor",
             },
             file: "hooks.json",
-            format: Format::Json(Rules {
+            format: Format::Json(JsonRules {
                 off_switches: &[],
                 force_true: &[],
             }),
         })
-    }
-
-    fn protected(&self) -> HarnessFiles {
-        PROTECTED
-    }
-
-    fn rule_language(&self) -> Option<&'static dyn RuleLanguage> {
-        Some(&HARNESS)
     }
 
     fn parse(&self, input: &Value) -> Result<Event, HookError> {
@@ -299,18 +289,6 @@ fn tool_action(tool: &str, ti: &Value, cwd: Option<&str>) -> Result<Action, Hook
     })
 }
 
-/// Cursor's hooks and permissions.
-const PROTECTED: HarnessFiles = HarnessFiles {
-    what: "Cursor's hooks or permissions",
-    dirs: &[".cursor"],
-    files: &[
-        &[".cursor", "hooks.json"],
-        &[".cursor", "cli.json"],
-        &[".cursor", "cli-config.json"],
-        &[".cursor", "permissions.json"],
-    ],
-};
-
 fn hooks(command: &str, timeout: u64) -> Value {
     let gate = |matcher: Option<&str>| {
         let mut e = json!({"command": command, "timeout": timeout, "failClosed": true});
@@ -331,71 +309,6 @@ fn hooks(command: &str, timeout: u64) -> Value {
         "afterMCPExecution": after(),
         "afterFileEdit": after(),
     }})
-}
-
-/// Cursor CLI: `permissions.allow` with `Shell(commandBase)`, the first
-/// token only.
-impl RuleLanguage for Cursor {
-    fn name(&self) -> &'static str {
-        "cursor"
-    }
-
-    fn title(&self) -> &'static str {
-        "Cursor CLI"
-    }
-
-    fn source_url(&self) -> &'static str {
-        "https://docs.cursor.com/en/cli/reference/permissions"
-    }
-
-    fn file(&self, all_projects: bool) -> &'static str {
-        if all_projects {
-            "~/.cursor/cli-config.json"
-        } else {
-            ".cursor/cli.json"
-        }
-    }
-
-    fn format(&self) -> &'static str {
-        "json"
-    }
-
-    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String> {
-        let mut tokens = template.split(' ');
-        let command = tokens.next().unwrap_or_default();
-        let rest: Vec<&str> = tokens.collect();
-        let broader = match rest.as_slice() {
-            ["*"] => false,
-            [] => true,
-            _ => {
-                return Err(format!(
-                    "Cursor's `Shell(…)` names only the command word: `Shell({command})` would \
-                     allow every `{command}` command, far more than `{template}`"
-                ));
-            }
-        };
-        match targets::blocked_by(blocked, |b| b.split(' ').next() == Some(command)) {
-            Some(why) => Err(why),
-            None => Ok((format!("Shell({command})"), broader)),
-        }
-    }
-
-    fn tool_rule(&self, _tool: &str) -> Result<String, String> {
-        Err(
-            "Cursor's `Mcp(server, tool)` needs the server name, which the audit does not keep"
-                .to_owned(),
-        )
-    }
-
-    fn snippet(&self, rules: &[Rule]) -> String {
-        let allow: Vec<&str> = rules.iter().map(|r| r.rule.as_str()).collect();
-        targets::pretty(&json!({ "permissions": { "allow": allow, "deny": [] } }))
-    }
-
-    fn note(&self) -> &'static str {
-        "`Shell(x)` allows every `x` command, whatever its arguments; only templates that \
-         already cover every argument (`x *`) are offered."
-    }
 }
 
 #[cfg(test)]

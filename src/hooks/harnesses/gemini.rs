@@ -22,16 +22,15 @@
 
 use serde_json::{Value, json};
 
+use crate::catalogue::{self, Entry};
+use crate::hooks::settings::{Dir, Format, Install, JsonRules};
+use crate::hooks::snippet::{self, SnippetContext};
 use crate::hooks::tools::{self, Action, Ids};
 use crate::hooks::transcript;
 use crate::hooks::{
     Answer, Call, Event, Harness, HookError, Observed, Presence, Reply, TranscriptRef,
 };
 use crate::request::{Request, Surface};
-use crate::audit::subject::Kind;
-use crate::audit::targets::{self, Rule, RuleLanguage};
-use crate::hooks::snippet::{self, SnippetContext};
-use crate::hooks::HarnessFiles;
 
 pub struct Gemini;
 
@@ -50,8 +49,8 @@ const QUIET_EVENTS: &[&str] = &[
 ];
 
 impl Harness for Gemini {
-    fn name(&self) -> &'static str {
-        "gemini"
+    fn entry(&self) -> &'static Entry {
+        &catalogue::GEMINI
     }
 
     fn about(&self) -> &'static str {
@@ -71,12 +70,13 @@ impl Harness for Gemini {
                     .to_owned(),
             );
         }
-        Ok((snippet::pretty(&hooks(&ctx.command, ctx.timeout_secs)), notes))
+        Ok((
+            snippet::pretty(&hooks(&ctx.command, ctx.timeout_secs)),
+            notes,
+        ))
     }
 
-    fn install(&self) -> Option<crate::install::Install> {
-        use crate::install::json::Rules;
-        use crate::install::{Dir, Format, Install};
+    fn install(&self) -> Option<Install> {
         Some(Install {
             // `GEMINI_CLI_HOME` stands in for the home directory (0.61.0).
             dir: Dir::EnvJoin {
@@ -87,19 +87,11 @@ impl Harness for Gemini {
             file: "settings.json",
             // `hooksConfig.enabled = false` conflicts with the fragment's
             // `true`: install refuses it, naming the key.
-            format: Format::Json(Rules {
+            format: Format::Json(JsonRules {
                 off_switches: &[],
                 force_true: &[],
             }),
         })
-    }
-
-    fn protected(&self) -> HarnessFiles {
-        PROTECTED
-    }
-
-    fn rule_language(&self) -> Option<&'static dyn RuleLanguage> {
-        Some(&HARNESS)
     }
 
     fn parse(&self, input: &Value) -> Result<Event, HookError> {
@@ -328,13 +320,6 @@ fn mcp(tool: &str, ti: &Value, ctx: &Value) -> Action {
     tools::mcp(tool, &input, ctx.get("url").and_then(Value::as_str))
 }
 
-/// Gemini CLI's settings (hooks, `hooksConfig`, tool permissions).
-const PROTECTED: HarnessFiles = HarnessFiles {
-    what: "Gemini CLI's settings",
-    dirs: &[".gemini"],
-    files: &[&[".gemini", "settings.json"]],
-};
-
 fn hooks(command: &str, timeout: u64) -> Value {
     let ms = timeout.saturating_mul(1000);
     let entry = |command: &str| {
@@ -352,67 +337,6 @@ fn hooks(command: &str, timeout: u64) -> Value {
         },
         "hooksConfig": {"enabled": true},
     })
-}
-
-/// Gemini CLI policy engine: TOML `[[rule]]` with `toolName`,
-/// `commandPrefix`, `decision`, `priority`.
-impl RuleLanguage for Gemini {
-    fn name(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn title(&self) -> &'static str {
-        "Gemini CLI"
-    }
-
-    fn source_url(&self) -> &'static str {
-        "https://geminicli.com/docs/reference/policy-engine/"
-    }
-
-    fn file(&self, all_projects: bool) -> &'static str {
-        if all_projects {
-            "~/.gemini/policies/vouch.toml"
-        } else {
-            ".gemini/policies/vouch.toml"
-        }
-    }
-
-    fn format(&self) -> &'static str {
-        "toml"
-    }
-
-    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String> {
-        let prefix = targets::literal_prefix(template);
-        if let Some(why) = targets::blocked_by(blocked, |b| targets::prefix_covers(&prefix, b)) {
-            return Err(why);
-        }
-        // A prefix rule also matches any arguments after the prefix.
-        Ok((prefix.join(" "), true))
-    }
-
-    fn tool_rule(&self, tool: &str) -> Result<String, String> {
-        Ok(tool.to_owned())
-    }
-
-    fn snippet(&self, rules: &[Rule]) -> String {
-        let mut out = String::from("# Suggested by `vouch audit report --target gemini`.\n");
-        for rule in rules {
-            out.push_str("\n[[rule]]\n");
-            if rule.kind == Kind::Tool {
-                out.push_str(&format!("toolName = {}\n", targets::quoted(&rule.rule)));
-            } else {
-                out.push_str("toolName = \"run_shell_command\"\n");
-                out.push_str(&format!("commandPrefix = {}\n", targets::quoted(&rule.rule)));
-            }
-            out.push_str("decision = \"allow\"\npriority = 100\n");
-        }
-        out
-    }
-
-    fn note(&self) -> &'static str {
-        "`commandPrefix` also allows any arguments after the prefix. Workspace policies rank \
-         below user and admin policies."
-    }
 }
 
 #[cfg(test)]

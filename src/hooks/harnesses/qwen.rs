@@ -33,12 +33,13 @@
 
 use serde_json::{Value, json};
 
-use crate::audit::targets::{self, Rule, RuleLanguage};
+use crate::catalogue::{self, Entry};
+use crate::hooks::settings::{Dir, Format, Install, JsonRules};
 use crate::hooks::snippet::{self, SnippetContext};
 use crate::hooks::tools::{self, Action, Ids};
 use crate::hooks::transcript::{self, Line, str_of};
 use crate::hooks::{
-    Answer, Call, Event, Harness, HookError, Observed, Presence, HarnessFiles, Reply, TranscriptRef,
+    Answer, Call, Event, Harness, HookError, Observed, Presence, Reply, TranscriptRef,
 };
 use crate::request::{Surface, TranscriptEntry};
 
@@ -55,22 +56,6 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 /// takes the number as (legacy) milliseconds, so a longer wait cannot be
 /// written.
 pub const MAX_TIMEOUT_SECS: u64 = 999;
-
-/// Agent-writable paths that switch vouch off or loosen Qwen's own rules,
-/// relative to the project root or the home directory. `settings.json`
-/// holds the hooks, `disableAllHooks` (a trusted project's removes the
-/// user's hooks, silently) and the permission rules; `trustedFolders.json`
-/// decides whether a project's settings load at all. The rest of `.qwen/`
-/// (agents, commands, skills, chat records) is the agent's ordinary work,
-/// and removing or moving the whole directory is refused by name.
-const PROTECTED: HarnessFiles = HarnessFiles {
-    what: "Qwen Code's settings or trusted folders",
-    dirs: &[".qwen"],
-    files: &[
-        &[".qwen", "settings.json"],
-        &[".qwen", "trustedFolders.json"],
-    ],
-};
 
 /// Events that carry no tool call to decide.
 const QUIET_EVENTS: &[&str] = &[
@@ -96,8 +81,8 @@ const QUIET_EVENTS: &[&str] = &[
 ];
 
 impl Harness for Qwen {
-    fn name(&self) -> &'static str {
-        "qwen"
+    fn entry(&self) -> &'static Entry {
+        &catalogue::QWEN
     }
 
     fn about(&self) -> &'static str {
@@ -117,9 +102,7 @@ impl Harness for Qwen {
         ))
     }
 
-    fn install(&self) -> Option<crate::install::Install> {
-        use crate::install::json::Rules;
-        use crate::install::{Dir, Format, Install};
+    fn install(&self) -> Option<Install> {
         Some(Install {
             // Qwen Code's `QWEN_HOME`, else `~/.qwen`.
             dir: Dir::Env {
@@ -127,7 +110,7 @@ impl Harness for Qwen {
                 home: ".qwen",
             },
             file: "settings.json",
-            format: Format::Json(Rules {
+            format: Format::Json(JsonRules {
                 off_switches: &[&["disableAllHooks"]],
                 // Off by default in 0.24.4, which makes every folder trusted:
                 // a cloned repository's `disableAllHooks` would switch vouch
@@ -135,14 +118,6 @@ impl Harness for Qwen {
                 force_true: &[&["security", "folderTrust", "enabled"]],
             }),
         })
-    }
-
-    fn protected(&self) -> HarnessFiles {
-        PROTECTED
-    }
-
-    fn rule_language(&self) -> Option<&'static dyn RuleLanguage> {
-        Some(&HARNESS)
     }
 
     fn parse(&self, input: &Value) -> Result<Event, HookError> {
@@ -407,118 +382,6 @@ fn hooks(command: &str, timeout_secs: u64) -> (String, Vec<String>) {
 }
 
 // ---------------------------------------------------------------------------
-// The audit's rule language
-// ---------------------------------------------------------------------------
-
-/// Where suggested rules go, for one project or for every project.
-fn rules_file(all_projects: bool) -> &'static str {
-    if all_projects {
-        "~/.qwen/settings.json"
-    } else {
-        ".qwen/settings.json"
-    }
-}
-
-/// The documentation the rule language follows (read in the 0.24.4
-/// bundle's `permissions/rule-parser.ts` too).
-const RULES_URL: &str =
-    "https://qwenlm.github.io/qwen-code-docs/en/users/configuration/settings/";
-
-/// A `permissions.allow` rule for a vouch command template (`*` = any
-/// words), and whether it allows more than the template. Qwen's
-/// `Bash(cmd)` is a prefix rule on word boundaries (`Bash(git status)`
-/// also matches `git status --short`); in `Bash(cmd *)` the arguments are
-/// optional (`cmd` alone matches too, as with Claude Code's `Bash(cmd:*)`);
-/// any other `*` is any characters. Qwen splits a compound command and
-/// wants a rule for each part. It reads `:*` as ` *`, so a template with
-/// `:*` cannot be written as it is.
-fn template_rule(template: &str) -> Result<(String, bool), String> {
-    if template.contains(":*") {
-        return Err(format!(
-            "Qwen Code reads `:*` in a rule as ` *`, so `{template}` cannot be written exactly"
-        ));
-    }
-    Ok((format!("Bash({template})"), !template.contains('*')))
-}
-
-/// True when the rule written for `template` would also match a command
-/// the template `other` stands for.
-fn template_covers(template: &str, other: &str) -> bool {
-    let rule = if template.contains('*') {
-        template.to_owned()
-    } else {
-        // No wildcard: Qwen matches the text, or the text and more words.
-        format!("{template} *")
-    };
-    other == template.trim_end_matches(" *") || targets::glob_matches(&rule, other)
-}
-
-/// A `permissions.allow` rule for a tool Qwen reported by name (MCP tools
-/// are `mcp__server__tool`, which Qwen's rules name the same way).
-fn tool_rule(tool: &str) -> String {
-    tool.to_owned()
-}
-
-/// The settings fragment holding `rules`.
-fn rules_snippet(rules: &[&str]) -> String {
-    let value = json!({"permissions": {"allow": rules}});
-    let mut text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
-    text.push('\n');
-    text
-}
-
-/// What the user should know before merging the rules.
-const RULES_NOTE: &str = "Merge into `permissions.allow`. `Bash(x)` also matches `x` followed \
-                              by any arguments, and `Bash(x *)` matches `x` alone; `ask` and \
-                              `deny` rules still win. Project rules load only in a trusted folder.";
-
-/// Qwen Code `permissions.allow`: `Bash(cmd)` (a prefix on word
-/// boundaries), `Bash(cmd *)` and bare tool names — its settings reference
-/// and the 0.24.4 rule parser.
-impl RuleLanguage for Qwen {
-    fn name(&self) -> &'static str {
-        "qwen"
-    }
-
-    fn title(&self) -> &'static str {
-        "Qwen Code"
-    }
-
-    fn source_url(&self) -> &'static str {
-        RULES_URL
-    }
-
-    fn file(&self, all_projects: bool) -> &'static str {
-        rules_file(all_projects)
-    }
-
-    fn format(&self) -> &'static str {
-        "json"
-    }
-
-    fn template_rule(&self, template: &str, blocked: &[String]) -> Result<(String, bool), String> {
-        let (rule, broader) = template_rule(template)?;
-        match targets::blocked_by(blocked, |b| template_covers(template, b)) {
-            Some(why) => Err(why),
-            None => Ok((rule, broader)),
-        }
-    }
-
-    fn tool_rule(&self, tool: &str) -> Result<String, String> {
-        Ok(tool_rule(tool))
-    }
-
-    fn snippet(&self, rules: &[Rule]) -> String {
-        let allow: Vec<&str> = rules.iter().map(|r| r.rule.as_str()).collect();
-        rules_snippet(&allow)
-    }
-
-    fn note(&self) -> &'static str {
-        RULES_NOTE
-    }
-}
-
-// ---------------------------------------------------------------------------
 // The transcript
 // ---------------------------------------------------------------------------
 
@@ -746,25 +609,6 @@ mod tests {
     }
 
     #[test]
-    fn rules_follow_qwens_matching() {
-        assert_eq!(
-            template_rule("npm test *"),
-            Ok(("Bash(npm test *)".to_owned(), false))
-        );
-        // A bare command is a prefix rule in Qwen.
-        assert_eq!(
-            template_rule("git status"),
-            Ok(("Bash(git status)".to_owned(), true))
-        );
-        assert!(template_rule("docker run img:*").is_err());
-        assert!(template_covers("git status", "git status --short"));
-        assert!(template_covers("npm test *", "npm test"));
-        assert!(!template_covers("npm test *", "npm publish"));
-        let v: Value = serde_json::from_str(&rules_snippet(&["Bash(ls *)"])).unwrap();
-        assert_eq!(v["permissions"]["allow"][0], "Bash(ls *)");
-    }
-
-    #[test]
     fn qwen_records_become_entries() {
         let text =
             include_str!("../../../tests/fixtures/harnesses/qwen/transcript.at_pre_tool_use.jsonl");
@@ -788,10 +632,10 @@ mod tests {
                 },
             ]
         );
-        let full = include_str!("../../../tests/fixtures/harnesses/qwen/transcript.after_run.jsonl");
+        let full =
+            include_str!("../../../tests/fixtures/harnesses/qwen/transcript.after_run.jsonl");
         let t = transcript::parse(full, &QWEN_CHAT, true);
         assert!(t.entries.iter().any(|e| matches!(e,
             TranscriptEntry::ToolResult { tool_call_id: Some(id), text } if id == "call_e2e_1" && text.contains("Exit Code: 0"))));
     }
-
 }

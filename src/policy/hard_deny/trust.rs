@@ -12,7 +12,7 @@
 //! exactly when it exists.
 
 use super::HardRule;
-use crate::hooks::{HarnessFiles, HarnessId};
+use crate::catalogue::{self, HarnessFiles};
 use crate::request::Surface;
 use crate::shell::spec::{Modifier, Role};
 use crate::shell::{Seg, Text, Value};
@@ -191,7 +191,7 @@ fn secret_name(target: &Target) -> bool {
 }
 
 /// An agent harness's permission configuration, by path shape: each
-/// harness's [`HarnessFiles`] files (from its adapter), Pi's, and `.vouch`.
+/// harness's [`HarnessFiles`] files (from the catalogue), Pi's, and `.vouch`.
 fn harness_config(t: &Target, whole_tree: bool) -> Option<&'static str> {
     let parts = t.components();
     let n = parts.len();
@@ -226,9 +226,9 @@ fn harness_config(t: &Target, whole_tree: bool) -> Option<&'static str> {
     None
 }
 
-/// Every harness adapter's protected configuration.
+/// Every harness's protected configuration, in the catalogue's order.
 fn harnesses() -> impl Iterator<Item = HarnessFiles> {
-    HarnessId::all().map(|h| h.harness().protected())
+    catalogue::ALL.iter().map(|e| e.protected)
 }
 
 /// Can the components `here` be the protected path `pattern` exactly (a

@@ -5,10 +5,20 @@
 //! its language allows, and says so when it cannot be as narrow as the
 //! template: Codex and Gemini CLI match command prefixes, Cursor only the
 //! command word. A rule that would also cover a template denied in the
-//! window is not suggested at all. Each harness's language lives in its
-//! adapter file (`src/hooks/harnesses/`, [`RuleLanguage`]), with the
-//! documentation it follows; pi-permission-system's and vouch's own are
-//! here.
+//! window is not suggested at all. Each harness's language is one file
+//! here (`src/audit/targets/<harness>.rs`, a [`RuleLanguage`] named as the
+//! harness is in [`crate::catalogue`]), with the documentation it follows;
+//! pi-permission-system's and vouch's own are in this one. A test
+//! (`tests/it/audit.rs`) checks that every harness of the adapter registry
+//! has its language here, in the registry's order.
+
+pub mod claude_code;
+pub mod codex;
+pub mod copilot;
+pub mod cursor;
+pub mod gemini;
+pub mod opencode;
+pub mod qwen;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,11 +27,10 @@ use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 
 use super::subject::Kind;
-use crate::hooks::HarnessId;
 
 /// A permission-rule language the report can write suggestions in: each
-/// harness's own (from its adapter, [`crate::hooks::Harness::rule_language`]),
-/// pi-permission-system's and vouch's own routing rules.
+/// harness's own (one file each in this module), pi-permission-system's and
+/// vouch's own routing rules.
 pub trait RuleLanguage: Sync {
     /// The `--target` name (a harness's name where it is one).
     fn name(&self) -> &'static str;
@@ -49,17 +58,30 @@ pub trait RuleLanguage: Sync {
     fn note(&self) -> &'static str;
 }
 
+/// Every language, in the order `--target` lists them: the harnesses' in
+/// the adapter registry's order (file-name order, `hooks::harnesses::ALL`),
+/// then pi-permission-system's and vouch's own.
+static LANGUAGES: &[&dyn RuleLanguage] = &[
+    &claude_code::ClaudeCode,
+    &codex::Codex,
+    &copilot::Copilot,
+    &cursor::Cursor,
+    &gemini::Gemini,
+    &opencode::OpenCode,
+    &qwen::Qwen,
+    &Pi,
+    &VouchRules,
+];
+
 /// A rule language, by name: `--target`.
 #[derive(Clone, Copy)]
 pub struct Target(&'static dyn RuleLanguage);
 
 impl Target {
-    /// Every language: each harness's that has one, then pi's and vouch's.
+    /// Every language: each harness's, in the adapter registry's order,
+    /// then pi's and vouch's.
     pub fn all() -> impl Iterator<Item = Target> {
-        HarnessId::all()
-            .filter_map(|h| h.harness().rule_language())
-            .chain([&Pi as &dyn RuleLanguage, &VouchRules])
-            .map(Target)
+        LANGUAGES.iter().copied().map(Target)
     }
 
     /// A target by its language.
