@@ -34,6 +34,7 @@
 //! and `vouch hook` decides in a worker it supervises, so a crash of the
 //! decision itself is one too (see [`supervise`]).
 
+mod call;
 pub mod remote;
 pub mod run;
 pub mod settings;
@@ -59,6 +60,11 @@ use crate::decision::{Decision, Fault, Outcome};
 use crate::request::{Request, RequestError};
 
 pub use run::{HookOptions, decide_call, record_prompt, run_hook};
+
+/// Shortest hook deadline vouch works with; a harness timeout too short
+/// for it still gets an answer, just a fail-closed one sooner.
+pub const MIN_DEADLINE_MS: u64 = 500;
+
 pub use snippet::{SnippetContext, SnippetOptions};
 
 /// One harness of [`harnesses::ALL`], by name: what the command line, the

@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde::Deserialize;
 
-use super::run::{Answers, Wanted, config_error};
+use super::call::{Answers, Wanted, config_error};
 use super::{Answer, Call, DeferAs, HarnessId, answer_from, fault_answer};
 use crate::decision::{Fault, Outcome};
 use crate::engine::Engine;

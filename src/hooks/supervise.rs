@@ -178,7 +178,7 @@ fn backstop(harness: HarnessId, timeout_secs: Option<u64>) -> Duration {
     let timeout_ms = timeout_secs
         .unwrap_or_else(|| harness.harness().default_timeout_secs())
         .saturating_mul(1000);
-    let shortest = super::run::MIN_DEADLINE_MS.saturating_add(BACKSTOP_RESERVE_MS);
+    let shortest = super::MIN_DEADLINE_MS.saturating_add(BACKSTOP_RESERVE_MS);
     Duration::from_millis(timeout_ms.saturating_sub(BACKSTOP_RESERVE_MS).max(shortest))
 }
 
