@@ -74,6 +74,7 @@ fn decide_with_inert(request: &Request, ctx: &DenyContext<'_>, router: &Router) 
                 home: ctx.home,
                 protected: &ctx.protected.paths,
                 git_system_config: std::path::Path::new("/etc/gitconfig"),
+                files: &vouch::engine::Disk,
             };
             let (verdict, units) =
                 vouch::policy::inert::judge_with_units(command, &analysis, &inert_ctx);

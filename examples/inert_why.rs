@@ -14,6 +14,7 @@ fn main() {
         home,
         protected: &[],
         git_system_config: std::path::Path::new("/etc/gitconfig"),
+        files: &vouch::engine::Disk,
     };
     println!(
         "{:?}",

@@ -100,15 +100,19 @@
 //!   (`policy::hard_deny`) are pure functions of the request, its analysis,
 //!   the configuration and the protected locations the engine hands in.
 //!   The inert stage
-//!   (`policy::inert`) is not pure: to prove that a command only reads what
-//!   it may, it looks at the filesystem at decision time — resolves each
-//!   path through its symbolic links, refuses hard-linked files, expands
-//!   globs against the directory, reads a git configuration file the
-//!   command would read for a token in a remote URL and looks for the
-//!   startup files a reader loads (`inert/mod.rs`, `derive.rs`); finds the
-//!   repository and reads git's configuration files and hooks directories
-//!   (`git.rs`); walks the trees `rg` and `grep -r` search, with their
-//!   ignore files (`tree.rs`). Its `scripts.rs` (sed, awk and jq programs)
+//!   (`policy::inert`) is a function of the request, its analysis, the
+//!   configuration and the machine's answers to what it asks through
+//!   `policy::inert::Files` (`inert/files.rs`; the engine supplies the
+//!   disk, `engine::Disk`): to prove that a command only reads what it
+//!   may, it asks at decision time — resolves each path through its
+//!   symbolic links, refuses hard-linked files, expands globs against the
+//!   directory, reads a git configuration file the command would read for
+//!   a token in a remote URL and looks for the startup files a reader
+//!   loads (`inert/mod.rs`, `derive.rs`); finds the repository and reads
+//!   git's configuration files and hooks directories (`git.rs`); walks the
+//!   trees `rg` and `grep -r` search, with their ignore files (`tree.rs`).
+//!   No code in `policy` opens the filesystem itself
+//!   (`tests/it/layering.rs`). Its `scripts.rs` (sed, awk and jq programs)
 //!   and `found.rs` (what `find -exec` and `xargs` are given) read no file.
 //! - [`rules`]: the rule registry — every rule id a deterministic decision
 //!   names (hard denies by category, the inert stage, routing), with what
@@ -204,11 +208,13 @@
 //!   input). In confinement, `src/confine/plan.rs` (what a confined program
 //!   needs to read: the system's trees, `PATH`, git's configuration in the
 //!   home).
-//! - **The inert stage reads files** (`src/policy/inert/`, see
-//!   [`policy`]): its verdict depends on the machine at decision time, not
-//!   on its arguments alone. The engine computes it once per request,
-//!   before the table runs (`engine::driver`), and the table reads it as
-//!   data.
+//! - **The inert stage's verdict depends on the machine's files**
+//!   (`src/policy/inert/`, see [`policy`]): it asks only through
+//!   `policy::inert::Files`, which the engine answers from the disk
+//!   (`engine::Disk`), but the answers are the machine's at decision time,
+//!   so the verdict is not a function of the request alone. The engine
+//!   computes it once per request, before the table runs
+//!   (`engine::driver`), and the table reads it as data.
 //! - **Outside JSON not read by [`json`]**, each under its own rules: the
 //!   model's reply (`reviewer::wire`, `reviewer::verdict`: exactly one
 //!   object, unknown fields refused), harness transcripts

@@ -39,6 +39,7 @@ fn verdict(command: &str, cwd: &str, home: &str) -> InertVerdict {
         home,
         protected: &protected,
         git_system_config: Path::new("/nonexistent/gitconfig"),
+        files: &vouch::engine::Disk,
     };
     judge(command, &analysis, &ctx)
 }

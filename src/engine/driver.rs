@@ -225,6 +225,7 @@ fn inert_and_units(
         home,
         protected: denied.as_deref().unwrap_or(protected),
         git_system_config: Path::new("/etc/gitconfig"),
+        files: &super::Disk,
     };
     let (verdict, units) = crate::policy::inert::judge_with_units(command, analysis, &ctx);
     if request.files_elsewhere || request.remote_hook {

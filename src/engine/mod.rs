@@ -30,6 +30,7 @@
 
 mod audit;
 mod driver;
+mod files;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -56,6 +57,7 @@ use crate::store::{Store, StoreError};
 
 pub use crate::audit::AuditDelivery;
 pub use audit::{AuditSink, NoAudit};
+pub use files::Disk;
 
 /// Why an engine call (other than `review`) failed. The cause is kept whole;
 /// the HTTP edge decides what a client is told.

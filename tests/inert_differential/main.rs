@@ -190,6 +190,7 @@ impl Slot {
             home: &home,
             protected: &self.protected,
             git_system_config: Path::new("/nonexistent/vouch-inert-diff/gitconfig"),
+            files: &vouch::engine::Disk,
         };
         judge(command, &analysis, &ctx)
     }

@@ -4,7 +4,10 @@
 //! blocks left out) and fails on an import upward that is not one of the
 //! [`KNOWN_UPWARD`] exceptions — and on an exception that no longer occurs,
 //! so the list only shrinks. It also fails when the circles between
-//! top-level modules are not exactly [`KNOWN_CIRCLES`].
+//! top-level modules are not exactly [`KNOWN_CIRCLES`], when two sibling
+//! modules inside one import each other (but the interpreter's), and when
+//! code in `src/policy/` touches the filesystem other than through the
+//! inert stage's `Files` (issue 45: the engine hands the disk in).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -342,5 +345,90 @@ fn no_circles_between_sibling_modules_but_the_interpreter() {
     assert_eq!(
         sibling_circles("crates/vouch-shell/src", "crate"),
         vec![interpreter]
+    );
+}
+
+/// What code in `src/policy/` may not name: the filesystem's own calls.
+/// The stages decide from what they are handed; the inert stage asks the
+/// machine through `policy::inert::Files`, which the engine implements.
+const FILESYSTEM_CALLS: &[&str] = &[
+    ".exists()",
+    ".try_exists(",
+    ".is_dir()",
+    ".is_file()",
+    ".is_symlink()",
+    ".metadata(",
+    ".symlink_metadata(",
+    ".read_dir(",
+    ".canonicalize(",
+    ".read_link(",
+    "File::",
+    "OpenOptions",
+    "DirEntry",
+    "MetadataExt",
+];
+
+/// Where `code` (comments and unit tests already left out) reaches the
+/// filesystem itself: a [`FILESYSTEM_CALLS`] text, or the module `fs` named
+/// in a path or a `use` group (`std::fs::read`, `use std::{fs, io}`).
+fn filesystem_uses(code: &str) -> Vec<String> {
+    let mut out: Vec<String> = FILESYSTEM_CALLS
+        .iter()
+        .filter(|call| code.contains(*call))
+        .map(|call| (*call).to_owned())
+        .collect();
+    let fs_named = code
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|word| word == "fs");
+    if fs_named {
+        out.push("fs".to_owned());
+    }
+    out
+}
+
+#[test]
+fn the_filesystem_scan_finds_what_it_looks_for() {
+    for (code, found) in [
+        ("let t = std::fs::read_to_string(p)?;", true),
+        ("use std::{fs, io};", true),
+        ("use std::os::unix::fs::MetadataExt as _;", true),
+        ("if path.join(\".git\").exists() {", true),
+        ("if !dir.is_dir() {", true),
+        ("let m = entry.metadata();", true),
+        ("let real = Path::new(p).canonicalize();", true),
+        ("if ctx.files.exists(&git) {", false),
+        ("let m = files.stat(&path)?; m.kind == Kind::File", false),
+    ] {
+        assert_eq!(!filesystem_uses(code).is_empty(), found, "{code}");
+    }
+}
+
+#[test]
+fn policy_reads_the_filesystem_only_through_files() {
+    let root = src();
+    let policy = root.join("policy");
+    let files = rust_files(&policy);
+    assert!(
+        files.iter().any(|f| f.ends_with("inert/tree.rs")),
+        "the scan does not see the inert stage"
+    );
+    let mut found = Vec::new();
+    for file in files {
+        if file.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for use_ in filesystem_uses(&code(&text)) {
+            found.push(format!(
+                "{}: `{use_}`",
+                file.strip_prefix(&root).unwrap().display()
+            ));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "code in src/policy/ touches the filesystem itself; ask through \
+         `policy::inert::Files` (the engine's `Disk` answers):\n{}",
+        found.join("\n")
     );
 }

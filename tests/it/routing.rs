@@ -42,6 +42,7 @@ fn units(request: &Request) -> Option<Vec<Unit>> {
         home: "/home/dev",
         protected: &[],
         git_system_config: Path::new("/nonexistent/gitconfig"),
+        files: &vouch::engine::Disk,
     };
     vouch::policy::inert::judge_with_units(command, &analysis, &ctx).1
 }

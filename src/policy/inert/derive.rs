@@ -258,7 +258,7 @@ pub(super) fn reader_refusal(
 ) -> Result<Shown, String> {
     for file in spec.startup_files {
         let path = format!("{}/{file}", ctx.home.trim_end_matches('/'));
-        if std::fs::symlink_metadata(&path).is_ok() {
+        if ctx.files.lstat(std::path::Path::new(&path)).is_ok() {
             return Err(format!(
                 "`{program}` reads `~/{file}` on its own, and it exists: it may change what the program does"
             ));

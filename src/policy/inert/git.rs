@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 use crate::shell::options::{Item, OptName, OptionSpec, Parsed};
 use crate::shell::spec::git::{self as knowledge, Sub};
 
+use super::files::{self, Files, Kind};
+
 /// How much configuration is read before giving up (not inert).
 const MAX_CONFIG_BYTES: u64 = 256 * 1024;
 /// How many parent directories are searched for `.git`.
@@ -31,11 +33,13 @@ const MAX_HOOKS: usize = 256;
 
 /// Why the git unit's subcommand and its words are not inert (`None`: they
 /// are), by the table's knowledge of git (`crate::shell::spec::git`).
-pub fn argument_refusal(name: &str, rest: &[&str]) -> Option<String> {
+/// `files` answers whether a path named is a git configuration that holds
+/// a credential.
+pub fn argument_refusal(name: &str, rest: &[&str], files: &dyn Files) -> Option<String> {
     let Some(sub) = knowledge::subcommand(name) else {
         return Some(format!("`git {name}` is not in the read-only list"));
     };
-    if let Some(why) = history_content_refusal(name, rest) {
+    if let Some(why) = history_content_refusal(name, rest, files) {
         return Some(why);
     }
     match sub {
@@ -83,7 +87,7 @@ const PATCH: &[&str] = &[
 /// `git show HEAD:.env`, `git log -p`, `git show COMMIT`, `git cat-file -p`,
 /// `git diff A B`, `git blame .env`. Allowed only when a pathspec after
 /// `--` limits it to paths that are not sensitive by name.
-fn history_content_refusal(name: &str, rest: &[&str]) -> Option<String> {
+fn history_content_refusal(name: &str, rest: &[&str], files: &dyn Files) -> Option<String> {
     let split = rest.iter().position(|w| *w == "--");
     let (before, paths) = match split {
         Some(k) => (
@@ -92,7 +96,7 @@ fn history_content_refusal(name: &str, rest: &[&str]) -> Option<String> {
         ),
         None => (rest, &[][..]),
     };
-    let sensitive = |path: &str| super::sensitive_by_name(path);
+    let sensitive = |path: &str| super::sensitive_by_name(path, files);
     for word in before {
         if let Some((_, path)) = word.split_once(':')
             && !word.starts_with('-')
@@ -214,16 +218,18 @@ fn only_refusal(name: &str, spec: &OptionSpec, rest: &[&str], list_only: bool) -
 
 /// Why git run in `cwd` as `git SUB REST…` may do more than read (`None`:
 /// it cannot): the repository found as git finds it, its configuration,
-/// hooks, and for `git diff` a path operand outside it.
+/// hooks, and for `git diff` a path operand outside it, all asked of
+/// `files`.
 pub fn repository_refusal(
     cwd: &Path,
     sub: &str,
     rest: &[&str],
     home: &Path,
     system: &Path,
+    files: &dyn Files,
 ) -> Option<String> {
     let mut budget = MAX_CONFIG_BYTES;
-    let (top, dirs) = match repository(cwd, &mut budget) {
+    let (top, dirs) = match repository(cwd, &mut budget, files) {
         Ok(Some(found)) => found,
         // No repository where vouch looks (or no such directory): git
         // would fail, or vouch does not see the filesystem the command
@@ -232,21 +238,21 @@ pub fn repository_refusal(
         Err(why) => return Some(format!("the repository could not be read: {why}")),
     };
     if knowledge::IMPLICIT_NO_INDEX.contains(&sub)
-        && let Some(why) = outside_operand(cwd, &top, rest)
+        && let Some(why) = outside_operand(cwd, &top, rest, files)
     {
         return Some(why);
     }
-    if let Some(why) = hooks_refusal(&dirs) {
+    if let Some(why) = hooks_refusal(&dirs, files) {
         return Some(why);
     }
-    configuration_refusal(&top, &dirs, home, system, &mut budget)
+    configuration_refusal(&top, &dirs, home, system, &mut budget, files)
 }
 
 /// `git diff A B` where a path lies outside the repository compares the
 /// two files as `--no-index` does, whatever they are: an operand that is
 /// absolute, in the home (`~`), climbs out (`..`) or resolves outside the
 /// repository's top is refused.
-fn outside_operand(cwd: &Path, top: &Path, rest: &[&str]) -> Option<String> {
+fn outside_operand(cwd: &Path, top: &Path, rest: &[&str], files: &dyn Files) -> Option<String> {
     for word in rest {
         if word.starts_with('-') && *word != "-" {
             continue;
@@ -254,7 +260,8 @@ fn outside_operand(cwd: &Path, top: &Path, rest: &[&str]) -> Option<String> {
         let outside = word.starts_with('/')
             || word.starts_with('~')
             || word.split('/').any(|c| c == "..")
-            || std::fs::canonicalize(cwd.join(word))
+            || files
+                .canonical(&cwd.join(word))
                 .is_ok_and(|real| !real.starts_with(top) && !top.starts_with(&real));
         if outside {
             return Some(format!(
@@ -268,10 +275,10 @@ fn outside_operand(cwd: &Path, top: &Path, rest: &[&str]) -> Option<String> {
 /// A hook git may run on a read (`post-index-change` when `git status`
 /// refreshes the index): any file in a hooks directory that is not one of
 /// git's `.sample`s.
-fn hooks_refusal(dirs: &[PathBuf]) -> Option<String> {
+fn hooks_refusal(dirs: &[PathBuf], files: &dyn Files) -> Option<String> {
     for dir in dirs {
         let hooks = dir.join("hooks");
-        let Ok(entries) = std::fs::read_dir(&hooks) else {
+        let Ok(entries) = files.entries(&hooks) else {
             continue;
         };
         for (seen, entry) in entries.enumerate() {
@@ -281,8 +288,7 @@ fn hooks_refusal(dirs: &[PathBuf]) -> Option<String> {
             let Ok(entry) = entry else {
                 return Some(format!("`{}` could not be read", hooks.display()));
             };
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
+            let name = entry.name.to_string_lossy();
             if !name.ends_with(".sample") {
                 return Some(format!(
                     "the repository has a hook (`{name}`), which git may run on a read"
@@ -296,26 +302,30 @@ fn hooks_refusal(dirs: &[PathBuf]) -> Option<String> {
 /// Where git finds the repository of `cwd`: the directory holding `.git`
 /// and the git directory itself (a `.git` file's `gitdir:`), plus a
 /// worktree's common directory.
-fn repository(cwd: &Path, budget: &mut u64) -> Result<Option<(PathBuf, Vec<PathBuf>)>, String> {
+fn repository(
+    cwd: &Path,
+    budget: &mut u64,
+    files: &dyn Files,
+) -> Result<Option<(PathBuf, Vec<PathBuf>)>, String> {
     let mut dir = Some(cwd);
     for _ in 0..MAX_DEPTH {
         let Some(here) = dir else {
             return Ok(None);
         };
         let dot_git = here.join(".git");
-        match std::fs::symlink_metadata(&dot_git) {
-            Ok(meta) if meta.is_dir() => {
+        match files.lstat(&dot_git) {
+            Ok(meta) if meta.kind == Kind::Dir => {
                 return Ok(Some((here.to_path_buf(), vec![dot_git])));
             }
-            Ok(meta) if meta.is_file() => {
-                let text = read_limited(&dot_git, budget)?;
+            Ok(meta) if meta.kind == Kind::File => {
+                let text = read_limited(&dot_git, budget, files)?;
                 let target = text
                     .strip_prefix("gitdir:")
                     .map(str::trim)
                     .ok_or_else(|| format!("`{}` is not a gitdir file", dot_git.display()))?;
                 let gitdir = here.join(target);
                 let mut dirs = vec![gitdir.clone()];
-                if let Ok(common) = read_limited(&gitdir.join("commondir"), budget) {
+                if let Ok(common) = read_limited(&gitdir.join("commondir"), budget, files) {
                     dirs.push(gitdir.join(common.trim()));
                 }
                 return Ok(Some((here.to_path_buf(), dirs)));
@@ -332,12 +342,12 @@ fn repository(cwd: &Path, budget: &mut u64) -> Result<Option<(PathBuf, Vec<PathB
         // A bare repository (or a `.git` directory entered directly): git
         // uses a directory with `HEAD`, `objects/` and `refs/` as the
         // repository itself, with its own configuration and hooks.
-        if here.join("HEAD").is_file()
-            && here.join("objects").is_dir()
-            && here.join("refs").is_dir()
+        if files.is_file_at(&here.join("HEAD"))
+            && files.is_dir_at(&here.join("objects"))
+            && files.is_dir_at(&here.join("refs"))
         {
             let mut dirs = vec![here.to_path_buf()];
-            if let Ok(common) = read_limited(&here.join("commondir"), budget) {
+            if let Ok(common) = read_limited(&here.join("commondir"), budget, files) {
                 dirs.push(here.join(common.trim()));
             }
             return Ok(Some((here.to_path_buf(), dirs)));
@@ -347,16 +357,22 @@ fn repository(cwd: &Path, budget: &mut u64) -> Result<Option<(PathBuf, Vec<PathB
     Err("the repository search went too deep".to_owned())
 }
 
-fn read_limited(path: &Path, budget: &mut u64) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("`{}`: {e}", path.display()))?;
-    if meta.len() > *budget {
+fn read_limited(path: &Path, budget: &mut u64, files: &dyn Files) -> Result<String, String> {
+    let meta = files
+        .stat(path)
+        .map_err(|e| format!("`{}`: {e}", path.display()))?;
+    if meta.len > *budget {
         return Err(format!(
             "`{}` is larger than the configuration budget",
             path.display()
         ));
     }
-    *budget = budget.saturating_sub(meta.len());
-    std::fs::read_to_string(path).map_err(|e| format!("`{}`: {e}", path.display()))
+    let limit = *budget;
+    *budget = budget.saturating_sub(meta.len);
+    files
+        .read(path, limit)
+        .and_then(files::text)
+        .map_err(|e| format!("`{}`: {e}", path.display()))
 }
 
 /// Why the configuration that applies to a git command run in `cwd` may
@@ -372,23 +388,24 @@ fn configuration_refusal(
     home: &Path,
     system: &Path,
     budget: &mut u64,
+    files: &dyn Files,
 ) -> Option<String> {
-    if top.join(".gitmodules").exists() {
+    if files.exists(&top.join(".gitmodules")) {
         return Some(
             "the repository has submodules, whose own configuration git also follows".to_owned(),
         );
     }
-    let mut files: Vec<PathBuf> = dirs
+    let mut configs: Vec<PathBuf> = dirs
         .iter()
         .flat_map(|d| [d.join("config"), d.join("config.worktree")])
         .collect();
-    files.push(home.join(".gitconfig"));
-    files.push(home.join(".config/git/config"));
-    files.push(system.to_path_buf());
-    for file in files {
-        let text = match read_limited(&file, budget) {
+    configs.push(home.join(".gitconfig"));
+    configs.push(home.join(".config/git/config"));
+    configs.push(system.to_path_buf());
+    for file in configs {
+        let text = match read_limited(&file, budget, files) {
             Ok(text) => text,
-            Err(_) if !file.exists() => continue,
+            Err(_) if !files.exists(&file) => continue,
             Err(why) => return Some(why),
         };
         if let Some(key) = first_program_key(&text) {
@@ -539,6 +556,11 @@ fn key_names_program(section: &str, subsection: bool, line: &str) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `argument_refusal` as the stage calls it, on the disk.
+    fn argument_refusal(name: &str, rest: &[&str]) -> Option<String> {
+        super::argument_refusal(name, rest, &crate::engine::Disk)
+    }
 
     #[test]
     fn subcommands() {

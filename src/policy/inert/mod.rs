@@ -27,6 +27,7 @@
 //! `LD_*`, `PAGER`, …).
 
 mod derive;
+mod files;
 mod found;
 mod git;
 mod scripts;
@@ -40,6 +41,8 @@ use crate::shell::{Analysis, Arg, Command, CommandKind, Origin, RedirectOp};
 
 use crate::config::routing::SYSTEM_BIN;
 use crate::credentials::is_sensitive_path;
+
+pub use files::{Entries, Entry, Files, Kind, Meta};
 
 /// The `rule_id` of an inert decision.
 pub const RULE_ID: &str = crate::rules::StageRule::InertReadOnly.as_str();
@@ -55,7 +58,7 @@ pub enum InertVerdict {
 }
 
 /// What the stage needs besides the analysis.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct InertContext<'a> {
     /// The request's home (for `~/.gitconfig` and the tree rule).
     pub home: &'a str,
@@ -63,6 +66,19 @@ pub struct InertContext<'a> {
     pub protected: &'a [String],
     /// The system git configuration (`/etc/gitconfig`).
     pub git_system_config: &'a Path,
+    /// The machine's files, asked at decision time: the only way the
+    /// stage looks at the filesystem (the engine hands in the disk).
+    pub files: &'a dyn Files,
+}
+
+impl std::fmt::Debug for InertContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InertContext")
+            .field("home", &self.home)
+            .field("protected", &self.protected)
+            .field("git_system_config", &self.git_system_config)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Variables a command-line assignment may set without changing what a
@@ -410,7 +426,7 @@ fn expand_pattern(
     content_path_refusal(&format!("{base}/{last}"), cwd, ctx)?;
     let component = crate::shell::glob::pattern_of(last);
     let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(&base) else {
+    let Ok(entries) = ctx.files.entries(Path::new(&base)) else {
         // Nothing to match: bash passes the pattern as one literal name,
         // which does not exist either.
         return Ok(found);
@@ -420,8 +436,7 @@ fn expand_pattern(
             return Err(format!("`{source}`: too many entries to check"));
         }
         let entry = entry.map_err(|e| format!("`{base}`: {e}"))?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
+        let name = entry.name.to_string_lossy();
         if crate::shell::glob::matches(&component, &name, crate::shell::glob::Mode::PATHNAME) {
             found.push(format!("{base}/{name}"));
         }
@@ -658,11 +673,11 @@ fn content_path_refusal(
         return Ok(());
     }
     let absolute = absolute(path, cwd, ctx.home)?;
-    let real = physical(path, cwd, ctx.home);
+    let real = physical(path, cwd, ctx.home, ctx.files);
     let mut names = vec![absolute.clone()];
     names.extend(real.clone());
     for name in &names {
-        if sensitive_by_name(name)
+        if sensitive_by_name(name, ctx.files)
             || ctx
                 .protected
                 .iter()
@@ -685,7 +700,10 @@ fn content_path_refusal(
     // A hard link is the same file under another name: `notes.md` linked
     // to `~/.aws/credentials` reads the credentials, and no name says so.
     if let Some(real) = real
-        && std::fs::metadata(&real).is_ok_and(|m| m.is_file() && hard_linked(&m))
+        && ctx
+            .files
+            .stat(Path::new(&real))
+            .is_ok_and(|m| m.kind == Kind::File && hard_linked(&m))
     {
         return Err(format!(
             "`{path}` is a file with more than one name (a hard link may be a sensitive file)"
@@ -695,9 +713,8 @@ fn content_path_refusal(
 }
 
 /// Whether a regular file has more than one name.
-fn hard_linked(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt as _;
-    meta.nlink() > 1
+fn hard_linked(meta: &Meta) -> bool {
+    meta.links > 1
 }
 
 /// The path as the kernel resolves it: symbolic links first, then each
@@ -705,7 +722,7 @@ fn hard_linked(meta: &std::fs::Metadata) -> bool {
 /// `~/.bashrc`, not `./.bashrc` as a lexical normalization says). The
 /// longest prefix that exists is resolved; the rest is appended. `None`
 /// when nothing of it can be resolved.
-fn physical(path: &str, cwd: Option<&str>, home: &str) -> Option<String> {
+fn physical(path: &str, cwd: Option<&str>, home: &str, files: &dyn Files) -> Option<String> {
     let raw = match path.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{home}{rest}"),
         Some(_) => return None,
@@ -715,7 +732,7 @@ fn physical(path: &str, cwd: Option<&str>, home: &str) -> Option<String> {
     let parts: Vec<&str> = raw.split('/').collect();
     for keep in (1..=parts.len()).rev() {
         let head = parts.get(..keep)?.join("/");
-        if let Ok(real) = std::fs::canonicalize(if head.is_empty() { "/" } else { &head }) {
+        if let Ok(real) = files.canonical(Path::new(if head.is_empty() { "/" } else { &head })) {
             let rest = parts.get(keep..).unwrap_or_default().join("/");
             let joined = if rest.is_empty() {
                 real.display().to_string()
@@ -742,14 +759,15 @@ fn absolute(path: &str, cwd: Option<&str>, home: &str) -> Result<String, String>
 }
 
 /// A path sensitive by its name alone: the credential list and the names
-/// [`extra_sensitive`] adds.
-fn sensitive_by_name(path: &str) -> bool {
-    is_sensitive_path(path) || extra_sensitive(path)
+/// [`extra_sensitive`] adds (and a git configuration that holds a
+/// credential, asked of `files`).
+fn sensitive_by_name(path: &str, files: &dyn Files) -> bool {
+    is_sensitive_path(path) || extra_sensitive(path, files)
 }
 
 /// Sensitive for reading, beyond the credential list: process and device
 /// files, shell histories, token files of common tools.
-fn extra_sensitive(path: &str) -> bool {
+fn extra_sensitive(path: &str, files: &dyn Files) -> bool {
     const PREFIXES: &[&str] = &["/proc/", "/dev/", "/sys/"];
     // Shell and REPL histories are on the credential list's sensitive
     // names (`credentials::is_sensitive_path`).
@@ -779,7 +797,7 @@ fn extra_sensitive(path: &str) -> bool {
         || name.starts_with(".env")
         || SUFFIXES.iter().any(|s| name.ends_with(s))
         || path == "/proc"
-        || embeds_credentials(path)
+        || embeds_credentials(path, files)
 }
 
 /// How much of a git configuration is read to look for credentials.
@@ -788,7 +806,7 @@ const MAX_CREDENTIAL_SCAN: u64 = 64 * 1024;
 /// A repository's `.git/config` whose remote URL carries credentials
 /// (`https://user:TOKEN@host/…`, `https://TOKEN@host/…`): reading it reads
 /// the token. One that cannot be read whole is taken to.
-fn embeds_credentials(path: &str) -> bool {
+fn embeds_credentials(path: &str, files: &dyn Files) -> bool {
     let git_config = path.ends_with("/.git/config")
         || path.ends_with("/.git/config.worktree")
         || path.ends_with("/.gitconfig")
@@ -797,13 +815,16 @@ fn embeds_credentials(path: &str) -> bool {
     if !git_config {
         return false;
     }
-    let Ok(meta) = std::fs::metadata(path) else {
+    let Ok(meta) = files.stat(Path::new(path)) else {
         return false;
     };
-    if meta.len() > MAX_CREDENTIAL_SCAN {
+    if meta.len > MAX_CREDENTIAL_SCAN {
         return true;
     }
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(text) = files
+        .read(Path::new(path), MAX_CREDENTIAL_SCAN)
+        .and_then(files::text)
+    else {
         return true;
     };
     git::carries_credentials(&text)
@@ -814,7 +835,7 @@ fn embeds_credentials(path: &str) -> bool {
 fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &InertContext<'_>) -> Result<(), String> {
     let absolute = absolute(path, cwd, ctx.home)?;
     let mut names = vec![absolute.clone()];
-    names.extend(physical(path, cwd, ctx.home));
+    names.extend(physical(path, cwd, ctx.home, ctx.files));
     for name in &names {
         let system = [
             "/etc", "/proc", "/sys", "/dev", "/var", "/boot", "/root", "/run",
@@ -838,11 +859,11 @@ fn tree_refusal(path: &str, cwd: Option<&str>, ctx: &InertContext<'_>) -> Result
         // A protected path inside the tree: the walk refuses any entry of
         // it the program would read — one that exists. One that does not
         // exist yet cannot be shown unread: refused.
-        if sensitive_by_name(name)
+        if sensitive_by_name(name, ctx.files)
             || ctx.protected.iter().any(|p| {
                 crate::shell::path::is_ancestor_or_self(p, name)
                     || (crate::shell::path::is_ancestor_or_self(name, p)
-                        && std::fs::symlink_metadata(p).is_err())
+                        && ctx.files.lstat(Path::new(p)).is_err())
             })
         {
             return Err(format!("`{path}` is a sensitive tree"));
@@ -1109,7 +1130,7 @@ fn find_refusal(
             return Err("a `find` starting point that looks like an option".to_owned());
         }
         let path = absolute(root, cwd, ctx.home)?;
-        let sensitive = sensitive_by_name(&path)
+        let sensitive = sensitive_by_name(&path, ctx.files)
             || ctx
                 .protected
                 .iter()
@@ -1197,10 +1218,17 @@ fn git_refusal(
     let at = sub_at.ok_or("git without a subcommand")?;
     let sub = args.get(at).copied().unwrap_or_default();
     let rest = args.get(at + 1..).unwrap_or(&[]);
-    if let Some(why) = git::argument_refusal(sub, rest) {
+    if let Some(why) = git::argument_refusal(sub, rest, ctx.files) {
         return Err(why);
     }
-    match git::repository_refusal(&dir, sub, rest, Path::new(ctx.home), ctx.git_system_config) {
+    match git::repository_refusal(
+        &dir,
+        sub,
+        rest,
+        Path::new(ctx.home),
+        ctx.git_system_config,
+        ctx.files,
+    ) {
         Some(why) => Err(why),
         None => Ok(()),
     }

@@ -14,6 +14,7 @@ fn verdict(command: &str) -> InertVerdict {
         home: "/home/dev",
         protected: &protected,
         git_system_config: Path::new("/nonexistent/gitconfig"),
+        files: &crate::engine::Disk,
     };
     judge(command, &analysis, &ctx)
 }

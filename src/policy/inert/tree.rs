@@ -29,6 +29,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
 
+use super::files::{Files, Kind};
 use super::{InertContext, absolute, content_path_refusal, sensitive_by_name, tree_refusal};
 
 /// At most this many directory entries and ignore-file lines are checked
@@ -88,6 +89,7 @@ pub(super) fn tree_walk(
     cwd: Option<&str>,
     ctx: &InertContext<'_>,
 ) -> Result<(), String> {
+    let files = ctx.files;
     let root = PathBuf::from(absolute(path, cwd, ctx.home)?);
     let mut budget = Budget {
         left: MAX_TREE_ENTRIES,
@@ -103,36 +105,35 @@ pub(super) fn tree_walk(
         path: root.clone(),
         ignores: Vec::new(),
         gitignores: Vec::new(),
-        in_git: rules.in_git_at(&root),
+        in_git: rules.in_git_at(&root, files),
         whitelists: false,
         sensitive: false,
     }];
     while let Some(parent) = pending.pop() {
-        if !parent.path.is_dir() {
+        if !files.is_dir_at(&parent.path) {
             // A file operand of `grep -r`, or gone: the program reads no
             // more than vouch can.
             continue;
         }
-        let dir = rules.enter(parent, &mut budget)?;
-        let Ok(entries) = std::fs::read_dir(&dir.path) else {
+        let dir = rules.enter(parent, &mut budget, files)?;
+        let Ok(entries) = files.entries(&dir.path) else {
             continue;
         };
         for entry in entries {
             budget.charge(1)?;
             let entry = entry.map_err(|e| format!("`{path}`: {e}"))?;
-            let full = entry.path();
+            let full = dir.path.join(&entry.name);
             let shown = full.display().to_string();
-            let kind = entry.file_type().map_err(|e| format!("`{shown}`: {e}"))?;
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
+            let kind = entry.kind.map_err(|e| format!("`{shown}`: {e}"))?;
+            let name = entry.name.to_string_lossy();
             // What a link points to, looked up once. A link to a directory
             // is one to the programs that follow it (`grep -R`, `rg -L`,
             // `find -L`): never left out as a file.
-            let target = match kind.is_symlink() {
-                true => std::fs::metadata(&full).ok(),
+            let target = match kind == Kind::Symlink {
+                true => files.stat(&full).ok(),
                 false => None,
             };
-            let dir_like = kind.is_dir() || target.as_ref().is_some_and(|m| m.is_dir());
+            let dir_like = kind == Kind::Dir || target.is_some_and(|m| m.kind == Kind::Dir);
             if rules.skips(&dir, &full, &name, dir_like) {
                 continue;
             }
@@ -142,23 +143,23 @@ pub(super) fn tree_walk(
                 ));
             }
             let sensitive = dir.sensitive
-                || sensitive_by_name(&shown)
+                || sensitive_by_name(&shown, files)
                 || ctx
                     .protected
                     .iter()
                     .any(|p| crate::shell::path::is_ancestor_or_self(p, &shown));
-            if kind.is_symlink() {
+            if kind == Kind::Symlink {
                 match target {
                     // Walked as well, followed or not (`grep -R`, `rg -L`
                     // follow it); a loop ends with the budget.
-                    Some(meta) if meta.is_dir() => {
+                    Some(meta) if meta.kind == Kind::Dir => {
                         tree_refusal(&shown, cwd, ctx)?;
                         pending.push(dir.child(full, sensitive));
                     }
                     Some(_) => content_path_refusal(&shown, cwd, ctx)?,
                     None => {}
                 }
-            } else if kind.is_dir() {
+            } else if kind == Kind::Dir {
                 // A sensitive directory's names are not its contents: its
                 // files are judged one by one, all of them sensitive.
                 pending.push(dir.child(full, sensitive));
@@ -166,7 +167,7 @@ pub(super) fn tree_walk(
                 return Err(format!(
                     "`{path}` holds `{name}`, a sensitive file the search reads"
                 ));
-            } else if kind.is_file() && hard_linked(&entry) {
+            } else if kind == Kind::File && hard_linked(&full, files) {
                 // Another name of the same file may be a secret's
                 // (`ln ~/.aws/credentials t/notes.txt`), and a link inside
                 // the project is readable confined too.
@@ -186,10 +187,10 @@ pub(super) fn xargs_splits(text: &str) -> bool {
         .any(|c| c.is_whitespace() || matches!(c, '\'' | '"' | '\\'))
 }
 
-/// A regular file with more than one hard link.
-fn hard_linked(entry: &std::fs::DirEntry) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    entry.metadata().map_or(true, |m| m.nlink() > 1)
+/// A regular file with more than one hard link (one whose links cannot be
+/// counted is taken to).
+fn hard_linked(path: &Path, files: &dyn Files) -> bool {
+    files.lstat(path).map_or(true, |m| m.links > 1)
 }
 
 struct Budget<'p> {
@@ -241,15 +242,20 @@ enum Rules {
 }
 
 impl Rules {
-    fn in_git_at(&self, root: &Path) -> bool {
+    fn in_git_at(&self, root: &Path, files: &dyn Files) -> bool {
         match self {
-            Rules::Ripgrep(_) => root.ancestors().any(|a| a.join(".git").exists()),
+            Rules::Ripgrep(_) => root.ancestors().any(|a| files.exists(&a.join(".git"))),
             Rules::Grep(_) => false,
         }
     }
 
     /// Reads the directory's own ignore files (ripgrep) before its entries.
-    fn enter(&self, mut dir: Dir, budget: &mut Budget<'_>) -> Result<Dir, String> {
+    fn enter(
+        &self,
+        mut dir: Dir,
+        budget: &mut Budget<'_>,
+        files: &dyn Files,
+    ) -> Result<Dir, String> {
         match self {
             Rules::Grep(_) => Ok(dir),
             Rules::Ripgrep(rg) => {
@@ -257,15 +263,15 @@ impl Rules {
                     return Ok(dir);
                 }
                 let git = dir.path.join(".git");
-                if git.exists() {
+                if files.exists(&git) {
                     // A repository's root: the outer repository's
                     // `.gitignore` files stop applying.
                     dir.in_git = true;
                     dir.gitignores.clear();
-                    dir.whitelists |= exclude_whitelists(&git, budget)?;
+                    dir.whitelists |= exclude_whitelists(&git, budget, files)?;
                 }
                 for name in RG_IGNORE_FILES {
-                    match read_ignore_file(&dir.path, name, budget)? {
+                    match read_ignore_file(&dir.path, name, budget, files)? {
                         Some(Ignore::Rules(matcher)) => {
                             dir.whitelists |= matcher.num_whitelists() > 0;
                             dir.ignores.push(Rc::new(matcher));
@@ -274,7 +280,7 @@ impl Rules {
                         None => {}
                     }
                 }
-                match read_ignore_file(&dir.path, ".gitignore", budget)? {
+                match read_ignore_file(&dir.path, ".gitignore", budget, files)? {
                     Some(Ignore::Rules(matcher)) => {
                         dir.whitelists |= matcher.num_whitelists() > 0;
                         if dir.in_git {
@@ -363,7 +369,7 @@ impl Ripgrep {
             false => None,
         };
         let follows_ignores =
-            !overrides_unknown && !outer_whitelists(root, Path::new(ctx.home), budget)?;
+            !overrides_unknown && !outer_whitelists(root, Path::new(ctx.home), budget, ctx.files)?;
         Ok(Ripgrep {
             overrides,
             overrides_unknown,
@@ -409,21 +415,26 @@ impl Ripgrep {
 /// Whether an ignore file that applies to the whole search may whitelist:
 /// one in a directory above the tree, the user's global git ignore file
 /// (or one named in the git configuration), the repository's exclude file.
-fn outer_whitelists(root: &Path, home: &Path, budget: &mut Budget<'_>) -> Result<bool, String> {
+fn outer_whitelists(
+    root: &Path,
+    home: &Path,
+    budget: &mut Budget<'_>,
+    files: &dyn Files,
+) -> Result<bool, String> {
     for dir in root.ancestors().skip(1) {
         for name in [".rgignore", ".ignore", ".gitignore"] {
-            if read_ignore_file(dir, name, budget)?.is_some_and(|m| m.may_whitelist()) {
+            if read_ignore_file(dir, name, budget, files)?.is_some_and(|m| m.may_whitelist()) {
                 return Ok(true);
             }
         }
         let git = dir.join(".git");
-        if git.exists() && exclude_whitelists(&git, budget)? {
+        if files.exists(&git) && exclude_whitelists(&git, budget, files)? {
             return Ok(true);
         }
     }
     // `core.excludesFile` names a file vouch does not follow.
     for config in [".gitconfig", ".config/git/config"] {
-        let text = read_bounded(&home.join(config))?.unwrap_or_default();
+        let text = read_bounded(&home.join(config), files)?.unwrap_or_default();
         if String::from_utf8_lossy(&text)
             .to_ascii_lowercase()
             .contains("excludesfile")
@@ -431,17 +442,21 @@ fn outer_whitelists(root: &Path, home: &Path, budget: &mut Budget<'_>) -> Result
             return Ok(true);
         }
     }
-    let global = read_ignore_file(&home.join(".config/git"), "ignore", budget)?;
+    let global = read_ignore_file(&home.join(".config/git"), "ignore", budget, files)?;
     Ok(global.is_some_and(|m| m.may_whitelist()))
 }
 
 /// Whether a repository's `info/exclude` may whitelist (a `.git` file, a
 /// linked worktree, names a git directory vouch does not follow: it may).
-fn exclude_whitelists(git: &Path, budget: &mut Budget<'_>) -> Result<bool, String> {
-    if !git.is_dir() {
+fn exclude_whitelists(
+    git: &Path,
+    budget: &mut Budget<'_>,
+    files: &dyn Files,
+) -> Result<bool, String> {
+    if !files.is_dir_at(git) {
         return Ok(true);
     }
-    let exclude = read_ignore_file(&git.join("info"), "exclude", budget)?;
+    let exclude = read_ignore_file(&git.join("info"), "exclude", budget, files)?;
     Ok(exclude.is_some_and(|m| m.may_whitelist()))
 }
 
@@ -451,9 +466,10 @@ fn read_ignore_file(
     dir: &Path,
     name: &str,
     budget: &mut Budget<'_>,
+    files: &dyn Files,
 ) -> Result<Option<Ignore>, String> {
     let path = dir.join(name);
-    let Some(text) = read_bounded(&path)? else {
+    let Some(text) = read_bounded(&path, files)? else {
         return Ok(None);
     };
     // ripgrep stops reading an ignore file at its first line that is not
@@ -505,17 +521,19 @@ impl Ignore {
 
 /// A small file's text, `None` when it does not exist; too large or not
 /// readable as text, the search is not proven.
-fn read_bounded(path: &Path) -> Result<Option<Vec<u8>>, String> {
-    let Ok(meta) = std::fs::metadata(path) else {
+fn read_bounded(path: &Path, files: &dyn Files) -> Result<Option<Vec<u8>>, String> {
+    let Ok(meta) = files.stat(path) else {
         return Ok(None);
     };
-    if !meta.is_file() {
+    if meta.kind != Kind::File {
         return Ok(None);
     }
-    if meta.len() > MAX_IGNORE_FILE {
+    if meta.len > MAX_IGNORE_FILE {
         return Err(format!("`{}` is too large to read", path.display()));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("`{}`: {e}", path.display()))?;
+    let bytes = files
+        .read(path, MAX_IGNORE_FILE)
+        .map_err(|e| format!("`{}`: {e}", path.display()))?;
     Ok(Some(bytes))
 }
 

@@ -1,0 +1,73 @@
+//! The disk: the machine's filesystem answering the inert stage's
+//! questions ([`crate::policy::inert::Files`]). The stage never opens a
+//! file itself; the engine hands it this.
+
+use std::io::{self, Read as _};
+use std::path::{Path, PathBuf};
+
+use crate::policy::inert::{Entries, Entry, Files, Kind, Meta};
+
+/// The local filesystem, asked at decision time.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Disk;
+
+impl Files for Disk {
+    fn lstat(&self, path: &Path) -> io::Result<Meta> {
+        std::fs::symlink_metadata(path).map(|m| meta(&m))
+    }
+
+    fn stat(&self, path: &Path) -> io::Result<Meta> {
+        std::fs::metadata(path).map(|m| meta(&m))
+    }
+
+    fn canonical(&self, path: &Path) -> io::Result<PathBuf> {
+        std::fs::canonicalize(path)
+    }
+
+    fn entries<'a>(&'a self, dir: &Path) -> io::Result<Entries<'a>> {
+        let entries = std::fs::read_dir(dir)?;
+        Ok(Box::new(entries.map(|entry| {
+            entry.map(|entry| Entry {
+                name: entry.file_name(),
+                // From the listing where the filesystem gives it (no
+                // `lstat` per entry), as `DirEntry::file_type` does.
+                kind: entry.file_type().map(|t| kind(&t)),
+            })
+        })))
+    }
+
+    fn read(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+        let file = std::fs::File::open(path)?;
+        let mut bytes = Vec::new();
+        // One byte past the limit tells a file that grew since it was
+        // looked at from one that is exactly `limit` long.
+        file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+        if u64::try_from(bytes.len()).map_or(true, |n| n > limit) {
+            return Err(io::Error::other(format!(
+                "longer than the {limit} bytes read"
+            )));
+        }
+        Ok(bytes)
+    }
+}
+
+fn meta(m: &std::fs::Metadata) -> Meta {
+    use std::os::unix::fs::MetadataExt as _;
+    Meta {
+        kind: kind(&m.file_type()),
+        len: m.len(),
+        links: m.nlink(),
+    }
+}
+
+fn kind(t: &std::fs::FileType) -> Kind {
+    if t.is_file() {
+        Kind::File
+    } else if t.is_dir() {
+        Kind::Dir
+    } else if t.is_symlink() {
+        Kind::Symlink
+    } else {
+        Kind::Other
+    }
+}
