@@ -10,6 +10,25 @@
 
 use std::path::{Path, PathBuf};
 
+/// Opens `path` for reading when it is a regular file, without ever
+/// waiting: the agent can make any file vouch reads in its world (the
+/// project's configuration, a repository's git configuration, a
+/// transcript) a FIFO, and a plain open of one for reading blocks until a
+/// writer comes. The open does not block, and what the handle is — not
+/// what the path was a moment before — decides; anything but a regular
+/// file is an error ("not a regular file").
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
 /// The running executable, looked up once: it cannot change while the
 /// process runs, and both the hard denies and the project trust check ask
 /// for it on every request.

@@ -216,8 +216,10 @@ fn take_table(table: &mut Table, key: &str) -> Table {
 /// and not `required`.
 pub(crate) fn read_layer_file(path: &Path, required: bool) -> Result<Option<Table>, ConfigError> {
     let file = path.display().to_string();
-    let meta = match std::fs::metadata(path) {
-        Ok(meta) => meta,
+    // The project's file is the agent's: never a FIFO in its place, and
+    // the size and kind are the opened file's (`open_regular`).
+    let opened = match crate::paths::open_regular(path) {
+        Ok(opened) => opened,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(None),
         Err(e) => {
             return Err(ConfigError::Io {
@@ -226,25 +228,37 @@ pub(crate) fn read_layer_file(path: &Path, required: bool) -> Result<Option<Tabl
             });
         }
     };
-    if !meta.is_file() {
-        return Err(ConfigError::Io {
-            file,
-            message: "not a regular file".to_owned(),
-        });
-    }
-    if meta.len() > MAX_CONFIG_FILE_BYTES {
+    let len = opened
+        .metadata()
+        .map(|m| m.len())
+        .map_err(|e| ConfigError::Io {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+    if len > MAX_CONFIG_FILE_BYTES {
         return Err(ConfigError::Io {
             file,
             message: format!(
-                "file is {} bytes, larger than the limit of {MAX_CONFIG_FILE_BYTES} bytes",
-                meta.len()
+                "file is {len} bytes, larger than the limit of {MAX_CONFIG_FILE_BYTES} bytes"
             ),
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(opened, MAX_CONFIG_FILE_BYTES.saturating_add(1)),
+        &mut text,
+    )
+    .map_err(|e| ConfigError::Io {
         file: file.clone(),
         message: e.to_string(),
     })?;
+    if u64::try_from(text.len()).map_or(true, |n| n > MAX_CONFIG_FILE_BYTES) {
+        // It grew while it was read: never parse a part of it.
+        return Err(ConfigError::Io {
+            file,
+            message: format!("file grew past the limit of {MAX_CONFIG_FILE_BYTES} bytes"),
+        });
+    }
     parse_layer(&file, &text).map(Some)
 }
 

@@ -295,7 +295,7 @@ fn own_terminals() -> Vec<String> {
 fn read_small(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
     let mut text = String::new();
-    std::fs::File::open(path)?
+    crate::paths::open_regular(path)?
         .take(4096)
         .read_to_string(&mut text)?;
     Ok(text)

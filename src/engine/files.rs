@@ -37,7 +37,9 @@ impl Files for Disk {
     }
 
     fn read(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-        let file = std::fs::File::open(path)?;
+        // Never a FIFO the agent made of a file it names (`.git/config`):
+        // see `open_regular`.
+        let file = crate::paths::open_regular(path)?;
         let mut bytes = Vec::new();
         // One byte past the limit tells a file that grew since it was
         // looked at from one that is exactly `limit` long.
@@ -69,5 +71,34 @@ fn kind(t: &std::fs::FileType) -> Kind {
         Kind::Symlink
     } else {
         Kind::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("config");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // Were the open blocking, this test would hang here.
+        let err = Disk.read(&fifo, 1024).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn a_regular_file_is_read_within_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"12345").unwrap();
+        assert_eq!(Disk.read(&file, 5).unwrap(), b"12345");
+        assert!(Disk.read(&file, 4).is_err());
+        assert!(Disk.read(dir.path(), 4).is_err(), "a directory is not read");
     }
 }

@@ -95,7 +95,8 @@ pub struct Line {
 
 /// Reads the tail of `path`. Never fails: what cannot be read is absent.
 pub fn read(path: &Path, format: &dyn Format, max_bytes: u64) -> Transcript {
-    let Ok(mut file) = File::open(path) else {
+    // Never a FIFO in the transcript's place (`open_regular`).
+    let Ok(mut file) = crate::paths::open_regular(path) else {
         return Transcript::default();
     };
     let Ok(size) = file.metadata().map(|m| m.len()) else {

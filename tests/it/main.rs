@@ -30,6 +30,7 @@ mod console;
 mod crash;
 mod decide;
 mod eval;
+mod fifo;
 mod grants;
 mod hard_deny_wrapping;
 mod hook_supervisor;
