@@ -5,12 +5,13 @@
 //! command reads, the transcript. Each run below would hang without
 //! `paths::open_regular`; a watchdog kills it and fails the test instead.
 
-use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+use crate::support::spawn_with_stdin;
 
 /// How long a run may take before it counts as hung (a decision without a
 /// model takes milliseconds; this leaves room for a loaded machine).
@@ -24,18 +25,15 @@ fn mkfifo(path: &Path) {
 /// Runs `vouch <args>` with `stdin`, killing it after [`HUNG`]: its stdout,
 /// or a failure naming the hang.
 fn vouch(args: &[&str], home: &Path, user: &Path, stdin: &[u8]) -> Value {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vouch"))
-        .args(args)
-        .env_clear()
-        .env("VOUCH_HOME", home)
-        .env("HOME", user)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let mut child = spawn_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_vouch"))
+            .args(args)
+            .env_clear()
+            .env("VOUCH_HOME", home)
+            .env("HOME", user)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default()),
+        stdin,
+    );
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if started.elapsed() > HUNG {

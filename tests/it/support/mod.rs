@@ -43,6 +43,12 @@ pub async fn audit_observations(http: &reqwest::Client, report_url: &str, operat
 
 /// Runs `command` with `stdin` written to it, stdout and stderr captured.
 pub fn run_with_stdin(command: &mut std::process::Command, stdin: &[u8]) -> std::process::Output {
+    spawn_with_stdin(command, stdin).wait_with_output().unwrap()
+}
+
+/// Starts `command` with piped stdout and stderr, writes `stdin` to it and
+/// closes it: the child, for a caller that watches how long it runs.
+pub fn spawn_with_stdin(command: &mut std::process::Command, stdin: &[u8]) -> std::process::Child {
     use std::io::Write as _;
     use std::process::Stdio;
     let mut child = command
@@ -52,7 +58,7 @@ pub fn run_with_stdin(command: &mut std::process::Command, stdin: &[u8]) -> std:
         .spawn()
         .unwrap();
     child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
+    child
 }
 
 /// Every `.rs` file under `dir`, recursively (the source scans of
