@@ -513,6 +513,21 @@ impl Interp {
         self.run_script(&script, state, None, false)
     }
 
+    /// `f(){ sleep 9 & f; }`: for a call that surely runs `body` again,
+    /// notes when the run of it started a process that outlives it (no
+    /// `wait`) and passed no condition that could end the recursion.
+    fn note_recursion_spawning(&mut self, body: &Rc<super::ast::Stmt>) {
+        if self
+            .function_running(body)
+            .is_some_and(|frame| frame.spawned && !frame.waited && !frame.branched)
+        {
+            self.note(match self.ctx.conservative {
+                false => super::command::RECURSION_SPAWNING,
+                true => super::command::RECURSION_SPAWNING_IN_READING,
+            });
+        }
+    }
+
     fn call_function(
         &mut self,
         name: &str,
@@ -543,17 +558,8 @@ impl Interp {
         let index = self.emit(cmd, Output::unknown(Sources::none()));
         let depth_limit = self.meter.limits.max_call_depth as usize;
         if recursive {
-            // `f(){ sleep 9 & f; }`: every run of the body starts a process
-            // that outlives it and then surely runs the body again.
-            if unguarded
-                && self
-                    .function_running(&func.body)
-                    .is_some_and(|frame| frame.spawned && !frame.waited && !frame.branched)
-            {
-                self.note(match self.ctx.conservative {
-                    false => super::command::RECURSION_SPAWNING,
-                    true => super::command::RECURSION_SPAWNING_IN_READING,
-                });
+            if unguarded {
+                self.note_recursion_spawning(&func.body);
             }
             return (Flow::either(state), self.output_of(index));
         }
@@ -566,18 +572,15 @@ impl Interp {
         }
         let mut inner = state.clone();
         let args: Vec<Arg> = argv.into_iter().skip(1).collect();
-        inner.positional = if args.iter().all(|a| matches!(a, Arg::Field(_))) {
-            Some(Rc::new(
-                args.iter()
-                    .filter_map(|a| match a {
-                        Arg::Field(v) => Some(v.clone()),
-                        Arg::Unknown(_) => None,
-                    })
-                    .collect(),
-            ))
-        } else {
-            None
-        };
+        // Unknown when any argument is.
+        inner.positional = args
+            .iter()
+            .map(|a| match a {
+                Arg::Field(v) => Some(v.clone()),
+                Arg::Unknown(_) => None,
+            })
+            .collect::<Option<Vec<Value>>>()
+            .map(Rc::new);
         Rc::make_mut(&mut inner.calls).push(name.to_owned());
         Rc::make_mut(&mut inner.bodies).push(Rc::clone(&func.body));
         self.called.push(Rc::clone(&func.body));

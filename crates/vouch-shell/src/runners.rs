@@ -312,15 +312,7 @@ impl Interp {
             return Flow::ok(state);
         }
         let mut state = state;
-        if matches!(name.as_str(), "cp" | "ln" | "install" | "mv" | "rsync") {
-            self.record_copy(&name, args, &mut state);
-        }
-        if name == "tee" {
-            self.record_tee(args, &mut state);
-        }
-        if name == "dd" {
-            self.record_dd(args, &mut state);
-        }
+        self.record_writes(&name, args, &mut state);
         self.embedded_scripts(index, &name, args, assigns, &state);
         self.interpreter_code(index, &name, args, assigns, &state);
         if name == "curl" {
@@ -1520,6 +1512,17 @@ impl Interp {
 }
 
 impl Interp {
+    /// The files a copying program writes with text this command line
+    /// knows (`cp`, `install`, `tee`, `dd of=`), for a script run later.
+    fn record_writes(&mut self, name: &str, args: &[Arg], state: &mut State) {
+        match name {
+            "cp" | "ln" | "install" | "mv" | "rsync" => self.record_copy(name, args, state),
+            "tee" => self.record_tee(args, state),
+            "dd" => self.record_dd(args, state),
+            _ => {}
+        }
+    }
+
     /// `dd of=FILE [if=SOURCE]`: FILE now holds SOURCE's text (standard
     /// input without `if=`: `dd of=x.sh <<< '…'`). An operand that changes
     /// the bytes or where they land (`skip=`, `seek=`, `conv=`, `count=`)
