@@ -307,9 +307,11 @@ impl Interp {
         };
         let args = argv.get(1..).unwrap_or(&[]);
         // `sleep N` with durations it accepts succeeds (`while sleep 0`
-        // loops for ever).
+        // loops for ever) unless the user's shell snapshot defines a
+        // function of that name: sure but for the snapshot, as `true`, so
+        // a loop around it never ends and `sleep 1 || rm -rf ~` is judged.
         if name == "sleep" && !args.is_empty() && args.iter().all(is_duration) {
-            return Flow::ok(state);
+            self.snapshot_statuses += 1;
         }
         let mut state = state;
         self.record_writes(&name, args, &mut state);
