@@ -163,7 +163,8 @@ rule_enum! {
     ForkBombScriptRunsItself = (ForkBomb, "fork-bomb", "script-runs-itself", "a script that starts itself again (`$0 &`, `bash $0 | …`) without a guard"),
     ForkBombInterpreterForkLoop = (ForkBomb, "fork-bomb", "interpreter-fork-loop", "interpreter code that forks in an unbounded loop (`while True: os.fork()`)"),
     ForkBombEndlessSpawningLoop = (ForkBomb, "fork-bomb", "endless-spawning-loop", "a loop that never ends starts a background process each time round and waits for none"),
-    ForkBombEndlessInputSpawns = (ForkBomb, "fork-bomb", "endless-input-spawns", "a process started for every line of an endless input (`yes | xargs -P0 …`) without waiting"),
+    ForkBombEndlessInputSpawns = (ForkBomb, "fork-bomb", "endless-input-spawns", "a process started for every line of an endless input (`yes`, `seq inf`, `/dev/zero` into `xargs -P0`, `parallel -j0`, a shell running `… &` lines) without a bound on how many run at once"),
+    ForkBombRecursionLeavesProcesses = (ForkBomb, "fork-bomb", "recursion-leaves-processes", "a function that starts a background process and then surely calls itself again (`f(){ sleep 9 & f; }`), leaving a process behind per call"),
     ForkBombConservativeReading = (ForkBomb, "fork-bomb", "conservative-reading", "a fork bomb found only in a conservative reading of what vouch cannot follow"),
     // trust-boundary
     TrustWrite = (TrustBoundary, "trust-boundary", "write", "a write to vouch's own files or a harness's hook or permission settings"),

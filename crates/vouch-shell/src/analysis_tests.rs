@@ -800,3 +800,123 @@ fn a_redirection_before_a_pipe_keeps_bash_precedence() {
     let got = cwds("A | cd D && X > f | Y && Z");
     assert_eq!(got.last().map(|(_, d)| d.clone()), Some(d(&["/srv/app"])));
 }
+
+/// A function that leaves a background process behind and surely calls
+/// itself again is noted; one that waits, or whose recursion passes a
+/// condition or a `return`, is not.
+#[test]
+fn recursion_that_leaves_processes() {
+    let noted = |line: &str| analysis(line).notes.iter().any(|n| n == RECURSION_SPAWNING);
+    for bomb in [
+        "f(){ sleep 100 & f; }; f",
+        "f(){ ( sleep 9 & ); f; }; f",
+        "f(){ bash -c 'sleep 9' & f; }; f",
+        "a(){ (sleep 9 &) ; b; }; b(){ a; }; a",
+    ] {
+        assert!(noted(bomb), "{bomb}");
+    }
+    for bounded in [
+        "f(){ sleep 1 & wait; f; }; f",
+        "f(){ [ -n \"$1\" ] || return; echo \"$1\" & shift; f \"$@\"; }; f a b",
+        "f(){ if [ $# -gt 0 ]; then sleep 1 & shift; f \"$@\"; fi; }; f a b",
+        "f(){ sleep 5 & }; f; f",
+        "fib(){ [ $1 -le 1 ] && echo 1 || fib $(($1-1)); }; fib 5",
+    ] {
+        assert!(!noted(bounded), "{bounded}");
+    }
+}
+
+/// Loops that cannot end: an arithmetic `for` with no condition, a
+/// condition that surely succeeds (`sleep 0`), a `read` of input that
+/// never ends.
+#[test]
+fn endless_loops_that_spawn() {
+    let noted = |line: &str| analysis(line).notes.iter().any(|n| n == ENDLESS_SPAWNING);
+    for bomb in [
+        "for((;;)); do bash & done",
+        "for ((i=0;;i++)); do sleep 9 & done",
+        "while sleep 0; do bash & done",
+        "yes | while read l; do sleep 9 & done",
+        "while read l; do sleep 9 & done < /dev/urandom",
+    ] {
+        assert!(noted(bomb), "{bomb}");
+    }
+    for bounded in [
+        "for ((i=0;i<3;i++)); do sleep 1 & done; wait",
+        "while read l; do echo $l & done < f; wait",
+        "cat f | while read l; do echo $l & done",
+        "yes | head -n 3 | while read l; do echo $l & done",
+        "while sleep 5; do date; done",
+    ] {
+        assert!(!noted(bounded), "{bounded}");
+    }
+}
+
+#[test]
+fn endless_input_is_read_through_copies_only() {
+    let endless = |line: &str, name: &str| {
+        let a = analysis(line);
+        let i = a
+            .commands
+            .iter()
+            .position(|c| c.name() == Some(name))
+            .unwrap();
+        reads_endless_input(&a.commands, i)
+    };
+    assert!(endless("yes | xargs -P0 echo", "xargs"));
+    assert!(endless("seq 1 inf | xargs echo", "xargs"));
+    assert!(endless("yes | cat | xargs echo", "xargs"));
+    assert!(endless("xargs -0 true < /dev/zero", "xargs"));
+    assert!(!endless("yes | head -n 3 | xargs echo", "xargs"));
+    assert!(!endless("seq 10 | xargs echo", "xargs"));
+    assert!(!endless(
+        "cat /dev/urandom | head -c 9 | xargs echo",
+        "xargs"
+    ));
+}
+
+/// Text that reaches a file or a shell through a program that copies its
+/// input (`cp /dev/stdin`, `dd of=`, `sed -n p`, `tee`), a descriptor
+/// opened on a process substitution, or `cat` of known and unknown parts.
+#[test]
+fn scripts_written_by_copiers_are_read() {
+    for line in [
+        "cp /dev/stdin x.sh <<< 'rm -rf /'; bash x.sh",
+        "install /dev/stdin x.sh <<< 'rm -rf /'; ./x.sh",
+        "dd of=x.sh <<< 'rm -rf /'; bash x.sh",
+        "sed -n p > x.sh <<< 'rm -rf /'; bash x.sh",
+        "awk 1 > x.sh <<< 'rm -rf /'; bash x.sh",
+        "echo 'rm -rf /' | tee x.sh | bash",
+        "echo 'rm -rf /' | cat - f > x.sh; bash x.sh",
+        "cat <(echo 'rm -rf /') f > x.sh; source x.sh",
+        "bash 3< <(echo 'rm -rf /'; cat f) /dev/fd/3",
+        "exec 4< <(echo 'rm -rf /'); bash /dev/fd/4",
+    ] {
+        assert!(
+            runs(line, "rm -rf /"),
+            "{line}: {:?}",
+            render(&analysis(line))
+        );
+    }
+    // A filter that changes the text is not a copy.
+    assert!(!runs(
+        "sed s/x/y/ > x.sh <<< 'rm -rf /'; bash x.sh",
+        "rm -rf /"
+    ));
+    assert!(!runs(
+        "dd of=x.sh skip=1 <<< 'rm -rf /'; bash x.sh",
+        "rm -rf /"
+    ));
+}
+
+/// Whether some command of `line`, whoever starts it, has argv `argv`.
+fn runs(line: &str, argv: &str) -> bool {
+    analysis(line).commands.iter().any(|c| {
+        c.argv
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+            == argv
+    })
+}

@@ -430,11 +430,30 @@ impl Interp {
         let Some(first) = argv.first() else { return };
         let Some(path) = first
             .as_known()
-            .filter(|p| p.contains('/'))
             .and_then(|p| super::path::absolute(p, &state.cwd))
         else {
             return;
         };
+        if !first.as_known().is_some_and(|p| p.contains('/')) {
+            // A bare name is looked up in `PATH`, which holds the working
+            // directory only when the agent's environment says so (`$0 &`
+            // in a script run as `bash b.sh` runs `b.sh`). A script the
+            // command line wrote there under that name is read as what it
+            // may run: a conservative reading, only ever to deny.
+            if state
+                .files
+                .get(&path)
+                .cloned()
+                .and_then(written_part)
+                .is_some()
+            {
+                let saved = self.ctx.conservative;
+                self.ctx.conservative = true;
+                self.run_written_script(index, first, argv, state, &path);
+                self.ctx.conservative = saved;
+            }
+            return;
+        }
         if let Some(program) = state.programs.get(&path).cloned() {
             let mut renamed = argv.to_vec();
             if let Some(slot) = renamed.first_mut() {
@@ -443,7 +462,19 @@ impl Interp {
             self.spawn(index, renamed, assigns.to_vec(), None, state.clone());
             return;
         }
-        if let Some(text) = state.files.get(&path).cloned().and_then(written_part) {
+        self.run_written_script(index, first, argv, state, &path);
+    }
+
+    /// Runs the script the command line wrote at `path`, as `argv` starts it.
+    fn run_written_script(
+        &mut self,
+        index: Option<usize>,
+        first: &Arg,
+        argv: &[Arg],
+        state: &State,
+        path: &str,
+    ) {
+        if let Some(text) = state.files.get(path).cloned().and_then(written_part) {
             let mut child = state.clone();
             // `$0` is the path it was run by (`$0 &` in it runs it again).
             if let Arg::Field(name) = first {
@@ -482,6 +513,21 @@ impl Interp {
         self.run_script(&script, state, None, false)
     }
 
+    /// `f(){ sleep 9 & f; }`: for a call that surely runs `body` again,
+    /// notes when the run of it started a process that outlives it (no
+    /// `wait`) and passed no condition that could end the recursion.
+    fn note_recursion_spawning(&mut self, body: &Rc<super::ast::Stmt>) {
+        if self
+            .function_running(body)
+            .is_some_and(|frame| frame.spawned && !frame.waited && !frame.branched)
+        {
+            self.note(match self.ctx.conservative {
+                false => super::command::RECURSION_SPAWNING,
+                true => super::command::RECURSION_SPAWNING_IN_READING,
+            });
+        }
+    }
+
     fn call_function(
         &mut self,
         name: &str,
@@ -508,9 +554,13 @@ impl Interp {
                 .function_running(&func.body)
                 .is_some_and(|frame| self.guarded_since(Some(frame)));
         }
+        let unguarded = recursive && !cmd.guarded;
         let index = self.emit(cmd, Output::unknown(Sources::none()));
         let depth_limit = self.meter.limits.max_call_depth as usize;
         if recursive {
+            if unguarded {
+                self.note_recursion_spawning(&func.body);
+            }
             return (Flow::either(state), self.output_of(index));
         }
         if state.calls.len() >= depth_limit {
@@ -522,18 +572,15 @@ impl Interp {
         }
         let mut inner = state.clone();
         let args: Vec<Arg> = argv.into_iter().skip(1).collect();
-        inner.positional = if args.iter().all(|a| matches!(a, Arg::Field(_))) {
-            Some(Rc::new(
-                args.iter()
-                    .filter_map(|a| match a {
-                        Arg::Field(v) => Some(v.clone()),
-                        Arg::Unknown(_) => None,
-                    })
-                    .collect(),
-            ))
-        } else {
-            None
-        };
+        // Unknown when any argument is.
+        inner.positional = args
+            .iter()
+            .map(|a| match a {
+                Arg::Field(v) => Some(v.clone()),
+                Arg::Unknown(_) => None,
+            })
+            .collect::<Option<Vec<Value>>>()
+            .map(Rc::new);
         Rc::make_mut(&mut inner.calls).push(name.to_owned());
         Rc::make_mut(&mut inner.bodies).push(Rc::clone(&func.body));
         self.called.push(Rc::clone(&func.body));
@@ -946,6 +993,14 @@ impl Interp {
     /// them known: standard input, a process substitution, a file written
     /// earlier.
     pub(crate) fn file_text(&self, arg: &Arg, state: &State) -> Option<Value> {
+        self.file_text_through(arg, state, true)
+    }
+
+    /// [`Self::file_text`]; `through_fds`: a `/dev/fd/N` the command opened
+    /// for reading on a file (`3<f.sh`, `3< <(…)`) holds that file's text.
+    /// Followed once: the file an opened descriptor names is not itself
+    /// read through another descriptor, so the lookup ends.
+    fn file_text_through(&self, arg: &Arg, state: &State, through_fds: bool) -> Option<Value> {
         let from = arg.sources();
         if !from.is_empty()
             && let Some(out) = self.proc_outputs.iter().find(|o| o.from == from)
@@ -965,6 +1020,9 @@ impl Interp {
         {
             return match opened.op {
                 RedirectOp::HereString | RedirectOp::HereDoc => Some(opened.target.clone()),
+                RedirectOp::Read if through_fds => {
+                    self.file_text_through(&Arg::Field(opened.target.clone()), state, false)
+                }
                 _ => None,
             };
         }
@@ -1244,7 +1302,16 @@ impl Interp {
                 .and_then(|v| v.as_known().map(str::to_owned))
         };
         let Some(text) = text else {
-            return self.read_unknown(&names, array.as_deref(), state, index);
+            let flow = self.read_unknown(&names, array.as_deref(), state, index);
+            // Input that never ends (`yes | while read l`) always has
+            // another line: the read succeeds, but for the snapshot (a
+            // function named `read` there runs instead), as `true`.
+            if !from_fd
+                && index.is_some_and(|i| super::endless::reads_endless_input(&self.commands, i))
+            {
+                self.snapshot_statuses += 1;
+            }
+            return flow;
         };
         if text.is_empty() {
             for n in &names {
@@ -1380,6 +1447,18 @@ impl Interp {
                 super::printed::paths(program, args, state)
             }
             Some("tr") => super::printed::tr(args, state),
+            Some(program) if let Some(copied) = super::printed::copied_input(program, args) => {
+                match copied {
+                    super::printed::Copied::File(file) => self.file_text(&file, state),
+                    super::printed::Copied::Stdin => {
+                        return Output {
+                            text: state.stdin.text.clone(),
+                            items: state.stdin.items.clone(),
+                            from: state.stdin.from.clone(),
+                        };
+                    }
+                }
+            }
             _ => None,
         };
         let items = glob_items(name, args);
@@ -1393,12 +1472,36 @@ impl Interp {
         }
     }
 
-    /// What `cat FILE…` prints: the files' texts joined, unknown when any
-    /// file's text is.
+    /// What `cat FILE…` prints: the files' texts joined, a file nobody
+    /// knows a hole in the text (`echo 'rm -rf /' | cat - f > x.sh` still
+    /// writes the known line); unknown when no file's text is known or an
+    /// option is given (`-n`, `-A` change the text).
     fn cat_files(&self, args: &[Arg], state: &State) -> Option<Value> {
+        // A word that is or may be an option (`$X` could be `-n`).
+        let option = |a: &Arg| match a {
+            Arg::Field(v) => v.candidates().iter().any(|t| {
+                let head = t.known_prefix();
+                match t.as_known() {
+                    Some(w) => w.starts_with('-') && w.len() > 1 && w != "-u",
+                    None => head.is_empty() || head.starts_with('-'),
+                }
+            }),
+            Arg::Unknown(_) => true,
+        };
+        if args
+            .iter()
+            .any(|a| option(a) && self.file_text(a, state).is_none())
+        {
+            return None;
+        }
+        let files: Vec<&Arg> = args.iter().filter(|a| a.as_known() != Some("-u")).collect();
+        let texts: Vec<Option<Value>> = files.iter().map(|a| self.file_text(a, state)).collect();
+        if texts.iter().all(Option::is_none) {
+            return None;
+        }
         let mut all = Some(Value::known(""));
-        for a in args {
-            let t = self.file_text(a, state);
+        for (a, t) in files.iter().zip(texts) {
+            let t = Some(t.unwrap_or_else(|| Value::text(Text::any(a.sources()))));
             all = match (all, t) {
                 (Some(x), Some(y)) => {
                     let mut m = super::value::Value::known("");

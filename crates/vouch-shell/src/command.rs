@@ -217,6 +217,16 @@ impl Command {
 pub const ENDLESS_SPAWNING: &str =
     "a loop that never ends starts background processes without waiting for anything";
 
+/// The note of a function that starts a background process and then
+/// surely calls itself again, with no `wait` between: each call leaves a
+/// process behind, without bound (the hard denies read it as a fork bomb).
+pub const RECURSION_SPAWNING: &str =
+    "a function leaves a background process behind and calls itself again without end";
+
+/// [`RECURSION_SPAWNING`] found only in a conservative reading
+/// ([`Command::conservative`]): judged only with the readings.
+pub const RECURSION_SPAWNING_IN_READING: &str = "read conservatively, a function leaves a background process behind and calls itself again without end";
+
 /// Everything [`super::analyze`] found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Analysis {

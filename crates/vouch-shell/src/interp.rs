@@ -259,6 +259,17 @@ pub(crate) struct Interp {
 pub(crate) struct Frame {
     pub body: Body,
     pub guards: u32,
+    /// A command started in the background since the frame began (in it
+    /// or in anything it ran): each run of the body leaves a process.
+    pub spawned: bool,
+    /// A `wait` ran since the frame began: the processes it left ended.
+    pub waited: bool,
+    /// A condition (`if`, `&&`, `||`, `case`, a loop, a test) or a
+    /// `return`/`exit` ran since the frame began. vouch may know its
+    /// outcome for this run, but not for the runs the body starts itself
+    /// with other arguments (`[ -n "$1" ] || return; …; shift; f "$@"`):
+    /// such a recursion may end.
+    pub branched: bool,
 }
 
 /// What a [`Frame`] runs.
@@ -344,6 +355,9 @@ impl Interp {
         self.frames.push(Frame {
             body,
             guards: self.ctx.guards,
+            spawned: false,
+            waited: false,
+            branched: false,
         });
         let result = self.exec(stmt, state);
         self.frames.pop();
@@ -422,6 +436,16 @@ impl Interp {
         cmd.conservative |= self.ctx.conservative;
         if cmd.parent.is_none() {
             cmd.parent = self.ctx.parent;
+        }
+        // Before the record is merged with an identical one: each run of
+        // a body counts.
+        let waits = !cmd.background && cmd.name() == Some("wait");
+        let leaves =
+            !cmd.background && matches!(cmd.name(), Some("return" | "exit" | "test" | "["));
+        for frame in &mut self.frames {
+            frame.spawned |= cmd.background;
+            frame.waited |= waits;
+            frame.branched |= leaves;
         }
         let hash = self.hasher.hash_one(&cmd);
         if let Some(&index) = self.dedupe.get(&hash) {
@@ -576,6 +600,22 @@ impl Interp {
 
     /// [`Interp::exec`] one level down.
     fn exec_stmt(&mut self, stmt: &Stmt, state: State) -> (Flow, Output) {
+        if matches!(
+            stmt,
+            Stmt::And(..)
+                | Stmt::Or(..)
+                | Stmt::If { .. }
+                | Stmt::While { .. }
+                | Stmt::For { .. }
+                | Stmt::ArithFor { .. }
+                | Stmt::Case { .. }
+                | Stmt::Arith(_)
+                | Stmt::Test { .. }
+        ) {
+            for frame in &mut self.frames {
+                frame.branched = true;
+            }
+        }
         match stmt {
             Stmt::Empty => (Flow::ok(state), Output::empty()),
             Stmt::Simple(simple) => self.simple(simple, state),
@@ -796,6 +836,12 @@ impl Interp {
         for (k, stage) in stages.iter().enumerate() {
             let mut stage_state = state.clone();
             stage_state.stdin = input.clone();
+            // The stages run at once: a file an earlier stage writes may
+            // hold its old or its new text when a later one reads it
+            // (`echo '…' | tee x.sh | bash` runs `bash x.sh` in that text).
+            if after.files != state.files {
+                stage_state.files = Rc::new(super::state::join_files(&state.files, &after.files));
+            }
             let lastpipe = k + 1 == count && state.opts.lastpipe;
             let (flow, out) = self.exec(stage, stage_state);
             if let Some(written) = flow.ok.as_ref().or(flow.fail.as_ref()) {
@@ -1014,13 +1060,20 @@ impl Interp {
         }
         // Nothing in the body waits (`sleep`, `wait`, `read`, …): the
         // loop starts processes as fast as it can, without end.
-        let waits = self.commands.get(first_command..).is_some_and(|new| {
-            new.iter().any(|c| {
+        // `sleep 0` waits for nothing; `read` of input that never ends
+        // (`yes | while read l`) has a line at once.
+        let commands = &self.commands;
+        let waits = commands.get(first_command..).is_some_and(|new| {
+            new.iter().enumerate().any(|(k, c)| {
                 !c.background
-                    && matches!(
-                        c.name(),
-                        Some("sleep" | "wait" | "read" | "inotifywait" | "timeout" | "select")
-                    )
+                    && match c.name() {
+                        Some("sleep") => !sleeps_for_nothing(c),
+                        Some("read") => {
+                            !super::endless::reads_endless_input(commands, first_command + k)
+                        }
+                        Some("wait" | "inotifywait" | "timeout" | "select") => true,
+                        _ => false,
+                    }
             })
         });
         let note = match waits {
@@ -1154,6 +1207,10 @@ impl Interp {
     ) -> (Flow, Output) {
         let mut state = state;
         self.arith(init, &mut state);
+        let first_command = self.commands.len();
+        // `for ((;;))`, `for ((i=0; 1; i++))`: nothing in the condition
+        // can end the loop, only a jump out of the body.
+        let endless = cond.trim().is_empty() || cond.trim().parse::<i64>().is_ok_and(|n| n != 0);
         let limit = self.meter.limits.max_loop_iterations;
         let mut exits: Option<State> = None;
         let mut body_may_fail = false;
@@ -1174,12 +1231,18 @@ impl Interp {
                     break;
                 }
                 Some(_) => {
+                    let before = endless.then(|| s.clone());
                     let (b, _) = self.exec(body, s);
                     body_may_fail |= b.fail.is_some();
                     let mut next = join(b.ok, b.fail, &self.known);
                     self.loop_jumps(b.jumps, &mut exits, &mut next, &mut outer);
                     if let Some(mut n) = next {
                         self.arith(update, &mut n);
+                        // An endless loop back where it began repeats
+                        // itself: nothing more to follow.
+                        if before.as_ref() == Some(&n) {
+                            break;
+                        }
                         current = Some(n);
                     }
                 }
@@ -1192,12 +1255,16 @@ impl Interp {
                 }
             }
         }
+        let never_left = exits.is_none() && outer.is_empty();
         if let Some(s) = current {
             self.meter.exceeded(
                 "max_loop_iterations",
                 format!("a loop runs more than {limit} iterations"),
             );
             exits = join(exits, Some(s), &self.known);
+        }
+        if endless && never_left {
+            self.note_background_spawning(first_command);
         }
         let flow = Flow {
             fail: exits.clone().filter(|_| body_may_fail),
@@ -1468,4 +1535,16 @@ impl Interp {
             self.ctx = saved;
         }
     }
+}
+
+/// `sleep 0` (every operand a zero duration: `0`, `0.0`, `0s`): it
+/// returns at once, so a loop around it waits for nothing.
+fn sleeps_for_nothing(cmd: &Command) -> bool {
+    !cmd.args().is_empty()
+        && cmd.args().iter().all(|a| {
+            a.as_known().is_some_and(|w| {
+                let n = w.trim_end_matches(['s', 'm', 'h', 'd']);
+                !n.is_empty() && n.parse::<f64>().is_ok_and(|v| v == 0.0)
+            })
+        })
 }

@@ -95,6 +95,7 @@ mod continuation;
 mod decode;
 pub mod effects;
 mod embedded;
+mod endless;
 mod evaluated;
 mod expand;
 pub mod find;
@@ -115,9 +116,11 @@ pub mod value;
 
 pub use budget::{Incomplete, Limits};
 pub use command::{
-    Analysis, Command, CommandKind, ENDLESS_SPAWNING, Origin, Redirect, RedirectOp, ShellEnv,
+    Analysis, Command, CommandKind, ENDLESS_SPAWNING, Origin, RECURSION_SPAWNING,
+    RECURSION_SPAWNING_IN_READING, Redirect, RedirectOp, ShellEnv,
 };
 pub use conservative::{DANGEROUS_PROGRAMS, runs_other_language};
+pub use endless::reads_endless_input;
 
 /// Whether interpreter code (`perl -e`, `python -c`, …, the interpreter
 /// named `name`) starts processes in a loop nothing bounds: a fork bomb.

@@ -1,7 +1,9 @@
 //! What a few more programs print, when their input is known: the path
 //! tools (`dirname`, `basename`, `realpath`, `readlink -f`) over known
 //! names, and `tr` over known input (`… | tr a-z n-za-m | sh` runs the
-//! rot13 of a known text).
+//! rot13 of a known text), and the programs that copy their input
+//! unchanged ([`copied_input`]: `tee`, `dd`, `sed -n p`, `awk 1`), so text
+//! passed through them to a file or a shell is still read.
 //!
 //! Paths are read lexically: `realpath ~` is the home directory as named
 //! (a symbolic link on the way is runtime data, and the name is what the
@@ -85,6 +87,92 @@ pub(crate) fn paths(program: &str, args: &[Arg], state: &State) -> Option<Value>
         out.push('\n');
     }
     Some(Value::known(&out))
+}
+
+/// Where a program prints its input unchanged from: `Some(Copied::Stdin)`
+/// for `tee FILE…` (standard output is standard input), `dd` without
+/// `of=`, `sed -n p`, `sed ''`, `awk 1`, `awk '{print}'`;
+/// `Some(Copied::File(arg))` for the one file such a filter (or `dd if=`)
+/// reads. `None` when the program is not such a copier or an option could
+/// change the bytes (`dd skip=`, `sed -e s/…`): its output is not read.
+pub(crate) fn copied_input(program: &str, args: &[Arg]) -> Option<Copied> {
+    match program {
+        // tee's options (`-a`, `-i`, `-p`) never change what it prints.
+        "tee" => Some(Copied::Stdin),
+        "dd" => {
+            let mut input = Copied::Stdin;
+            for a in args {
+                let (key, value) = a.as_known()?.split_once('=')?;
+                match key {
+                    "if" => input = Copied::File(Arg::Field(Value::known(value))),
+                    // Printed elsewhere: nothing on standard output.
+                    "of" => return None,
+                    "bs" | "ibs" | "obs" | "status" => {}
+                    _ => return None,
+                }
+            }
+            Some(input)
+        }
+        "sed" | "gsed" => {
+            let mut quiet = false;
+            let mut scripts: Vec<&str> = Vec::new();
+            let mut files: Vec<&Arg> = Vec::new();
+            let mut words = args.iter();
+            while let Some(a) = words.next() {
+                match a.as_known() {
+                    Some("-n" | "--quiet" | "--silent") => quiet = true,
+                    Some("-u" | "--unbuffered") => {}
+                    Some("-e" | "--expression") => scripts.push(words.next()?.as_known()?),
+                    Some(w) if w.starts_with('-') && w.len() > 1 => return None,
+                    Some(w) if scripts.is_empty() && files.is_empty() => scripts.push(w),
+                    _ => files.push(a),
+                }
+            }
+            let same = match scripts.as_slice() {
+                [script] => (quiet && script.trim() == "p") || (!quiet && script.trim().is_empty()),
+                _ => false,
+            };
+            same.then_some(())?;
+            copied_file(&files)
+        }
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => {
+            let (program, files) = args.split_first()?;
+            let program: String = program.as_known()?.split_whitespace().collect();
+            matches!(program.as_str(), "1" | "{print}" | "{print$0}").then_some(())?;
+            let files: Vec<&Arg> = files.iter().collect();
+            if files
+                .iter()
+                .any(|a| a.as_known().is_none_or(|w| w.starts_with('-')))
+            {
+                return None;
+            }
+            copied_file(&files)
+        }
+        _ => None,
+    }
+}
+
+/// Standard input when no file is named, the one file when one is; more
+/// files (or one that may be an option) are not read.
+fn copied_file(files: &[&Arg]) -> Option<Copied> {
+    match files {
+        [] => Some(Copied::Stdin),
+        [only]
+            if only
+                .as_known()
+                .is_some_and(|w| !w.starts_with('-') || w == "-") =>
+        {
+            Some(Copied::File((*only).clone()))
+        }
+        _ => None,
+    }
+}
+
+/// What a copier ([`copied_input`]) copies.
+#[derive(Debug)]
+pub(crate) enum Copied {
+    Stdin,
+    File(Arg),
 }
 
 /// `dirname NAME` as coreutils prints it.
@@ -199,6 +287,37 @@ mod tests {
         assert_eq!(dirname("/"), "/");
         assert_eq!(basename("/home/dev/", None), "dev");
         assert_eq!(basename("a.sh", Some(".sh")), "a");
+    }
+
+    #[test]
+    fn copiers() {
+        let args =
+            |w: &[&str]| -> Vec<Arg> { w.iter().map(|t| Arg::Field(Value::known(t))).collect() };
+        assert!(matches!(
+            copied_input("sed", &args(&["-n", "p"])),
+            Some(Copied::Stdin)
+        ));
+        assert!(matches!(
+            copied_input("sed", &args(&["-n", "-e", "p", "f"])),
+            Some(Copied::File(_))
+        ));
+        assert!(copied_input("sed", &args(&["p"])).is_none());
+        assert!(copied_input("sed", &args(&["-n", "s/a/b/p"])).is_none());
+        assert!(matches!(
+            copied_input("awk", &args(&["{ print }"])),
+            Some(Copied::Stdin)
+        ));
+        assert!(copied_input("awk", &args(&["{print $1}"])).is_none());
+        assert!(matches!(
+            copied_input("dd", &args(&["if=a", "bs=1M"])),
+            Some(Copied::File(_))
+        ));
+        assert!(copied_input("dd", &args(&["of=a"])).is_none());
+        assert!(copied_input("dd", &args(&["skip=1"])).is_none());
+        assert!(matches!(
+            copied_input("tee", &args(&["-a", "x"])),
+            Some(Copied::Stdin)
+        ));
     }
 
     #[test]

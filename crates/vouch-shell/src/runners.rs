@@ -306,13 +306,15 @@ impl Interp {
             return Flow::either(state);
         };
         let args = argv.get(1..).unwrap_or(&[]);
+        // `sleep N` with durations it accepts succeeds (`while sleep 0`
+        // loops for ever) unless the user's shell snapshot defines a
+        // function of that name: sure but for the snapshot, as `true`, so
+        // a loop around it never ends and `sleep 1 || rm -rf ~` is judged.
+        if name == "sleep" && !args.is_empty() && args.iter().all(is_duration) {
+            self.snapshot_statuses += 1;
+        }
         let mut state = state;
-        if matches!(name.as_str(), "cp" | "ln" | "install" | "mv" | "rsync") {
-            self.record_copy(&name, args, &mut state);
-        }
-        if name == "tee" {
-            self.record_tee(args, &mut state);
-        }
+        self.record_writes(&name, args, &mut state);
         self.embedded_scripts(index, &name, args, assigns, &state);
         self.interpreter_code(index, &name, args, assigns, &state);
         if name == "curl" {
@@ -1484,8 +1486,22 @@ impl Interp {
         if !program.is_empty() && known {
             Rc::make_mut(&mut state.programs).insert(dest.clone(), program);
         }
-        // A copy of a file nobody knows replaces what DEST was known to hold.
-        match source_path.and_then(|p| state.files.get(&p).cloned()) {
+        // The source is read as any reader would: a file written earlier,
+        // standard input (`cp /dev/stdin x.sh <<< '…'`), a process
+        // substitution or a descriptor opened on one. `-` is a file for
+        // these programs. A copy of a file nobody knows replaces what DEST
+        // was known to hold.
+        let source_arg = parsed
+            .operands()
+            .iter()
+            .rev()
+            .nth(1)
+            .and_then(|&at| args.get(at));
+        let text = match source_arg {
+            Some(arg) if *source != "-" => self.file_text(arg, state),
+            _ => source_path.and_then(|p| state.files.get(&p).cloned()),
+        };
+        match text {
             Some(text) => {
                 Rc::make_mut(&mut state.files).insert(dest, text);
             }
@@ -1498,6 +1514,48 @@ impl Interp {
 }
 
 impl Interp {
+    /// The files a copying program writes with text this command line
+    /// knows (`cp`, `install`, `tee`, `dd of=`), for a script run later.
+    fn record_writes(&mut self, name: &str, args: &[Arg], state: &mut State) {
+        match name {
+            "cp" | "ln" | "install" | "mv" | "rsync" => self.record_copy(name, args, state),
+            "tee" => self.record_tee(args, state),
+            "dd" => self.record_dd(args, state),
+            _ => {}
+        }
+    }
+
+    /// `dd of=FILE [if=SOURCE]`: FILE now holds SOURCE's text (standard
+    /// input without `if=`: `dd of=x.sh <<< '…'`). An operand that changes
+    /// the bytes or where they land (`skip=`, `seek=`, `conv=`, `count=`)
+    /// leaves FILE unknown.
+    fn record_dd(&mut self, args: &[Arg], state: &mut State) {
+        let mut input: Option<&str> = None;
+        let mut output: Option<&str> = None;
+        let mut exact = true;
+        for a in args {
+            match a.as_known().and_then(|w| w.split_once('=')) {
+                Some(("if", v)) => input = Some(v),
+                Some(("of", v)) => output = Some(v),
+                Some(("bs" | "ibs" | "obs" | "status", _)) => {}
+                _ => exact = false,
+            }
+        }
+        let Some(dest) = output.and_then(|o| super::path::absolute(o, &state.cwd)) else {
+            return;
+        };
+        let text = match (exact, input) {
+            (false, _) => None,
+            (true, None) => state.stdin.text.clone(),
+            (true, Some(file)) => self.file_text(&Arg::Field(Value::known(file)), state),
+        };
+        let files = Rc::make_mut(&mut state.files);
+        match text {
+            Some(t) => files.insert(dest, t),
+            None => files.remove(&dest),
+        };
+    }
+
     /// `… | tee [-a] FILE…`: each FILE now holds tee's standard input
     /// (`echo '…' | tee s.sh; bash s.sh` runs the text), or, appended,
     /// what it held before and then that input. Input nobody knows leaves
@@ -1523,7 +1581,13 @@ impl Interp {
                 (true, Some(old), Some(new)) => {
                     super::interp::concat_values(&old, new, &mut self.meter)
                 }
-                (true, None, _) | (_, _, None) => None,
+                // What the file held before is a hole, as for `>>`.
+                (true, None, Some(new)) => super::interp::concat_values(
+                    &Value::text(Text::any(Sources::none())),
+                    new,
+                    &mut self.meter,
+                ),
+                (_, _, None) => None,
                 (false, _, Some(new)) => Some(new.clone()),
             };
             if let Some(c) = content {
@@ -1582,4 +1646,13 @@ fn reads_without_running(parsed: &Parsed, args: &[Arg]) -> bool {
                 .values(&["o"])
                 .into_iter()
                 .any(|v| option_value(args, v).as_known() == Some("noexec")))
+}
+
+/// A `sleep` operand it accepts: a non-negative number with an optional
+/// unit (`0`, `1.5`, `2m`, `inf`).
+fn is_duration(arg: &Arg) -> bool {
+    arg.as_known().is_some_and(|w| {
+        let n = w.strip_suffix(['s', 'm', 'h', 'd']).unwrap_or(w);
+        !n.starts_with(['-', '+']) && n.parse::<f64>().is_ok_and(|v| v >= 0.0)
+    })
 }

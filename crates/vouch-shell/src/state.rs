@@ -187,7 +187,7 @@ pub(crate) struct Known {
 /// command (a hole). `true && echo '…' > x.sh; bash x.sh` runs the text
 /// when `true` succeeded (a status only the user's snapshot could change),
 /// so the text is not dropped for the way it was not written.
-fn join_files(
+pub(crate) fn join_files(
     mine: &BTreeMap<String, Value>,
     theirs: &BTreeMap<String, Value>,
 ) -> BTreeMap<String, Value> {

@@ -137,6 +137,11 @@ impl<'a> Facts<'a> {
         self
     }
 
+    /// Whether the conservative readings are judged ([`Facts::with_readings`]).
+    pub(crate) fn judges_readings(&self) -> bool {
+        self.conservative
+    }
+
     /// The commands the rules judge: those that run, and the conservative
     /// readings when [`Facts::with_readings`] asked for them.
     pub(crate) fn commands(&self) -> impl Iterator<Item = (usize, &'a Command)> {

@@ -2,7 +2,11 @@
 //! `$FUNCNAME` or mutual recursion) in a pipeline or the background and
 //! surely calls itself again, a script that starts itself again the same
 //! way (`bash $0 & bash $0` in the file it runs), and interpreter
-//! one-liners that fork in an unbounded loop.
+//! one-liners that fork in an unbounded loop; a function that leaves a
+//! background process behind and surely calls itself again; a loop that
+//! never ends (`while :`, `for ((;;))`, `while sleep 0`, `yes | while
+//! read`) starting background processes; a runner with no bound on its
+//! parallelism (`xargs -P0`, `parallel -j0`) fed input that never ends.
 //!
 //! "Surely" is what tells a bomb from a tree walker: in `:(){ :|:& };:`
 //! every call starts two more, so the recursion never ends; in
@@ -76,6 +80,17 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
             }
         }
     }
+    // Weaker than a copy of itself in the background: a process of
+    // another kind left behind by each call (`f(){ sleep 9 & f; }`).
+    if f.analysis.notes.iter().any(|n| {
+        n == crate::shell::RECURSION_SPAWNING
+            || (f.judges_readings() && n == crate::shell::RECURSION_SPAWNING_IN_READING)
+    }) {
+        return deny(
+            HardRule::ForkBombRecursionLeavesProcesses,
+            "a function starts a background process and calls itself again without end, leaving a process behind each time".to_owned(),
+        );
+    }
     None
 }
 
@@ -123,47 +138,74 @@ pub(super) fn inline_code(f: &Facts<'_>, i: usize) -> Vec<String> {
     out
 }
 
-/// A process starter fed input that never ends: `yes 'sleep 9 &' | bash`
-/// runs a background job per line, `yes | xargs -P0 …` starts a process
-/// per line with no limit on how many run at once.
+/// A process starter fed input that never ends
+/// ([`crate::shell::reads_endless_input`]: `yes`, `seq inf`, `/dev/zero`):
+/// `yes 'sleep 9 &' | bash` runs a background job per line, `seq inf |
+/// xargs -P0 …` and `yes | parallel -j0 …` start a process per line with
+/// no limit on how many run at once.
 fn endless_input_spawns(f: &Facts<'_>) -> Option<HardDeny> {
-    for (_, cmd) in f.commands() {
+    let commands = f.analysis.commands.as_slice();
+    for (i, cmd) in f.commands() {
         let Some(name) = cmd.name() else { continue };
-        let endless: Vec<&crate::shell::Command> = cmd
+        if !crate::shell::reads_endless_input(commands, i) {
+            continue;
+        }
+        let words: Vec<&str> = cmd.args().iter().filter_map(|a| a.as_known()).collect();
+        // The text of the lines, when a `yes` prints them.
+        let line = cmd
             .stdin_from
             .iter()
             .filter_map(|k| f.command(k))
             .filter(|c| c.name() == Some("yes"))
-            .collect();
-        let Some(source) = endless.first() else {
-            continue;
-        };
-        let words: Vec<&str> = cmd.args().iter().filter_map(|a| a.as_known()).collect();
-        let line = source
-            .args()
-            .iter()
-            .filter_map(|a| a.as_known())
-            .collect::<Vec<_>>()
-            .join(" ");
+            .map(|source| {
+                source
+                    .args()
+                    .iter()
+                    .filter_map(|a| a.as_known())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .next()
+            .unwrap_or_default();
         let backgrounds = line.trim_end().ends_with('&') && !line.trim_end().ends_with("&&")
             || line.contains("& ");
         let shell = crate::shell::spec::is_shell(name) && !words.contains(&"-c");
-        let unlimited = name == "xargs"
-            && words.windows(2).enumerate().any(|(k, w)| {
-                matches!(w, ["-P", "0"])
-                    || (k == 0 && matches!(w.first(), Some(&"-P0")))
-                    || w.iter().any(|t| *t == "-P0" || *t == "--max-procs=0")
-            });
-        if (shell && backgrounds) || unlimited {
+        if (shell && backgrounds) || unbounded_runner(name, &words) {
             return deny(
                 HardRule::ForkBombEndlessInputSpawns,
                 format!(
-                    "`{name}` starts a process for every line of `yes`, which never ends, without waiting"
+                    "`{name}` starts a process for every line of an input that never ends, without a bound on how many run at once"
                 ),
             );
         }
     }
     None
+}
+
+/// A runner told to run as many processes at once as it has lines:
+/// `xargs -P0` / `--max-procs=0`, GNU `parallel -j0` / `--jobs 0` /
+/// `-P0` (`-j0` is "as many as possible").
+fn unbounded_runner(name: &str, words: &[&str]) -> bool {
+    let flags: &[&str] = match name {
+        "xargs" => &["-P", "--max-procs"],
+        "parallel" => &["-j", "-P", "--jobs", "--max-procs"],
+        _ => return false,
+    };
+    let zero = |v: &str| matches!(v, "0" | "0%");
+    words.iter().enumerate().any(|(k, w)| {
+        flags.iter().any(|flag| {
+            let attached = match w.strip_prefix(flag) {
+                Some("") => Some(""),
+                Some(rest) if flag.starts_with("--") => rest.strip_prefix('='),
+                rest => rest,
+            };
+            match attached {
+                Some("") => words.get(k + 1).is_some_and(|v| zero(v)),
+                Some(v) => zero(v),
+                None => false,
+            }
+        })
+    })
 }
 
 #[cfg(test)]
