@@ -6,7 +6,7 @@
 use std::rc::Rc;
 
 use super::ast::{ArgAst, AssignValue, Simple};
-use super::command::{CommandKind, Redirect, RedirectOp};
+use super::command::{Command, CommandKind, Redirect, RedirectOp};
 use super::expand::binding_value;
 use super::interp::{Body, Flow, Interp, Jump, Output, candidates_detail, join};
 use super::state::{Binding, Func, State, Var};
@@ -361,6 +361,8 @@ impl Interp {
         }
         let saved = self.ctx;
         self.ctx.background = true;
+        self.ctx.jobs = self.ctx.jobs.saturating_add(1);
+        self.ctx.asyncs = self.ctx.asyncs.saturating_add(1);
         // `coproc coproc …`: one level a word.
         let ran = self.nested(|this| this.dispatch(rest, call, state.clone()));
         self.ctx = saved;
@@ -528,6 +530,18 @@ impl Interp {
         }
     }
 
+    /// A call of a body being run is guarded by the conditions within
+    /// that body (`a` calling `b` past a test, `b` calling `a`), not by
+    /// those around its first call, and is a copy in a process of its own
+    /// only behind a `&`, `coproc` or pipe within that body. A body on the
+    /// state's call stack but without a frame (none is expected) is judged
+    /// unguarded, and against the command line.
+    fn judge_recursive_call(&self, cmd: &mut Command, body: &Rc<super::ast::Stmt>) {
+        let frame = self.function_running(body);
+        cmd.guarded = frame.is_some_and(|f| self.guarded_since(Some(f)));
+        cmd.async_rerun = frame.map_or(self.ctx.asyncs > 0, |f| self.ctx.asyncs > f.asyncs);
+    }
+
     fn call_function(
         &mut self,
         name: &str,
@@ -545,14 +559,8 @@ impl Interp {
             call.redirects,
         );
         cmd.recursive = recursive;
-        // A call of a body being run is guarded by the conditions within
-        // that body (`a` calling `b` past a test, `b` calling `a`), not by
-        // those around its first call. A body on the state's call stack
-        // but without a frame (none is expected) is judged unguarded.
         if recursive {
-            cmd.guarded = self
-                .function_running(&func.body)
-                .is_some_and(|frame| self.guarded_since(Some(frame)));
+            self.judge_recursive_call(&mut cmd, &func.body);
         }
         let unguarded = recursive && !cmd.guarded;
         let index = self.emit(cmd, Output::unknown(Sources::none()));
@@ -1713,7 +1721,7 @@ impl Interp {
         let innermost = running
             .iter()
             .filter_map(|(text, _)| self.script_running(text))
-            .map(|f| f.guards)
+            .map(|f| (f.guards, f.asyncs))
             .max();
         let Some(frame_guards) = innermost else {
             return self.run_scripts(rest, state, None, false);
@@ -1743,7 +1751,7 @@ impl Interp {
         // command that starts it and not followed again. Compared by text,
         // before any parse, so that no parse (a cached one, one the budget
         // refused) decides what counts as the same script.
-        if let Some(frame_guards) = self.script_running(text).map(|f| f.guards) {
+        if let Some(frame_guards) = self.script_running(text).map(|f| (f.guards, f.asyncs)) {
             if !self.mark_recursive(parent, frame_guards) {
                 self.note(RERUN_UNMARKED);
             }

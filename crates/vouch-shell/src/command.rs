@@ -165,6 +165,13 @@ pub struct Command {
     pub guarded: bool,
     /// Part of a pipeline.
     pub in_pipeline: bool,
+    /// For a [`Self::recursive`] command: the run it starts is in a new
+    /// process of its own *within the body it starts again* — behind a
+    /// `&`, a `coproc` or a pipe written in that body (`:(){ :|:& }`,
+    /// `bash $0 &` in the script). Not when the whole body runs in one
+    /// (`f(){ echo; f; }; f &`, `bash f.sh | cat`): each run then waits
+    /// for the one it starts, and no process is left behind.
+    pub async_rerun: bool,
     /// The function whose body holds it (the innermost, when inlined).
     pub function: Option<String>,
     /// How many script strings (`bash -c`, `eval`, piped scripts) enclose it.

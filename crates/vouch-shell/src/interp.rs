@@ -198,6 +198,14 @@ pub(crate) struct Ctx {
     pub guards: u32,
     /// Inside a conservative reading ([`Command::conservative`]).
     pub conservative: bool,
+    /// The `&` jobs and coprocesses enclosing this point: a command
+    /// started in the background *by* a body (a loop's, a function's) is
+    /// one recorded at more than the body began with, not one that is
+    /// backgrounded because the whole body is (`while :; do sleep 9;
+    /// done &`).
+    pub jobs: u32,
+    /// The same, with pipelines of more than one stage counted too.
+    pub asyncs: u32,
 }
 
 pub(crate) struct Interp {
@@ -248,6 +256,8 @@ pub(crate) struct Interp {
     /// or function that runs one of them again runs itself
     /// ([`Command::recursive`]).
     pub(crate) frames: Vec<Frame>,
+    /// Per command: [`Ctx::jobs`] where it was recorded.
+    pub(crate) job_depths: Vec<u32>,
 }
 
 /// A function body or script being run, and how many runtime conditions
@@ -259,6 +269,9 @@ pub(crate) struct Interp {
 pub(crate) struct Frame {
     pub body: Body,
     pub guards: u32,
+    /// [`Ctx::jobs`] and [`Ctx::asyncs`] where the frame began.
+    pub jobs: u32,
+    pub asyncs: u32,
     /// A command started in the background since the frame began (in it
     /// or in anything it ran): each run of the body leaves a process.
     pub spawned: bool,
@@ -304,6 +317,8 @@ impl Interp {
                 depth: 0,
                 guards: 0,
                 conservative: false,
+                jobs: 0,
+                asyncs: 0,
             },
             proc_outputs: Vec::new(),
             pending_feeds: Vec::new(),
@@ -317,6 +332,7 @@ impl Interp {
             hasher: foldhash::fast::RandomState::default(),
             commands_full: false,
             frames: Vec::new(),
+            job_depths: Vec::new(),
         }
     }
 
@@ -355,6 +371,8 @@ impl Interp {
         self.frames.push(Frame {
             body,
             guards: self.ctx.guards,
+            jobs: self.ctx.jobs,
+            asyncs: self.ctx.asyncs,
             spawned: false,
             waited: false,
             branched: false,
@@ -369,11 +387,14 @@ impl Interp {
     /// The record may stand for several runs (identical records are kept
     /// once): it stays unguarded once any of them is.
     /// Returns false when there is no command to mark.
-    pub(crate) fn mark_recursive(&mut self, index: Option<usize>, frame_guards: u32) -> bool {
+    pub(crate) fn mark_recursive(&mut self, index: Option<usize>, frame: (u32, u32)) -> bool {
+        let (frame_guards, frame_asyncs) = frame;
         let guarded = self.ctx.guards > frame_guards;
+        let async_rerun = self.ctx.asyncs > frame_asyncs;
         let Some(cmd) = index.and_then(|i| self.commands.get_mut(i)) else {
             return false;
         };
+        cmd.async_rerun |= async_rerun;
         if cmd.recursive {
             cmd.guarded &= guarded;
         } else {
@@ -439,13 +460,14 @@ impl Interp {
         }
         // Before the record is merged with an identical one: each run of
         // a body counts.
-        let waits = !cmd.background && cmd.name() == Some("wait");
-        let leaves =
-            !cmd.background && matches!(cmd.name(), Some("return" | "exit" | "test" | "["));
+        let waits = cmd.name() == Some("wait");
+        let leaves = matches!(cmd.name(), Some("return" | "exit" | "test" | "["));
         for frame in &mut self.frames {
-            frame.spawned |= cmd.background;
-            frame.waited |= waits;
-            frame.branched |= leaves;
+            // Started in the background by the body, not with it.
+            let spawned = self.ctx.jobs > frame.jobs;
+            frame.spawned |= spawned;
+            frame.waited |= waits && !spawned;
+            frame.branched |= leaves && !spawned;
         }
         let hash = self.hasher.hash_one(&cmd);
         if let Some(&index) = self.dedupe.get(&hash) {
@@ -475,6 +497,7 @@ impl Interp {
         let origin = cmd.origin;
         self.dedupe.entry(hash).or_insert(index);
         self.commands.push(cmd);
+        self.job_depths.push(self.ctx.jobs);
         let mut printed = printed;
         printed.from.insert(index);
         self.printed.push(printed);
@@ -529,6 +552,7 @@ impl Interp {
             recursive: false,
             guarded: false,
             in_pipeline: false,
+            async_rerun: false,
             function: state.calls.last().cloned(),
             depth: 0,
             origin: Origin::Command,
@@ -635,6 +659,8 @@ impl Interp {
             Stmt::Background(inner) => {
                 let saved = self.ctx;
                 self.ctx.background = true;
+                self.ctx.jobs = self.ctx.jobs.saturating_add(1);
+                self.ctx.asyncs = self.ctx.asyncs.saturating_add(1);
                 let (_, out) = self.exec(inner, state.clone());
                 self.ctx = saved;
                 (Flow::ok(state), Output::unknown(out.from))
@@ -827,6 +853,9 @@ impl Interp {
     fn pipeline(&mut self, stages: &[Stmt], state: State) -> (Flow, Output) {
         let saved = self.ctx;
         self.ctx.in_pipeline = stages.len() > 1;
+        if stages.len() > 1 {
+            self.ctx.asyncs = self.ctx.asyncs.saturating_add(1);
+        }
         let mut input = state.stdin.clone();
         let mut last = (Flow::either(state.clone()), Output::empty());
         let count = stages.len();
@@ -1049,13 +1078,14 @@ impl Interp {
     }
 
     /// For a loop that never ends: notes when its body (the commands from
-    /// `first_command` on) starts background processes.
+    /// `first_command` on) starts background processes — ones it puts in
+    /// the background itself, not the whole loop's being in one (`while
+    /// :; do sleep 9; done &` runs one process at a time).
     fn note_background_spawning(&mut self, first_command: usize) {
-        if !self
-            .commands
-            .get(first_command..)
-            .is_some_and(|new| new.iter().any(|c| c.background))
-        {
+        let here = self.ctx.jobs;
+        let depths = &self.job_depths;
+        let spawned_by_body = |k: usize| depths.get(k).is_some_and(|d| *d > here);
+        if !(first_command..self.commands.len()).any(spawned_by_body) {
             return;
         }
         // Nothing in the body waits (`sleep`, `wait`, `read`, …): the
@@ -1065,7 +1095,7 @@ impl Interp {
         let commands = &self.commands;
         let waits = commands.get(first_command..).is_some_and(|new| {
             new.iter().enumerate().any(|(k, c)| {
-                !c.background
+                !spawned_by_body(first_command + k)
                     && match c.name() {
                         Some("sleep") => !sleeps_for_nothing(c),
                         Some("read") => {

@@ -50,7 +50,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
         // A script that starts itself again (`bash $0 & bash $0` in the
         // file it runs, `eval "$BASH_EXECUTION_STRING" &`) is the same bomb.
         let reruns_itself = cmd.kind != CommandKind::Function && cmd.recursive && !cmd.guarded;
-        if reruns_itself && (cmd.background || cmd.in_pipeline) {
+        if reruns_itself && cmd.async_rerun {
             return deny(
                 HardRule::ForkBombScriptRunsItself,
                 format!(
@@ -61,7 +61,7 @@ pub(super) fn check(f: &mut Facts<'_>) -> Option<HardDeny> {
         }
         if cmd.kind == CommandKind::Function
             && cmd.recursive
-            && (cmd.background || cmd.in_pipeline)
+            && cmd.async_rerun
             && cmd.name().is_none_or(|n| unbounded.contains(&n))
         {
             let name = cmd.name().unwrap_or("?");
