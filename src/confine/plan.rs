@@ -15,7 +15,7 @@
 //!   `~/.config/git/`).
 //!
 //! Landlock cannot deny a path inside a tree it allows, so a tree holding
-//! something hidden is not granted whole: the walk ([`walk`]) grants each
+//! something hidden is not granted whole: the walk (`Walker::walk`) grants each
 //! entry beside the hidden ones instead, down to them. What is hidden: every
 //! path [`crate::credentials::is_sensitive_path`] names (`.env*`,
 //! keys, credential files and directories), vouch's own configuration and

@@ -4,7 +4,7 @@
 //!
 //! Rules enforced here, each in one `synchronous=FULL` transaction:
 //! - Both are one-use, bound to the session and the request hash, and expire
-//!   after `overrides.ttl_ms`; [`super::gate`] spends them.
+//!   after `overrides.ttl_ms`; [`super::apply`] spends them (the decision table's effects).
 //! - One approval per denial: not while one is pending for that action, and
 //!   not after it was used until the model denies the action afresh (a new
 //!   denial row). An approval that expired unused may be issued again: the
