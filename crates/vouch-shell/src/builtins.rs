@@ -730,10 +730,13 @@ impl Interp {
                 }
             }
             "return" => (
-                Flow {
-                    ok: None,
-                    fail: None,
-                    jumps: vec![Jump::Return(state)],
+                {
+                    self.jump_guards.push(self.ctx.guards);
+                    Flow {
+                        ok: None,
+                        fail: None,
+                        jumps: vec![Jump::Return(state)],
+                    }
                 },
                 self.output_of(index),
             ),
@@ -744,6 +747,7 @@ impl Interp {
                     .and_then(|t| t.parse::<u32>().ok())
                     .unwrap_or(1)
                     .max(1);
+                self.jump_guards.push(self.ctx.guards);
                 let jump = if name == "break" {
                     Jump::Break(n, state)
                 } else {
@@ -818,11 +822,28 @@ impl Interp {
                 Flow::either(state)
             }
             "exit" | "logout" => Flow::dead(),
-            "test" | "[" => match super::printf::test(args, name == "[") {
-                Some(true) => Flow::ok(state),
-                Some(false) => Flow::fail(state),
-                None => Flow::either(state),
-            },
+            "test" | "[" => {
+                let bracket = name == "[";
+                let literal = call.simple.words.iter().all(literal_arg);
+                match super::printf::test(args, bracket) {
+                    Some(status) => {
+                        // Literal words give the same outcome in every
+                        // run: no condition that could end a recursion.
+                        if !literal {
+                            self.branch_frames();
+                        }
+                        match status {
+                            true => Flow::ok(state),
+                            false => Flow::fail(state),
+                        }
+                    }
+                    None => {
+                        let words = super::printf::known_words(args, bracket);
+                        self.literal_test(literal, words, false);
+                        Flow::either(state)
+                    }
+                }
+            }
             "let" => self.let_builtin(args, state),
             "hash" => self.hash_builtin(args, state),
             _ => Flow::either(state),
@@ -2109,4 +2130,33 @@ fn glob_items(name: Option<&str>, args: &[Arg]) -> Option<Value> {
         }
     }
     Value::from_candidates(all)
+}
+
+/// A command word that expands to itself ([`super::interp::literal_word`]).
+fn literal_arg(word: &ArgAst) -> bool {
+    match word {
+        ArgAst::Word(w) => super::interp::literal_word(w),
+        ArgAst::Assign(_) => false,
+    }
+}
+
+impl Interp {
+    /// A `test`, `[` or `[[` the interpreter reads both ways: when its
+    /// literal `words` decide it (`[ 0 -lt 1 ]`, `[[ 1 ]]`), its status is
+    /// the user's snapshot's alone, as `true`'s (it is not a runtime
+    /// condition, a loop on it never ends), yet both ways are still read,
+    /// so no command reached before is unreached now (`[ 1 -eq 2 ] && rm
+    /// -rf /` is judged, as `false && rm -rf /`); otherwise it is a
+    /// condition that may differ between runs ([`Frame::branched`]).
+    ///
+    /// [`Frame::branched`]: super::interp::Frame::branched
+    pub(crate) fn literal_test(&mut self, literal: bool, words: Option<Vec<&str>>, double: bool) {
+        match words
+            .filter(|_| literal)
+            .and_then(|w| super::printf::test_words(&w, double))
+        {
+            Some(_) => self.snapshot_statuses += 1,
+            None => self.branch_frames(),
+        }
+    }
 }
