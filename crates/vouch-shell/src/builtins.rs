@@ -168,11 +168,37 @@ impl Interp {
         out: Option<&Output>,
         flow: &mut Flow,
     ) {
-        for r in redirects {
-            if r.fd != 1 || !r.op.writes() {
-                continue;
-            }
-            for st in [flow.ok.as_mut(), flow.fail.as_mut()].into_iter().flatten() {
+        for st in [flow.ok.as_mut(), flow.fail.as_mut()].into_iter().flatten() {
+            // Standard output: the command's own last `>` / `>&N` of it, or
+            // what `exec` left it open on. Through a descriptor `exec`
+            // opened, the text adds to what was written through it before.
+            let own = redirects
+                .iter()
+                .rev()
+                .find(|r| r.fd == 1 && (r.op.writes() || r.op == RedirectOp::Duplicate))
+                .map(as_duplicate);
+            let through = match &own {
+                Some(r) if r.op == RedirectOp::Duplicate => match r.target.as_known() {
+                    Some(n) => n.parse::<u32>().ok().and_then(|n| st.fds.get(&n)).cloned(),
+                    // `>&$fd` of an unknown descriptor: any file `exec`
+                    // opened for writing may get the text.
+                    None => {
+                        self.unknown_writes(st, out);
+                        continue;
+                    }
+                },
+                Some(_) => None,
+                None => st.fds.get(&1).cloned(),
+            };
+            let written = match (own, through) {
+                (Some(r), None) if r.op != RedirectOp::Duplicate => r,
+                (_, Some(open)) if open.op.writes() => Redirect {
+                    op: RedirectOp::Append,
+                    ..open
+                },
+                (_, _) => continue,
+            };
+            for r in [&written] {
                 let Some(path) = r
                     .target
                     .as_known()
@@ -714,7 +740,7 @@ impl Interp {
                 self.run_scripts_in_shell(script, state, index)
             }
             "source" | "." => self.source(&args, state, index),
-            "exec" => self.exec_builtin(argv, call, state, index),
+            "exec" => self.exec_builtin(argv, call, state),
             "command" => self.command_builtin(args, call, state),
             "builtin" => {
                 let name = args.first().and_then(Arg::as_known).map(str::to_owned);
@@ -730,10 +756,13 @@ impl Interp {
                 }
             }
             "return" => (
-                Flow {
-                    ok: None,
-                    fail: None,
-                    jumps: vec![Jump::Return(state)],
+                {
+                    self.jump_guards.push(self.ctx.guards);
+                    Flow {
+                        ok: None,
+                        fail: None,
+                        jumps: vec![Jump::Return(state)],
+                    }
                 },
                 self.output_of(index),
             ),
@@ -744,6 +773,7 @@ impl Interp {
                     .and_then(|t| t.parse::<u32>().ok())
                     .unwrap_or(1)
                     .max(1);
+                self.jump_guards.push(self.ctx.guards);
                 let jump = if name == "break" {
                     Jump::Break(n, state)
                 } else {
@@ -818,11 +848,28 @@ impl Interp {
                 Flow::either(state)
             }
             "exit" | "logout" => Flow::dead(),
-            "test" | "[" => match super::printf::test(args, name == "[") {
-                Some(true) => Flow::ok(state),
-                Some(false) => Flow::fail(state),
-                None => Flow::either(state),
-            },
+            "test" | "[" => {
+                let bracket = name == "[";
+                let literal = call.simple.words.iter().all(literal_arg);
+                match super::printf::test(args, bracket) {
+                    Some(status) => {
+                        // Literal words give the same outcome in every
+                        // run: no condition that could end a recursion.
+                        if !literal {
+                            self.branch_frames();
+                        }
+                        match status {
+                            true => Flow::ok(state),
+                            false => Flow::fail(state),
+                        }
+                    }
+                    None => {
+                        let words = super::printf::known_words(args, bracket);
+                        self.literal_test(literal, words, false);
+                        Flow::either(state)
+                    }
+                }
+            }
             "let" => self.let_builtin(args, state),
             "hash" => self.hash_builtin(args, state),
             _ => Flow::either(state),
@@ -1038,13 +1085,7 @@ impl Interp {
         state.files.get(&absolute).cloned()
     }
 
-    fn exec_builtin(
-        &mut self,
-        argv: Vec<Arg>,
-        call: &Call<'_>,
-        state: State,
-        index: Option<usize>,
-    ) -> (Flow, Output) {
+    fn exec_builtin(&mut self, argv: Vec<Arg>, call: &Call<'_>, state: State) -> (Flow, Output) {
         let mut k = 1;
         while let Some(a) = argv.get(k) {
             match a.as_known() {
@@ -1058,24 +1099,113 @@ impl Interp {
             }
         }
         let rest: Vec<Arg> = argv.iter().skip(k).cloned().collect();
-        if rest.is_empty() {
-            // `exec 3<>/dev/tcp/h/80`, `exec < file`: for the rest of the shell.
+        // `exec {fd}>x.sh` reads as a word `{fd}` and a redirection of the
+        // default descriptor: bash opens the lowest free descriptor from
+        // 10 and stores its number in `fd` (`exec {fd}>&-` closes it).
+        let named = match rest.as_slice() {
+            [word] => word.as_known().and_then(named_fd),
+            _ => None,
+        };
+        if rest.is_empty() || (named.is_some() && call.redirects.len() == 1) {
+            // `exec 3<>/dev/tcp/h/80`, `exec < file`, `exec 3>x.sh`: for
+            // the rest of the shell.
             let mut state = state;
-            for r in call.redirects {
-                let fds = Rc::make_mut(&mut state.fds);
-                if r.op == RedirectOp::Duplicate && r.target.as_known() == Some("-") {
-                    fds.remove(&r.fd);
-                } else {
-                    fds.insert(r.fd, r.clone());
+            let mut redirects = call.redirects.to_vec();
+            if let Some(name) = named {
+                let closes = redirects.iter().any(|r| r.target.as_known() == Some("-"));
+                let fd = match closes {
+                    true => binding_value(&state.get(name, &self.known))
+                        .as_known()
+                        .and_then(|t| t.parse::<u32>().ok()),
+                    false => (10..1024).find(|n| !state.fds.contains_key(n)),
+                };
+                let Some(fd) = fd else {
+                    // An unknown descriptor: what is written through it
+                    // stays unknown.
+                    state.assign(name, Binding::Str(Text::any(Sources::none())), &self.known);
+                    return (Flow::either(state), Output::empty());
+                };
+                if !closes {
+                    state.assign(name, Binding::Str(Text::lit(&fd.to_string())), &self.known);
                 }
+                for r in &mut redirects {
+                    r.fd = fd;
+                }
+            }
+            for r in &redirects {
+                self.open_fd(r, &mut state);
                 if r.fd == 0 {
                     state.stdin.from.extend(&r.target.sources());
                 }
             }
-            return (Flow::ok(state), self.output_of(index));
+            // `exec` without a program prints nothing; what its `>x.sh`
+            // leaves in the file is nothing yet ([`Self::remember_files`]).
+            return (Flow::ok(state), Output::empty());
         }
         let (_, out) = self.program(rest, call.assigns, call.redirects, state);
         (Flow::dead(), out)
+    }
+
+    /// `exec`'s redirection `r` for the rest of the shell: a descriptor
+    /// copied from another (`4>&1`) takes what that one is open on now,
+    /// so restoring it later (`exec >&4`) reopens the original; a file
+    /// opened for writing is emptied (`>`) or kept (`>>`) now, and what is
+    /// written through the descriptor later adds to it.
+    fn open_fd(&mut self, r: &Redirect, state: &mut State) {
+        let fds = Rc::make_mut(&mut state.fds);
+        if r.op == RedirectOp::Duplicate {
+            match r.target.as_known() {
+                Some("-") => {
+                    fds.remove(&r.fd);
+                }
+                Some(n) => match n.parse::<u32>().ok().and_then(|n| fds.get(&n)).cloned() {
+                    // Back onto what it was open on at the start.
+                    Some(open)
+                        if open.op == RedirectOp::Duplicate
+                            && open.target.as_known() == Some(&*r.fd.to_string()) =>
+                    {
+                        fds.remove(&r.fd);
+                    }
+                    Some(open) => {
+                        fds.insert(r.fd, Redirect { fd: r.fd, ..open });
+                    }
+                    None if n == r.fd.to_string() => {}
+                    None => {
+                        fds.insert(r.fd, r.clone());
+                    }
+                },
+                None => {
+                    fds.insert(r.fd, r.clone());
+                }
+            }
+            return;
+        }
+        fds.insert(r.fd, r.clone());
+        if !r.op.writes() {
+            return;
+        }
+        let Some(path) = r
+            .target
+            .as_known()
+            .and_then(|p| super::path::absolute(p, &state.cwd))
+        else {
+            return;
+        };
+        let files = Rc::make_mut(&mut state.files);
+        match r.op {
+            RedirectOp::Write | RedirectOp::Clobber | RedirectOp::WriteAll => {
+                files.insert(path, Value::known(""));
+            }
+            RedirectOp::Append | RedirectOp::AppendAll | RedirectOp::ReadWrite => {
+                files
+                    .entry(path)
+                    .or_insert_with(|| Value::text(Text::any(Sources::none())));
+            }
+            RedirectOp::Read
+            | RedirectOp::Duplicate
+            | RedirectOp::HereString
+            | RedirectOp::HereDoc => {}
+        }
     }
 
     fn command_builtin(&mut self, args: Vec<Arg>, call: &Call<'_>, state: State) -> (Flow, Output) {
@@ -2109,4 +2239,83 @@ fn glob_items(name: Option<&str>, args: &[Arg]) -> Option<Value> {
         }
     }
     Value::from_candidates(all)
+}
+
+/// A command word that expands to itself ([`super::interp::literal_word`]).
+fn literal_arg(word: &ArgAst) -> bool {
+    match word {
+        ArgAst::Word(w) => super::interp::literal_word(w),
+        ArgAst::Assign(_) => false,
+    }
+}
+
+impl Interp {
+    /// A `test`, `[` or `[[` the interpreter reads both ways: when its
+    /// literal `words` decide it (`[ 0 -lt 1 ]`, `[[ 1 ]]`), its status is
+    /// the user's snapshot's alone, as `true`'s (it is not a runtime
+    /// condition, a loop on it never ends), yet both ways are still read,
+    /// so no command reached before is unreached now (`[ 1 -eq 2 ] && rm
+    /// -rf /` is judged, as `false && rm -rf /`); otherwise it is a
+    /// condition that may differ between runs ([`Frame::branched`]).
+    ///
+    /// [`Frame::branched`]: super::interp::Frame::branched
+    pub(crate) fn literal_test(&mut self, literal: bool, words: Option<Vec<&str>>, double: bool) {
+        match words
+            .filter(|_| literal)
+            .and_then(|w| super::printf::test_words(&w, double))
+        {
+            Some(_) => self.snapshot_statuses += 1,
+            None => self.branch_frames(),
+        }
+    }
+}
+
+impl Interp {
+    /// Output written through a descriptor vouch does not know: every
+    /// file `exec` opened for writing may have got it, a hole in its text.
+    fn unknown_writes(&mut self, st: &mut State, out: Option<&Output>) {
+        let hole = Value::text(Text::any(out.map(|o| o.from.clone()).unwrap_or_default()));
+        let paths: Vec<String> = st
+            .fds
+            .values()
+            .filter(|r| r.op.writes())
+            .filter_map(|r| r.target.as_known())
+            .filter_map(|p| super::path::absolute(p, &st.cwd))
+            .collect();
+        for path in paths {
+            let files = Rc::make_mut(&mut st.files);
+            let old = files
+                .remove(&path)
+                .unwrap_or_else(|| Value::text(Text::any(Sources::none())));
+            if let Some(c) = super::interp::concat_values(&old, &hole, &mut self.meter) {
+                files.insert(path, c);
+            }
+        }
+    }
+}
+
+/// `NAME` of a `{NAME}` word (`exec {fd}>x.sh`).
+fn named_fd(word: &str) -> Option<&str> {
+    let name = word.strip_prefix('{')?.strip_suffix('}')?;
+    let mut bytes = name.bytes();
+    let first = bytes.next()?;
+    ((first.is_ascii_alphabetic() || first == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+    .then_some(name)
+}
+
+/// `>&$fd` is parsed as writing both outputs to a file, but bash reads a
+/// word that expands to a number as the descriptor to copy.
+fn as_duplicate(r: &Redirect) -> Redirect {
+    let digits = r
+        .target
+        .as_known()
+        .is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()));
+    match r.op == RedirectOp::WriteAll && digits {
+        true => Redirect {
+            op: RedirectOp::Duplicate,
+            ..r.clone()
+        },
+        false => r.clone(),
+    }
 }

@@ -14,7 +14,7 @@ use std::hash::BuildHasher as _;
 use std::rc::Rc;
 
 use super::ShellError;
-use super::ast::{ArmEnd, CaseArm, Redir, Stmt, WordAst};
+use super::ast::{ArmEnd, CaseArm, Part, Redir, Stmt, WordAst};
 use super::budget::Meter;
 use super::command::{Command, CommandKind, Origin, Redirect, RedirectOp};
 use super::state::{Binding, Known, State};
@@ -258,6 +258,9 @@ pub(crate) struct Interp {
     pub(crate) frames: Vec<Frame>,
     /// Per command: [`Ctx::jobs`] where it was recorded.
     pub(crate) job_depths: Vec<u32>,
+    /// [`Ctx::guards`] where each `return`, `break` or `continue` ran, the
+    /// deepest kept per statement of the lists being run (see `seq`).
+    pub(crate) jump_guards: Vec<u32>,
 }
 
 /// A function body or script being run, and how many runtime conditions
@@ -333,6 +336,7 @@ impl Interp {
             commands_full: false,
             frames: Vec::new(),
             job_depths: Vec::new(),
+            jump_guards: Vec::new(),
         }
     }
 
@@ -461,13 +465,16 @@ impl Interp {
         // Before the record is merged with an identical one: each run of
         // a body counts.
         let waits = cmd.name() == Some("wait");
-        let leaves = matches!(cmd.name(), Some("return" | "exit" | "test" | "["));
+        // A `return` or `exit` past no runtime condition within the body
+        // (`: || return`) leaves every run alike; a `test` judges itself.
+        let leaves = matches!(cmd.name(), Some("return" | "exit"));
+        let guards = self.ctx.guards;
         for frame in &mut self.frames {
             // Started in the background by the body, not with it.
             let spawned = self.ctx.jobs > frame.jobs;
             frame.spawned |= spawned;
             frame.waited |= waits && !spawned;
-            frame.branched |= leaves && !spawned;
+            frame.branched |= leaves && guards > frame.guards && !spawned;
         }
         let hash = self.hasher.hash_one(&cmd);
         if let Some(&index) = self.dedupe.get(&hash) {
@@ -624,21 +631,19 @@ impl Interp {
 
     /// [`Interp::exec`] one level down.
     fn exec_stmt(&mut self, stmt: &Stmt, state: State) -> (Flow, Output) {
-        if matches!(
-            stmt,
-            Stmt::And(..)
-                | Stmt::Or(..)
-                | Stmt::If { .. }
-                | Stmt::While { .. }
-                | Stmt::For { .. }
-                | Stmt::ArithFor { .. }
-                | Stmt::Case { .. }
-                | Stmt::Arith(_)
-                | Stmt::Test { .. }
-        ) {
-            for frame in &mut self.frames {
-                frame.branched = true;
+        // `&&`, `||`, `if` and `while` branch unless their condition's
+        // outcome is known from literal words ([`known_condition`]); a
+        // `[[ … ]]` judges itself.
+        let branches = match stmt {
+            Stmt::And(cond, _) | Stmt::Or(cond, _) | Stmt::While { cond, .. } => {
+                !known_condition(cond)
             }
+            Stmt::If { branches, .. } => !branches.iter().all(|(c, _)| known_condition(c)),
+            Stmt::For { .. } | Stmt::ArithFor { .. } | Stmt::Case { .. } | Stmt::Arith(_) => true,
+            _ => false,
+        };
+        if branches {
+            self.branch_frames();
         }
         match stmt {
             Stmt::Empty => (Flow::ok(state), Output::empty()),
@@ -732,7 +737,17 @@ impl Interp {
                 }
             }
         }
+        let known: Option<Vec<&str>> = values.iter().map(Value::as_known).collect();
+        self.literal_test(words.iter().all(literal_word), known, true);
         (Flow::either(state), Output::empty())
+    }
+
+    /// Marks the frames being run as having passed a condition whose
+    /// outcome may differ in runs the body starts itself.
+    pub(crate) fn branch_frames(&mut self) {
+        for frame in &mut self.frames {
+            frame.branched = true;
+        }
     }
 
     /// `name() { … }`: the function exists from here on (and is remembered
@@ -822,8 +837,19 @@ impl Interp {
             let Some(s) = current.take() else {
                 break;
             };
+            let mark = self.jump_guards.len();
+            let base = self.ctx.guards.saturating_add(u32::from(guarded));
             let (flow, o) = self.exec_guarded(guarded, stmt, s);
-            guarded |= !flow.jumps.is_empty();
+            // Jumps taken past a runtime condition within the statement
+            // guard the rest; one past a status only the user's snapshot
+            // could change (`: || return`) does not, as `true && f|f&`.
+            let deepest = self
+                .jump_guards
+                .get(mark..)
+                .and_then(|g| g.iter().max().copied());
+            self.jump_guards.truncate(mark);
+            self.jump_guards.extend(deepest);
+            guarded |= !flow.jumps.is_empty() && deepest.is_some_and(|g| g > base);
             out = out.then(o, &mut self.meter);
             jumps.extend(flow.jumps.iter().cloned());
             if k + 1 == count {
@@ -1577,4 +1603,48 @@ fn sleeps_for_nothing(cmd: &Command) -> bool {
                 !n.is_empty() && n.parse::<f64>().is_ok_and(|v| v == 0.0)
             })
         })
+}
+
+/// Whether `cond`'s status follows from its literal words alone, the same
+/// in every run: `:`, `true`, `false`, a `test`/`[`/`[[` of literal words
+/// (whether the words decide it is the interpreter's to say: `[ -f lock ]`
+/// does not), and `!`, `&&`, `||` of such. A function of the user's
+/// snapshot named `true` or `test` is the snapshot's, as for `true`.
+fn known_condition(cond: &Stmt) -> bool {
+    match cond {
+        Stmt::Simple(simple) => {
+            let words: Option<Vec<&WordAst>> = simple
+                .words
+                .iter()
+                .map(|w| match w {
+                    super::ast::ArgAst::Word(w) => Some(w),
+                    super::ast::ArgAst::Assign(_) => None,
+                })
+                .collect();
+            let Some(words) = words else { return false };
+            simple.assigns.is_empty()
+                && simple.redirects.is_empty()
+                && words.iter().all(|w| literal_word(w))
+                && words
+                    .first()
+                    .and_then(|w| w.as_literal())
+                    .is_some_and(|name| {
+                        matches!(name.as_str(), ":" | "true" | "false" | "test" | "[")
+                    })
+        }
+        Stmt::Test { words } => words.iter().all(literal_word),
+        Stmt::Not(inner) | Stmt::Group(inner) => known_condition(inner),
+        Stmt::And(a, b) | Stmt::Or(a, b) => known_condition(a) && known_condition(b),
+        _ => false,
+    }
+}
+
+/// A word that expands to itself: no parameter, substitution, glob,
+/// brace or tilde.
+pub(crate) fn literal_word(word: &WordAst) -> bool {
+    word.parts.iter().all(|p| match p {
+        Part::Quoted(_) => true,
+        Part::Lit(t) => !t.contains(['*', '?', '[', '{', '~']) || t == "[",
+        Part::Param { .. } | Part::Cmd { .. } | Part::Arith { .. } | Part::Proc { .. } => false,
+    })
 }

@@ -367,6 +367,56 @@ pub(crate) fn test(args: &[Arg], bracket: bool) -> Option<bool> {
     }
 }
 
+/// The known words of a `test` / `[` (without the closing `]`).
+pub(crate) fn known_words(args: &[Arg], bracket: bool) -> Option<Vec<&str>> {
+    let mut words: Vec<&str> = args.iter().map(Arg::as_known).collect::<Option<_>>()?;
+    if bracket && words.pop() != Some("]") {
+        return None;
+    }
+    Some(words)
+}
+
+/// The status of a `test` (or, with `double`, a `[[ … ]]`) over known
+/// words, when it depends on nothing else: file tests, `-v`, `-o`/`-a`
+/// and, within `[[`, patterns and arithmetic on names are `None` (their
+/// answer is the machine's or the shell's).
+pub(crate) fn test_words(words: &[&str], double: bool) -> Option<bool> {
+    // `[[ a == b* ]]` matches a pattern; `[[ 1 -eq x ]]` reads `x`.
+    let pattern = |s: &str| double && s.contains(['*', '?', '[', '(', '|', '!', '+', '@']);
+    match words {
+        [] => Some(false),
+        [s] => Some(!s.is_empty()),
+        ["!", rest @ ..] if !rest.is_empty() => test_words(rest, double).map(|b| !b),
+        ["-z", s] => Some(s.is_empty()),
+        ["-n", s] => Some(!s.is_empty()),
+        [a, "=" | "==", b] if !pattern(b) => Some(a == b),
+        [a, "!=", b] if !pattern(b) => Some(a != b),
+        [a, op, b] => {
+            let (a, b) = (decimal(a)?, decimal(b)?);
+            match *op {
+                "-eq" => Some(a == b),
+                "-ne" => Some(a != b),
+                "-lt" => Some(a < b),
+                "-le" => Some(a <= b),
+                "-gt" => Some(a > b),
+                "-ge" => Some(a >= b),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A decimal integer as `test` reads one (blanks around it, a sign).
+fn decimal(s: &str) -> Option<i64> {
+    let t = s.trim_matches([' ', '\t']);
+    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    t.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,5 +469,16 @@ mod tests {
         assert_eq!(test(&args(&["-z", ""]), false), Some(true));
         assert_eq!(test(&args(&["a", "=", "b", "]"]), true), Some(false));
         assert_eq!(test(&args(&["-f", "x"]), false), None);
+        assert_eq!(test_words(&["1", "-eq", "1"], false), Some(true));
+        assert_eq!(test_words(&["0", "-lt", "1"], true), Some(true));
+        assert_eq!(test_words(&["2", "-le", "1"], false), Some(false));
+        assert_eq!(test_words(&["!", "1", "-ne", "1"], false), Some(true));
+        assert_eq!(test_words(&[" -3", "-ge", "+2"], false), Some(false));
+        assert_eq!(test_words(&["1", "-eq", "x"], false), None);
+        assert_eq!(test_words(&["-d", "/"], false), None);
+        assert_eq!(test_words(&["-f", "lock"], true), None);
+        assert_eq!(test_words(&["a", "==", "a*"], true), None);
+        assert_eq!(test_words(&["a", "==", "a*"], false), Some(false));
+        assert_eq!(test_words(&["1", "-lt", "2"], true), Some(true));
     }
 }
