@@ -248,7 +248,7 @@ fn options() -> anyhow::Result<Options> {
 /// The temporary world the engine runs in: vouch's home, the user's home
 /// and a small project for requests without a usable `cwd`.
 struct Scratch {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     vouch_home: PathBuf,
     home: String,
     project: String,
@@ -280,7 +280,7 @@ fn scratch() -> anyhow::Result<Scratch> {
         Err(e) => eprintln!("note: cannot run `git init` in the scratch project: {e}"),
     }
     Ok(Scratch {
-        _dir: dir,
+        dir,
         vouch_home,
         home: home.display().to_string(),
         project: project.display().to_string(),
@@ -460,7 +460,7 @@ fn measure(opts: &Options, run: &Run<'_>) -> anyhow::Result<Report> {
         )),
         None => None,
     };
-    let scratch_text = run.scratch._dir.path().display().to_string();
+    let scratch_text = run.scratch.dir.path().display().to_string();
     for (number, line) in std::io::BufReader::new(file).lines().enumerate() {
         let line = line.with_context(|| format!("cannot read `{}`", opts.path.display()))?;
         if line.trim().is_empty() {

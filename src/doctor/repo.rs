@@ -93,8 +93,9 @@ impl Repo {
             return Read_::Finding(format!("it is larger than {MAX_FILE_BYTES} bytes"));
         }
         let mut bytes = Vec::new();
-        let read =
-            fs::File::open(&real).and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes));
+        // Never a FIFO swapped in after the check above (`open_regular`).
+        let read = crate::paths::open_regular(&real)
+            .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes));
         if let Err(e) = read {
             return Read_::Finding(format!("it cannot be read ({e})"));
         }

@@ -198,40 +198,39 @@ impl Interp {
                 },
                 (_, _) => continue,
             };
-            for r in [&written] {
-                let Some(path) = r
-                    .target
-                    .as_known()
-                    .and_then(|p| super::path::absolute(p, &st.cwd))
-                else {
-                    continue;
-                };
-                let files = Rc::make_mut(&mut st.files);
-                let previous = files.remove(&path);
-                // Bytes nobody can know (another command's output, what the
-                // file held on disk) are a hole in the text, never the
-                // reason to forget the known part: `echo 'rm -rf /' > x;
-                // cat f >> x; bash x` still runs the known line.
-                let hole =
-                    || Value::text(Text::any(out.map(|o| o.from.clone()).unwrap_or_default()));
-                let text = out.and_then(|o| o.text.clone()).unwrap_or_else(hole);
-                let content = match (r.op, previous) {
-                    (RedirectOp::Append | RedirectOp::AppendAll, Some(old)) => {
-                        super::interp::concat_values(&old, &text, &mut self.meter)
-                    }
-                    (RedirectOp::Append | RedirectOp::AppendAll, None) => {
-                        super::interp::concat_values(
-                            &Value::text(Text::any(Sources::none())),
-                            &text,
-                            &mut self.meter,
-                        )
-                    }
-                    (_, _) => Some(text),
-                };
-                if let Some(c) = content {
-                    files.insert(path, c);
-                }
+            self.write_file(st, &written, out);
+        }
+    }
+
+    /// Records what `written` (a `>`/`>>` of standard output, or the
+    /// descriptor it went through) leaves in its file. Bytes nobody can
+    /// know (another command's output, what the file held on disk) are a
+    /// hole in the text, never the reason to forget the known part: `echo
+    /// 'rm -rf /' > x; cat f >> x; bash x` still runs the known line.
+    fn write_file(&mut self, st: &mut State, written: &Redirect, out: Option<&Output>) {
+        let Some(path) = file_path(written, &st.cwd) else {
+            return;
+        };
+        let hole = || Value::text(Text::any(out.map(|o| o.from.clone()).unwrap_or_default()));
+        let text = out.and_then(|o| o.text.clone()).unwrap_or_else(hole);
+        match written.op {
+            RedirectOp::Append | RedirectOp::AppendAll => self.append_to_file(st, path, &text),
+            _ => {
+                Rc::make_mut(&mut st.files).insert(path, text);
             }
+        }
+    }
+
+    /// Adds `text` to what file `path` holds (unknown bytes when nothing
+    /// is known of it). Past the budget the file is forgotten, so it reads
+    /// as unknown.
+    fn append_to_file(&mut self, st: &mut State, path: String, text: &Value) {
+        let files = Rc::make_mut(&mut st.files);
+        let old = files
+            .remove(&path)
+            .unwrap_or_else(|| Value::text(Text::any(Sources::none())));
+        if let Some(c) = super::interp::concat_values(&old, text, &mut self.meter) {
+            files.insert(path, c);
         }
     }
 
@@ -1184,11 +1183,7 @@ impl Interp {
         if !r.op.writes() {
             return;
         }
-        let Some(path) = r
-            .target
-            .as_known()
-            .and_then(|p| super::path::absolute(p, &state.cwd))
-        else {
+        let Some(path) = file_path(r, &state.cwd) else {
             return;
         };
         let files = Rc::make_mut(&mut state.files);
@@ -2279,19 +2274,19 @@ impl Interp {
             .fds
             .values()
             .filter(|r| r.op.writes())
-            .filter_map(|r| r.target.as_known())
-            .filter_map(|p| super::path::absolute(p, &st.cwd))
+            .filter_map(|r| file_path(r, &st.cwd))
             .collect();
         for path in paths {
-            let files = Rc::make_mut(&mut st.files);
-            let old = files
-                .remove(&path)
-                .unwrap_or_else(|| Value::text(Text::any(Sources::none())));
-            if let Some(c) = super::interp::concat_values(&old, &hole, &mut self.meter) {
-                files.insert(path, c);
-            }
+            self.append_to_file(st, path, &hole);
         }
     }
+}
+
+/// The file a redirection names, absolute, when its target is known.
+fn file_path(r: &Redirect, cwd: &Value) -> Option<String> {
+    r.target
+        .as_known()
+        .and_then(|p| super::path::absolute(p, cwd))
 }
 
 /// `NAME` of a `{NAME}` word (`exec {fd}>x.sh`).
